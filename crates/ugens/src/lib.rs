@@ -1,0 +1,28 @@
+//! Unit generators. Each family lives in its own module and registers its
+//! UGens by name in [`registry`]; adding a UGen is one struct and one line.
+//!
+//! A unit sees the world through [`UnitCtx`]: its input and output wires,
+//! the rate it runs at, the shared buses and buffers ([`World`]) and the
+//! synth it belongs to ([`SynthCtx`]).
+
+pub mod rgen;
+pub mod unit;
+pub mod world;
+pub mod registry;
+
+pub mod osc;
+pub mod noise;
+pub mod filters;
+pub mod delays;
+pub mod envelopes;
+pub mod triggers;
+pub mod ops;
+pub mod io;
+pub mod pan;
+pub mod bufio;
+pub mod info;
+
+pub use registry::{Registry, UnitCtor};
+pub use rgen::RGen;
+pub use unit::{Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef};
+pub use world::{ControlMap, SndBuf, SynthCtx, World};

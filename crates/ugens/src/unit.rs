@@ -1,0 +1,265 @@
+//! The contract between a unit generator and the engine that runs it.
+//!
+//! The engine lays every wire of a synth (constants, controls, unit outputs)
+//! out in one `f32` array. A unit reads its inputs and writes its outputs
+//! through [`Wires`]; it reaches buses, buffers, the random generator and its
+//! synth through [`UnitCtx`]. Outputs never share memory with inputs, so a
+//! unit may hold input slices while it writes its outputs.
+
+use crate::world::{SynthCtx, World};
+use std::marker::PhantomData;
+
+/// Calculation rate, numbered as in the SynthDef file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Rate {
+    Scalar = 0,
+    Control = 1,
+    Audio = 2,
+    Demand = 3,
+}
+
+impl Rate {
+    pub fn from_u8(v: u8) -> Option<Rate> {
+        match v {
+            0 => Some(Rate::Scalar),
+            1 => Some(Rate::Control),
+            2 => Some(Rate::Audio),
+            3 => Some(Rate::Demand),
+            _ => None,
+        }
+    }
+}
+
+/// Timing constants of one calculation rate (SuperCollider's `Rate`). Audio
+/// units see the full rate; control and scalar units see the block rate, so
+/// that for them `sample_rate` is the control rate and `buf_length` is 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateInfo {
+    pub sample_rate: f64,
+    pub sample_dur: f64,
+    pub buf_duration: f64,
+    pub buf_rate: f64,
+    /// 1 / buf_length: turns a per-block change into a per-sample slope.
+    pub slope_factor: f64,
+    pub radians_per_sample: f64,
+    pub buf_length: usize,
+    /// Second-order filters unroll their loops by three.
+    pub filter_loops: usize,
+    pub filter_remain: usize,
+    pub filter_slope: f64,
+}
+
+impl RateInfo {
+    /// The audio rate for `sample_rate` and `block_size`.
+    pub fn full(sample_rate: f64, block_size: usize) -> RateInfo {
+        Self::make(sample_rate, block_size, sample_rate / block_size as f64)
+    }
+
+    /// The control (block) rate for `sample_rate` and `block_size`.
+    pub fn block(sample_rate: f64, block_size: usize) -> RateInfo {
+        Self::make(sample_rate / block_size as f64, 1, sample_rate / block_size as f64)
+    }
+
+    fn make(sample_rate: f64, buf_length: usize, buf_rate: f64) -> RateInfo {
+        let filter_loops = buf_length / 3;
+        RateInfo {
+            sample_rate,
+            sample_dur: 1.0 / sample_rate,
+            buf_duration: 1.0 / buf_rate,
+            buf_rate,
+            slope_factor: 1.0 / buf_length as f64,
+            radians_per_sample: std::f64::consts::TAU / sample_rate,
+            buf_length,
+            filter_loops,
+            filter_remain: buf_length % 3,
+            filter_slope: if filter_loops == 0 { 0.0 } else { 1.0 / filter_loops as f64 },
+        }
+    }
+}
+
+/// Where a wire lives in the synth's wire array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireRef {
+    /// Index of the first sample in the wire array.
+    pub offset: u32,
+    /// Rate of the value: audio wires hold a block, the others one value.
+    pub rate: Rate,
+    /// The unit that writes this wire, or `NO_UNIT` for constants.
+    pub from_unit: u32,
+}
+
+pub const NO_UNIT: u32 = u32::MAX;
+
+/// What a constructor knows about the unit it builds, from the SynthDef.
+#[derive(Clone, Copy, Debug)]
+pub struct UnitSpec<'a> {
+    pub name: &'a str,
+    pub rate: Rate,
+    pub special_index: i16,
+    pub num_inputs: usize,
+    pub num_outputs: usize,
+}
+
+/// A unit's inputs and outputs for one call.
+pub struct Wires<'a> {
+    base: *mut f32,
+    inputs: &'a [WireRef],
+    outputs: &'a [WireRef],
+    block_size: usize,
+    n: usize,
+    _wires: PhantomData<&'a mut [f32]>,
+}
+
+impl<'a> Wires<'a> {
+    /// # Safety
+    /// `base` must point at a wire array that holds every wire named in
+    /// `inputs` and `outputs` (audio wires `block_size` long, the others one
+    /// value), live and unaliased for `'a` except through this value; no
+    /// output may overlap another output or any input.
+    pub unsafe fn new(
+        base: *mut f32,
+        inputs: &'a [WireRef],
+        outputs: &'a [WireRef],
+        block_size: usize,
+        n: usize,
+    ) -> Self {
+        Wires { base, inputs, outputs, block_size, n, _wires: PhantomData }
+    }
+
+    /// Samples to compute in this call: the block size for audio units, 1
+    /// for control units (and during construction).
+    #[inline(always)]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    #[inline(always)]
+    pub fn num_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    #[inline(always)]
+    pub fn in_rate(&self, i: usize) -> Rate {
+        self.inputs[i].rate
+    }
+
+    /// The unit that feeds input `i`, if it is not a constant.
+    #[inline]
+    pub fn in_source(&self, i: usize) -> Option<usize> {
+        let u = self.inputs[i].from_unit;
+        (u != NO_UNIT).then_some(u as usize)
+    }
+
+    /// Input `i`: a whole block for audio-rate inputs, one value otherwise.
+    #[inline(always)]
+    pub fn inp(&self, i: usize) -> &'a [f32] {
+        let w = self.inputs[i];
+        let len = if w.rate == Rate::Audio { self.block_size } else { 1 };
+        // SAFETY: `new`'s contract: the wire is inside the array, and no
+        // output overlaps it, so nothing writes it while this slice lives.
+        unsafe { std::slice::from_raw_parts(self.base.add(w.offset as usize), len) }
+    }
+
+    /// The first (for control inputs: the only) value of input `i`.
+    #[inline(always)]
+    pub fn in0(&self, i: usize) -> f32 {
+        let w = self.inputs[i];
+        // SAFETY: as in `inp`.
+        unsafe { *self.base.add(w.offset as usize) }
+    }
+
+    /// Output `i`, `n()` samples long.
+    #[inline(always)]
+    pub fn out(&mut self, i: usize) -> &mut [f32] {
+        let w = self.outputs[i];
+        // SAFETY: `new`'s contract: outputs are disjoint from each other and
+        // from the inputs; `&mut self` keeps this the only live output view.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(w.offset as usize), self.n) }
+    }
+
+    /// All of the first `N` outputs at once, for multi-output units.
+    #[inline]
+    pub fn outs<const N: usize>(&mut self) -> [&mut [f32]; N] {
+        assert!(N <= self.outputs.len(), "unit asked for more outputs than it has");
+        let base = self.base;
+        let n = self.n;
+        let outputs = self.outputs;
+        std::array::from_fn(|i| {
+            // SAFETY: outputs are pairwise disjoint (`new`'s contract), so
+            // the N slices never alias; `&mut self` covers their lifetime.
+            unsafe { std::slice::from_raw_parts_mut(base.add(outputs[i].offset as usize), n) }
+        })
+    }
+
+    /// Output `i` as a raw pointer, for units whose output count is only
+    /// known at run time. The pointer is valid for `n()` samples.
+    #[inline]
+    pub fn out_ptr(&mut self, i: usize) -> *mut f32 {
+        // SAFETY: in bounds by `new`'s contract.
+        unsafe { self.base.add(self.outputs[i].offset as usize) }
+    }
+
+    /// Sets every output to zero for this call.
+    pub fn clear_outputs(&mut self) {
+        for i in 0..self.outputs.len() {
+            self.out(i).fill(0.0);
+        }
+    }
+}
+
+/// Everything else a unit may touch while it runs.
+pub struct UnitCtx<'a> {
+    pub world: &'a mut World,
+    pub synth: &'a mut SynthCtx,
+    /// The unit's own rate: full rate for audio units, block rate otherwise.
+    pub rate: &'a RateInfo,
+    /// Done flags of every unit of this synth (SuperCollider's `mDone`).
+    pub done_flags: &'a mut [bool],
+    pub unit_index: usize,
+}
+
+impl<'a> UnitCtx<'a> {
+    /// Marks this unit as done (read by `Done`, `FreeSelfWhenDone`, ...).
+    #[inline]
+    pub fn set_done(&mut self, done: bool) {
+        self.done_flags[self.unit_index] = done;
+    }
+
+    #[inline]
+    pub fn is_done(&self) -> bool {
+        self.done_flags[self.unit_index]
+    }
+
+    /// The done flag of another unit of the same synth.
+    #[inline]
+    pub fn unit_done(&self, unit: usize) -> bool {
+        self.done_flags.get(unit).copied().unwrap_or(false)
+    }
+
+    /// Asks the engine to carry out a done action (0–14) for this synth
+    /// once the synth's block is computed. Action 0 does nothing.
+    #[inline]
+    pub fn done_action(&mut self, action: i32) {
+        self.synth.request_done_action(action);
+    }
+}
+
+/// A running unit generator.
+pub trait Unit: Send + 'static {
+    /// Computes `io.n()` samples of every output.
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>);
+}
+
+/// A unit generator the registry can build from a SynthDef entry. The
+/// constructor picks its calculation mode from the input rates and writes the
+/// initial value of each output (its first sample, as SuperCollider's
+/// constructors do), so that units built after it see that value.
+pub trait Construct: Unit + Sized {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self;
+}

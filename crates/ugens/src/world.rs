@@ -1,0 +1,199 @@
+//! The shared state units read and write: buses, buffers, rates, the random
+//! generator, and the synth a unit belongs to.
+
+use crate::rgen::RGen;
+use crate::unit::RateInfo;
+
+/// A sample buffer (SuperCollider's `SndBuf`): interleaved frames.
+#[derive(Clone, Debug, Default)]
+pub struct SndBuf {
+    pub data: Vec<f32>,
+    pub channels: u32,
+    pub frames: u32,
+    pub sample_rate: f64,
+    /// Path of the file this buffer was last read from or is open for
+    /// writing, as `/b_query` and `/b_close` need it.
+    pub path: Option<String>,
+}
+
+impl SndBuf {
+    pub fn new(frames: u32, channels: u32, sample_rate: f64) -> SndBuf {
+        SndBuf {
+            data: vec![0.0; frames as usize * channels as usize],
+            channels,
+            frames,
+            sample_rate,
+            path: None,
+        }
+    }
+
+    #[inline]
+    pub fn samples(&self) -> usize {
+        self.frames as usize * self.channels as usize
+    }
+
+    /// `samples - 1`: wraps indices when the size is a power of two.
+    #[inline]
+    pub fn mask(&self) -> i32 {
+        self.samples() as i32 - 1
+    }
+
+    /// Wavetable mask: `samples/2 - 1` (a wavetable stores value pairs).
+    #[inline]
+    pub fn mask1(&self) -> i32 {
+        (self.samples() / 2) as i32 - 1
+    }
+
+    #[inline]
+    pub fn is_allocated(&self) -> bool {
+        !self.data.is_empty()
+    }
+}
+
+/// What a synth control reads from: its own value, or a bus (`/n_map*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ControlMap {
+    #[default]
+    Own,
+    ControlBus(u32),
+    AudioBus(u32),
+}
+
+/// A `/tr` or SendReply message that units queue for the engine to send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trigger {
+    pub node_id: i32,
+    pub id: i32,
+    /// `None` for `/tr` (uses `values[0]`); the address for SendReply.
+    pub cmd: Option<String>,
+    pub values: Vec<f32>,
+}
+
+/// The part of the server's world that units see.
+pub struct World {
+    pub full_rate: RateInfo,
+    pub buf_rate: RateInfo,
+    pub sample_rate: f64,
+    pub block_size: usize,
+    pub num_output_channels: usize,
+    pub num_input_channels: usize,
+    /// Audio buses, `block_size` samples each; the hardware outputs come
+    /// first, then the hardware inputs, then the private buses.
+    pub audio_bus: Vec<f32>,
+    /// Per audio bus: the block counter of the last block that wrote it.
+    pub audio_touched: Vec<i32>,
+    pub control_bus: Vec<f32>,
+    pub control_touched: Vec<i32>,
+    /// Counts blocks; a bus whose touched value differs was not written
+    /// in this block and reads as silence.
+    pub buf_counter: i32,
+    pub buffers: Vec<SndBuf>,
+    pub rgen: RGen,
+    /// `/tr` and SendReply messages produced during this block.
+    pub triggers: Vec<Trigger>,
+}
+
+impl World {
+    pub fn new(
+        sample_rate: f64,
+        block_size: usize,
+        num_audio_buses: usize,
+        num_control_buses: usize,
+        num_buffers: usize,
+        num_input_channels: usize,
+        num_output_channels: usize,
+        seed: u32,
+    ) -> World {
+        World {
+            full_rate: RateInfo::full(sample_rate, block_size),
+            buf_rate: RateInfo::block(sample_rate, block_size),
+            sample_rate,
+            block_size,
+            num_output_channels,
+            num_input_channels,
+            audio_bus: vec![0.0; num_audio_buses * block_size],
+            audio_touched: vec![-1; num_audio_buses],
+            control_bus: vec![0.0; num_control_buses],
+            control_touched: vec![-1; num_control_buses],
+            buf_counter: 0,
+            buffers: vec![SndBuf::default(); num_buffers],
+            rgen: RGen::new(seed),
+            triggers: Vec::with_capacity(64),
+        }
+    }
+
+    #[inline]
+    pub fn num_audio_buses(&self) -> usize {
+        self.audio_touched.len()
+    }
+
+    #[inline]
+    pub fn num_control_buses(&self) -> usize {
+        self.control_bus.len()
+    }
+
+    /// Audio bus `bus` as a block; `None` past the last bus.
+    #[inline]
+    pub fn audio_bus(&self, bus: usize) -> Option<&[f32]> {
+        let bs = self.block_size;
+        self.audio_bus.get(bus * bs..(bus + 1) * bs)
+    }
+
+    #[inline]
+    pub fn audio_bus_mut(&mut self, bus: usize) -> Option<&mut [f32]> {
+        let bs = self.block_size;
+        self.audio_bus.get_mut(bus * bs..(bus + 1) * bs)
+    }
+
+    /// The buffer a unit addresses by number; `None` if out of range.
+    #[inline]
+    pub fn buffer(&self, bufnum: f32) -> Option<&SndBuf> {
+        if bufnum < 0.0 {
+            return None;
+        }
+        self.buffers.get(bufnum as usize)
+    }
+
+    #[inline]
+    pub fn buffer_mut(&mut self, bufnum: f32) -> Option<&mut SndBuf> {
+        if bufnum < 0.0 {
+            return None;
+        }
+        self.buffers.get_mut(bufnum as usize)
+    }
+}
+
+/// Per-synth state that units share: controls, their bus mappings, local
+/// buses, and the done actions requested during this block.
+#[derive(Debug, Default)]
+pub struct SynthCtx {
+    pub node_id: i32,
+    /// Current control values, in the def's parameter order.
+    pub controls: Vec<f32>,
+    pub control_map: Vec<ControlMap>,
+    /// Sample offset within the first block, from the bundle that created
+    /// the synth (read by OffsetOut).
+    pub sample_offset: i32,
+    /// Fraction of a sample by which the creating bundle's time was
+    /// rounded (read by SubsampleOffset).
+    pub subsample_offset: f32,
+    /// LocalIn/LocalOut storage: `channels` audio blocks (or values, for
+    /// control rate) owned by the synth's LocalIn.
+    pub local_audio: Vec<f32>,
+    pub local_audio_channels: usize,
+    pub local_audio_touched: Vec<i32>,
+    pub local_control: Vec<f32>,
+    pub local_control_channels: usize,
+    pub local_control_touched: Vec<i32>,
+    /// Done actions requested during this block, carried out afterwards.
+    pub done_actions: Vec<i32>,
+}
+
+impl SynthCtx {
+    #[inline]
+    pub fn request_done_action(&mut self, action: i32) {
+        if action != 0 && self.done_actions.len() < self.done_actions.capacity().max(16) {
+            self.done_actions.push(action);
+        }
+    }
+}

@@ -9,6 +9,7 @@ pub mod rgen;
 pub mod unit;
 pub mod world;
 pub mod registry;
+pub mod testing;
 
 pub mod osc;
 pub mod noise;

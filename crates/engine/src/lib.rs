@@ -1,1 +1,17 @@
-//! magnetar engine
+//! magnetar's engine: the world of buses and buffers, the node tree, the
+//! SynthDef library and the commands that edit them. One call renders one
+//! block.
+
+pub mod args;
+pub mod bufgen;
+pub mod buffer_cmds;
+pub mod commands;
+pub mod engine;
+pub mod graph_def;
+pub mod node_tree;
+pub mod synth;
+
+pub use engine::{Engine, EngineOptions, NodeEvent, NodeEventKind};
+pub use graph_def::{DefError, GraphDef};
+pub use node_tree::{CalcState, NodeIdx, NodeTree, Position, ROOT};
+pub use synth::Synth;

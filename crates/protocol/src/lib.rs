@@ -1,1 +1,15 @@
-//! magnetar protocol
+//! magnetar protocol: the OSC wire format, scsynth's command set as typed
+//! values, the replies the server sends, and the non-real-time score format.
+
+pub mod commands;
+pub mod osc;
+pub mod replies;
+pub mod score;
+
+pub use commands::{
+    command_name, command_number, parse_command, AddAction, BusMap, BusMapRange, Command, CommandError, Completion,
+    ControlFill, ControlId, ControlSet, ControlValue, NewGroup, ValueFill, ValueRange,
+};
+pub use osc::{decode, encode, Address, DecodeError, DecodeErrorKind, OscArg, OscBundle, OscMessage, OscPacket};
+pub use replies::{BufferInfo, NodeState, QueryTreeNode, QueryTreeReply, Reply};
+pub use score::{ScoreError, ScoreReader, ScoreWriter};

@@ -1,1 +1,29 @@
-fn main() {}
+//! `magnetar`: a SuperCollider-compatible synthesis server.
+
+mod cli;
+mod nrt;
+
+use cli::{Cli, USAGE};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cli = match Cli::parse(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ERROR: {e}");
+            eprint!("{USAGE}");
+            std::process::exit(1);
+        }
+    };
+    if cli.nrt.is_some() {
+        match nrt::render(&cli) {
+            Ok(_) => std::process::exit(0),
+            Err(e) => {
+                eprintln!("NRT synthesis failed: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    eprintln!("ERROR: real-time mode is not available in this build; use -N to render a score");
+    std::process::exit(1);
+}

@@ -1,3 +1,741 @@
-use crate::registry::Registry;
+//! Bus and control units: how a synth reads its controls and talks to the
+//! world's audio and control buses, and to its own local buses.
+//!
+//! Bus numbers arrive as floats. A unit remembers the last valid bus it
+//! was given: an out-of-range bus number leaves the previous one in place,
+//! and each channel is then checked against the bus count, as scsynth does.
 
-pub fn register(_r: &mut Registry) {}
+use crate::registry::Registry;
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::world::ControlMap;
+
+const LOG001: f64 = -6.907_755_278_982_137; // ln(0.001)
+
+/// Remembers which bus an IO unit addresses.
+struct BusSel {
+    last: f32,
+    first: usize,
+}
+
+impl BusSel {
+    fn new(initial: f32) -> BusSel {
+        BusSel { last: initial, first: 0 }
+    }
+
+    /// Re-reads the bus number; keeps the old bus if the new range does not
+    /// fit in `num_buses`.
+    #[inline]
+    fn update(&mut self, fbus: f32, channels: usize, num_buses: usize) {
+        if fbus != self.last {
+            self.last = fbus;
+            let bus = fbus as i64;
+            if bus >= 0 && bus as usize + channels <= num_buses {
+                self.first = bus as usize;
+            }
+        }
+    }
+
+    /// Whether channel `i` may be touched: scsynth checks the requested bus
+    /// number (not the remembered one) against the bus count.
+    #[inline]
+    fn valid(&self, fbus: f32, i: usize, num_buses: usize) -> bool {
+        ((fbus + i as f32) as i64) < num_buses as i64
+    }
+}
+
+#[inline]
+fn control_value(cx: &UnitCtx<'_>, index: usize) -> f32 {
+    match cx.synth.control_map.get(index).copied().unwrap_or_default() {
+        ControlMap::Own => cx.synth.controls.get(index).copied().unwrap_or(0.0),
+        ControlMap::ControlBus(b) => cx.world.control_bus.get(b as usize).copied().unwrap_or(0.0),
+        ControlMap::AudioBus(b) => {
+            let bs = cx.world.block_size;
+            cx.world.audio_bus.get(b as usize * bs).copied().unwrap_or(0.0)
+        }
+    }
+}
+
+/// Copies a block, or fills it when the source is a single (control) value.
+#[inline]
+fn copy_block(out: &mut [f32], input: &[f32]) {
+    if input.len() == out.len() {
+        out.copy_from_slice(input);
+    } else {
+        out.fill(input[0]);
+    }
+}
+
+// ---------------------------------------------------------------- controls
+
+/// Control: the synth's control values (or the buses they are mapped to).
+pub struct Control {
+    first: usize,
+}
+
+impl Control {
+    fn compute(&self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        for i in 0..io.num_outputs() {
+            io.out(i)[0] = control_value(cx, self.first + i);
+        }
+    }
+}
+
+impl Construct for Control {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let u = Control { first: spec.special_index.max(0) as usize };
+        u.compute(io, cx);
+        u
+    }
+}
+
+impl Unit for Control {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.compute(io, cx);
+    }
+}
+
+/// TrigControl: like Control, but each value is reset to zero once read.
+pub struct TrigControl {
+    first: usize,
+}
+
+impl Construct for TrigControl {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        io.clear_outputs();
+        TrigControl { first: spec.special_index.max(0) as usize }
+    }
+}
+
+impl Unit for TrigControl {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        for i in 0..io.num_outputs() {
+            let idx = self.first + i;
+            io.out(i)[0] = control_value(cx, idx);
+            // Zeroed even when mapped, so that unmapping does not re-trigger.
+            if let Some(c) = cx.synth.controls.get_mut(idx) {
+                *c = 0.0;
+            }
+        }
+    }
+}
+
+/// LagControl: controls smoothed by a one-pole lag per channel; the lag
+/// times are the unit's inputs.
+pub struct LagControl {
+    first: usize,
+    y1: Vec<f32>,
+    b1: Vec<f32>,
+}
+
+impl LagControl {
+    fn compute(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        for i in 0..io.num_outputs().min(self.y1.len()) {
+            let z = control_value(cx, self.first + i);
+            let x = z + self.b1[i] * (self.y1[i] - z);
+            let x = zap(x);
+            self.y1[i] = x;
+            io.out(i)[0] = x;
+        }
+    }
+}
+
+#[inline]
+fn zap(x: f32) -> f32 {
+    let a = x.abs();
+    if a > 1e-15 && a < 1e15 {
+        x
+    } else {
+        0.0
+    }
+}
+
+impl Construct for LagControl {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let first = spec.special_index.max(0) as usize;
+        let n = io.num_inputs();
+        let mut y1 = Vec::with_capacity(n);
+        let mut b1 = Vec::with_capacity(n);
+        for i in 0..n {
+            y1.push(control_value(cx, first + i));
+            let lag = io.in0(i);
+            b1.push(if lag == 0.0 { 0.0 } else { (LOG001 / (lag as f64 * cx.rate.sample_rate)).exp() as f32 });
+        }
+        let mut u = LagControl { first, y1, b1 };
+        u.compute(io, cx);
+        u
+    }
+}
+
+impl Unit for LagControl {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.compute(io, cx);
+    }
+}
+
+/// AudioControl: audio-rate controls; a control mapped to an audio bus
+/// follows that bus, one mapped to a control bus ramps to its value.
+pub struct AudioControl {
+    first: usize,
+    prev_val: Vec<f32>,
+    used_prev_cycle: Vec<bool>,
+    prev_map: Option<ControlMap>,
+}
+
+impl AudioControl {
+    fn compute(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        let n = io.n();
+        let first_map = cx.synth.control_map.get(self.first).copied();
+        if first_map != self.prev_map {
+            self.used_prev_cycle.iter_mut().for_each(|u| *u = false);
+            self.prev_map = first_map;
+        }
+        let bs = cx.world.block_size;
+        for i in 0..io.num_outputs() {
+            let idx = self.first + i;
+            let map = cx.synth.control_map.get(idx).copied().unwrap_or_default();
+            let out = io.out(i);
+            match map {
+                ControlMap::Own => {
+                    let v = cx.synth.controls.get(idx).copied().unwrap_or(0.0);
+                    out.fill(v);
+                }
+                ControlMap::ControlBus(b) => {
+                    let next = cx.world.control_bus.get(b as usize).copied().unwrap_or(0.0);
+                    let mut cur = self.prev_val[i];
+                    let slope = ((next - cur) as f64 * cx.rate.slope_factor) as f32;
+                    for o in out.iter_mut() {
+                        *o = cur;
+                        cur += slope;
+                    }
+                    self.prev_val[i] = cur;
+                }
+                ControlMap::AudioBus(b) => {
+                    let b = b as usize;
+                    let diff = cx.world.buf_counter.wrapping_sub(cx.world.audio_touched.get(b).copied().unwrap_or(-10));
+                    let bus = &cx.world.audio_bus[b * bs..b * bs + n];
+                    if diff == 0 {
+                        out.copy_from_slice(bus);
+                        self.used_prev_cycle[i] = true;
+                    } else if diff == 1 {
+                        if self.used_prev_cycle[i] {
+                            out.fill(0.0);
+                            self.used_prev_cycle[i] = false;
+                        } else {
+                            out.copy_from_slice(bus);
+                        }
+                    } else {
+                        out.fill(0.0);
+                        self.used_prev_cycle[i] = false;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Construct for AudioControl {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let n = io.num_outputs();
+        let mut u = AudioControl {
+            first: spec.special_index.max(0) as usize,
+            prev_val: vec![0.0; n],
+            used_prev_cycle: vec![false; n],
+            prev_map: None,
+        };
+        u.compute(io, cx);
+        u
+    }
+}
+
+impl Unit for AudioControl {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.compute(io, cx);
+    }
+}
+
+// ---------------------------------------------------------------- inputs
+
+/// In: reads audio buses (silence where not written this block) or
+/// control buses.
+pub struct In {
+    bus: BusSel,
+    audio: bool,
+}
+
+impl In {
+    fn compute(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>, audio: bool) {
+        let fbus = io.in0(0);
+        let channels = io.num_outputs();
+        let w = &*cx.world;
+        if audio {
+            let nb = w.num_audio_buses();
+            self.bus.update(fbus, channels, nb);
+            let bs = w.block_size;
+            let n = io.n();
+            for i in 0..channels {
+                let ch = self.bus.first + i;
+                let out = io.out(i);
+                if self.bus.valid(fbus, i, nb) && ch < nb && w.audio_touched[ch] == w.buf_counter {
+                    out.copy_from_slice(&w.audio_bus[ch * bs..ch * bs + n]);
+                } else {
+                    out.fill(0.0);
+                }
+            }
+        } else {
+            let nb = w.num_control_buses();
+            self.bus.update(fbus, channels, nb);
+            let first_requested = fbus as i64;
+            for i in 0..channels {
+                let ch = self.bus.first + i;
+                io.out(i)[0] = if first_requested + (i as i64) < nb as i64 && ch < nb { w.control_bus[ch] } else { 0.0 };
+            }
+        }
+    }
+}
+
+impl Construct for In {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = In { bus: BusSel::new(f32::NAN), audio: spec.rate == Rate::Audio };
+        u.compute(io, cx, u.audio);
+        u
+    }
+}
+
+impl Unit for In {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.compute(io, cx, self.audio);
+    }
+}
+
+/// InFeedback: reads an audio bus also when it was written in the
+/// previous block (after this synth ran), for feedback paths.
+pub struct InFeedback {
+    bus: BusSel,
+    used_prev_cycle: Vec<bool>,
+}
+
+impl InFeedback {
+    fn compute(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        let fbus = io.in0(0);
+        let channels = io.num_outputs();
+        if fbus != self.bus.last {
+            self.used_prev_cycle.iter_mut().for_each(|u| *u = false);
+        }
+        let w = &*cx.world;
+        let nb = w.num_audio_buses();
+        self.bus.update(fbus, channels, nb);
+        let bs = w.block_size;
+        let n = io.n();
+        for i in 0..channels {
+            let ch = self.bus.first + i;
+            let valid = self.bus.valid(fbus, i, nb) && ch < nb;
+            let diff = if valid { w.buf_counter.wrapping_sub(w.audio_touched[ch]) } else { i32::MAX };
+            let out = io.out(i);
+            if valid && diff == 0 {
+                out.copy_from_slice(&w.audio_bus[ch * bs..ch * bs + n]);
+                self.used_prev_cycle[i] = true;
+            } else if valid && diff == 1 {
+                if self.used_prev_cycle[i] {
+                    out.fill(0.0);
+                    self.used_prev_cycle[i] = false;
+                } else {
+                    out.copy_from_slice(&w.audio_bus[ch * bs..ch * bs + n]);
+                }
+            } else {
+                out.fill(0.0);
+                self.used_prev_cycle[i] = false;
+            }
+        }
+    }
+}
+
+impl Construct for InFeedback {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = InFeedback { bus: BusSel::new(-1.0), used_prev_cycle: vec![false; io.num_outputs()] };
+        u.compute(io, cx);
+        u
+    }
+}
+
+impl Unit for InFeedback {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.compute(io, cx);
+    }
+}
+
+// ---------------------------------------------------------------- outputs
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OutKind {
+    /// Out: mixes into what the bus holds this block.
+    Mix,
+    /// ReplaceOut: overwrites.
+    Replace,
+}
+
+/// Out and ReplaceOut.
+pub struct Out {
+    bus: BusSel,
+    kind: OutKind,
+    audio: bool,
+}
+
+impl Out {
+    fn construct(spec: &UnitSpec<'_>, kind: OutKind) -> Out {
+        Out { bus: BusSel::new(-1.0), kind, audio: spec.rate == Rate::Audio }
+    }
+}
+
+fn new_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    Box::new(Out::construct(spec, OutKind::Mix))
+}
+
+fn new_replace_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    Box::new(Out::construct(spec, OutKind::Replace))
+}
+
+impl Unit for Out {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let fbus = io.in0(0);
+        let channels = io.num_inputs().saturating_sub(1);
+        let w = &mut *cx.world;
+        let counter = w.buf_counter;
+        if self.audio {
+            let nb = w.num_audio_buses();
+            self.bus.update(fbus, channels, nb);
+            let bs = w.block_size;
+            for i in 0..channels {
+                let ch = self.bus.first + i;
+                if !(self.bus.valid(fbus, i, nb) && ch < nb) {
+                    continue;
+                }
+                let input = io.inp(i + 1);
+                let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
+                if self.kind == OutKind::Mix && w.audio_touched[ch] == counter {
+                    if input.len() == 1 {
+                        out.iter_mut().for_each(|o| *o += input[0]);
+                    }
+                    for (o, x) in out.iter_mut().zip(input).take(if input.len() == 1 { 0 } else { bs }) {
+                        *o += *x;
+                    }
+                } else {
+                    copy_block(out, input);
+                    w.audio_touched[ch] = counter;
+                }
+            }
+        } else {
+            let nb = w.num_control_buses();
+            self.bus.update(fbus, channels, nb);
+            let first_requested = fbus as i64;
+            for i in 0..channels {
+                let ch = self.bus.first + i;
+                if first_requested + i as i64 >= nb as i64 || ch >= nb {
+                    continue;
+                }
+                let x = io.in0(i + 1);
+                if self.kind == OutKind::Mix && w.control_touched[ch] == counter {
+                    w.control_bus[ch] += x;
+                } else {
+                    w.control_bus[ch] = x;
+                    w.control_touched[ch] = counter;
+                }
+            }
+        }
+    }
+}
+
+/// XOut: crossfades its input into what the bus holds.
+pub struct XOut {
+    bus: BusSel,
+    xfade: f32,
+    audio: bool,
+}
+
+impl Construct for XOut {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        XOut { bus: BusSel::new(-1.0), xfade: io.in0(1), audio: spec.rate == Rate::Audio }
+    }
+}
+
+impl Unit for XOut {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let fbus = io.in0(0);
+        let channels = io.num_inputs().saturating_sub(2);
+        let w = &mut *cx.world;
+        let counter = w.buf_counter;
+        if !self.audio {
+            let nb = w.num_control_buses();
+            self.bus.update(fbus, channels, nb);
+            let xfade = io.in0(1);
+            for i in 0..channels {
+                let ch = self.bus.first + i;
+                if (fbus as i64) + i as i64 >= nb as i64 || ch >= nb {
+                    continue;
+                }
+                let zin = io.in0(i + 2);
+                if w.control_touched[ch] == counter {
+                    let zout = w.control_bus[ch];
+                    w.control_bus[ch] = zout + xfade * (zin - zout);
+                } else {
+                    w.control_bus[ch] = xfade * zin;
+                    w.control_touched[ch] = counter;
+                }
+            }
+            return;
+        }
+        let nb = w.num_audio_buses();
+        self.bus.update(fbus, channels, nb);
+        let bs = w.block_size;
+        let next_xfade = io.in0(1);
+        let xfade0 = self.xfade;
+        let slope = ((next_xfade - xfade0) as f64 * cx.rate.slope_factor) as f32;
+        for i in 0..channels {
+            let ch = self.bus.first + i;
+            if !(self.bus.valid(fbus, i, nb) && ch < nb) {
+                continue;
+            }
+            let input = io.inp(i + 2);
+            let touched = w.audio_touched[ch] == counter;
+            let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
+            if xfade0 != next_xfade {
+                let mut xf = xfade0;
+                if touched {
+                    for (o, x) in out.iter_mut().zip(input) {
+                        let z = *o;
+                        *o = z + xf * (*x - z);
+                        xf += slope;
+                    }
+                } else {
+                    for (o, x) in out.iter_mut().zip(input) {
+                        *o = *x * xf;
+                        xf += slope;
+                    }
+                    w.audio_touched[ch] = counter;
+                }
+            } else if xfade0 == 1.0 {
+                out.copy_from_slice(&input[..bs]);
+                w.audio_touched[ch] = counter;
+            } else if xfade0 == 0.0 {
+                // Nothing to add: the bus keeps what it has.
+            } else if touched {
+                for (o, x) in out.iter_mut().zip(input) {
+                    let z = *o;
+                    *o = z + xfade0 * (*x - z);
+                }
+            } else {
+                for (o, x) in out.iter_mut().zip(input) {
+                    *o = *x * xfade0;
+                }
+                w.audio_touched[ch] = counter;
+            }
+        }
+        self.xfade = next_xfade;
+    }
+}
+
+/// OffsetOut: starts writing at the sample offset of the bundle that
+/// created the synth, carrying the overhang into the next block.
+pub struct OffsetOut {
+    bus: BusSel,
+    offset: usize,
+    saved: Vec<f32>,
+    empty: bool,
+}
+
+impl Construct for OffsetOut {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let offset = cx.synth.sample_offset.clamp(0, cx.world.block_size as i32 - 1) as usize;
+        let channels = io.num_inputs().saturating_sub(1);
+        OffsetOut { bus: BusSel::new(-1.0), offset, saved: vec![0.0; offset * channels], empty: true }
+    }
+}
+
+impl Unit for OffsetOut {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let fbus = io.in0(0);
+        let channels = io.num_inputs().saturating_sub(1);
+        let w = &mut *cx.world;
+        let counter = w.buf_counter;
+        let nb = w.num_audio_buses();
+        self.bus.update(fbus, channels, nb);
+        let bs = w.block_size;
+        let offset = self.offset;
+        let remain = bs - offset;
+        for i in 0..channels {
+            let ch = self.bus.first + i;
+            let input = io.inp(i + 1);
+            let saved = &mut self.saved[i * offset..(i + 1) * offset];
+            if self.bus.valid(fbus, i, nb) && ch < nb {
+                let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
+                if w.audio_touched[ch] == counter {
+                    if !self.empty {
+                        for (o, s) in out[..offset].iter_mut().zip(saved.iter()) {
+                            *o += *s;
+                        }
+                    }
+                    for (o, x) in out[offset..].iter_mut().zip(&input[..remain]) {
+                        *o += *x;
+                    }
+                } else {
+                    if self.empty {
+                        out[..offset].fill(0.0);
+                    } else {
+                        out[..offset].copy_from_slice(saved);
+                    }
+                    out[offset..].copy_from_slice(&input[..remain]);
+                    w.audio_touched[ch] = counter;
+                }
+            }
+            saved.copy_from_slice(&input[remain..]);
+        }
+        self.empty = false;
+    }
+
+    fn dtor(&mut self, cx: &mut UnitCtx<'_>) {
+        if self.offset == 0 || self.empty {
+            return;
+        }
+        let w = &mut *cx.world;
+        let counter = w.buf_counter;
+        let bs = w.block_size;
+        let nb = w.num_audio_buses();
+        let offset = self.offset;
+        let channels = self.saved.len() / offset;
+        for i in 0..channels {
+            let ch = self.bus.first + i;
+            if ch >= nb {
+                continue;
+            }
+            let saved = &self.saved[i * offset..(i + 1) * offset];
+            let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
+            if w.audio_touched[ch] == counter {
+                for (o, s) in out[..offset].iter_mut().zip(saved) {
+                    *o += *s;
+                }
+            } else {
+                out[..offset].copy_from_slice(saved);
+                out[offset..].fill(0.0);
+                w.audio_touched[ch] = counter;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- local buses
+
+/// LocalIn: the synth's own buses, holding what LocalOut wrote in this or
+/// the previous block; the unit's inputs are the values before that.
+pub struct LocalIn {
+    audio: bool,
+    /// A second LocalIn of the same rate in one synth outputs silence.
+    inert: bool,
+}
+
+impl LocalIn {
+    fn compute(&self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        if self.inert {
+            io.clear_outputs();
+            return;
+        }
+        let counter = cx.world.buf_counter;
+        let n = io.n();
+        let (data, touched, len) = if self.audio {
+            (&cx.synth.local_audio, &cx.synth.local_audio_touched, cx.world.block_size)
+        } else {
+            (&cx.synth.local_control, &cx.synth.local_control_touched, 1)
+        };
+        for i in 0..io.num_outputs() {
+            let diff = counter.wrapping_sub(touched[i]);
+            let default = if i < io.num_inputs() { io.in0(i) } else { 0.0 };
+            let out = io.out(i);
+            if diff == 0 || diff == 1 {
+                out.copy_from_slice(&data[i * len..i * len + n]);
+            } else {
+                out.fill(default);
+            }
+        }
+    }
+}
+
+impl Construct for LocalIn {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let audio = spec.rate == Rate::Audio;
+        let channels = io.num_outputs();
+        let s = &mut *cx.synth;
+        let inert = if audio { s.local_audio_channels > 0 } else { s.local_control_channels > 0 };
+        if !inert {
+            if audio {
+                s.local_audio = vec![0.0; channels * cx.world.block_size];
+                s.local_audio_touched = vec![-1; channels];
+                s.local_audio_channels = channels;
+            } else {
+                s.local_control = vec![0.0; channels];
+                s.local_control_touched = vec![-1; channels];
+                s.local_control_channels = channels;
+            }
+        }
+        let u = LocalIn { audio, inert };
+        u.compute(io, cx);
+        u
+    }
+}
+
+impl Unit for LocalIn {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.compute(io, cx);
+    }
+}
+
+/// LocalOut: mixes into the synth's LocalIn buses.
+pub struct LocalOut {
+    audio: bool,
+}
+
+impl Construct for LocalOut {
+    fn new(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        LocalOut { audio: spec.rate == Rate::Audio }
+    }
+}
+
+impl Unit for LocalOut {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let channels = io.num_inputs();
+        let counter = cx.world.buf_counter;
+        let s = &mut *cx.synth;
+        let (data, touched, len, have) = if self.audio {
+            (&mut s.local_audio, &mut s.local_audio_touched, cx.world.block_size, s.local_audio_channels)
+        } else {
+            (&mut s.local_control, &mut s.local_control_touched, 1, s.local_control_channels)
+        };
+        if have == 0 || have != channels {
+            return;
+        }
+        for i in 0..channels {
+            let input = io.inp(i);
+            let out = &mut data[i * len..(i + 1) * len];
+            if touched[i] == counter {
+                for (o, x) in out.iter_mut().zip(input) {
+                    *o += *x;
+                }
+            } else {
+                out.copy_from_slice(&input[..len]);
+                touched[i] = counter;
+            }
+        }
+    }
+}
+
+pub fn register(r: &mut Registry) {
+    r.add::<Control>("Control");
+    r.add::<TrigControl>("TrigControl");
+    r.add::<LagControl>("LagControl");
+    r.add::<AudioControl>("AudioControl");
+    r.add::<In>("In");
+    r.add::<InFeedback>("InFeedback");
+    r.add_ctor("Out", new_out);
+    r.add_ctor("ReplaceOut", new_replace_out);
+    r.add::<XOut>("XOut");
+    r.add::<OffsetOut>("OffsetOut");
+    r.add::<LocalIn>("LocalIn");
+    r.add::<LocalOut>("LocalOut");
+}

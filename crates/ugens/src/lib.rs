@@ -25,5 +25,5 @@ pub mod info;
 
 pub use registry::{Registry, UnitCtor};
 pub use rgen::RGen;
-pub use unit::{Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef};
+pub use unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};
 pub use world::{ControlMap, SndBuf, SynthCtx, World};

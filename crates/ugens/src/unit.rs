@@ -254,6 +254,10 @@ impl<'a> UnitCtx<'a> {
 pub trait Unit: Send + 'static {
     /// Computes `io.n()` samples of every output.
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>);
+
+    /// Called once when the synth is freed, for units that still owe the
+    /// world something (OffsetOut writes the samples it held back).
+    fn dtor(&mut self, _cx: &mut UnitCtx<'_>) {}
 }
 
 /// A unit generator the registry can build from a SynthDef entry. The

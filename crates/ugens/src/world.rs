@@ -187,6 +187,8 @@ pub struct SynthCtx {
     pub local_control_touched: Vec<i32>,
     /// Done actions requested during this block, carried out afterwards.
     pub done_actions: Vec<i32>,
+    /// Nodes that units of this synth asked to free (the `Free` UGen).
+    pub free_requests: Vec<i32>,
 }
 
 impl SynthCtx {
@@ -194,6 +196,13 @@ impl SynthCtx {
     pub fn request_done_action(&mut self, action: i32) {
         if action != 0 && self.done_actions.len() < self.done_actions.capacity().max(16) {
             self.done_actions.push(action);
+        }
+    }
+
+    #[inline]
+    pub fn request_free_node(&mut self, id: i32) {
+        if self.free_requests.len() < self.free_requests.capacity().max(16) {
+            self.free_requests.push(id);
         }
     }
 }

@@ -1,0 +1,728 @@
+//! The scsynth commands that edit the engine, performed with scsynth's
+//! argument handling (see `args`): nodes, controls, control buses, SynthDefs,
+//! and the dispatch of buffer commands.
+
+use crate::args::{atoi, Args};
+use crate::engine::Engine;
+use crate::node_tree::{NodeIdx, Position, ROOT};
+use magnetar_protocol::osc::{Address, OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_ugens::ControlMap;
+use std::path::Path;
+
+/// A command that did not succeed: what `/fail` would say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandFailure {
+    pub command: String,
+    pub message: String,
+    pub extra: Vec<OscArg>,
+}
+
+impl std::fmt::Display for CommandFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FAILURE IN SERVER {} {}", self.command, self.message)
+    }
+}
+
+type CmdResult = Result<(), String>;
+
+/// Command names by scsynth's integer command numbers.
+pub const COMMAND_NAMES: [&str; 67] = [
+    "/none", "/notify", "/status", "/quit", "/cmd", "/d_recv", "/d_load", "/d_loadDir", "/d_freeAll", "/s_new",
+    "/n_trace", "/n_free", "/n_run", "/n_cmd", "/n_map", "/n_set", "/n_setn", "/n_fill", "/n_before", "/n_after",
+    "/u_cmd", "/g_new", "/g_head", "/g_tail", "/g_freeAll", "/c_set", "/c_setn", "/c_fill", "/b_alloc",
+    "/b_allocRead", "/b_read", "/b_write", "/b_free", "/b_close", "/b_zero", "/b_set", "/b_setn", "/b_fill",
+    "/b_gen", "/dumpOSC", "/c_get", "/c_getn", "/b_get", "/b_getn", "/s_get", "/s_getn", "/n_query", "/b_query",
+    "/n_mapn", "/s_noid", "/g_deepFree", "/clearSched", "/sync", "/d_free", "/b_allocReadChannel",
+    "/b_readChannel", "/g_dumpTree", "/g_queryTree", "/error", "/s_newargs", "/n_mapa", "/n_mapan", "/n_order",
+    "/p_new", "/version", "/rtMemoryStatus", "/b_setSampleRate",
+];
+
+/// The command name of a message, resolving integer command numbers.
+pub fn command_name(address: &Address) -> Option<&str> {
+    match address {
+        Address::Name(n) => Some(n.as_str()),
+        // scsynth looks numbered commands up by their low byte.
+        Address::Number(n) => COMMAND_NAMES.get((*n & 0xFF) as usize).copied(),
+    }
+}
+
+/// How a control is addressed in `/n_set` and friends.
+#[derive(Clone, Copy, Debug)]
+enum ControlRef<'a> {
+    Index(i32),
+    Name(&'a str),
+}
+
+impl Engine {
+    /// Performs every message of a bundle (nested bundles too), returning
+    /// the failures, which scsynth would answer with `/fail`.
+    pub fn perform_bundle(&mut self, bundle: &OscBundle) -> Vec<CommandFailure> {
+        let mut failures = Vec::new();
+        for p in &bundle.packets {
+            self.perform_packet(p, &mut failures);
+        }
+        failures
+    }
+
+    pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<CommandFailure>) {
+        match packet {
+            OscPacket::Message(m) => {
+                if let Err(f) = self.perform_message(m) {
+                    failures.push(f);
+                }
+            }
+            OscPacket::Bundle(b) => {
+                for p in &b.packets {
+                    self.perform_packet(p, failures);
+                }
+            }
+        }
+    }
+
+    /// Performs raw packet bytes (a completion message).
+    fn perform_completion(&mut self, bytes: &[u8]) -> Vec<CommandFailure> {
+        let mut failures = Vec::new();
+        match magnetar_protocol::osc::decode(bytes) {
+            Ok(p) => self.perform_packet(&p, &mut failures),
+            Err(e) => failures.push(CommandFailure {
+                command: "completion message".into(),
+                message: format!("could not be decoded: {e}"),
+                extra: vec![],
+            }),
+        }
+        failures
+    }
+
+    /// Performs one command message.
+    pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
+        let Some(name) = command_name(&msg.address) else {
+            return Err(CommandFailure {
+                command: msg.address.to_string(),
+                message: "Command not found".into(),
+                extra: vec![],
+            });
+        };
+        let name = name.to_string();
+        let mut args = Args::new(&msg.args);
+        let fail = |message: String| CommandFailure { command: name.clone(), message, extra: vec![] };
+        let r: CmdResult = match name.as_str() {
+            "/s_new" => self.cmd_s_new(&mut args),
+            "/g_new" => self.cmd_g_new(&mut args, false),
+            "/p_new" => self.cmd_g_new(&mut args, true),
+            "/n_free" => self.cmd_n_free(&mut args),
+            "/n_run" => self.cmd_n_run(&mut args),
+            "/n_set" => self.cmd_n_set(&mut args),
+            "/n_setn" => self.cmd_n_setn(&mut args),
+            "/n_fill" => self.cmd_n_fill(&mut args),
+            "/n_map" => self.cmd_n_map(&mut args, false, false),
+            "/n_mapn" => self.cmd_n_map(&mut args, false, true),
+            "/n_mapa" => self.cmd_n_map(&mut args, true, false),
+            "/n_mapan" => self.cmd_n_map(&mut args, true, true),
+            "/n_before" => self.cmd_n_before_after(&mut args, true),
+            "/n_after" => self.cmd_n_before_after(&mut args, false),
+            "/n_order" => self.cmd_n_order(&mut args),
+            "/g_head" => self.cmd_g_head_tail(&mut args, true),
+            "/g_tail" => self.cmd_g_head_tail(&mut args, false),
+            "/g_freeAll" => self.cmd_g_free_all(&mut args, false),
+            "/g_deepFree" => self.cmd_g_free_all(&mut args, true),
+            "/s_noid" => self.cmd_s_noid(&mut args),
+            "/c_set" => self.cmd_c_set(&mut args),
+            "/c_setn" => self.cmd_c_setn(&mut args),
+            "/c_fill" => self.cmd_c_fill(&mut args),
+            "/d_recv" => return self.cmd_d_recv(&mut args).map_err(fail),
+            "/d_load" => return self.cmd_d_load(&mut args, false).map_err(fail),
+            "/d_loadDir" => return self.cmd_d_load(&mut args, true).map_err(fail),
+            "/d_free" => self.cmd_d_free(&mut args),
+            "/d_freeAll" => {
+                self.defs.clear();
+                Ok(())
+            }
+            "/nrt_end" | "/none" | "/sync" | "/dumpOSC" | "/clearSched" | "/error" | "/notify" | "/status"
+            | "/version" | "/rtMemoryStatus" | "/n_trace" | "/g_dumpTree" => Ok(()),
+            n if n.starts_with("/b_") => return self.cmd_buffer(n, &mut args),
+            _ => Err("Command not found".into()),
+        };
+        r.map_err(fail)
+    }
+
+    fn node_arg(&self, args: &mut Args<'_>) -> Option<NodeIdx> {
+        let id = if args.next_tag('i') == 's' { atoi(args.gets().unwrap_or("")) } else { args.geti(0) };
+        self.tree.lookup(id)
+    }
+
+    fn group_arg(&self, args: &mut Args<'_>) -> Option<NodeIdx> {
+        self.node_arg(args).filter(|&n| self.tree.node(n).is_group())
+    }
+
+    /// Resolves an add action and target to a position, as scsynth does:
+    /// head/tail need a group, before/after/replace any node.
+    fn position(&self, action: i32, args: &mut Args<'_>) -> Result<(Position, Option<NodeIdx>), String> {
+        match action {
+            0 | 1 => {
+                let g = self.group_arg(args).ok_or("Group not found")?;
+                Ok((if action == 0 { Position::Head(g) } else { Position::Tail(g) }, None))
+            }
+            2 | 3 => {
+                let n = self.node_arg(args).ok_or("Node not found")?;
+                Ok((if action == 2 { Position::Before(n) } else { Position::After(n) }, None))
+            }
+            4 => {
+                let n = self.node_arg(args).ok_or("Node not found")?;
+                if n == ROOT {
+                    return Err("Can't replace the root group".into());
+                }
+                Ok((Position::Before(n), Some(n)))
+            }
+            _ => Err(format!("add action {action} is not one of 0-4")),
+        }
+    }
+
+    fn new_node_id(&mut self, id: i32) -> Result<i32, String> {
+        if id < 0 {
+            if id == -1 {
+                return Ok(self.tree.next_hidden_id());
+            }
+            return Err(format!("Node id {id} is reserved"));
+        }
+        if self.tree.contains_id(id) {
+            return Err(format!("duplicate node ID {id}"));
+        }
+        if self.tree.num_groups + self.tree.num_synths >= self.options.max_nodes {
+            return Err(format!("too many nodes (the server was booted with -n {})", self.options.max_nodes));
+        }
+        Ok(id)
+    }
+
+    fn cmd_s_new(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let def_name = args.gets().ok_or("wrong argument type: the SynthDef name must be a string")?;
+        let id = args.geti(0);
+        let action = args.geti(0);
+        let def = self.defs.get(def_name).cloned().ok_or_else(|| format!("SynthDef {def_name} not found"))?;
+        let (pos, replaced) = self.position(action, args)?;
+        // scsynth takes the replaced node's id away first, so the new synth may reuse it.
+        if let Some(r) = replaced {
+            let rid = self.tree.node(r).id;
+            if rid == id {
+                let hidden = self.tree.next_hidden_id();
+                self.tree.rename(r, hidden);
+            }
+        }
+        let id = self.new_node_id(id)?;
+        let idx = self.new_synth(def, id, pos);
+        self.apply_controls(idx, args, true);
+        if let Some(r) = replaced {
+            self.delete_node(r);
+        }
+        Ok(())
+    }
+
+    fn cmd_s_noid(&mut self, args: &mut Args<'_>) -> CmdResult {
+        while args.remain() > 0 {
+            let Some(n) = self.node_arg(args) else { continue };
+            if n != ROOT && !self.tree.node(n).is_group() {
+                let hidden = self.tree.next_hidden_id();
+                self.tree.rename(n, hidden);
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_g_new(&mut self, args: &mut Args<'_>, parallel: bool) -> CmdResult {
+        while args.remain() > 0 {
+            let id = args.geti(0);
+            let action = args.geti(0);
+            let (pos, replaced) = self.position(action, args)?;
+            if let Some(existing) = self.tree.lookup(id) {
+                // scsynth tolerates re-creating a group that already sits in the same parent.
+                let target_parent = match pos {
+                    Position::Head(g) | Position::Tail(g) => Some(g),
+                    Position::Before(n) | Position::After(n) => self.tree.node(n).parent,
+                };
+                let same = replaced.is_none()
+                    && self.tree.node(existing).is_group()
+                    && self.tree.node(existing).parent.is_some()
+                    && self.tree.node(existing).parent == target_parent;
+                if same {
+                    continue;
+                }
+                return Err(format!("duplicate node ID {id}"));
+            }
+            let id = self.new_node_id(id)?;
+            self.new_group(id, pos, parallel);
+            if let Some(r) = replaced {
+                self.delete_node(r);
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_n_free(&mut self, args: &mut Args<'_>) -> CmdResult {
+        while args.remain() > 0 {
+            let n = self.node_arg(args).ok_or("Node not found")?;
+            self.delete_node(n);
+        }
+        Ok(())
+    }
+
+    fn cmd_n_run(&mut self, args: &mut Args<'_>) -> CmdResult {
+        while args.remain() > 0 {
+            let n = self.node_arg(args).ok_or("Node not found")?;
+            let run = args.geti(0);
+            self.set_run(n, run != 0);
+        }
+        Ok(())
+    }
+
+    /// Applies `/s_new`-style control settings: pairs of control (index or
+    /// name) and value, bus-map string or array.
+    fn apply_controls(&mut self, node: NodeIdx, args: &mut Args<'_>, s_new: bool) {
+        while args.remain() >= 8 {
+            let ctl = if args.next_tag('i') == 's' {
+                ControlRef::Name(args.gets().unwrap_or(""))
+            } else {
+                ControlRef::Index(args.geti(0))
+            };
+            let mut i: i32 = 0;
+            let mut depth = 0;
+            loop {
+                match args.next_tag('f') {
+                    'f' | 'i' | 'd' | 'h' => {
+                        let v = args.getf(0.0);
+                        self.set_control(node, ctl, i, v);
+                        i += 1;
+                    }
+                    's' => {
+                        let s = args.gets().unwrap_or("");
+                        if let Some(rest) = s.strip_prefix('c') {
+                            self.map_control(node, ctl, i, atoi(rest), false);
+                            i += 1;
+                        } else if let Some(rest) = s.strip_prefix('a') {
+                            self.map_control(node, ctl, i, atoi(rest), true);
+                            i += 1;
+                        } else if !s_new {
+                            // /n_set skips other strings.
+                        }
+                    }
+                    '[' => {
+                        args.skip();
+                        depth += 1;
+                    }
+                    ']' => {
+                        args.skip();
+                        depth -= 1;
+                    }
+                    _ => {
+                        args.skip();
+                    }
+                }
+                if depth <= 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn control_index(def: &crate::graph_def::GraphDef, ctl: ControlRef<'_>, i: i32) -> Option<usize> {
+        match ctl {
+            ControlRef::Index(idx) => {
+                let k = idx.checked_add(i)?;
+                (k >= 0 && (k as usize) < def.initial_controls.len()).then_some(k as usize)
+            }
+            ControlRef::Name(name) => {
+                let (first, len) = def.param(name)?;
+                (i >= 0 && (i as u32) < len).then_some((first + i as u32) as usize)
+            }
+        }
+    }
+
+    fn set_control(&mut self, node: NodeIdx, ctl: ControlRef<'_>, i: i32, value: f32) {
+        if self.tree.node(node).is_group() {
+            for c in self.tree.children(node) {
+                self.set_control(c, ctl, i, value);
+            }
+            return;
+        }
+        if let Some(s) = self.tree.synth_mut(node) {
+            if let Some(k) = Self::control_index(&s.def, ctl, i) {
+                s.set_control(k, value);
+            }
+        }
+    }
+
+    fn map_control(&mut self, node: NodeIdx, ctl: ControlRef<'_>, i: i32, bus: i32, audio: bool) {
+        if self.tree.node(node).is_group() {
+            for c in self.tree.children(node) {
+                self.map_control(c, ctl, i, bus, audio);
+            }
+            return;
+        }
+        let n_audio = self.world.num_audio_buses();
+        let n_control = self.world.num_control_buses();
+        let Some(s) = self.tree.synth_mut(node) else { return };
+        let Some(k) = Self::control_index(&s.def, ctl, i) else { return };
+        if bus < 0 {
+            s.ctx.control_map[k] = ControlMap::Own;
+        } else if audio {
+            if (bus as usize) < n_audio {
+                s.map_control(k, ControlMap::AudioBus(bus as u32));
+            }
+        } else if (bus as usize) < n_control {
+            s.map_control(k, ControlMap::ControlBus(bus as u32));
+        }
+    }
+
+    fn cmd_n_set(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let n = self.node_arg(args).ok_or("Node not found")?;
+        self.apply_controls(n, args, false);
+        Ok(())
+    }
+
+    fn control_ref<'a>(args: &mut Args<'a>) -> ControlRef<'a> {
+        if args.next_tag('i') == 's' {
+            ControlRef::Name(args.gets().unwrap_or(""))
+        } else {
+            ControlRef::Index(args.geti(0))
+        }
+    }
+
+    fn cmd_n_setn(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let n = self.node_arg(args).ok_or("Node not found")?;
+        while args.remain() > 0 {
+            let ctl = Self::control_ref(args);
+            let count = args.geti(0);
+            let mut i = 0;
+            while args.remain() > 0 && i < count {
+                if args.next_tag('f') == 's' {
+                    let s = args.gets().unwrap_or("");
+                    if let Some(rest) = s.strip_prefix('c') {
+                        self.map_control(n, ctl, i, atoi(rest), false);
+                    }
+                    if let Some(rest) = s.strip_prefix('a') {
+                        self.map_control(n, ctl, i, atoi(rest), true);
+                    }
+                } else {
+                    let v = args.getf(0.0);
+                    self.set_control(n, ctl, i, v);
+                }
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_n_fill(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let n = self.node_arg(args).ok_or("Node not found")?;
+        while args.remain() >= 12 {
+            let ctl = Self::control_ref(args);
+            let count = args.geti(0);
+            let value = args.getf(0.0);
+            for i in 0..count.max(0) {
+                self.set_control(n, ctl, i, value);
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_n_map(&mut self, args: &mut Args<'_>, audio: bool, multi: bool) -> CmdResult {
+        let n = self.node_arg(args).ok_or("Node not found")?;
+        let group = if multi { 12 } else { 8 };
+        while args.remain() >= group {
+            let ctl = Self::control_ref(args);
+            let bus = args.geti(0);
+            let count = if multi { args.geti(0) } else { 1 };
+            for i in 0..count.max(0) {
+                let b = if bus == -1 { -1 } else { bus.wrapping_add(i) };
+                self.map_control(n, ctl, i, b, audio);
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_n_before_after(&mut self, args: &mut Args<'_>, before: bool) -> CmdResult {
+        let mut prev: Option<(NodeIdx, NodeIdx)> = None;
+        let place = |this: &mut Engine, node: NodeIdx, target: NodeIdx| {
+            if node == ROOT || this.tree.is_ancestor(node, target) {
+                return;
+            }
+            this.move_node(node, if before { Position::Before(target) } else { Position::After(target) });
+        };
+        while args.remain() > 0 {
+            let node = self.node_arg(args);
+            let target = self.node_arg(args);
+            let (Some(node), Some(target)) = (node, target) else { continue };
+            if let Some((pn, pt)) = prev {
+                if pn != node {
+                    place(self, pn, pt);
+                }
+            }
+            prev = Some((node, target));
+        }
+        if let Some((pn, pt)) = prev {
+            if pn != pt {
+                place(self, pn, pt);
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_n_order(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let action = args.geti(0);
+        let anchor: Position = match action {
+            0 | 1 => {
+                let g = self.group_arg(args).ok_or("Group not found")?;
+                if action == 0 {
+                    Position::Head(g)
+                } else {
+                    Position::Tail(g)
+                }
+            }
+            2 | 3 => {
+                let t = self.node_arg(args).ok_or("Target node not found")?;
+                if action == 2 {
+                    Position::Before(t)
+                } else {
+                    Position::After(t)
+                }
+            }
+            _ => return Err(format!("add action {action} is not one of 0-3")),
+        };
+        let mut first = None;
+        while first.is_none() && args.remain() > 0 {
+            first = self.node_arg(args);
+        }
+        let first = first.ok_or("Node not found")?;
+        let movable = |this: &Engine, n: NodeIdx, p: Position| {
+            let anchor_node = match p {
+                Position::Head(g) | Position::Tail(g) => g,
+                Position::Before(t) | Position::After(t) => t,
+            };
+            n != ROOT && !this.tree.is_ancestor(n, anchor_node) && n != anchor_node
+        };
+        if movable(self, first, anchor) {
+            self.move_node(first, anchor);
+        }
+        let mut prev = first;
+        while args.remain() > 0 {
+            let Some(n) = self.node_arg(args) else { continue };
+            if movable(self, n, Position::After(prev)) {
+                self.move_node(n, Position::After(prev));
+                prev = n;
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_g_head_tail(&mut self, args: &mut Args<'_>, head: bool) -> CmdResult {
+        while args.remain() > 0 {
+            let g = self.group_arg(args).ok_or("Group not found")?;
+            let n = self.node_arg(args).ok_or("Node not found")?;
+            if n == ROOT || self.tree.is_ancestor(n, g) {
+                continue;
+            }
+            self.move_node(n, if head { Position::Head(g) } else { Position::Tail(g) });
+        }
+        Ok(())
+    }
+
+    fn cmd_g_free_all(&mut self, args: &mut Args<'_>, deep: bool) -> CmdResult {
+        while args.remain() > 0 {
+            let g = self.group_arg(args).ok_or("Group not found")?;
+            if deep {
+                self.deep_free(g);
+            } else {
+                self.delete_group_children(g);
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_c_set(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let counter = self.world.buf_counter;
+        while args.remain() >= 8 {
+            let index = args.geti(0) as u32 as usize;
+            let value = args.getf(0.0);
+            if index >= self.world.num_control_buses() {
+                return Err(format!("Index out of range: control bus {index} (the server has {})", self.world.num_control_buses()));
+            }
+            self.world.control_bus[index] = value;
+            self.world.control_touched[index] = counter;
+        }
+        Ok(())
+    }
+
+    fn cmd_c_setn(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let counter = self.world.buf_counter;
+        let max = self.world.num_control_buses() as i64;
+        while args.remain() > 0 {
+            let start = args.geti(0) as i64;
+            let n = args.geti(0) as i64;
+            let end = start + n - 1;
+            if start < 0 || end >= max || start > end {
+                return Err(format!("Index out of range: control buses {start}..{end}"));
+            }
+            let mut i = start;
+            while args.remain() > 0 && i <= end {
+                self.world.control_bus[i as usize] = args.getf(0.0);
+                self.world.control_touched[i as usize] = counter;
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_c_fill(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let counter = self.world.buf_counter;
+        let max = self.world.num_control_buses() as i64;
+        while args.remain() >= 12 {
+            let start = args.geti(0) as i64;
+            let n = args.geti(0) as i64;
+            let value = args.getf(0.0);
+            let end = start + n - 1;
+            if start < 0 || end >= max || start > end {
+                return Err(format!("Index out of range: control buses {start}..{end}"));
+            }
+            for i in start..=end {
+                self.world.control_bus[i as usize] = value;
+                self.world.control_touched[i as usize] = counter;
+            }
+        }
+        Ok(())
+    }
+
+    fn install_defs(&mut self, bytes: &[u8], origin: &str) -> Result<(), String> {
+        let results = self.add_synthdefs(bytes).map_err(|e| format!("{origin}: {e}"))?;
+        let errors: Vec<String> = results.into_iter().filter_map(|r| r.err()).map(|e| e.to_string()).collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+
+    fn finish_async(&mut self, completion: Option<&[u8]>) -> Vec<CommandFailure> {
+        match completion {
+            Some(bytes) if !bytes.is_empty() => self.perform_completion(bytes),
+            _ => Vec::new(),
+        }
+    }
+
+    fn cmd_d_recv(&mut self, args: &mut Args<'_>) -> CmdResult {
+        let bytes = args.getb().ok_or("wrong argument type: /d_recv needs a blob of SynthDef data")?;
+        let completion = args.completion();
+        let r = self.install_defs(bytes, "/d_recv");
+        for f in self.finish_async(completion) {
+            eprintln!("{f}");
+        }
+        r
+    }
+
+    fn cmd_d_load(&mut self, args: &mut Args<'_>, dir: bool) -> CmdResult {
+        let path = args.gets().ok_or("wrong argument type: the path must be a string")?;
+        let completion = args.completion();
+        let files = if dir { synthdef_files_in(Path::new(path)) } else { glob_files(path) };
+        let mut errors = Vec::new();
+        if files.is_empty() && !dir {
+            errors.push(format!("no SynthDef file matches '{path}'"));
+        }
+        for f in files {
+            match std::fs::read(&f) {
+                Ok(bytes) => {
+                    if let Err(e) = self.install_defs(&bytes, &f.display().to_string()) {
+                        errors.push(e);
+                    }
+                }
+                Err(e) => errors.push(format!("{}: {e}", f.display())),
+            }
+        }
+        for f in self.finish_async(completion) {
+            eprintln!("{f}");
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+
+    fn cmd_d_free(&mut self, args: &mut Args<'_>) -> CmdResult {
+        while args.remain() > 0 {
+            let name = args.gets().ok_or("SynthDef not found")?;
+            if self.defs.remove(name).is_none() {
+                return Err(format!("SynthDef {name} not found"));
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_buffer(&mut self, name: &str, args: &mut Args<'_>) -> Result<(), CommandFailure> {
+        match self.buffer_commands.perform(name, &mut self.world, args) {
+            Ok(done) => {
+                self.replies.extend(done.replies);
+                if let Some(done_args) = done.done_args {
+                    let mut a = vec![OscArg::Str(name.to_string())];
+                    a.extend(done_args);
+                    self.replies.push(OscMessage::new("/done", a));
+                }
+                if let Some(c) = done.completion {
+                    for f in self.perform_completion(&c) {
+                        eprintln!("{f}");
+                    }
+                }
+                Ok(())
+            }
+            Err(f) => Err(CommandFailure { command: name.to_string(), message: f.message, extra: f.extra }),
+        }
+    }
+}
+
+/// Files matching a pattern with `*` and `?` in its last component.
+fn glob_files(pattern: &str) -> Vec<std::path::PathBuf> {
+    let p = Path::new(pattern);
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if !name.contains(['*', '?']) {
+        return if p.is_file() { vec![p.to_path_buf()] } else { vec![] };
+    }
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|f| f.is_file() && f.file_name().and_then(|n| n.to_str()).is_some_and(|n| wildcard(name, n)))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn wildcard(pat: &str, s: &str) -> bool {
+    let (p, s): (Vec<char>, Vec<char>) = (pat.chars().collect(), s.chars().collect());
+    fn rec(p: &[char], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('*') => (0..=s.len()).any(|k| rec(&p[1..], &s[k..])),
+            Some('?') => !s.is_empty() && rec(&p[1..], &s[1..]),
+            Some(c) => s.first() == Some(c) && rec(&p[1..], &s[1..]),
+        }
+    }
+    rec(&p, &s)
+}
+
+/// Every `.scsyndef` file below `dir`, recursively, in name order.
+fn synthdef_files_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().and_then(|x| x.to_str()) == Some("scsyndef") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}

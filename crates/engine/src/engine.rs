@@ -1,0 +1,411 @@
+//! The engine: world state, node tree and SynthDefs, one block at a time.
+
+use crate::graph_def::{DefError, GraphDef};
+use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, ROOT};
+use crate::synth::Synth;
+use magnetar_ugens::{Registry, World};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The sizes a server is booted with (scsynth's command-line options).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineOptions {
+    pub sample_rate: f64,
+    pub block_size: usize,
+    pub num_audio_buses: usize,
+    pub num_control_buses: usize,
+    pub num_buffers: usize,
+    pub num_input_channels: usize,
+    pub num_output_channels: usize,
+    pub max_nodes: usize,
+    pub max_synthdefs: usize,
+    pub rt_memory_kb: usize,
+    pub num_wire_bufs: usize,
+    pub random_seeds: usize,
+    /// Seed for the world's random generator; scsynth seeds from the clock.
+    pub seed: Option<u32>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            sample_rate: 44_100.0,
+            block_size: 64,
+            num_audio_buses: 1024,
+            num_control_buses: 16384,
+            num_buffers: 1024,
+            num_input_channels: 8,
+            num_output_channels: 8,
+            max_nodes: 1024,
+            max_synthdefs: 1024,
+            rt_memory_kb: 8192,
+            num_wire_bufs: 64,
+            random_seeds: 64,
+            seed: None,
+        }
+    }
+}
+
+/// A change of node state that clients are told about (`/n_go`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeEventKind {
+    Go,
+    End,
+    On,
+    Off,
+    Move,
+    Info,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeEvent {
+    pub kind: NodeEventKind,
+    pub id: i32,
+    pub parent: i32,
+    pub prev: i32,
+    pub next: i32,
+    /// -1 for synths; for groups the head and tail ids (-1 when empty).
+    pub is_group: bool,
+    pub head: i32,
+    pub tail: i32,
+}
+
+pub struct Engine {
+    pub options: EngineOptions,
+    pub world: World,
+    pub tree: NodeTree,
+    pub defs: HashMap<String, Arc<GraphDef>>,
+    pub registry: Registry,
+    /// Sample offset and sub-sample fraction of the bundle being performed.
+    pub sample_offset: i32,
+    pub subsample_offset: f32,
+    /// Node notifications produced since last drained.
+    pub events: Vec<NodeEvent>,
+    /// Whether to record node notifications (only clients that asked get them).
+    pub record_events: bool,
+    /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
+    pub replies: Vec<magnetar_protocol::osc::OscMessage>,
+    pub buffer_commands: crate::buffer_cmds::BufferCommands,
+    scratch_ended: Vec<i32>,
+}
+
+impl Engine {
+    pub fn new(options: EngineOptions) -> Engine {
+        let seed = options.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos() ^ d.as_secs() as u32)
+                .unwrap_or(0)
+        });
+        let world = World::new(
+            options.sample_rate,
+            options.block_size,
+            options.num_audio_buses,
+            options.num_control_buses,
+            options.num_buffers,
+            options.num_input_channels,
+            options.num_output_channels,
+            seed,
+        );
+        Engine {
+            options,
+            world,
+            tree: NodeTree::new(),
+            defs: HashMap::new(),
+            registry: Registry::with_all(),
+            sample_offset: 0,
+            subsample_offset: 0.0,
+            events: Vec::new(),
+            record_events: false,
+            replies: Vec::new(),
+            buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
+            scratch_ended: Vec::with_capacity(256),
+        }
+    }
+
+    /// Installs every def in a SynthDef file's bytes. Defs that use an
+    /// unknown UGen are rejected one by one; the others are installed.
+    pub fn add_synthdefs(&mut self, bytes: &[u8]) -> Result<Vec<Result<String, DefError>>, magnetar_synthdef::SynthDefError> {
+        let defs = magnetar_synthdef::parse(bytes)?;
+        let mut results = Vec::new();
+        for def in defs {
+            for def in def.with_variants() {
+                match GraphDef::compile(&def, &self.registry, self.world.block_size) {
+                    Ok(g) => {
+                        let name = g.name.clone();
+                        self.defs.insert(name.clone(), Arc::new(g));
+                        results.push(Ok(name));
+                    }
+                    Err(e) => results.push(Err(e)),
+                }
+            }
+        }
+        Ok(results)
+    }
+
+    fn event(&mut self, kind: NodeEventKind, idx: NodeIdx) {
+        if !self.record_events {
+            return;
+        }
+        let n = self.tree.node(idx);
+        if n.id < 0 && kind != NodeEventKind::Info {
+            return;
+        }
+        let id_of = |o: Option<NodeIdx>| o.map(|i| self.tree.node(i).id).unwrap_or(-1);
+        let (is_group, head, tail) = match &n.kind {
+            NodeKind::Group(g) => (true, id_of(g.head), id_of(g.tail)),
+            NodeKind::Synth(_) => (false, -1, -1),
+        };
+        let e = NodeEvent {
+            kind,
+            id: n.id,
+            parent: id_of(n.parent),
+            prev: id_of(n.prev),
+            next: id_of(n.next),
+            is_group,
+            head,
+            tail,
+        };
+        self.events.push(e);
+    }
+
+    /// Deletes a node now (scsynth's `Node_Delete`), with `/n_end`s.
+    pub fn delete_node(&mut self, idx: NodeIdx) {
+        if idx == ROOT {
+            return;
+        }
+        self.retire_subtree(idx);
+        let mut ended = std::mem::take(&mut self.scratch_ended);
+        self.tree.delete(idx, &mut ended);
+        ended.clear();
+        self.scratch_ended = ended;
+    }
+
+    /// Runs unit destructors and queues `/n_end` for a subtree about to go.
+    fn retire_subtree(&mut self, idx: NodeIdx) {
+        if self.tree.node(idx).is_group() {
+            for c in self.tree.children(idx) {
+                self.retire_subtree(c);
+            }
+        } else {
+            let world = &mut self.world;
+            if let Some(s) = self.tree.synth_mut(idx) {
+                s.run_dtors(world);
+            }
+        }
+        self.event(NodeEventKind::End, idx);
+    }
+
+    pub fn delete_group_children(&mut self, group: NodeIdx) {
+        for c in self.tree.children(group) {
+            self.delete_node(c);
+        }
+    }
+
+    pub fn deep_free(&mut self, group: NodeIdx) {
+        for c in self.tree.children(group) {
+            if self.tree.node(c).is_group() {
+                self.deep_free(c);
+            } else {
+                self.delete_node(c);
+            }
+        }
+    }
+
+    pub fn set_run(&mut self, idx: NodeIdx, run: bool) {
+        if self.tree.set_run(idx, run) {
+            self.event(if run { NodeEventKind::On } else { NodeEventKind::Off }, idx);
+        }
+    }
+
+    /// Creates a group at `pos`.
+    pub fn new_group(&mut self, id: i32, pos: Position, parallel: bool) -> NodeIdx {
+        let idx = self.tree.insert(
+            id,
+            NodeKind::Group(GroupData { head: None, tail: None, parallel }),
+            CalcState::Run,
+        );
+        self.tree.link(idx, pos);
+        self.event(NodeEventKind::Go, idx);
+        idx
+    }
+
+    /// Creates a synth at `pos`; its units are built on its first block.
+    pub fn new_synth(&mut self, def: Arc<GraphDef>, id: i32, pos: Position) -> NodeIdx {
+        let synth = Synth::new(def, id, self.sample_offset, self.subsample_offset);
+        let idx = self.tree.insert(id, NodeKind::Synth(Box::new(synth)), CalcState::FirstCalc);
+        self.tree.link(idx, pos);
+        self.event(NodeEventKind::Go, idx);
+        idx
+    }
+
+    /// Moves an existing node to `pos` (`/n_before`, `/g_head`, ...).
+    pub fn move_node(&mut self, idx: NodeIdx, pos: Position) {
+        self.tree.unlink(idx);
+        self.tree.link(idx, pos);
+        self.event(NodeEventKind::Move, idx);
+    }
+
+    /// Computes one block: runs the tree from the root.
+    pub fn run_block(&mut self) {
+        if self.tree.node(ROOT).state == CalcState::Run {
+            self.calc_group(ROOT);
+        }
+    }
+
+    fn calc_group(&mut self, group: NodeIdx) {
+        let mut child = self.tree.group(group).and_then(|g| g.head);
+        while let Some(c) = child {
+            let next = self.tree.node(c).next;
+            self.calc_node(c);
+            child = next;
+        }
+    }
+
+    fn calc_node(&mut self, idx: NodeIdx) {
+        let state = self.tree.node(idx).state;
+        match state {
+            CalcState::Ended => self.delete_node(idx),
+            CalcState::Paused => {}
+            CalcState::Run if self.tree.node(idx).is_group() => self.calc_group(idx),
+            CalcState::Run | CalcState::FirstCalc | CalcState::NullFirstCalc => {
+                let world = &mut self.world;
+                let Some(synth) = self.tree.synth_mut(idx) else { return };
+                match state {
+                    CalcState::FirstCalc => {
+                        synth.construct(world);
+                        synth.calc(world);
+                    }
+                    CalcState::NullFirstCalc => synth.construct(world),
+                    _ => synth.calc(world),
+                }
+                if state != CalcState::Run {
+                    // A done action in a constructor may have ended it already.
+                    let n = self.tree.node_mut(idx);
+                    if n.state == state {
+                        n.state = if state == CalcState::FirstCalc { CalcState::Run } else { CalcState::Paused };
+                    }
+                }
+                self.after_synth(idx);
+            }
+        }
+    }
+
+    /// Carries out what the synth's units asked for during its block.
+    fn after_synth(&mut self, idx: NodeIdx) {
+        let Some(synth) = self.tree.synth_mut(idx) else { return };
+        if synth.ctx.done_actions.is_empty() && synth.ctx.free_requests.is_empty() {
+            return;
+        }
+        let mut actions = std::mem::take(&mut synth.ctx.done_actions);
+        let mut frees = std::mem::take(&mut synth.ctx.free_requests);
+        for &a in &actions {
+            self.done_action(idx, a);
+        }
+        for &id in &frees {
+            if let Some(n) = self.tree.lookup(id) {
+                if n != ROOT {
+                    self.tree.end(n);
+                }
+            }
+        }
+        actions.clear();
+        frees.clear();
+        if let Some(synth) = self.tree.synth_mut(idx) {
+            synth.ctx.done_actions = actions;
+            synth.ctx.free_requests = frees;
+        }
+    }
+
+    /// scsynth's done actions 1–15 relative to synth `idx`.
+    pub fn done_action(&mut self, idx: NodeIdx, action: i32) {
+        if !self.tree.is_live(idx) {
+            return;
+        }
+        let (prev, next, parent) = {
+            let n = self.tree.node(idx);
+            (n.prev, n.next, n.parent)
+        };
+        match action {
+            1 => self.set_run(idx, false),
+            2 => self.tree.end(idx),
+            3 => {
+                self.tree.end(idx);
+                if let Some(p) = prev {
+                    self.tree.end(p);
+                }
+            }
+            4 => {
+                self.tree.end(idx);
+                if let Some(n) = next {
+                    self.tree.end(n);
+                }
+            }
+            5 | 6 => {
+                self.tree.end(idx);
+                let other = if action == 5 { prev } else { next };
+                if let Some(o) = other {
+                    if self.tree.node(o).is_group() {
+                        self.delete_group_children(o);
+                    } else {
+                        self.tree.end(o);
+                    }
+                }
+            }
+            7 => {
+                let mut cur = Some(idx);
+                while let Some(c) = cur {
+                    cur = self.tree.node(c).prev;
+                    self.tree.end(c);
+                }
+            }
+            8 => {
+                let mut cur = Some(idx);
+                while let Some(c) = cur {
+                    cur = self.tree.node(c).next;
+                    self.tree.end(c);
+                }
+            }
+            9 | 10 => {
+                self.tree.end(idx);
+                if let Some(o) = if action == 9 { prev } else { next } {
+                    self.set_run(o, false);
+                }
+            }
+            11 | 12 => {
+                self.tree.end(idx);
+                if let Some(o) = if action == 11 { prev } else { next } {
+                    if self.tree.node(o).is_group() {
+                        self.deep_free(o);
+                    } else {
+                        self.tree.end(o);
+                    }
+                }
+            }
+            13 => {
+                if let Some(g) = parent {
+                    for c in self.tree.children(g) {
+                        self.tree.end(c);
+                    }
+                }
+            }
+            14 => {
+                if let Some(g) = parent {
+                    self.tree.end(g);
+                }
+            }
+            15 => {
+                self.tree.end(idx);
+                if let Some(n) = next {
+                    self.set_run(n, true);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves on to the next block (scsynth's `mBufCounter`).
+    pub fn advance_block_counter(&mut self) {
+        self.world.buf_counter = self.world.buf_counter.wrapping_add(1);
+    }
+}

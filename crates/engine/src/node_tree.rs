@@ -1,0 +1,411 @@
+//! The node tree that commands edit: groups holding ordered children,
+//! synths as leaves. Nodes live in a slab and link to each other by index.
+
+use crate::synth::Synth;
+use std::collections::HashMap;
+
+pub type NodeIdx = u32;
+
+/// What a node does when the traversal reaches it; mirrors scsynth's
+/// per-node calc function so that pause/free ordering quirks match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalcState {
+    /// A synth that has not yet built its units; it will, then compute.
+    FirstCalc,
+    /// A synth paused before its first block: builds its units, then pauses.
+    NullFirstCalc,
+    Run,
+    Paused,
+    /// Freed: removed when the traversal next reaches it.
+    Ended,
+}
+
+pub struct GroupData {
+    pub head: Option<NodeIdx>,
+    pub tail: Option<NodeIdx>,
+    /// A `/p_new` group: its children may run in any order.
+    pub parallel: bool,
+}
+
+pub enum NodeKind {
+    Group(GroupData),
+    Synth(Box<Synth>),
+}
+
+pub struct Node {
+    pub id: i32,
+    pub parent: Option<NodeIdx>,
+    pub prev: Option<NodeIdx>,
+    pub next: Option<NodeIdx>,
+    pub state: CalcState,
+    pub kind: NodeKind,
+}
+
+impl Node {
+    pub fn is_group(&self) -> bool {
+        matches!(self.kind, NodeKind::Group(_))
+    }
+}
+
+/// Where to put a new or moved node, relative to a target (add actions 0–3;
+/// 4, replace, is handled by the caller as "before, then free the target").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    Head(NodeIdx),
+    Tail(NodeIdx),
+    Before(NodeIdx),
+    After(NodeIdx),
+}
+
+pub struct NodeTree {
+    nodes: Vec<Option<Node>>,
+    free_slots: Vec<NodeIdx>,
+    by_id: HashMap<i32, NodeIdx>,
+    hidden_id: i32,
+    pub num_groups: usize,
+    pub num_synths: usize,
+}
+
+pub const ROOT: NodeIdx = 0;
+
+impl Default for NodeTree {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NodeTree {
+    /// A tree holding only the root group, node 0.
+    pub fn new() -> NodeTree {
+        let root = Node {
+            id: 0,
+            parent: None,
+            prev: None,
+            next: None,
+            state: CalcState::Run,
+            kind: NodeKind::Group(GroupData { head: None, tail: None, parallel: false }),
+        };
+        let mut by_id = HashMap::new();
+        by_id.insert(0, ROOT);
+        NodeTree { nodes: vec![Some(root)], free_slots: Vec::new(), by_id, hidden_id: 0, num_groups: 1, num_synths: 0 }
+    }
+
+    /// scsynth's ids for nodes created with id -1: negative, counting down.
+    pub fn next_hidden_id(&mut self) -> i32 {
+        loop {
+            self.hidden_id = (self.hidden_id.wrapping_sub(8)) | i32::MIN;
+            if !self.by_id.contains_key(&self.hidden_id) {
+                return self.hidden_id;
+            }
+        }
+    }
+
+    pub fn lookup(&self, id: i32) -> Option<NodeIdx> {
+        self.by_id.get(&id).copied()
+    }
+
+    pub fn contains_id(&self, id: i32) -> bool {
+        self.by_id.contains_key(&id)
+    }
+
+    #[inline]
+    pub fn node(&self, idx: NodeIdx) -> &Node {
+        self.nodes[idx as usize].as_ref().expect("live node index")
+    }
+
+    #[inline]
+    pub fn node_mut(&mut self, idx: NodeIdx) -> &mut Node {
+        self.nodes[idx as usize].as_mut().expect("live node index")
+    }
+
+    pub fn is_live(&self, idx: NodeIdx) -> bool {
+        self.nodes.get(idx as usize).map(|n| n.is_some()).unwrap_or(false)
+    }
+
+    pub fn group(&self, idx: NodeIdx) -> Option<&GroupData> {
+        match &self.node(idx).kind {
+            NodeKind::Group(g) => Some(g),
+            NodeKind::Synth(_) => None,
+        }
+    }
+
+    fn group_mut(&mut self, idx: NodeIdx) -> &mut GroupData {
+        match &mut self.node_mut(idx).kind {
+            NodeKind::Group(g) => g,
+            NodeKind::Synth(_) => panic!("node is not a group"),
+        }
+    }
+
+    pub fn synth_mut(&mut self, idx: NodeIdx) -> Option<&mut Synth> {
+        match &mut self.node_mut(idx).kind {
+            NodeKind::Synth(s) => Some(s),
+            NodeKind::Group(_) => None,
+        }
+    }
+
+    /// Gives a node a new id (scsynth moves replaced or `/s_noid` nodes to
+    /// hidden ids).
+    pub fn rename(&mut self, idx: NodeIdx, id: i32) {
+        let old = self.node(idx).id;
+        self.by_id.remove(&old);
+        self.node_mut(idx).id = id;
+        self.by_id.insert(id, idx);
+    }
+
+    /// Inserts a new, unlinked node under `id`; the caller links it.
+    pub fn insert(&mut self, id: i32, kind: NodeKind, state: CalcState) -> NodeIdx {
+        match kind {
+            NodeKind::Group(_) => self.num_groups += 1,
+            NodeKind::Synth(_) => self.num_synths += 1,
+        }
+        let node = Node { id, parent: None, prev: None, next: None, state, kind };
+        let idx = if let Some(i) = self.free_slots.pop() {
+            self.nodes[i as usize] = Some(node);
+            i
+        } else {
+            self.nodes.push(Some(node));
+            (self.nodes.len() - 1) as NodeIdx
+        };
+        self.by_id.insert(id, idx);
+        idx
+    }
+
+    /// Links an unlinked node at `pos`. Before/After a node without a parent
+    /// (the root) does nothing, as in scsynth.
+    pub fn link(&mut self, idx: NodeIdx, pos: Position) {
+        match pos {
+            Position::Head(g) => {
+                let old_head = self.group(g).expect("head of a group").head;
+                {
+                    let n = self.node_mut(idx);
+                    n.parent = Some(g);
+                    n.prev = None;
+                    n.next = old_head;
+                }
+                match old_head {
+                    Some(h) => self.node_mut(h).prev = Some(idx),
+                    None => self.group_mut(g).tail = Some(idx),
+                }
+                self.group_mut(g).head = Some(idx);
+            }
+            Position::Tail(g) => {
+                let old_tail = self.group(g).expect("tail of a group").tail;
+                {
+                    let n = self.node_mut(idx);
+                    n.parent = Some(g);
+                    n.next = None;
+                    n.prev = old_tail;
+                }
+                match old_tail {
+                    Some(t) => self.node_mut(t).next = Some(idx),
+                    None => self.group_mut(g).head = Some(idx),
+                }
+                self.group_mut(g).tail = Some(idx);
+            }
+            Position::Before(t) => {
+                let Some(parent) = self.node(t).parent else { return };
+                let prev = self.node(t).prev;
+                {
+                    let n = self.node_mut(idx);
+                    n.parent = Some(parent);
+                    n.prev = prev;
+                    n.next = Some(t);
+                }
+                match prev {
+                    Some(p) => self.node_mut(p).next = Some(idx),
+                    None => self.group_mut(parent).head = Some(idx),
+                }
+                self.node_mut(t).prev = Some(idx);
+            }
+            Position::After(t) => {
+                let Some(parent) = self.node(t).parent else { return };
+                let next = self.node(t).next;
+                {
+                    let n = self.node_mut(idx);
+                    n.parent = Some(parent);
+                    n.prev = Some(t);
+                    n.next = next;
+                }
+                match next {
+                    Some(x) => self.node_mut(x).prev = Some(idx),
+                    None => self.group_mut(parent).tail = Some(idx),
+                }
+                self.node_mut(t).next = Some(idx);
+            }
+        }
+    }
+
+    /// Takes a node out of its group without deleting it.
+    pub fn unlink(&mut self, idx: NodeIdx) {
+        let (parent, prev, next) = {
+            let n = self.node(idx);
+            (n.parent, n.prev, n.next)
+        };
+        match prev {
+            Some(p) => self.node_mut(p).next = next,
+            None => {
+                if let Some(g) = parent {
+                    self.group_mut(g).head = next;
+                }
+            }
+        }
+        match next {
+            Some(x) => self.node_mut(x).prev = prev,
+            None => {
+                if let Some(g) = parent {
+                    self.group_mut(g).tail = prev;
+                }
+            }
+        }
+        let n = self.node_mut(idx);
+        n.parent = None;
+        n.prev = None;
+        n.next = None;
+    }
+
+    /// True if `ancestor` is `idx` or one of its enclosing groups.
+    pub fn is_ancestor(&self, ancestor: NodeIdx, idx: NodeIdx) -> bool {
+        let mut cur = Some(idx);
+        while let Some(c) = cur {
+            if c == ancestor {
+                return true;
+            }
+            cur = self.node(c).parent;
+        }
+        false
+    }
+
+    /// Deletes a node and everything under it; pushes the ids of every
+    /// deleted node (children first, in order) to `ended`.
+    pub fn delete(&mut self, idx: NodeIdx, ended: &mut Vec<i32>) {
+        if idx == ROOT {
+            self.delete_children(ROOT, ended);
+            return;
+        }
+        self.delete_children(idx, ended);
+        self.unlink(idx);
+        let node = self.nodes[idx as usize].take().expect("live node");
+        match node.kind {
+            NodeKind::Group(_) => self.num_groups -= 1,
+            NodeKind::Synth(_) => self.num_synths -= 1,
+        }
+        self.by_id.remove(&node.id);
+        self.free_slots.push(idx);
+        ended.push(node.id);
+    }
+
+    /// `/g_freeAll`: deletes every child of a group.
+    pub fn delete_children(&mut self, group: NodeIdx, ended: &mut Vec<i32>) {
+        while let Some(child) = self.group(group).and_then(|g| g.head) {
+            self.delete(child, ended);
+        }
+    }
+
+    /// `/g_deepFree`: deletes every synth below a group, keeping groups.
+    pub fn deep_free_synths(&mut self, group: NodeIdx, ended: &mut Vec<i32>) {
+        let mut child = self.group(group).and_then(|g| g.head);
+        while let Some(c) = child {
+            let next = self.node(c).next;
+            if self.node(c).is_group() {
+                self.deep_free_synths(c, ended);
+            } else {
+                self.delete(c, ended);
+            }
+            child = next;
+        }
+    }
+
+    /// scsynth's `Node_End`: the node is deleted when next reached.
+    pub fn end(&mut self, idx: NodeIdx) {
+        self.node_mut(idx).state = CalcState::Ended;
+    }
+
+    /// scsynth's `Node_SetRun`; returns true when the state changed (and a
+    /// `/n_on` or `/n_off` is due).
+    pub fn set_run(&mut self, idx: NodeIdx, run: bool) -> bool {
+        let n = self.node_mut(idx);
+        if run {
+            if n.state == CalcState::Paused {
+                n.state = CalcState::Run;
+                return true;
+            }
+        } else {
+            match n.state {
+                CalcState::Paused | CalcState::NullFirstCalc => {}
+                CalcState::FirstCalc => {
+                    n.state = CalcState::NullFirstCalc;
+                    return true;
+                }
+                CalcState::Run | CalcState::Ended => {
+                    n.state = CalcState::Paused;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Children of a group, in order.
+    pub fn children(&self, group: NodeIdx) -> Vec<NodeIdx> {
+        let mut out = Vec::new();
+        let mut child = self.group(group).and_then(|g| g.head);
+        while let Some(c) = child {
+            out.push(c);
+            child = self.node(c).next;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(tree: &mut NodeTree, id: i32, pos: Position) -> NodeIdx {
+        let idx = tree.insert(
+            id,
+            NodeKind::Group(GroupData { head: None, tail: None, parallel: false }),
+            CalcState::Run,
+        );
+        tree.link(idx, pos);
+        idx
+    }
+
+    fn ids(tree: &NodeTree, g: NodeIdx) -> Vec<i32> {
+        tree.children(g).into_iter().map(|c| tree.node(c).id).collect()
+    }
+
+    #[test]
+    fn head_tail_before_after_keep_the_order_a_user_asked_for() {
+        let mut t = NodeTree::new();
+        let a = group(&mut t, 1, Position::Head(ROOT));
+        group(&mut t, 2, Position::Tail(ROOT));
+        group(&mut t, 3, Position::Before(a));
+        group(&mut t, 4, Position::After(a));
+        group(&mut t, 5, Position::Head(ROOT));
+        assert_eq!(ids(&t, ROOT), vec![5, 3, 1, 4, 2]);
+    }
+
+    #[test]
+    fn deleting_a_group_deletes_its_subtree_and_frees_the_ids() {
+        let mut t = NodeTree::new();
+        let a = group(&mut t, 1, Position::Head(ROOT));
+        let b = group(&mut t, 2, Position::Head(a));
+        group(&mut t, 3, Position::Tail(b));
+        group(&mut t, 4, Position::Tail(ROOT));
+        let mut ended = Vec::new();
+        t.delete(a, &mut ended);
+        assert_eq!(ended, vec![3, 2, 1]);
+        assert_eq!(ids(&t, ROOT), vec![4]);
+        assert!(!t.contains_id(1) && !t.contains_id(3));
+        assert_eq!(t.num_groups, 2);
+    }
+
+    #[test]
+    fn hidden_ids_are_negative_and_unique() {
+        let mut t = NodeTree::new();
+        let a = t.next_hidden_id();
+        let b = t.next_hidden_id();
+        assert!(a < 0 && b < 0 && a != b);
+    }
+}

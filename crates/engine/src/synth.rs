@@ -1,0 +1,124 @@
+//! A running instance of a GraphDef: its wires, its units and its controls.
+
+use crate::graph_def::GraphDef;
+use magnetar_ugens::{ControlMap, Rate, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World};
+use std::sync::Arc;
+
+pub struct Synth {
+    pub def: Arc<GraphDef>,
+    pub ctx: SynthCtx,
+    wires: Vec<f32>,
+    units: Vec<Box<dyn Unit>>,
+    done: Vec<bool>,
+}
+
+impl Synth {
+    pub fn new(def: Arc<GraphDef>, node_id: i32, sample_offset: i32, subsample_offset: f32) -> Synth {
+        let mut wires = vec![0.0; def.wire_len];
+        wires[..def.constants.len()].copy_from_slice(&def.constants);
+        let n_controls = def.initial_controls.len();
+        let ctx = SynthCtx {
+            node_id,
+            controls: def.initial_controls.clone(),
+            control_map: vec![ControlMap::Own; n_controls],
+            sample_offset,
+            subsample_offset,
+            done_actions: Vec::with_capacity(16),
+            free_requests: Vec::with_capacity(16),
+            ..Default::default()
+        };
+        let done = vec![false; def.units.len()];
+        let units = Vec::with_capacity(def.units.len());
+        Synth { def, ctx, wires, units, done }
+    }
+
+    pub fn is_constructed(&self) -> bool {
+        !self.units.is_empty() || self.def.units.is_empty()
+    }
+
+    /// Builds every unit, in order, as scsynth does on a synth's first
+    /// block: each constructor sees the initial outputs of the ones before.
+    pub fn construct(&mut self, world: &mut World) {
+        let def = Arc::clone(&self.def);
+        let full = world.full_rate;
+        let block = world.buf_rate;
+        let bs = world.block_size;
+        for (i, ud) in def.units.iter().enumerate() {
+            let spec = UnitSpec {
+                name: &ud.name,
+                rate: ud.rate,
+                special_index: ud.special_index,
+                num_inputs: ud.inputs.len(),
+                num_outputs: ud.outputs.len(),
+            };
+            // SAFETY: GraphDef::compile placed every wire inside `wire_len`,
+            // gave each output its own span and never made an input of a
+            // unit point at one of that unit's outputs.
+            let mut io = unsafe { Wires::new(self.wires.as_mut_ptr(), &ud.inputs, &ud.outputs, bs, 1) };
+            let mut cx = UnitCtx {
+                world,
+                synth: &mut self.ctx,
+                rate: if ud.rate == Rate::Audio { &full } else { &block },
+                done_flags: &mut self.done,
+                unit_index: i,
+            };
+            let unit = (ud.ctor)(&spec, &mut io, &mut cx);
+            self.units.push(unit);
+        }
+    }
+
+    /// Computes one block.
+    pub fn calc(&mut self, world: &mut World) {
+        let def = &*self.def;
+        let full = world.full_rate;
+        let block = world.buf_rate;
+        let bs = world.block_size;
+        let base = self.wires.as_mut_ptr();
+        for &i in &def.calc_units {
+            let i = i as usize;
+            let ud = &def.units[i];
+            let (rate, n) = if ud.rate == Rate::Audio { (&full, bs) } else { (&block, 1) };
+            // SAFETY: as in `construct`.
+            let mut io = unsafe { Wires::new(base, &ud.inputs, &ud.outputs, bs, n) };
+            let mut cx = UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: i };
+            self.units[i].next(&mut io, &mut cx);
+        }
+    }
+
+    /// Lets units that owe the world something settle it before the
+    /// synth is freed (only units that were built).
+    pub fn run_dtors(&mut self, world: &mut World) {
+        let def = Arc::clone(&self.def);
+        let full = world.full_rate;
+        let block = world.buf_rate;
+        for (i, unit) in self.units.iter_mut().enumerate() {
+            let ud = &def.units[i];
+            let mut cx = UnitCtx {
+                world,
+                synth: &mut self.ctx,
+                rate: if ud.rate == Rate::Audio { &full } else { &block },
+                done_flags: &mut self.done,
+                unit_index: i,
+            };
+            unit.dtor(&mut cx);
+        }
+    }
+
+    /// Sets control `index` to `value` and unmaps it, as `/n_set` does.
+    pub fn set_control(&mut self, index: usize, value: f32) {
+        if index < self.ctx.controls.len() {
+            self.ctx.controls[index] = value;
+            self.ctx.control_map[index] = ControlMap::Own;
+        }
+    }
+
+    pub fn map_control(&mut self, index: usize, map: ControlMap) {
+        if index < self.ctx.control_map.len() {
+            self.ctx.control_map[index] = map;
+        }
+    }
+
+    pub fn num_units(&self) -> usize {
+        self.def.units.len()
+    }
+}

@@ -1,0 +1,225 @@
+//! scsynth's command line, parsed the way scsynth parses it: single-letter
+//! flags each followed by their arguments, `-N` by six.
+
+use magnetar_engine::EngineOptions;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NrtArgs {
+    /// `None` for `_`: read commands from standard input.
+    pub score: Option<String>,
+    /// `None` for `_`: no input file.
+    pub input: Option<String>,
+    pub output: String,
+    pub sample_rate: f64,
+    pub header_format: String,
+    pub sample_format: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cli {
+    pub udp_port: Option<u16>,
+    pub tcp_port: Option<u16>,
+    pub bind_address: String,
+    pub engine: EngineOptions,
+    pub hardware_buffer_size: usize,
+    pub preferred_sample_rate: Option<f64>,
+    pub load_synthdefs: bool,
+    pub max_logins: usize,
+    pub password: Option<String>,
+    pub nrt: Option<NrtArgs>,
+    pub memory_locking: bool,
+    pub verbosity: i32,
+    pub ugen_plugin_path: Option<String>,
+    pub restricted_path: Option<String>,
+    pub device_name: Option<String>,
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CliError {
+    #[error("invalid option {0}")]
+    InvalidOption(String),
+    #[error("option {0} needs {1} argument(s)")]
+    MissingArgument(String, usize),
+    #[error("option {flag}: '{value}' is not a valid {what}")]
+    BadValue { flag: String, value: String, what: &'static str },
+    #[error("there must be a -u and/or a -t option, or -N for non-real-time")]
+    NoMode,
+    #[error("number of audio bus channels ({audio}) < inputs ({inputs}) + outputs ({outputs})")]
+    TooFewAudioBuses { audio: usize, inputs: usize, outputs: usize },
+    #[error("block size must be between 1 and 4096, got {0}")]
+    BadBlockSize(usize),
+}
+
+pub const USAGE: &str = "\
+usage: magnetar [options]
+   -u <udp-port-number>    a port number 1-65535 (0: any free port)
+   -t <tcp-port-number>    a port number 1-65535 (0: any free port)
+   -B <bind-to-address>    default 127.0.0.1; 0.0.0.0 listens on all interfaces
+   -c <number-of-control-bus-channels> (default 16384)
+   -a <number-of-audio-bus-channels>   (default 1024)
+   -i <number-of-input-bus-channels>   (default 8)
+   -o <number-of-output-bus-channels>  (default 8)
+   -z <block-size>                     (default 64)
+   -Z <hardware-buffer-size>           (default 0: driver's choice)
+   -S <hardware-sample-rate>           (default 0: driver's choice)
+   -b <number-of-sample-buffers>       (default 1024)
+   -n <max-number-of-nodes>            (default 1024)
+   -d <max-number-of-synth-defs>       (default 1024)
+   -m <real-time-memory-size in KB>    (default 8192)
+   -w <number-of-wire-buffers>         (default 64)
+   -r <number-of-random-seeds>         (default 64)
+   -D <load synthdefs? 1 or 0>         (default 1)
+   -R <publish to Rendezvous? 1 or 0>  (default 1; ignored)
+   -l <max-logins>                     (default 64)
+   -p <session-password>               TCP clients must send it first
+   -N <cmd-filename> <input-filename> <output-filename> <sample-rate> <header-format> <sample-format>
+                                       non-real-time rendering; `_` for no input file
+   -L                                  lock memory
+   -H <hardware-device-name>
+   -V <verbosity>                      0 normal, -1 quieter, -2 quietest
+   -U <ugen-plugins-path>              accepted for compatibility
+   -P <restricted-path>                file commands may only touch files under it
+   -T <threads>                        DSP threads (default: number of cores)
+";
+
+fn parse_num<T: std::str::FromStr>(flag: &str, value: &str, what: &'static str) -> Result<T, CliError> {
+    value.trim().parse::<T>().map_err(|_| CliError::BadValue { flag: flag.into(), value: value.into(), what })
+}
+
+impl Cli {
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Cli, CliError> {
+        let mut cli = Cli {
+            udp_port: None,
+            tcp_port: None,
+            bind_address: "127.0.0.1".into(),
+            engine: EngineOptions::default(),
+            hardware_buffer_size: 0,
+            preferred_sample_rate: None,
+            load_synthdefs: true,
+            max_logins: 64,
+            password: None,
+            nrt: None,
+            memory_locking: false,
+            verbosity: 0,
+            ugen_plugin_path: None,
+            restricted_path: None,
+            device_name: None,
+            threads: None,
+        };
+        let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
+        let mut i = 0;
+        while i < args.len() {
+            let flag = args[i];
+            let mut chars = flag.chars();
+            let letter = match (chars.next(), chars.next(), chars.next()) {
+                (Some('-'), Some(c), None) => c,
+                _ => return Err(CliError::InvalidOption(flag.into())),
+            };
+            let needs = match letter {
+                'L' => 0,
+                'N' => 6,
+                'u' | 't' | 'B' | 'a' | 'i' | 'o' | 'c' | 'z' | 'b' | 'l' | 'n' | 'd' | 'p' | 'm' | 'w' | 'Z'
+                | 'r' | 'S' | 'D' | 'I' | 'O' | 'M' | 's' | 'H' | 'V' | 'v' | 'R' | 'U' | 'P' | 'C' | 'T' => 1,
+                _ => return Err(CliError::InvalidOption(flag.into())),
+            };
+            if i + needs >= args.len() + usize::from(needs == 0) {
+                return Err(CliError::MissingArgument(flag.into(), needs));
+            }
+            let v = args.get(i + 1).copied().unwrap_or("");
+            let e = &mut cli.engine;
+            match letter {
+                'u' => cli.udp_port = Some(parse_num(flag, v, "port number")?),
+                't' => cli.tcp_port = Some(parse_num(flag, v, "port number")?),
+                'B' => cli.bind_address = v.into(),
+                'a' => e.num_audio_buses = parse_num(flag, v, "bus count")?,
+                'i' => e.num_input_channels = parse_num(flag, v, "channel count")?,
+                'o' => e.num_output_channels = parse_num(flag, v, "channel count")?,
+                'c' => e.num_control_buses = parse_num(flag, v, "bus count")?,
+                'z' => e.block_size = parse_num(flag, v, "block size")?,
+                'Z' => cli.hardware_buffer_size = parse_num(flag, v, "buffer size")?,
+                'S' => {
+                    let sr: f64 = parse_num(flag, v, "sample rate")?;
+                    cli.preferred_sample_rate = (sr > 0.0).then_some(sr);
+                }
+                'b' => e.num_buffers = parse_num(flag, v, "buffer count")?,
+                'n' => e.max_nodes = parse_num(flag, v, "node count")?,
+                'd' => e.max_synthdefs = parse_num(flag, v, "synthdef count")?,
+                'm' => e.rt_memory_kb = parse_num(flag, v, "memory size")?,
+                'w' => e.num_wire_bufs = parse_num(flag, v, "wire buffer count")?,
+                'r' => e.random_seeds = parse_num(flag, v, "seed count")?,
+                'D' => cli.load_synthdefs = parse_num::<i64>(flag, v, "0 or 1")? != 0,
+                'l' => cli.max_logins = parse_num(flag, v, "login count")?,
+                'p' => cli.password = Some(v.into()),
+                'H' => cli.device_name = Some(v.into()),
+                'V' | 'v' => cli.verbosity = parse_num(flag, v, "verbosity")?,
+                'U' => cli.ugen_plugin_path = Some(v.into()),
+                'P' => cli.restricted_path = Some(v.into()),
+                'T' => cli.threads = Some(parse_num(flag, v, "thread count")?),
+                'L' => cli.memory_locking = true,
+                'N' => {
+                    let sr: f64 = parse_num(flag, args[i + 4], "sample rate")?;
+                    let opt = |s: &str| (s != "_").then(|| s.to_string());
+                    cli.nrt = Some(NrtArgs {
+                        score: opt(args[i + 1]),
+                        input: opt(args[i + 2]),
+                        output: args[i + 3].into(),
+                        // scsynth truncates the rate to a whole number.
+                        sample_rate: sr.trunc(),
+                        header_format: args[i + 5].into(),
+                        sample_format: args[i + 6].into(),
+                    });
+                }
+                // Accepted for compatibility, without effect here.
+                'R' | 'I' | 'O' | 'M' | 's' | 'C' => {}
+                _ => unreachable!("letters are filtered above"),
+            }
+            i += 1 + needs;
+        }
+        if cli.udp_port.is_none() && cli.tcp_port.is_none() && cli.nrt.is_none() {
+            return Err(CliError::NoMode);
+        }
+        let e = &cli.engine;
+        if e.num_input_channels + e.num_output_channels > e.num_audio_buses {
+            return Err(CliError::TooFewAudioBuses {
+                audio: e.num_audio_buses,
+                inputs: e.num_input_channels,
+                outputs: e.num_output_channels,
+            });
+        }
+        if e.block_size == 0 || e.block_size > 4096 {
+            return Err(CliError::BadBlockSize(e.block_size));
+        }
+        Ok(cli)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_nrt_command_line_parses() {
+        let cli = Cli::parse(&["-o", "2", "-N", "score.osc", "_", "out.wav", "48000", "WAV", "float"]).unwrap();
+        assert_eq!(cli.engine.num_output_channels, 2);
+        let nrt = cli.nrt.unwrap();
+        assert_eq!(nrt.score.as_deref(), Some("score.osc"));
+        assert_eq!(nrt.input, None);
+        assert_eq!(nrt.sample_rate, 48000.0);
+        assert_eq!(nrt.header_format, "WAV");
+    }
+
+    #[test]
+    fn unknown_flags_and_missing_values_are_errors() {
+        assert_eq!(Cli::parse(&["-u", "57110", "-q"]), Err(CliError::InvalidOption("-q".into())));
+        assert!(matches!(Cli::parse(&["-u"]), Err(CliError::MissingArgument(..))));
+        assert!(matches!(Cli::parse(&["-u", "x"]), Err(CliError::BadValue { .. })));
+        assert_eq!(Cli::parse::<&str>(&[]), Err(CliError::NoMode));
+    }
+
+    #[test]
+    fn too_few_audio_buses_for_the_hardware_channels_is_refused() {
+        let r = Cli::parse(&["-u", "57110", "-a", "4", "-i", "2", "-o", "4"]);
+        assert!(matches!(r, Err(CliError::TooFewAudioBuses { .. })));
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing magnetar needs, then builds it.
+# Safe to run again: each step is skipped when already satisfied.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v scsynth >/dev/null || need_apt+=(supercollider-server)
+command -v supernova >/dev/null || need_apt+=(supercollider-supernova)
+command -v jackd >/dev/null || need_apt+=(jackd2)
+[ -e /usr/include/jack/jack.h ] || need_apt+=(libjack-jackd2-dev)
+[ -e /usr/include/sndfile.h ] || need_apt+=(libsndfile1-dev)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+command -v sox >/dev/null || need_apt+=(sox)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "== installing ${need_apt[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if ! python3 -c "import supriya, numpy, soundfile, pytest, xdist" 2>/dev/null; then
+    echo "== installing Python packages"
+    python3 -m pip install -q -r tests/requirements.txt
+fi
+
+if ! command -v cargo >/dev/null; then
+    echo "ERROR: cargo (Rust) is required: https://rustup.rs" >&2
+    exit 1
+fi
+
+echo "== building magnetar (release)"
+cargo build --release -q -p magnetar-server

@@ -19,7 +19,11 @@ pub struct CommandFailure {
 
 impl std::fmt::Display for CommandFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FAILURE IN SERVER {} {}", self.command, self.message)
+        if self.message == "Command not found" {
+            write!(f, "FAILURE IN SERVER: {} {}", self.command, self.message)
+        } else {
+            write!(f, "FAILURE IN SERVER {} {}", self.command, self.message)
+        }
     }
 }
 
@@ -145,13 +149,42 @@ impl Engine {
         r.map_err(fail)
     }
 
-    fn node_arg(&self, args: &mut Args<'_>) -> Option<NodeIdx> {
-        let id = if args.next_tag('i') == 's' { atoi(args.gets().unwrap_or("")) } else { args.geti(0) };
-        self.tree.lookup(id)
+    /// scsynth's node reference: an id, or a string of steps (`h` head, `t`
+    /// tail, `u` up, `p` previous, `n` next) followed by the id to start from.
+    /// Returns the node, or the id that was asked for.
+    fn node_ref(&self, args: &mut Args<'_>) -> Result<NodeIdx, i32> {
+        if args.next_tag('i') != 's' {
+            let id = args.geti(0);
+            return self.tree.lookup(id).ok_or(id);
+        }
+        let steps = args.gets().unwrap_or("");
+        let id = args.geti(0);
+        let mut node = self.tree.lookup(id);
+        for step in steps.chars() {
+            let Some(n) = node else { return Err(id) };
+            node = match step {
+                'h' => self.tree.group(n).ok_or(id)?.head,
+                't' => self.tree.group(n).ok_or(id)?.tail,
+                'u' => self.tree.node(n).parent,
+                'p' => self.tree.node(n).prev,
+                'n' => self.tree.node(n).next,
+                _ => Some(n),
+            };
+        }
+        node.ok_or(id)
     }
 
-    fn group_arg(&self, args: &mut Args<'_>) -> Option<NodeIdx> {
-        self.node_arg(args).filter(|&n| self.tree.node(n).is_group())
+    /// The node an argument names; tolerant callers use `.ok()`.
+    fn node_arg(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
+        self.node_ref(args).map_err(|id| format!("Node {id} not found"))
+    }
+
+    fn group_arg(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
+        match self.node_ref(args) {
+            Ok(n) if self.tree.node(n).is_group() => Ok(n),
+            Ok(n) => Err(format!("Group {} not found", self.tree.node(n).id)),
+            Err(id) => Err(format!("Group {id} not found")),
+        }
     }
 
     /// Resolves an add action and target to a position, as scsynth does:
@@ -159,15 +192,15 @@ impl Engine {
     fn position(&self, action: i32, args: &mut Args<'_>) -> Result<(Position, Option<NodeIdx>), String> {
         match action {
             0 | 1 => {
-                let g = self.group_arg(args).ok_or("Group not found")?;
+                let g = self.group_arg(args)?;
                 Ok((if action == 0 { Position::Head(g) } else { Position::Tail(g) }, None))
             }
             2 | 3 => {
-                let n = self.node_arg(args).ok_or("Node not found")?;
+                let n = self.node_arg(args)?;
                 Ok((if action == 2 { Position::Before(n) } else { Position::After(n) }, None))
             }
             4 => {
-                let n = self.node_arg(args).ok_or("Node not found")?;
+                let n = self.node_arg(args)?;
                 if n == ROOT {
                     return Err("Can't replace the root group".into());
                 }
@@ -197,7 +230,7 @@ impl Engine {
         let def_name = args.gets().ok_or("wrong argument type: the SynthDef name must be a string")?;
         let id = args.geti(0);
         let action = args.geti(0);
-        let def = self.defs.get(def_name).cloned().ok_or_else(|| format!("SynthDef {def_name} not found"))?;
+        let def = self.defs.get(def_name).cloned().ok_or_else(|| { eprintln!("*** ERROR: SynthDef {def_name} not found"); "SynthDef not found".to_string() })?;
         let (pos, replaced) = self.position(action, args)?;
         // scsynth takes the replaced node's id away first, so the new synth may reuse it.
         if let Some(r) = replaced {
@@ -218,7 +251,7 @@ impl Engine {
 
     fn cmd_s_noid(&mut self, args: &mut Args<'_>) -> CmdResult {
         while args.remain() > 0 {
-            let Some(n) = self.node_arg(args) else { continue };
+            let Ok(n) = self.node_arg(args) else { continue };
             if n != ROOT && !self.tree.node(n).is_group() {
                 let hidden = self.tree.next_hidden_id();
                 self.tree.rename(n, hidden);
@@ -245,7 +278,7 @@ impl Engine {
                 if same {
                     continue;
                 }
-                return Err(format!("duplicate node ID {id}"));
+                return Err("duplicate node ID".into());
             }
             let id = self.new_node_id(id)?;
             self.new_group(id, pos, parallel);
@@ -258,7 +291,7 @@ impl Engine {
 
     fn cmd_n_free(&mut self, args: &mut Args<'_>) -> CmdResult {
         while args.remain() > 0 {
-            let n = self.node_arg(args).ok_or("Node not found")?;
+            let n = self.node_arg(args)?;
             self.delete_node(n);
         }
         Ok(())
@@ -266,7 +299,7 @@ impl Engine {
 
     fn cmd_n_run(&mut self, args: &mut Args<'_>) -> CmdResult {
         while args.remain() > 0 {
-            let n = self.node_arg(args).ok_or("Node not found")?;
+            let n = self.node_arg(args)?;
             let run = args.geti(0);
             self.set_run(n, run != 0);
         }
@@ -372,7 +405,7 @@ impl Engine {
     }
 
     fn cmd_n_set(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let n = self.node_arg(args).ok_or("Node not found")?;
+        let n = self.node_arg(args)?;
         self.apply_controls(n, args, false);
         Ok(())
     }
@@ -386,7 +419,7 @@ impl Engine {
     }
 
     fn cmd_n_setn(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let n = self.node_arg(args).ok_or("Node not found")?;
+        let n = self.node_arg(args)?;
         while args.remain() > 0 {
             let ctl = Self::control_ref(args);
             let count = args.geti(0);
@@ -411,7 +444,7 @@ impl Engine {
     }
 
     fn cmd_n_fill(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let n = self.node_arg(args).ok_or("Node not found")?;
+        let n = self.node_arg(args)?;
         while args.remain() >= 12 {
             let ctl = Self::control_ref(args);
             let count = args.geti(0);
@@ -419,12 +452,27 @@ impl Engine {
             for i in 0..count.max(0) {
                 self.set_control(n, ctl, i, value);
             }
+            // scsynth 3.13 then reads one more argument for the same range:
+            // a "cN" string maps it, anything else (0 when absent) sets it.
+            if args.next_tag('f') == 's' {
+                if let Some(rest) = args.gets().unwrap_or("").strip_prefix('c') {
+                    let bus = atoi(rest);
+                    for i in 0..count.max(0) {
+                        self.map_control(n, ctl, i, bus.wrapping_add(i), false);
+                    }
+                }
+            } else {
+                let value = args.getf(0.0);
+                for i in 0..count.max(0) {
+                    self.set_control(n, ctl, i, value);
+                }
+            }
         }
         Ok(())
     }
 
     fn cmd_n_map(&mut self, args: &mut Args<'_>, audio: bool, multi: bool) -> CmdResult {
-        let n = self.node_arg(args).ok_or("Node not found")?;
+        let n = self.node_arg(args)?;
         let group = if multi { 12 } else { 8 };
         while args.remain() >= group {
             let ctl = Self::control_ref(args);
@@ -449,7 +497,7 @@ impl Engine {
         while args.remain() > 0 {
             let node = self.node_arg(args);
             let target = self.node_arg(args);
-            let (Some(node), Some(target)) = (node, target) else { continue };
+            let (Ok(node), Ok(target)) = (node, target) else { continue };
             if let Some((pn, pt)) = prev {
                 if pn != node {
                     place(self, pn, pt);
@@ -469,7 +517,7 @@ impl Engine {
         let action = args.geti(0);
         let anchor: Position = match action {
             0 | 1 => {
-                let g = self.group_arg(args).ok_or("Group not found")?;
+                let g = self.group_arg(args)?;
                 if action == 0 {
                     Position::Head(g)
                 } else {
@@ -477,7 +525,7 @@ impl Engine {
                 }
             }
             2 | 3 => {
-                let t = self.node_arg(args).ok_or("Target node not found")?;
+                let t = self.node_arg(args)?;
                 if action == 2 {
                     Position::Before(t)
                 } else {
@@ -488,7 +536,7 @@ impl Engine {
         };
         let mut first = None;
         while first.is_none() && args.remain() > 0 {
-            first = self.node_arg(args);
+            first = self.node_arg(args).ok();
         }
         let first = first.ok_or("Node not found")?;
         let movable = |this: &Engine, n: NodeIdx, p: Position| {
@@ -503,7 +551,7 @@ impl Engine {
         }
         let mut prev = first;
         while args.remain() > 0 {
-            let Some(n) = self.node_arg(args) else { continue };
+            let Ok(n) = self.node_arg(args) else { continue };
             if movable(self, n, Position::After(prev)) {
                 self.move_node(n, Position::After(prev));
                 prev = n;
@@ -514,8 +562,8 @@ impl Engine {
 
     fn cmd_g_head_tail(&mut self, args: &mut Args<'_>, head: bool) -> CmdResult {
         while args.remain() > 0 {
-            let g = self.group_arg(args).ok_or("Group not found")?;
-            let n = self.node_arg(args).ok_or("Node not found")?;
+            let g = self.group_arg(args)?;
+            let n = self.node_arg(args)?;
             if n == ROOT || self.tree.is_ancestor(n, g) {
                 continue;
             }
@@ -526,7 +574,7 @@ impl Engine {
 
     fn cmd_g_free_all(&mut self, args: &mut Args<'_>, deep: bool) -> CmdResult {
         while args.remain() > 0 {
-            let g = self.group_arg(args).ok_or("Group not found")?;
+            let g = self.group_arg(args)?;
             if deep {
                 self.deep_free(g);
             } else {
@@ -542,7 +590,7 @@ impl Engine {
             let index = args.geti(0) as u32 as usize;
             let value = args.getf(0.0);
             if index >= self.world.num_control_buses() {
-                return Err(format!("Index out of range: control bus {index} (the server has {})", self.world.num_control_buses()));
+                return Err(format!("index out of range: control bus {index} (the server has {})", self.world.num_control_buses()));
             }
             self.world.control_bus[index] = value;
             self.world.control_touched[index] = counter;
@@ -558,7 +606,7 @@ impl Engine {
             let n = args.geti(0) as i64;
             let end = start + n - 1;
             if start < 0 || end >= max || start > end {
-                return Err(format!("Index out of range: control buses {start}..{end}"));
+                return Err(format!("index out of range: control buses {start}..{end}"));
             }
             let mut i = start;
             while args.remain() > 0 && i <= end {
@@ -579,7 +627,7 @@ impl Engine {
             let value = args.getf(0.0);
             let end = start + n - 1;
             if start < 0 || end >= max || start > end {
-                return Err(format!("Index out of range: control buses {start}..{end}"));
+                return Err(format!("index out of range: control buses {start}..{end}"));
             }
             for i in start..=end {
                 self.world.control_bus[i as usize] = value;
@@ -658,15 +706,16 @@ impl Engine {
         match self.buffer_commands.perform(name, &mut self.world, args) {
             Ok(done) => {
                 self.replies.extend(done.replies);
-                if let Some(done_args) = done.done_args {
-                    let mut a = vec![OscArg::Str(name.to_string())];
-                    a.extend(done_args);
-                    self.replies.push(OscMessage::new("/done", a));
-                }
+                // The completion message runs a stage before /done is sent.
                 if let Some(c) = done.completion {
                     for f in self.perform_completion(&c) {
                         eprintln!("{f}");
                     }
+                }
+                if let Some(done_args) = done.done_args {
+                    let mut a = vec![OscArg::Str(name.to_string())];
+                    a.extend(done_args);
+                    self.replies.push(OscMessage::new("/done", a));
                 }
                 Ok(())
             }

@@ -268,24 +268,27 @@ impl Engine {
             CalcState::Ended => self.delete_node(idx),
             CalcState::Paused => {}
             CalcState::Run if self.tree.node(idx).is_group() => self.calc_group(idx),
-            CalcState::Run | CalcState::FirstCalc | CalcState::NullFirstCalc => {
+            CalcState::FirstCalc | CalcState::NullFirstCalc => {
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
-                match state {
-                    CalcState::FirstCalc => {
-                        synth.construct(world);
+                synth.construct(world);
+                // What constructors asked for happens, but scsynth then installs
+                // the synth's calc function over any end or pause of itself.
+                self.after_synth(idx);
+                let running = state == CalcState::FirstCalc;
+                self.tree.node_mut(idx).state = if running { CalcState::Run } else { CalcState::Paused };
+                if running {
+                    let world = &mut self.world;
+                    if let Some(synth) = self.tree.synth_mut(idx) {
                         synth.calc(world);
                     }
-                    CalcState::NullFirstCalc => synth.construct(world),
-                    _ => synth.calc(world),
+                    self.after_synth(idx);
                 }
-                if state != CalcState::Run {
-                    // A done action in a constructor may have ended it already.
-                    let n = self.tree.node_mut(idx);
-                    if n.state == state {
-                        n.state = if state == CalcState::FirstCalc { CalcState::Run } else { CalcState::Paused };
-                    }
-                }
+            }
+            CalcState::Run => {
+                let world = &mut self.world;
+                let Some(synth) = self.tree.synth_mut(idx) else { return };
+                synth.calc(world);
                 self.after_synth(idx);
             }
         }

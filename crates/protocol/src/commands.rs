@@ -203,7 +203,10 @@ pub enum Command {
     NSet { node: i32, controls: Vec<ControlSet> },
     /// `/n_setn id (control count values...)...`
     NSetn { node: i32, controls: Vec<ControlSet> },
-    /// `/n_fill id (control count value)...`
+    /// `/n_fill id (control count value)...`, as documented. scsynth 3.13
+    /// itself reads one more argument after each triple and applies it to the
+    /// same range (0 when the message has ended), so a lone triple leaves
+    /// the controls at 0 there; this parse follows the documentation.
     NFill { node: i32, fills: Vec<ControlFill> },
     /// `/n_map id (control bus)...`
     NMap { node: i32, maps: Vec<BusMap> },
@@ -558,6 +561,263 @@ impl Command {
             | BClose { completion, .. } => completion.as_deref(),
             _ => Option::None,
         }
+    }
+}
+
+impl Command {
+    /// The command as an OSC message that [`parse_command`] reads back to an
+    /// equal command (every optional argument is written out).
+    pub fn to_message(&self) -> OscMessage {
+        use Command as C;
+        let mut a: Vec<OscArg> = Vec::new();
+        fn ints(a: &mut Vec<OscArg>, v: &[i32]) {
+            a.extend(v.iter().map(|&i| OscArg::Int(i)));
+        }
+        fn pairs(a: &mut Vec<OscArg>, v: &[(i32, i32)]) {
+            for &(x, y) in v {
+                a.extend([OscArg::Int(x), OscArg::Int(y)]);
+            }
+        }
+        fn flags(a: &mut Vec<OscArg>, v: &[(i32, bool)]) {
+            for &(x, y) in v {
+                a.extend([OscArg::Int(x), OscArg::Int(y as i32)]);
+            }
+        }
+        fn completion(a: &mut Vec<OscArg>, c: &Completion) {
+            if let Some(bytes) = c {
+                a.push(OscArg::Blob(bytes.clone()));
+            }
+        }
+        fn sets(a: &mut Vec<OscArg>, v: &[ControlSet]) {
+            for s in v {
+                a.push(s.control.to_arg());
+                if let [one] = s.values.as_slice() {
+                    a.push(one.to_arg());
+                } else {
+                    a.push(OscArg::Array(s.values.iter().map(ControlValue::to_arg).collect()));
+                }
+            }
+        }
+        fn ranges(a: &mut Vec<OscArg>, v: &[ControlSet]) {
+            for s in v {
+                a.push(s.control.to_arg());
+                a.push(OscArg::Int(s.values.len() as i32));
+                a.extend(s.values.iter().map(ControlValue::to_arg));
+            }
+        }
+        fn value_ranges(a: &mut Vec<OscArg>, v: &[ValueRange]) {
+            for r in v {
+                a.extend([OscArg::Int(r.start), OscArg::Int(r.values.len() as i32)]);
+                a.extend(r.values.iter().map(|&x| OscArg::Float(x)));
+            }
+        }
+        fn fills(a: &mut Vec<OscArg>, v: &[ValueFill]) {
+            for f in v {
+                a.extend([OscArg::Int(f.start), OscArg::Int(f.count), OscArg::Float(f.value)]);
+            }
+        }
+        fn new_node(a: &mut Vec<OscArg>, def: &str, node: i32, action: AddAction, target: i32) {
+            a.extend([OscArg::Str(def.to_owned()), OscArg::Int(node), OscArg::Int(action as i32), OscArg::Int(target)]);
+        }
+        match self {
+            C::None | C::Quit | C::Status | C::ClearSched | C::Version | C::RtMemoryStatus | C::DFreeAll | C::NrtEnd => {}
+            C::Notify { on, client_id } => a.extend([OscArg::Int(*on as i32), OscArg::Int(*client_id)]),
+            C::Cmd { name, args } => {
+                a.push(name.as_str().into());
+                a.extend(args.iter().cloned());
+            }
+            C::DumpOsc { mode } | C::Error { mode } => a.push(OscArg::Int(*mode)),
+            C::Sync { id } => a.push(OscArg::Int(*id)),
+            C::DRecv { data, completion: c } => {
+                a.push(OscArg::Blob(data.clone()));
+                completion(&mut a, c);
+            }
+            C::DLoad { path, completion: c } | C::DLoadDir { path, completion: c } => {
+                a.push(path.as_str().into());
+                completion(&mut a, c);
+            }
+            C::DFree { names } => a.extend(names.iter().map(|n| OscArg::Str(n.clone()))),
+            C::NFree { nodes } | C::NQuery { nodes } | C::NTrace { nodes } | C::SNoid { nodes } => ints(&mut a, nodes),
+            C::NRun { nodes } => flags(&mut a, nodes),
+            C::NSet { node, controls } => {
+                a.push(OscArg::Int(*node));
+                sets(&mut a, controls);
+            }
+            C::NSetn { node, controls } => {
+                a.push(OscArg::Int(*node));
+                ranges(&mut a, controls);
+            }
+            C::NFill { node, fills } => {
+                a.push(OscArg::Int(*node));
+                for f in fills {
+                    a.extend([f.control.to_arg(), OscArg::Int(f.count), f.value.to_arg()]);
+                }
+            }
+            C::NMap { node, maps } | C::NMapa { node, maps } => {
+                a.push(OscArg::Int(*node));
+                for m in maps {
+                    a.extend([m.control.to_arg(), OscArg::Int(m.bus)]);
+                }
+            }
+            C::NMapn { node, maps } | C::NMapan { node, maps } => {
+                a.push(OscArg::Int(*node));
+                for m in maps {
+                    a.extend([m.control.to_arg(), OscArg::Int(m.bus), OscArg::Int(m.count)]);
+                }
+            }
+            C::NBefore { pairs: p } | C::NAfter { pairs: p } | C::GHead { pairs: p } | C::GTail { pairs: p } => {
+                pairs(&mut a, p)
+            }
+            C::NOrder { add_action, target, nodes } => {
+                a.extend([OscArg::Int(*add_action as i32), OscArg::Int(*target)]);
+                ints(&mut a, nodes);
+            }
+            C::SNew { def_name, node, add_action, target, controls } => {
+                new_node(&mut a, def_name, *node, *add_action, *target);
+                sets(&mut a, controls);
+            }
+            C::SNewargs { def_name, node, add_action, target, controls } => {
+                new_node(&mut a, def_name, *node, *add_action, *target);
+                ranges(&mut a, controls);
+            }
+            C::SGet { node, controls } => {
+                a.push(OscArg::Int(*node));
+                a.extend(controls.iter().map(ControlId::to_arg));
+            }
+            C::SGetn { node, controls } => {
+                a.push(OscArg::Int(*node));
+                for (c, n) in controls {
+                    a.extend([c.to_arg(), OscArg::Int(*n)]);
+                }
+            }
+            C::GNew { groups } | C::PNew { groups } => {
+                for g in groups {
+                    a.extend([OscArg::Int(g.id), OscArg::Int(g.add_action as i32), OscArg::Int(g.target)]);
+                }
+            }
+            C::GFreeAll { groups } | C::GDeepFree { groups } => ints(&mut a, groups),
+            C::GDumpTree { groups } | C::GQueryTree { groups } => flags(&mut a, groups),
+            C::UCmd { node, unit, name, args } => {
+                a.extend([OscArg::Int(*node), OscArg::Int(*unit), name.as_str().into()]);
+                a.extend(args.iter().cloned());
+            }
+            C::BAlloc { buffer, frames, channels, completion: c, sample_rate } => {
+                a.extend([OscArg::Int(*buffer), OscArg::Int(*frames), OscArg::Int(*channels)]);
+                if let Some(rate) = sample_rate {
+                    // A 0 int stands in for "no completion message" so the rate lands in place.
+                    a.push(c.as_ref().map_or(OscArg::Int(0), |b| OscArg::Blob(b.clone())));
+                    a.push(OscArg::Float(*rate));
+                } else {
+                    completion(&mut a, c);
+                }
+            }
+            C::BAllocRead { buffer, path, start_frame, frames, completion: c } => {
+                a.extend([OscArg::Int(*buffer), path.as_str().into(), OscArg::Int(*start_frame), OscArg::Int(*frames)]);
+                completion(&mut a, c);
+            }
+            C::BAllocReadChannel { buffer, path, start_frame, frames, channels, completion: c } => {
+                a.extend([OscArg::Int(*buffer), path.as_str().into(), OscArg::Int(*start_frame), OscArg::Int(*frames)]);
+                ints(&mut a, channels);
+                completion(&mut a, c);
+            }
+            C::BRead { buffer, path, start_frame, frames, buffer_start_frame, leave_open, completion: c } => {
+                a.extend([
+                    OscArg::Int(*buffer),
+                    path.as_str().into(),
+                    OscArg::Int(*start_frame),
+                    OscArg::Int(*frames),
+                    OscArg::Int(*buffer_start_frame),
+                    OscArg::Int(*leave_open as i32),
+                ]);
+                completion(&mut a, c);
+            }
+            C::BReadChannel {
+                buffer,
+                path,
+                start_frame,
+                frames,
+                buffer_start_frame,
+                leave_open,
+                channels,
+                completion: c,
+            } => {
+                a.extend([
+                    OscArg::Int(*buffer),
+                    path.as_str().into(),
+                    OscArg::Int(*start_frame),
+                    OscArg::Int(*frames),
+                    OscArg::Int(*buffer_start_frame),
+                    OscArg::Int(*leave_open as i32),
+                ]);
+                ints(&mut a, channels);
+                completion(&mut a, c);
+            }
+            C::BWrite {
+                buffer,
+                path,
+                header_format,
+                sample_format,
+                frames,
+                start_frame,
+                leave_open,
+                completion: c,
+            } => {
+                a.extend([
+                    OscArg::Int(*buffer),
+                    path.as_str().into(),
+                    header_format.as_str().into(),
+                    sample_format.as_str().into(),
+                    OscArg::Int(*frames),
+                    OscArg::Int(*start_frame),
+                    OscArg::Int(*leave_open as i32),
+                ]);
+                completion(&mut a, c);
+            }
+            C::BFree { buffer, completion: c } | C::BZero { buffer, completion: c } | C::BClose { buffer, completion: c } => {
+                a.push(OscArg::Int(*buffer));
+                completion(&mut a, c);
+            }
+            C::BSet { buffer, samples } => {
+                a.push(OscArg::Int(*buffer));
+                for &(i, v) in samples {
+                    a.extend([OscArg::Int(i), OscArg::Float(v)]);
+                }
+            }
+            C::BSetn { buffer, ranges } => {
+                a.push(OscArg::Int(*buffer));
+                value_ranges(&mut a, ranges);
+            }
+            C::BFill { buffer, fills: f } => {
+                a.push(OscArg::Int(*buffer));
+                fills(&mut a, f);
+            }
+            C::BGen { buffer, command, args } => {
+                a.extend([OscArg::Int(*buffer), command.as_str().into()]);
+                a.extend(args.iter().cloned());
+            }
+            C::BQuery { buffers } => ints(&mut a, buffers),
+            C::BGet { buffer, indices } => {
+                a.push(OscArg::Int(*buffer));
+                ints(&mut a, indices);
+            }
+            C::BGetn { buffer, ranges } => {
+                a.push(OscArg::Int(*buffer));
+                pairs(&mut a, ranges);
+            }
+            C::BSetSampleRate { buffer, sample_rate } => {
+                a.extend([OscArg::Int(*buffer), OscArg::Float(sample_rate.unwrap_or(0.0))]);
+            }
+            C::CSet { values } => {
+                for &(i, v) in values {
+                    a.extend([OscArg::Int(i), OscArg::Float(v)]);
+                }
+            }
+            C::CSetn { ranges } => value_ranges(&mut a, ranges),
+            C::CFill { fills: f } => fills(&mut a, f),
+            C::CGet { buses } => ints(&mut a, buses),
+            C::CGetn { ranges } => pairs(&mut a, ranges),
+        }
+        OscMessage::new(self.name(), a)
     }
 }
 
@@ -1498,5 +1758,90 @@ mod tests {
         assert_eq!(parse_bus_map("c-1"), Some(ControlValue::ControlBus(-1)));
         assert_eq!(parse_bus_map("x1"), None);
         assert_eq!(parse_bus_map(""), None);
+    }
+}
+
+#[cfg(test)]
+mod encode_tests {
+    use super::*;
+    use crate::osc::{decode, OscPacket};
+
+    fn sample_commands() -> Vec<Command> {
+        let done = OscMessage::new("/sync", vec![OscArg::Int(1)]).encode();
+        let cs = |c: ControlId, v: Vec<ControlValue>| ControlSet { control: c, values: v };
+        vec![
+            Command::Quit,
+            Command::Notify { on: true, client_id: 2 },
+            Command::Cmd { name: "foo".into(), args: vec![OscArg::Int(1)] },
+            Command::DRecv { data: vec![1, 2, 3], completion: Some(done.clone()) },
+            Command::DLoad { path: "/a/*.scsyndef".into(), completion: None },
+            Command::DFree { names: vec!["a".into()] },
+            Command::NRun { nodes: vec![(1, true), (2, false)] },
+            Command::NSet {
+                node: 4,
+                controls: vec![
+                    cs("freq".into(), vec![ControlValue::Value(1.5)]),
+                    cs(3.into(), vec![ControlValue::AudioBus(2), ControlValue::Value(0.0)]),
+                ],
+            },
+            Command::NSetn { node: 4, controls: vec![cs("x".into(), vec![ControlValue::ControlBus(1)])] },
+            Command::NFill {
+                node: 1,
+                fills: vec![ControlFill { control: 0.into(), count: 2, value: ControlValue::ControlBus(5) }],
+            },
+            Command::NMapn { node: 1, maps: vec![BusMapRange { control: "a".into(), bus: -1, count: 2 }] },
+            Command::NOrder { add_action: AddAction::Before, target: 5, nodes: vec![6, 7] },
+            Command::SNew {
+                def_name: "sine".into(),
+                node: -1,
+                add_action: AddAction::Replace,
+                target: 3,
+                controls: vec![cs("a".into(), vec![ControlValue::Value(1.0), ControlValue::Value(2.0)])],
+            },
+            Command::SNewargs {
+                def_name: "sine".into(),
+                node: 5,
+                add_action: AddAction::Head,
+                target: 1,
+                controls: vec![cs(0.into(), vec![ControlValue::Value(1.0), ControlValue::Value(2.0)])],
+            },
+            Command::SGetn { node: 1, controls: vec![("a".into(), 3)] },
+            Command::PNew { groups: vec![NewGroup { id: 9, add_action: AddAction::Tail, target: 1 }] },
+            Command::GQueryTree { groups: vec![(0, true)] },
+            Command::UCmd { node: 1, unit: 2, name: "x".into(), args: vec![] },
+            Command::BAlloc { buffer: 1, frames: 8, channels: 2, completion: None, sample_rate: Some(44100.0) },
+            Command::BAllocReadChannel {
+                buffer: 1,
+                path: "f.wav".into(),
+                start_frame: 0,
+                frames: 0,
+                channels: vec![0, 1],
+                completion: Some(done.clone()),
+            },
+            Command::BWrite {
+                buffer: 1,
+                path: "o.wav".into(),
+                header_format: "wav".into(),
+                sample_format: "float".into(),
+                frames: -1,
+                start_frame: 0,
+                leave_open: true,
+                completion: None,
+            },
+            Command::BSetn { buffer: 1, ranges: vec![ValueRange { start: 2, values: vec![0.5, 0.25] }] },
+            Command::BGen { buffer: 1, command: "sine1".into(), args: vec![OscArg::Int(7), OscArg::Float(1.0)] },
+            Command::BSetSampleRate { buffer: 1, sample_rate: None },
+            Command::CFill { fills: vec![ValueFill { start: 0, count: 4, value: 1.0 }] },
+            Command::CGetn { ranges: vec![(0, 4)] },
+        ]
+    }
+
+    #[test]
+    fn commands_survive_encoding_and_parsing() {
+        for c in sample_commands() {
+            let bytes = c.to_message().encode();
+            let OscPacket::Message(m) = decode(&bytes).unwrap() else { panic!() };
+            assert_eq!(parse_command(&m).unwrap(), c);
+        }
     }
 }

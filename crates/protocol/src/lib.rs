@@ -1,5 +1,14 @@
 //! magnetar protocol: the OSC wire format, scsynth's command set as typed
 //! values, the replies the server sends, and the non-real-time score format.
+//!
+//! ```
+//! use magnetar_protocol::{decode, parse_command, Command, OscArg, OscMessage, OscPacket};
+//!
+//! let bytes = OscMessage::new("/n_free", vec![OscArg::Int(1000), OscArg::Int(1001)]).encode();
+//! let OscPacket::Message(msg) = decode(&bytes)? else { unreachable!() };
+//! assert_eq!(parse_command(&msg)?, Command::NFree { nodes: vec![1000, 1001] });
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod commands;
 pub mod osc;

@@ -588,7 +588,7 @@ impl<'a> Reader<'a> {
                     DecodeErrorKind::ElementPastEnd { size: size as i64, available: self.remaining() },
                 ));
             }
-            if size_u % 4 != 0 {
+            if size_u & 3 != 0 {
                 return Err(self.err_at(size_at, DecodeErrorKind::ElementSizeNotAligned(size)));
             }
             let start = self.pos;
@@ -603,7 +603,7 @@ impl<'a> Reader<'a> {
         if self.buf.is_empty() {
             return Err(self.err(DecodeErrorKind::Empty));
         }
-        if self.buf.len() % 4 != 0 {
+        if self.buf.len() & 3 != 0 {
             return Err(self.err_at(0, DecodeErrorKind::Unaligned(self.buf.len())));
         }
         let address = if self.buf[0] == 0 {

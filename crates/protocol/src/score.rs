@@ -17,8 +17,9 @@
 //! - The render ends after the last bundle has been performed, so the final
 //!   bundle's time sets the length of the output (conventionally it holds
 //!   `/nrt_end` or an empty message list).
-//! - An empty file is an error; a file whose last length field is cut short
-//!   (fewer than 4 bytes left) ends the score as if the file ended there.
+//! - An empty file is an error. A file whose last length field is cut short
+//!   (1 to 3 bytes left) ends scsynth's score quietly; this reader reports
+//!   it as truncated.
 //! - A length above 2^30 is refused.
 
 use crate::osc::{self, DecodeError, OscBundle, OscPacket};
@@ -113,9 +114,13 @@ impl<R: Read> ScoreReader<R> {
             Ok(n) => n,
             Err(source) => return Some(Err(ScoreError::Io { offset: at, source })),
         };
-        if got < 4 {
-            // scsynth treats a short length field as the end of the score.
+        if got == 0 {
             return None;
+        }
+        if got < 4 {
+            // scsynth would quietly stop here; a cut-off length field means the
+            // file was truncated, which the user should hear about.
+            return Some(Err(ScoreError::Truncated { offset: at, length: 4, available: got }));
         }
         let length = i32::from_be_bytes(len_bytes);
         if length < 16 || length as usize > MAX_PACKET_LEN || length % 4 != 0 {
@@ -268,11 +273,15 @@ mod tests {
     }
 
     #[test]
-    fn short_trailing_length_field_ends_the_score_like_scsynth() {
+    fn short_trailing_length_field_is_reported_as_truncation() {
         let mut bytes = encode_score(&sample_score());
+        let at = bytes.len();
         bytes.extend_from_slice(&[0, 0]);
-        assert_eq!(ScoreReader::from_bytes(&bytes).filter(|r| r.is_ok()).count(), 4);
-        assert!(ScoreReader::from_bytes(&bytes).all(|r| r.is_ok()));
+        let results: Vec<_> = ScoreReader::from_bytes(&bytes).collect();
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 4);
+        let err = results[4].as_ref().unwrap_err();
+        assert!(matches!(err, ScoreError::Truncated { .. }), "{err}");
+        assert_eq!(err.offset(), at);
     }
 
     #[test]

@@ -136,7 +136,8 @@ impl Cli {
                 'i' => e.num_input_channels = parse_num(flag, v, "channel count")?,
                 'o' => e.num_output_channels = parse_num(flag, v, "channel count")?,
                 'c' => e.num_control_buses = parse_num(flag, v, "bus count")?,
-                'z' => e.block_size = parse_num(flag, v, "block size")?,
+                // scsynth rounds the block size up to a power of two.
+                'z' => e.block_size = parse_num::<usize>(flag, v, "block size")?.max(1).next_power_of_two(),
                 'Z' => cli.hardware_buffer_size = parse_num(flag, v, "buffer size")?,
                 'S' => {
                     let sr: f64 = parse_num(flag, v, "sample rate")?;
@@ -215,6 +216,12 @@ mod tests {
         assert!(matches!(Cli::parse(&["-u"]), Err(CliError::MissingArgument(..))));
         assert!(matches!(Cli::parse(&["-u", "x"]), Err(CliError::BadValue { .. })));
         assert_eq!(Cli::parse::<&str>(&[]), Err(CliError::NoMode));
+    }
+
+    #[test]
+    fn block_size_rounds_up_to_a_power_of_two_as_in_scsynth() {
+        let cli = Cli::parse(&["-z", "100", "-N", "s", "_", "o.wav", "48000", "WAV", "float"]).unwrap();
+        assert_eq!(cli.engine.block_size, 128);
     }
 
     #[test]

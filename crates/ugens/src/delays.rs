@@ -1,3 +1,442 @@
-use crate::registry::Registry;
+//! Delay lines (DelayN/L/C), feedback combs (CombN/L/C), allpass delays
+//! (AllpassN/L/C) and the one- and two-sample delays Delay1 and Delay2,
+//! following scsynth's DelayUGens and FilterUGens (3.13).
+//!
+//! N reads the nearest sample, L interpolates linearly, C with a 4-point
+//! Hermite cubic. Until the line has been written once all the way round, a
+//! checked ("_z") form runs that reads unwritten history as silence.
 
-pub fn register(_r: &mut Registry) {}
+use crate::filters::sig::{calc_feedback, clip_f32, in0, in_rate, In};
+use crate::registry::Registry;
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+
+const DELAY: u8 = 0;
+const COMB: u8 = 1;
+const ALLPASS: u8 = 2;
+
+const NEAREST: u8 = 0;
+const LINEAR: u8 = 1;
+const CUBIC: u8 = 2;
+
+/// Largest delay line a unit may ask for, in samples (512 MB of floats);
+/// beyond it construction fails as an exhausted real-time pool does.
+const MAX_LINE: i64 = 1 << 27;
+
+/// A delay unit of kind `KIND` (plain, comb, allpass) reading with
+/// interpolation `INTERP`. Inputs: in, maxdelaytime, delaytime[, decaytime].
+pub struct DelayUnit<const KIND: u8, const INTERP: u8> {
+    buf: Vec<f32>,
+    mask: i64,
+    len: i64,
+    /// The line length as a float: the largest delay in samples.
+    flen: f32,
+    dsamp: f32,
+    delaytime: f32,
+    decaytime: f32,
+    feedbk: f32,
+    wr: i64,
+    numoutput: i64,
+    checked: bool,
+    audio_delay: bool,
+    mode: Mode,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Run,
+    /// A constant delay of zero: the input is copied.
+    Through,
+    /// The line could not be allocated: silence.
+    Failed,
+}
+
+pub type DelayN = DelayUnit<DELAY, NEAREST>;
+pub type DelayL = DelayUnit<DELAY, LINEAR>;
+pub type DelayC = DelayUnit<DELAY, CUBIC>;
+pub type CombN = DelayUnit<COMB, NEAREST>;
+pub type CombL = DelayUnit<COMB, LINEAR>;
+pub type CombC = DelayUnit<COMB, CUBIC>;
+pub type AllpassN = DelayUnit<ALLPASS, NEAREST>;
+pub type AllpassL = DelayUnit<ALLPASS, LINEAR>;
+pub type AllpassC = DelayUnit<ALLPASS, CUBIC>;
+
+#[inline(always)]
+fn lininterp(x: f32, a: f32, b: f32) -> f32 {
+    a + x * (b - a)
+}
+
+#[inline(always)]
+fn cubicinterp(x: f32, y0: f32, y1: f32, y2: f32, y3: f32) -> f32 {
+    let c0 = y1;
+    let c1 = 0.5 * (y2 - y0);
+    let c2 = y0 - 2.5 * y1 + 2.0 * y2 - 0.5 * y3;
+    let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2);
+    ((c3 * x + c2) * x + c1) * x + c0
+}
+
+/// Size of the line for `maxdel` seconds: the next power of two of
+/// `ceil(maxdel * rate + 1) + block length`.
+fn line_size(maxdel: f32, sample_rate: f64, buf_length: usize) -> Option<i64> {
+    let want = (maxdel as f64 * sample_rate + 1.0).ceil();
+    if !(want < MAX_LINE as f64) {
+        return None;
+    }
+    let n = (want as i64 + buf_length as i64).max(1);
+    let size = (n as u64).next_power_of_two() as i64;
+    (size <= MAX_LINE).then_some(size)
+}
+
+impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
+    /// Cubic combs and allpasses need two samples of history behind the
+    /// read point; everything else one.
+    const MIN_DELAY: f32 = if INTERP == CUBIC && KIND != DELAY { 2.0 } else { 1.0 };
+
+    #[inline(always)]
+    fn calc_delay(&self, delaytime: f32, sample_rate: f64) -> f32 {
+        clip_f32(delaytime * sample_rate as f32, Self::MIN_DELAY, self.flen)
+    }
+
+    /// One sample: writes `x` at the write head and returns the output.
+    #[inline(always)]
+    fn perform<const CHECKED: bool>(
+        buf: &mut [f32],
+        mask: i64,
+        wr: i64,
+        x: f32,
+        idsamp: i64,
+        frac: f32,
+        fb: f32,
+    ) -> f32 {
+        let at = |p: i64| (p & mask) as usize;
+        let rd = wr - idsamp;
+        match INTERP {
+            NEAREST => {
+                if KIND == DELAY {
+                    buf[at(wr)] = x;
+                    if CHECKED && rd < 0 {
+                        0.0
+                    } else {
+                        buf[at(rd)]
+                    }
+                } else if CHECKED && rd < 0 {
+                    buf[at(wr)] = x;
+                    if KIND == COMB {
+                        0.0
+                    } else {
+                        -fb * x
+                    }
+                } else {
+                    let value = buf[at(rd)];
+                    if KIND == COMB {
+                        buf[at(wr)] = x + fb * value;
+                        value
+                    } else {
+                        let dwr = value * fb + x;
+                        buf[at(wr)] = dwr;
+                        value - fb * dwr
+                    }
+                }
+            }
+            LINEAR => {
+                if KIND == DELAY {
+                    buf[at(wr)] = x;
+                }
+                let value = if CHECKED && rd < 0 {
+                    if KIND != DELAY {
+                        buf[at(wr)] = x;
+                    }
+                    return if KIND == ALLPASS { -fb * x } else { 0.0 };
+                } else if CHECKED && rd - 1 < 0 {
+                    let d1 = buf[at(rd)];
+                    d1 - frac * d1
+                } else {
+                    lininterp(frac, buf[at(rd)], buf[at(rd - 1)])
+                };
+                Self::feed(buf, at(wr), x, fb, value)
+            }
+            _ => {
+                if KIND == DELAY {
+                    buf[at(wr)] = x;
+                }
+                let (r0, r1, r2, r3) = (rd + 1, rd, rd - 1, rd - 2);
+                let value = if CHECKED {
+                    if r0 < 0 {
+                        if KIND != DELAY {
+                            buf[at(wr)] = x;
+                        }
+                        return 0.0;
+                    }
+                    let d0 = buf[at(r0)];
+                    let d1 = if r1 < 0 { 0.0 } else { buf[at(r1)] };
+                    let d2 = if r2 < 0 { 0.0 } else { buf[at(r2)] };
+                    let d3 = if r3 < 0 { 0.0 } else { buf[at(r3)] };
+                    cubicinterp(frac, d0, d1, d2, d3)
+                } else {
+                    cubicinterp(frac, buf[at(r0)], buf[at(r1)], buf[at(r2)], buf[at(r3)])
+                };
+                Self::feed(buf, at(wr), x, fb, value)
+            }
+        }
+    }
+
+    /// Writes the feedback path for an interpolated read `value`.
+    #[inline(always)]
+    fn feed(buf: &mut [f32], w: usize, x: f32, fb: f32, value: f32) -> f32 {
+        match KIND {
+            DELAY => value,
+            COMB => {
+                buf[w] = x + fb * value;
+                value
+            }
+            _ => {
+                let dwr = x + fb * value;
+                buf[w] = dwr;
+                value - fb * dwr
+            }
+        }
+    }
+
+    fn block<const CHECKED: bool>(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        let sr = cx.rate.sample_rate;
+        let sf = cx.rate.slope_factor as f32;
+        let inp = In::new(io, 0);
+        let delay_in = In::new(io, 2);
+        let decaytime = if KIND == DELAY { 0.0 } else { in0(io, 3) };
+        let out = io.out(0);
+        let n = out.len();
+        let mask = self.mask;
+        let mut wr = self.wr;
+
+        if self.audio_delay {
+            for (i, o) in out.iter_mut().enumerate() {
+                let del = delay_in.at(i);
+                let dsamp = self.calc_delay(del, sr);
+                let fb = if KIND == DELAY { 0.0 } else { calc_feedback(del, decaytime) };
+                let idsamp = dsamp as i64;
+                let frac = dsamp - idsamp as f32;
+                *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, frac, fb);
+                wr += 1;
+            }
+        } else {
+            let delaytime = delay_in.first();
+            let mut dsamp = self.dsamp;
+            let mut fb = self.feedbk;
+            let same_delay = delaytime == self.delaytime;
+            let same_decay = KIND == DELAY || decaytime == self.decaytime;
+            if same_delay && same_decay {
+                let idsamp = dsamp as i64;
+                let frac = dsamp - idsamp as f32;
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, frac, fb);
+                    wr += 1;
+                }
+            } else if same_delay && INTERP == NEAREST {
+                // Only the decay moved: the nearest-sample comb and allpass
+                // step the feedback after each sample rather than before.
+                let slope = (calc_feedback(delaytime, decaytime) - fb) * sf;
+                let idsamp = dsamp as i64;
+                if CHECKED && KIND == COMB {
+                    self.comb_n_z_decay(out, inp, idsamp, &mut fb, slope, &mut wr);
+                } else {
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, 0.0, fb);
+                        fb += slope;
+                        wr += 1;
+                    }
+                }
+                self.feedbk = fb;
+                self.decaytime = decaytime;
+            } else {
+                let next_dsamp = self.calc_delay(delaytime, sr);
+                let dsamp_slope = (next_dsamp - dsamp) * sf;
+                let fb_slope = if KIND == DELAY { 0.0 } else { (calc_feedback(delaytime, decaytime) - fb) * sf };
+                for (i, o) in out.iter_mut().enumerate() {
+                    dsamp += dsamp_slope;
+                    if KIND != DELAY {
+                        fb += fb_slope;
+                    }
+                    let idsamp = dsamp as i64;
+                    let frac = dsamp - idsamp as f32;
+                    *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, frac, fb);
+                    wr += 1;
+                }
+                self.dsamp = dsamp;
+                self.delaytime = delaytime;
+                if KIND != DELAY {
+                    self.feedbk = fb;
+                    self.decaytime = decaytime;
+                }
+            }
+        }
+        self.wr = wr;
+        if CHECKED {
+            self.numoutput += n as i64;
+            if self.numoutput >= self.len {
+                self.checked = false;
+            }
+        }
+    }
+
+    /// CombN before the line is full, decay changing: the stretch of the
+    /// block that reads unwritten history advances the feedback in one step
+    /// per contiguous run of the line, as scsynth does.
+    fn comb_n_z_decay(&mut self, out: &mut [f32], inp: In<'_>, idsamp: i64, fb: &mut f32, slope: f32, wr: &mut i64) {
+        let (mask, len) = (self.mask, self.len);
+        let mut rd = *wr - idsamp;
+        let mut i = 0usize;
+        let n = out.len();
+        while i < n {
+            let rdspace = len - (rd & mask);
+            let wrspace = len - (*wr & mask);
+            let nsmps = ((n - i) as i64).min(rdspace).min(wrspace) as usize;
+            if rd < 0 {
+                *fb += nsmps as f32 * slope;
+                for k in i..i + nsmps {
+                    self.buf[((*wr + (k - i) as i64) & mask) as usize] = inp.at(k);
+                    out[k] = 0.0;
+                }
+            } else {
+                for k in i..i + nsmps {
+                    let off = (k - i) as i64;
+                    let value = self.buf[((rd + off) & mask) as usize];
+                    self.buf[((*wr + off) & mask) as usize] = value * *fb + inp.at(k);
+                    out[k] = value;
+                    *fb += slope;
+                }
+            }
+            i += nsmps;
+            *wr += nsmps as i64;
+            rd += nsmps as i64;
+        }
+    }
+}
+
+impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let maxdel = in0(io, 1);
+        let delaytime = in0(io, 2);
+        let decaytime = if KIND == DELAY { 0.0 } else { in0(io, 3) };
+        let size = line_size(maxdel, cx.rate.sample_rate, cx.rate.buf_length);
+        let len = size.unwrap_or(1);
+        let mut u = DelayUnit {
+            buf: Vec::new(),
+            mask: len - 1,
+            len,
+            flen: len as f32,
+            dsamp: 0.0,
+            delaytime,
+            decaytime,
+            feedbk: 0.0,
+            wr: 0,
+            numoutput: 0,
+            checked: true,
+            audio_delay: in_rate(io, 2) == Rate::Audio,
+            mode: Mode::Run,
+        };
+        if size.is_none() {
+            u.mode = Mode::Failed;
+            cx.set_done(true);
+            io.out(0)[0] = 0.0;
+            return u;
+        }
+        u.buf = vec![0.0; len as usize];
+        u.dsamp = u.calc_delay(delaytime, cx.rate.sample_rate);
+        if KIND != DELAY {
+            u.feedbk = calc_feedback(delaytime, decaytime);
+        }
+        if KIND == DELAY && in_rate(io, 2) == Rate::Scalar && delaytime == 0.0 {
+            u.mode = Mode::Through;
+            io.out(0)[0] = in0(io, 0);
+            return u;
+        }
+        io.out(0)[0] = 0.0;
+        u
+    }
+}
+
+impl<const KIND: u8, const INTERP: u8> Unit for DelayUnit<KIND, INTERP> {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        match self.mode {
+            Mode::Run if self.checked => self.block::<true>(io, cx),
+            Mode::Run => self.block::<false>(io, cx),
+            Mode::Through => {
+                let inp = In::new(io, 0);
+                for (i, o) in io.out(0).iter_mut().enumerate() {
+                    *o = inp.at(i);
+                }
+            }
+            Mode::Failed => io.out(0).fill(0.0),
+        }
+    }
+}
+
+/// Delay1: the input delayed by one sample. Inputs: in.
+pub struct Delay1 {
+    x1: f32,
+}
+
+impl Construct for Delay1 {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        let x = in0(io, 0);
+        io.out(0)[0] = x;
+        Delay1 { x1: x }
+    }
+}
+
+impl Unit for Delay1 {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let inp = In::new(io, 0);
+        let mut x1 = self.x1;
+        for (i, o) in io.out(0).iter_mut().enumerate() {
+            *o = x1;
+            x1 = inp.at(i);
+        }
+        self.x1 = x1;
+    }
+}
+
+/// Delay2: the input delayed by two samples. Inputs: in.
+pub struct Delay2 {
+    x1: f32,
+    x2: f32,
+}
+
+impl Construct for Delay2 {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        io.out(0)[0] = 0.0;
+        // scsynth leaves the older sample unset; silence is the sane reading.
+        Delay2 { x1: in0(io, 0), x2: 0.0 }
+    }
+}
+
+impl Unit for Delay2 {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let inp = In::new(io, 0);
+        let (mut x1, mut x2) = (self.x1, self.x2);
+        for (i, o) in io.out(0).iter_mut().enumerate() {
+            *o = x2;
+            x2 = x1;
+            x1 = inp.at(i);
+        }
+        self.x1 = x1;
+        self.x2 = x2;
+    }
+}
+
+pub fn register(r: &mut Registry) {
+    r.add::<DelayN>("DelayN");
+    r.add::<DelayL>("DelayL");
+    r.add::<DelayC>("DelayC");
+    r.add::<CombN>("CombN");
+    r.add::<CombL>("CombL");
+    r.add::<CombC>("CombC");
+    r.add::<AllpassN>("AllpassN");
+    r.add::<AllpassL>("AllpassL");
+    r.add::<AllpassC>("AllpassC");
+    r.add::<Delay1>("Delay1");
+    r.add::<Delay2>("Delay2");
+}
+
+#[cfg(test)]
+#[path = "delays/tests.rs"]
+mod tests;

@@ -1,3 +1,52 @@
+//! Filters: resonant and Butterworth second-order sections, one-pole and
+//! one-zero filters, lags, slew limiters, decays, DC blocking and a median
+//! filter, following scsynth's FilterUGens (3.13) sample for sample.
+//!
+//! Parameters read at control rate are compared with the values of the
+//! previous block; when they change, coefficients glide linearly across the
+//! block (for second-order sections: in steps of three samples, as the
+//! C++ loops are unrolled by three).
+
+pub(crate) mod sig;
+mod lags;
+mod onepole;
+mod twopole;
+mod misc;
+
 use crate::registry::Registry;
 
-pub fn register(_r: &mut Registry) {}
+pub use lags::{Lag, Lag2, Lag3, LagUd, Ramp, Slew};
+pub use misc::{Median, Sos};
+pub use onepole::{Decay, Decay2, Integrator, LeakDc, OnePole, OneZero};
+pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, Ringz, Rlpf, TwoPoleFilter, TwoZeroFilter};
+
+pub fn register(r: &mut Registry) {
+    r.add::<Lpf>("LPF");
+    r.add::<Hpf>("HPF");
+    r.add::<Bpf>("BPF");
+    r.add::<Brf>("BRF");
+    r.add::<Rlpf>("RLPF");
+    r.add::<Rhpf>("RHPF");
+    r.add::<Resonz>("Resonz");
+    r.add::<Ringz>("Ringz");
+    r.add::<Formlet>("Formlet");
+    r.add::<TwoPoleFilter>("TwoPole");
+    r.add::<TwoZeroFilter>("TwoZero");
+    r.add::<OnePole>("OnePole");
+    r.add::<OneZero>("OneZero");
+    r.add::<Integrator>("Integrator");
+    r.add::<Decay>("Decay");
+    r.add::<Decay2>("Decay2");
+    r.add::<LeakDc>("LeakDC");
+    r.add::<Lag>("Lag");
+    r.add::<Lag2>("Lag2");
+    r.add::<Lag3>("Lag3");
+    r.add::<LagUd>("LagUD");
+    r.add::<Ramp>("Ramp");
+    r.add::<Slew>("Slew");
+    r.add::<Sos>("SOS");
+    r.add::<Median>("Median");
+}
+
+#[cfg(test)]
+mod tests;

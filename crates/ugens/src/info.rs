@@ -1,7 +1,12 @@
-//! Constant and informational units.
+//! Constant and informational units, and rate conversion (K2A, A2K).
+//!
+//! The server-information units (SampleRate, NumBuffers, ...) write their
+//! value once at construction and never run again, as in scsynth. The buffer
+//! information units re-read their buffer every block.
 
 use crate::registry::Registry;
-use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::world::{SndBuf, World};
 
 /// DC: outputs its input's value, fixed at construction.
 pub struct Dc {
@@ -23,6 +28,296 @@ impl Unit for Dc {
     }
 }
 
+/// A unit whose single output is fixed at construction.
+pub struct Fixed;
+
+impl Unit for Fixed {
+    fn next(&mut self, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {}
+}
+
+/// Writes `value` as the unit's output value.
+fn fixed(io: &mut Wires<'_>, value: f32) -> Box<dyn Unit> {
+    io.out(0)[0] = value;
+    Box::new(Fixed)
+}
+
+macro_rules! info_unit {
+    ($fn_name:ident, |$cx:ident| $value:expr) => {
+        fn $fn_name(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, $cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+            fixed(io, $value)
+        }
+    };
+}
+
+info_unit!(sample_rate, |cx| cx.world.sample_rate as f32);
+info_unit!(sample_dur, |cx| cx.world.full_rate.sample_dur as f32);
+info_unit!(control_rate, |cx| cx.world.buf_rate.sample_rate as f32);
+info_unit!(control_dur, |cx| cx.world.full_rate.buf_duration as f32);
+info_unit!(radians_per_sample, |cx| cx.world.full_rate.radians_per_sample as f32);
+info_unit!(block_size, |cx| cx.world.full_rate.buf_length as f32);
+info_unit!(subsample_offset, |cx| cx.synth.subsample_offset);
+info_unit!(num_input_buses, |cx| cx.world.num_input_channels as f32);
+info_unit!(num_output_buses, |cx| cx.world.num_output_channels as f32);
+info_unit!(num_audio_buses, |cx| cx.world.num_audio_buses() as f32);
+info_unit!(num_control_buses, |cx| cx.world.num_control_buses() as f32);
+info_unit!(num_buffers, |cx| cx.world.buffers.len() as f32);
+info_unit!(node_id, |cx| cx.synth.node_id as f32);
+
+// ---- buffer information ---------------------------------------------------
+
+/// The buffer a unit's first input names, resolved as scsynth does: negative
+/// numbers mean 0, numbers past the last buffer fall back to buffer 0.
+pub(crate) fn resolve_buffer(world: &World, fbufnum: f32) -> Option<&SndBuf> {
+    world.buffers.get(resolve_buffer_index(world, fbufnum)?)
+}
+
+/// The index [`resolve_buffer`] picks, if the world has any buffers.
+pub(crate) fn resolve_buffer_index(world: &World, fbufnum: f32) -> Option<usize> {
+    let f = if fbufnum < 0.0 { 0.0 } else { fbufnum };
+    let index = f as u32 as usize;
+    if index < world.buffers.len() {
+        Some(index)
+    } else if world.buffers.is_empty() {
+        None
+    } else {
+        Some(0)
+    }
+}
+
+/// `1 / sample_rate`, or 0 for a buffer that was never allocated (scsynth's
+/// buffers start zero-filled).
+#[inline]
+pub(crate) fn buf_sample_dur(buf: &SndBuf) -> f64 {
+    if buf.sample_rate == 0.0 {
+        0.0
+    } else {
+        1.0 / buf.sample_rate
+    }
+}
+
+/// What a buffer information unit reports.
+#[derive(Clone, Copy)]
+enum BufInfoKind {
+    SampleRate,
+    RateScale,
+    Samples,
+    Frames,
+    Channels,
+    Dur,
+}
+
+pub struct BufInfo {
+    kind: BufInfoKind,
+}
+
+impl BufInfo {
+    fn value(&self, io: &Wires<'_>, cx: &UnitCtx<'_>) -> f32 {
+        let Some(buf) = resolve_buffer(cx.world, io.in0(0)) else {
+            return 0.0;
+        };
+        match self.kind {
+            BufInfoKind::SampleRate => buf.sample_rate as f32,
+            BufInfoKind::RateScale => (buf.sample_rate * cx.world.full_rate.sample_dur) as f32,
+            BufInfoKind::Samples => buf.samples() as f32,
+            BufInfoKind::Frames => buf.frames as f32,
+            BufInfoKind::Channels => buf.channels as f32,
+            BufInfoKind::Dur => (buf.frames as f64 * buf_sample_dur(buf)) as f32,
+        }
+    }
+
+    fn build(kind: BufInfoKind, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+        let unit = BufInfo { kind };
+        let v = unit.value(io, cx);
+        io.out(0)[0] = v;
+        Box::new(unit)
+    }
+}
+
+impl Unit for BufInfo {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let v = self.value(io, cx);
+        io.out(0)[0] = v;
+    }
+}
+
+macro_rules! buf_info_unit {
+    ($fn_name:ident, $kind:ident) => {
+        fn $fn_name(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+            BufInfo::build(BufInfoKind::$kind, io, cx)
+        }
+    };
+}
+
+buf_info_unit!(buf_sample_rate, SampleRate);
+buf_info_unit!(buf_rate_scale, RateScale);
+buf_info_unit!(buf_samples, Samples);
+buf_info_unit!(buf_frames, Frames);
+buf_info_unit!(buf_channels, Channels);
+buf_info_unit!(buf_dur, Dur);
+
+// ---- Silent, K2A, A2K -----------------------------------------------------
+
+/// Silent: every output is zero.
+pub struct Silent;
+
+impl Construct for Silent {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        io.clear_outputs();
+        Silent
+    }
+}
+
+impl Unit for Silent {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        io.clear_outputs();
+    }
+}
+
+/// K2A: a control signal as audio, ramped linearly across a block whenever
+/// it changes (a constant input is simply held).
+pub struct K2A {
+    level: f32,
+    interpolate: bool,
+    simd: bool,
+}
+
+impl K2A {
+    fn run(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        let next = io.in0(0);
+        let simd = self.simd;
+        let out = io.out(0);
+        if self.interpolate && self.level != next {
+            let slope = crate::ops::ramp::calc_slope(next, self.level, cx.rate.slope_factor);
+            crate::ops::ramp::fill(simd, out, self.level, slope);
+            self.level = next;
+        } else {
+            out.fill(self.level);
+        }
+    }
+}
+
+impl Construct for K2A {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let interpolate = io.num_inputs() > 0 && io.in_rate(0) != Rate::Scalar;
+        let mut unit = K2A { level: io.in0(0), interpolate, simd: false };
+        unit.run(io, cx);
+        unit.simd = crate::ops::ramp::simd_block(cx.rate.buf_length);
+        unit
+    }
+}
+
+impl Unit for K2A {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.run(io, cx);
+    }
+}
+
+/// A2K: the first sample of each audio block.
+pub struct A2K;
+
+impl Construct for A2K {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        let v = io.in0(0);
+        io.out(0)[0] = v;
+        A2K
+    }
+}
+
+impl Unit for A2K {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let v = io.in0(0);
+        io.out(0)[0] = v;
+    }
+}
+
 pub fn register(r: &mut Registry) {
     r.add::<Dc>("DC");
+    r.add_ctor("SampleRate", sample_rate);
+    r.add_ctor("SampleDur", sample_dur);
+    r.add_ctor("ControlRate", control_rate);
+    r.add_ctor("ControlDur", control_dur);
+    r.add_ctor("RadiansPerSample", radians_per_sample);
+    r.add_ctor("BlockSize", block_size);
+    r.add_ctor("SubsampleOffset", subsample_offset);
+    r.add_ctor("NumInputBuses", num_input_buses);
+    r.add_ctor("NumOutputBuses", num_output_buses);
+    r.add_ctor("NumAudioBuses", num_audio_buses);
+    r.add_ctor("NumControlBuses", num_control_buses);
+    r.add_ctor("NumBuffers", num_buffers);
+    r.add_ctor("NodeID", node_id);
+    r.add_ctor("BufSampleRate", buf_sample_rate);
+    r.add_ctor("BufRateScale", buf_rate_scale);
+    r.add_ctor("BufSamples", buf_samples);
+    r.add_ctor("BufFrames", buf_frames);
+    r.add_ctor("BufChannels", buf_channels);
+    r.add_ctor("BufDur", buf_dur);
+    r.add::<Silent>("Silent");
+    r.add::<K2A>("K2A");
+    r.add::<A2K>("A2K");
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{TestInput, UnitHarness};
+    use crate::unit::Rate;
+    use crate::world::SndBuf;
+
+    fn info(name: &str) -> f32 {
+        UnitHarness::new(name, Rate::Scalar).run_full(0).initial[0]
+    }
+
+    #[test]
+    fn server_information_reflects_the_world() {
+        assert_eq!(info("SampleRate"), 48_000.0);
+        assert_eq!(info("SampleDur"), 1.0 / 48_000.0);
+        assert_eq!(info("ControlRate"), 750.0);
+        assert_eq!(info("ControlDur"), 64.0 / 48_000.0);
+        assert_eq!(info("BlockSize"), 64.0);
+        assert_eq!(info("RadiansPerSample"), (std::f64::consts::TAU / 48_000.0) as f32);
+        assert_eq!(info("NumOutputBuses"), 2.0);
+        assert_eq!(info("NumInputBuses"), 2.0);
+        assert_eq!(info("NumAudioBuses"), 128.0);
+        assert_eq!(info("NumControlBuses"), 4096.0);
+        assert_eq!(info("NumBuffers"), 16.0);
+    }
+
+    #[test]
+    fn subsample_offset_comes_from_the_synth() {
+        let mut h = UnitHarness::new("SubsampleOffset", Rate::Scalar);
+        h.synth.subsample_offset = 0.25;
+        assert_eq!(h.run_full(0).initial[0], 0.25);
+    }
+
+    #[test]
+    fn buffer_information_describes_the_buffer() {
+        let mk = |name: &str| {
+            let mut h = UnitHarness::new(name, Rate::Control).input(TestInput::Const(3.0));
+            h.world.buffers[3] = SndBuf::new(24_000, 2, 24_000.0);
+            h.run(1)[0][0]
+        };
+        assert_eq!(mk("BufFrames"), 24_000.0);
+        assert_eq!(mk("BufSamples"), 48_000.0);
+        assert_eq!(mk("BufChannels"), 2.0);
+        assert_eq!(mk("BufSampleRate"), 24_000.0);
+        assert_eq!(mk("BufDur"), 1.0);
+        assert_eq!(mk("BufRateScale"), 0.5);
+    }
+
+    #[test]
+    fn k2a_ramps_between_control_values() {
+        let out = UnitHarness::new("K2A", Rate::Audio).input(TestInput::Control(vec![0.0, 1.0, 1.0])).run(3);
+        assert!(out[0][..64].iter().all(|&x| x == 0.0));
+        assert_eq!(out[0][64], 0.0);
+        assert!((out[0][127] - 63.0 / 64.0).abs() < 1e-6);
+        assert!(out[0][128..].iter().all(|&x| x == 1.0));
+    }
+
+    #[test]
+    fn a2k_takes_the_first_sample_and_silent_is_silent() {
+        let sig: Vec<f32> = (0..128).map(|i| i as f32).collect();
+        let out = UnitHarness::new("A2K", Rate::Control).input(TestInput::Audio(sig)).run(2);
+        assert_eq!(out[0], vec![0.0, 64.0]);
+        let s = UnitHarness::new("Silent", Rate::Audio).run(1);
+        assert!(s[0].iter().all(|&x| x == 0.0));
+    }
 }

@@ -1,3 +1,1690 @@
-use crate::registry::Registry;
+//! Oscillators: table lookup (SinOsc, Osc, COsc, OscN), the recursive sine
+//! (FSinOsc), band-limited impulse trains (Blip, Saw, Pulse), non-band-limited
+//! low-frequency shapes (LFSaw, LFPulse, LFTri, LFPar, LFCub, VarSaw, SyncSaw,
+//! Impulse) and Formant.
+//!
+//! Phases and increments use the same integer and float widths as scsynth so
+//! that outputs match it sample for sample.
 
-pub fn register(_r: &mut Registry) {}
+pub(crate) mod tables;
+
+use crate::registry::Registry;
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::world::{SndBuf, World};
+use tables::{
+    d2i, f2i, lookup13, lookupi1, pair13, phase_frac, sine_tables, sc_clip, sc_max, SineTables, BAD_VALUE, SINE_MASK,
+    SINE_SIZE,
+};
+
+const RTWOPI: f64 = 1.0 / (std::f64::consts::PI * 2.0);
+/// A full cycle of the 8192-point tables in 16.16 fixed point, shifted by 13.
+const ONECYC13: i32 = 0x2000_0000;
+/// Three quarters of `ONECYC13`: turns a sine phase into a cosine one.
+const TQCYC13: i32 = 0x1800_0000;
+
+pub fn register(r: &mut Registry) {
+    r.add::<SinOsc>("SinOsc");
+    r.add::<FSinOsc>("FSinOsc");
+    r.add::<Osc>("Osc");
+    r.add::<OscN>("OscN");
+    r.add::<COsc>("COsc");
+    r.add::<Saw>("Saw");
+    r.add::<Pulse>("Pulse");
+    r.add::<Blip>("Blip");
+    r.add::<Formant>("Formant");
+    r.add::<LFSaw>("LFSaw");
+    r.add::<LFPulse>("LFPulse");
+    r.add::<LFTri>("LFTri");
+    r.add::<LFPar>("LFPar");
+    r.add::<LFCub>("LFCub");
+    r.add::<VarSaw>("VarSaw");
+    r.add::<SyncSaw>("SyncSaw");
+    r.add::<Impulse>("Impulse");
+}
+
+// ---------------------------------------------------------------------------
+// Table-lookup oscillators
+
+/// Which inputs of a table oscillator run at audio rate: frequency first,
+/// then phase. The scalar phase case only differs from `Ak` in that the
+/// phase never changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PhaseMode {
+    Kk,
+    Ka,
+    Ak,
+    Aa,
+    Ai,
+}
+
+fn phase_mode(io: &Wires<'_>, freq: usize) -> PhaseMode {
+    match (io.in_rate(freq), io.in_rate(freq + 1)) {
+        (Rate::Audio, Rate::Audio) => PhaseMode::Aa,
+        (Rate::Audio, Rate::Control) => PhaseMode::Ak,
+        (Rate::Audio, _) => PhaseMode::Ai,
+        (_, Rate::Audio) => PhaseMode::Ka,
+        _ => PhaseMode::Kk,
+    }
+}
+
+/// Phase accumulator of SinOsc and Osc: a 32-bit phase whose upper bits
+/// index the table and whose lower 16 bits interpolate.
+struct TablePhase {
+    phase: i32,
+    phasein: f32,
+    cpstoinc: f64,
+    radtoinc: f64,
+}
+
+impl TablePhase {
+    /// Runs one block in `mode`. `table` holds `mask + 1` value pairs.
+    ///
+    /// # Safety
+    /// `table.len() >= 2 * (mask + 1)`.
+    #[inline(always)]
+    unsafe fn run(
+        &mut self,
+        mode: PhaseMode,
+        table: &[f32],
+        mask: u32,
+        out: &mut [f32],
+        freq: &[f32],
+        phase: &[f32],
+        slope_factor: f64,
+    ) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            match mode {
+                PhaseMode::Kk => self.kk(table, mask, out, freq[0], phase[0], slope_factor),
+                PhaseMode::Ka => self.ka(table, mask, out, freq[0], phase),
+                PhaseMode::Aa => self.aa(table, mask, out, freq, phase),
+                PhaseMode::Ak => self.ak(table, mask, out, freq, phase[0], slope_factor),
+                PhaseMode::Ai => self.ai(table, mask, out, freq),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn kk(&mut self, table: &[f32], mask: u32, out: &mut [f32], freqin: f32, phasein: f32, sf: f64) {
+        let mut phase = self.phase;
+        let freq = d2i(self.cpstoinc * freqin as f64);
+        let slope = (phasein - self.phasein) * sf as f32;
+        let inc = freq.wrapping_add(d2i(slope as f64 * self.radtoinc));
+        self.phasein = phasein;
+        for o in out.iter_mut() {
+            // SAFETY: the caller's contract on `table` and `mask`.
+            *o = unsafe { lookupi1(table, phase as u32, mask) };
+            phase = phase.wrapping_add(inc);
+        }
+        self.phase = phase;
+    }
+
+    #[inline(always)]
+    unsafe fn ka(&mut self, table: &[f32], mask: u32, out: &mut [f32], freqin: f32, phasein: &[f32]) {
+        let mut phase = self.phase;
+        let freq = d2i(self.cpstoinc * freqin as f64);
+        let radtoinc = self.radtoinc as f32;
+        for (o, &p) in out.iter_mut().zip(phasein) {
+            let pphase = phase.wrapping_add(f2i(radtoinc * p));
+            // SAFETY: the caller's contract on `table` and `mask`.
+            *o = unsafe { lookupi1(table, pphase as u32, mask) };
+            phase = phase.wrapping_add(freq);
+        }
+        self.phase = phase;
+    }
+
+    #[inline(always)]
+    unsafe fn aa(&mut self, table: &[f32], mask: u32, out: &mut [f32], freqin: &[f32], phasein: &[f32]) {
+        let mut phase = self.phase;
+        let cpstoinc = self.cpstoinc as f32;
+        let radtoinc = self.radtoinc as f32;
+        for ((o, &p), &f) in out.iter_mut().zip(phasein).zip(freqin) {
+            let pphase = phase.wrapping_add(f2i(radtoinc * p));
+            // SAFETY: the caller's contract on `table` and `mask`.
+            *o = unsafe { lookupi1(table, pphase as u32, mask) };
+            phase = phase.wrapping_add(f2i(cpstoinc * f));
+        }
+        self.phase = phase;
+    }
+
+    #[inline(always)]
+    unsafe fn ak(&mut self, table: &[f32], mask: u32, out: &mut [f32], freqin: &[f32], phasein: f32, sf: f64) {
+        let mut phase = self.phase;
+        let cpstoinc = self.cpstoinc as f32;
+        let radtoinc = self.radtoinc as f32;
+        let mut phasemod = self.phasein;
+        if phasein != phasemod {
+            let slope = (phasein - phasemod) * sf as f32;
+            for (o, &f) in out.iter_mut().zip(freqin) {
+                let pphase = phase.wrapping_add(f2i(radtoinc * phasemod));
+                phasemod += slope;
+                // SAFETY: the caller's contract on `table` and `mask`.
+                *o = unsafe { lookupi1(table, pphase as u32, mask) };
+                phase = phase.wrapping_add(f2i(cpstoinc * f));
+            }
+        } else {
+            let poff = f2i(radtoinc * phasemod);
+            for (o, &f) in out.iter_mut().zip(freqin) {
+                // SAFETY: the caller's contract on `table` and `mask`.
+                *o = unsafe { lookupi1(table, phase.wrapping_add(poff) as u32, mask) };
+                phase = phase.wrapping_add(f2i(cpstoinc * f));
+            }
+        }
+        self.phase = phase;
+        self.phasein = phasein;
+    }
+
+    #[inline(always)]
+    unsafe fn ai(&mut self, table: &[f32], mask: u32, out: &mut [f32], freqin: &[f32]) {
+        let mut phase = self.phase;
+        let cpstoinc = self.cpstoinc as f32;
+        let poff = f2i(self.radtoinc as f32 * self.phasein);
+        for (o, &f) in out.iter_mut().zip(freqin) {
+            // SAFETY: the caller's contract on `table` and `mask`.
+            *o = unsafe { lookupi1(table, phase.wrapping_add(poff) as u32, mask) };
+            phase = phase.wrapping_add(f2i(cpstoinc * f));
+        }
+        self.phase = phase;
+    }
+}
+
+/// SinOsc: interpolating lookup in the shared sine wavetable.
+pub struct SinOsc {
+    p: TablePhase,
+    mode: PhaseMode,
+    table: &'static [f32],
+}
+
+impl Construct for SinOsc {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let size = SINE_SIZE as f64;
+        let phasein = io.in0(1);
+        let mut u = SinOsc {
+            p: TablePhase {
+                phase: 0,
+                phasein,
+                cpstoinc: size * cx.rate.sample_dur * 65536.0,
+                radtoinc: size * (RTWOPI * 65536.0),
+            },
+            mode: phase_mode(io, 0),
+            table: &sine_tables().wavetable,
+        };
+        let (freq, phase) = (io.inp(0), io.inp(1));
+        let out = io.out(0);
+        let init = if u.mode == PhaseMode::Kk { d2i(phasein as f64 * u.p.radtoinc) } else { 0 };
+        u.p.phase = init;
+        // SAFETY: the sine wavetable holds 2 * SINE_SIZE values.
+        unsafe {
+            if u.mode == PhaseMode::Kk {
+                u.p.kk(u.table, SINE_MASK, out, freq[0], phase[0], cx.rate.slope_factor);
+            } else {
+                u.p.aa(u.table, SINE_MASK, out, freq, phase);
+            }
+        }
+        u.p.phase = init;
+        u
+    }
+}
+
+impl Unit for SinOsc {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let (freq, phase) = (io.inp(0), io.inp(1));
+        let out = io.out(0);
+        // SAFETY: the sine wavetable holds 2 * SINE_SIZE values.
+        unsafe { self.p.run(self.mode, self.table, SINE_MASK, out, freq, phase, cx.rate.slope_factor) };
+    }
+}
+
+/// The buffer a table unit reads: numbers past the last buffer fall back
+/// to buffer 0, as scsynth does when the synth has no local buffers.
+fn table_buffer(world: &World, fbufnum: f32) -> Option<&SndBuf> {
+    // A negative number converts to a huge index, as C's cast does.
+    let index = if fbufnum >= 0.0 { fbufnum as usize } else { usize::MAX };
+    world.buffers.get(index).or_else(|| world.buffers.first())
+}
+
+/// Wavetables must be powers of two no larger than 131072 values.
+fn valid_table_size(size: usize) -> bool {
+    size <= 131_072 && size.is_power_of_two()
+}
+
+/// Osc: interpolating lookup in a wavetable-format buffer.
+pub struct Osc {
+    p: TablePhase,
+    mode: PhaseMode,
+    table_size: i64,
+    mask: u32,
+}
+
+impl Osc {
+    /// Refreshes the size-dependent constants; `false` when the buffer is
+    /// missing or not a usable wavetable (outputs must then be cleared).
+    fn prepare(&mut self, buf: Option<&SndBuf>, sample_dur: f64) -> bool {
+        let Some(buf) = buf.filter(|b| b.is_allocated()) else { return false };
+        let size = buf.samples();
+        if size as i64 != self.table_size {
+            self.table_size = size as i64;
+            let size2 = (size >> 1) as f64;
+            self.mask = ((size >> 1) as u32).wrapping_sub(1);
+            self.p.radtoinc = size2 * (RTWOPI * 65536.0);
+            self.p.cpstoinc = size2 * sample_dur * 65536.0;
+        }
+        valid_table_size(size) && size >= 2
+    }
+}
+
+impl Construct for Osc {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let size = table_buffer(cx.world, io.in0(0)).map_or(0, |b| b.samples());
+        let phasein = io.in0(2);
+        let mut u = Osc {
+            p: TablePhase { phase: 0, phasein, cpstoinc: 0.0, radtoinc: (size >> 1) as f64 * (RTWOPI * 65536.0) },
+            mode: phase_mode(io, 1),
+            table_size: -1,
+            mask: 0,
+        };
+        let init = if u.mode == PhaseMode::Kk { d2i(phasein as f64 * u.p.radtoinc) } else { 0 };
+        u.p.phase = init;
+        let (freq, phase) = (io.inp(1), io.inp(2));
+        let buf = table_buffer(cx.world, io.in0(0));
+        let out = io.out(0);
+        if u.prepare(buf, cx.rate.sample_dur) {
+            let table = buf.map_or(&[][..], |b| &b.data[..]);
+            // SAFETY: `prepare` checked that the buffer holds 2 * (mask + 1) values.
+            unsafe {
+                if u.mode == PhaseMode::Kk {
+                    u.p.kk(table, u.mask, out, freq[0], phase[0], cx.rate.slope_factor);
+                } else {
+                    u.p.aa(table, u.mask, out, freq, phase);
+                }
+            }
+        } else {
+            out.fill(0.0);
+        }
+        u.p.phase = init;
+        u
+    }
+}
+
+impl Unit for Osc {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let buf = table_buffer(cx.world, io.in0(0));
+        let (freq, phase) = (io.inp(1), io.inp(2));
+        let out = io.out(0);
+        if !self.prepare(buf, cx.rate.sample_dur) {
+            out.fill(0.0);
+            return;
+        }
+        let table = buf.map_or(&[][..], |b| &b.data[..]);
+        // SAFETY: `prepare` checked that the buffer holds 2 * (mask + 1) values.
+        unsafe { self.p.run(self.mode, table, self.mask, out, freq, phase, cx.rate.slope_factor) };
+    }
+}
+
+/// OscN: non-interpolating lookup in a buffer of plain samples.
+pub struct OscN {
+    phase: i32,
+    phasein: f32,
+    cpstoinc: f64,
+    radtoinc: f64,
+    mode: PhaseMode,
+    table_size: i64,
+    mask: i32,
+}
+
+impl OscN {
+    fn prepare(&mut self, buf: Option<&SndBuf>, sample_dur: f64) -> bool {
+        let Some(buf) = buf.filter(|b| b.is_allocated()) else { return false };
+        let size = buf.samples();
+        if size as i64 != self.table_size {
+            self.table_size = size as i64;
+            self.mask = (size as i32).wrapping_sub(1);
+            self.radtoinc = size as f64 * (RTWOPI * 65536.0);
+            self.cpstoinc = size as f64 * sample_dur * 65536.0;
+        }
+        valid_table_size(size)
+    }
+
+    /// Runs one block. `table.len()` must be `mask + 1` (checked by `prepare`).
+    #[inline(always)]
+    fn run(&mut self, mode: PhaseMode, table: &[f32], out: &mut [f32], freq: &[f32], ph: &[f32], sf: f64) {
+        let mask = self.mask;
+        // Arithmetic shift, as the phase is a signed integer.
+        let at = |p: i32| table[((p >> 16) & mask) as usize];
+        let mut phase = self.phase;
+        match mode {
+            PhaseMode::Kk => {
+                let f = d2i(self.cpstoinc * freq[0] as f64);
+                let slope = (ph[0] - self.phasein) * sf as f32;
+                let inc = f.wrapping_add(d2i(slope as f64 * self.radtoinc));
+                self.phasein = ph[0];
+                for o in out.iter_mut() {
+                    *o = at(phase);
+                    phase = phase.wrapping_add(inc);
+                }
+            }
+            PhaseMode::Ka => {
+                let f = d2i(self.cpstoinc * freq[0] as f64);
+                let radtoinc = self.radtoinc as f32;
+                for (o, &p) in out.iter_mut().zip(ph) {
+                    *o = at(phase.wrapping_add(f2i(radtoinc * p)));
+                    phase = phase.wrapping_add(f);
+                }
+            }
+            PhaseMode::Aa => {
+                let cpstoinc = self.cpstoinc as f32;
+                let radtoinc = self.radtoinc as f32;
+                for ((o, &p), &f) in out.iter_mut().zip(ph).zip(freq) {
+                    *o = at(phase.wrapping_add(f2i(radtoinc * p)));
+                    phase = phase.wrapping_add(f2i(cpstoinc * f));
+                }
+            }
+            PhaseMode::Ak | PhaseMode::Ai => {
+                let cpstoinc = self.cpstoinc as f32;
+                let radtoinc = self.radtoinc as f32;
+                let mut phasemod = self.phasein;
+                let target = ph[0];
+                let slope = (target - phasemod) * sf as f32;
+                for (o, &f) in out.iter_mut().zip(freq) {
+                    let pphase = phase.wrapping_add(f2i(radtoinc * phasemod));
+                    phasemod += slope;
+                    *o = at(pphase);
+                    phase = phase.wrapping_add(f2i(cpstoinc * f));
+                }
+                self.phasein = target;
+            }
+        }
+        self.phase = phase;
+    }
+}
+
+impl Construct for OscN {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let size = table_buffer(cx.world, io.in0(0)).map_or(0, |b| b.samples());
+        let phasein = io.in0(2);
+        let mut u = OscN {
+            phase: 0,
+            phasein,
+            cpstoinc: 0.0,
+            radtoinc: size as f64 * (RTWOPI * 65536.0),
+            mode: phase_mode(io, 1),
+            table_size: -1,
+            mask: 0,
+        };
+        let init = if u.mode == PhaseMode::Kk { d2i(phasein as f64 * u.radtoinc) } else { 0 };
+        u.phase = init;
+        let (freq, phase) = (io.inp(1), io.inp(2));
+        let buf = table_buffer(cx.world, io.in0(0));
+        let out = io.out(0);
+        if u.prepare(buf, cx.rate.sample_dur) {
+            let table = buf.map_or(&[][..], |b| &b.data[..]);
+            let mode = if u.mode == PhaseMode::Kk { PhaseMode::Kk } else { PhaseMode::Aa };
+            u.run(mode, table, out, freq, phase, cx.rate.slope_factor);
+        } else {
+            out.fill(0.0);
+        }
+        u.phase = init;
+        u
+    }
+}
+
+impl Unit for OscN {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let buf = table_buffer(cx.world, io.in0(0));
+        let (freq, phase) = (io.inp(1), io.inp(2));
+        let out = io.out(0);
+        if !self.prepare(buf, cx.rate.sample_dur) {
+            out.fill(0.0);
+            return;
+        }
+        let table = buf.map_or(&[][..], |b| &b.data[..]);
+        self.run(self.mode, table, out, freq, phase, cx.rate.slope_factor);
+    }
+}
+
+/// COsc: two wavetable oscillators detuned by `beats` Hz, summed (chorus).
+pub struct COsc {
+    phase1: i32,
+    phase2: i32,
+    cpstoinc: f64,
+    table_size: i64,
+    mask: u32,
+}
+
+impl COsc {
+    fn calc(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let buf = table_buffer(cx.world, io.in0(0));
+        let freqin = io.in0(1);
+        let beats = io.in0(2) * 0.5;
+        let out = io.out(0);
+        let Some(buf) = buf.filter(|b| b.is_allocated()) else {
+            out.fill(0.0);
+            return;
+        };
+        let size = buf.samples();
+        if size as i64 != self.table_size {
+            self.table_size = size as i64;
+            self.mask = ((size >> 1) as u32).wrapping_sub(1);
+            self.cpstoinc = (size >> 1) as f64 * cx.rate.sample_dur * 65536.0;
+        }
+        if !valid_table_size(size) || size < 2 {
+            out.fill(0.0);
+            return;
+        }
+        let table = &buf.data[..];
+        let mask = self.mask;
+        let cfreq = d2i(self.cpstoinc * freqin as f64);
+        let beatf = d2i(self.cpstoinc * beats as f64);
+        let freq1 = cfreq.wrapping_add(beatf);
+        let freq2 = cfreq.wrapping_sub(beatf);
+        let (mut phase1, mut phase2) = (self.phase1, self.phase2);
+        for o in out.iter_mut() {
+            // SAFETY: the size check above makes the buffer hold 2 * (mask + 1) values.
+            let (a, b) = unsafe { (lookupi1(table, phase1 as u32, mask), lookupi1(table, phase2 as u32, mask)) };
+            *o = a + b;
+            phase1 = phase1.wrapping_add(freq1);
+            phase2 = phase2.wrapping_add(freq2);
+        }
+        self.phase1 = phase1;
+        self.phase2 = phase2;
+    }
+}
+
+impl Construct for COsc {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = COsc { phase1: 0, phase2: 0, cpstoinc: 0.0, table_size: -1, mask: 0 };
+        u.calc(io, cx);
+        u.phase1 = 0;
+        u.phase2 = 0;
+        u
+    }
+}
+
+impl Unit for COsc {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.calc(io, cx);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// FSinOsc
+
+/// FSinOsc: a sine from a two-pole resonator (very cheap, frequency read
+/// once per block).
+pub struct FSinOsc {
+    b1: f64,
+    y1: f64,
+    y2: f64,
+    freq: f64,
+    fixed: bool,
+}
+
+impl Construct for FSinOsc {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let freq = io.in0(0) as f64;
+        let iphase = io.in0(1);
+        let w = (freq * cx.rate.radians_per_sample) as f32;
+        // Single-precision trig here, as scsynth's constructor uses.
+        let b1 = 2.0 * w.cos() as f64;
+        let y1 = (iphase - w).sin() as f64;
+        let y2 = (iphase - 2.0 * w).sin() as f64;
+        io.out(0)[0] = (b1 * y1 - y2) as f32;
+        FSinOsc { b1, y1, y2, freq, fixed: io.in_rate(0) == Rate::Scalar }
+    }
+}
+
+impl Unit for FSinOsc {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if !self.fixed {
+            let freq = io.in0(0) as f64;
+            if freq != self.freq {
+                self.freq = freq;
+                self.b1 = 2.0 * (freq * cx.rate.radians_per_sample).cos();
+            }
+        }
+        let b1 = self.b1;
+        let (mut y1, mut y2) = (self.y1, self.y2);
+        let out = io.out(0);
+        let mut chunks = out.chunks_exact_mut(3);
+        for c in &mut chunks {
+            let y0 = b1 * y1 - y2;
+            y2 = b1 * y0 - y1;
+            y1 = b1 * y2 - y0;
+            c[0] = y0 as f32;
+            c[1] = y2 as f32;
+            c[2] = y1 as f32;
+        }
+        for o in chunks.into_remainder() {
+            let y0 = b1 * y1 - y2;
+            *o = y0 as f32;
+            y2 = y1;
+            y1 = y0;
+        }
+        self.y1 = y1;
+        self.y2 = y2;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Band-limited impulse trains (Blip, Saw, Pulse)
+
+/// The denominator of the closed-form harmonic sum at `phase`: `None` where
+/// sin is too close to zero to divide by, else the value and whether it is
+/// sin (divide) or its reciprocal (multiply).
+#[inline(always)]
+fn dsf_denom(t: &SineTables, phase: i32) -> Option<(f32, bool)> {
+    let (c0, c1) = pair13(&t.cosecant, phase);
+    let frac = phase_frac(phase as u32);
+    if c0 == BAD_VALUE || c1 == BAD_VALUE {
+        let (s0, s1) = pair13(&t.sine, phase);
+        let denom = s0 + (s1 - s0) * frac;
+        if denom.abs() < 0.0005 {
+            None
+        } else {
+            Some((denom, true))
+        }
+    } else {
+        Some((c0 + (c1 - c0) * frac, false))
+    }
+}
+
+/// sin(n2 * phase) over (or times) the denominator.
+#[inline(always)]
+fn dsf_ratio(t: &SineTables, phase: i32, n2: i32, denom: (f32, bool)) -> f32 {
+    let numer = lookup13(&t.sine, phase.wrapping_mul(n2));
+    if denom.1 {
+        numer / denom.0
+    } else {
+        numer * denom.0
+    }
+}
+
+/// Crossfaded harmonic sum at `phase` for two harmonic counts.
+#[inline(always)]
+fn dsf_xfade(t: &SineTables, phase: i32, d: (f32, bool), n2s: (i32, i32), scales: (f32, f32), xfade: f32) -> f32 {
+    let n1 = (dsf_ratio(t, phase, n2s.0, d) - 1.0) * scales.0;
+    let n2 = (dsf_ratio(t, phase, n2s.1, d) - 1.0) * scales.1;
+    n1 + xfade * (n2 - n1)
+}
+
+/// The per-block frequency bookkeeping shared by Saw and Pulse.
+struct HarmonicState {
+    freqin: f32,
+    n: i32,
+    scale: f32,
+    cpstoinc: f64,
+}
+
+/// Block plan: phase increment, current and previous harmonic count and
+/// scale, and whether to crossfade between them.
+struct BlockPlan {
+    freq: i32,
+    n: i32,
+    scale: f32,
+    prev_n: i32,
+    prev_scale: f32,
+    crossfade: bool,
+}
+
+impl HarmonicState {
+    fn new(freqin: f32, sample_rate: f64, sample_dur: f64) -> Self {
+        let n = d2i((sample_rate * 0.5) / freqin as f64);
+        HarmonicState {
+            freqin,
+            n,
+            scale: (0.5 / n as f64) as f32,
+            cpstoinc: SINE_SIZE as f64 * sample_dur * 65536.0 * 0.5,
+        }
+    }
+
+    /// Saw's and Pulse's rule: the count follows the frequency, and a change
+    /// of count crossfades over one block at the higher frequency.
+    fn plan(&mut self, freqin: f32, sample_rate: f64) -> BlockPlan {
+        if freqin != self.freqin {
+            let n = d2i((sample_rate * 0.5) / freqin as f64);
+            let (freq, crossfade) = if n != self.n {
+                (d2i(self.cpstoinc * sc_max(self.freqin, freqin) as f64), true)
+            } else {
+                (d2i(self.cpstoinc * freqin as f64), false)
+            };
+            let plan = BlockPlan {
+                freq,
+                n,
+                scale: (0.5 / n as f64) as f32,
+                prev_n: self.n,
+                prev_scale: self.scale,
+                crossfade,
+            };
+            self.n = n;
+            self.scale = plan.scale;
+            self.freqin = freqin;
+            plan
+        } else {
+            BlockPlan {
+                freq: d2i(self.cpstoinc * freqin as f64),
+                n: self.n,
+                scale: self.scale,
+                prev_n: self.n,
+                prev_scale: self.scale,
+                crossfade: false,
+            }
+        }
+    }
+}
+
+/// Saw: band-limited sawtooth, a leaky-integrated impulse train.
+pub struct Saw {
+    h: HarmonicState,
+    phase: i32,
+    y1: f32,
+}
+
+impl Saw {
+    fn calc(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let t = sine_tables();
+        let p = self.h.plan(io.in0(0), cx.rate.sample_rate);
+        let n2 = p.n.wrapping_mul(2).wrapping_add(1);
+        let (mut phase, mut y1) = (self.phase, self.y1);
+        let out = io.out(0);
+        if p.crossfade {
+            let pn2 = p.prev_n.wrapping_mul(2).wrapping_add(1);
+            let xfade_slope = cx.rate.slope_factor as f32;
+            let mut xfade = 0.0f32;
+            for o in out.iter_mut() {
+                y1 = match dsf_denom(t, phase) {
+                    None => 1.0 + 0.999 * y1,
+                    Some(d) => dsf_xfade(t, phase, d, (pn2, n2), (p.prev_scale, p.scale), xfade) + 0.999 * y1,
+                };
+                *o = y1;
+                phase = phase.wrapping_add(p.freq);
+                xfade += xfade_slope;
+            }
+        } else {
+            let scale = p.scale;
+            for o in out.iter_mut() {
+                y1 = match dsf_denom(t, phase) {
+                    None => 1.0 + 0.999 * y1,
+                    Some(d) => (dsf_ratio(t, phase, n2, d) - 1.0) * scale + 0.999 * y1,
+                };
+                *o = y1;
+                phase = phase.wrapping_add(p.freq);
+            }
+        }
+        self.phase = phase;
+        self.y1 = y1;
+    }
+}
+
+impl Construct for Saw {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let h = HarmonicState::new(io.in0(0), cx.rate.sample_rate, cx.rate.sample_dur);
+        let mut u = Saw { h, phase: 0, y1: -0.46 };
+        u.calc(io, cx);
+        u.h.scale = (0.5 / u.h.n as f64) as f32;
+        u.phase = 0;
+        u.y1 = -0.46;
+        u
+    }
+}
+
+impl Unit for Saw {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.calc(io, cx);
+    }
+}
+
+/// Pulse: band-limited pulse, the difference of two sawtooths offset by
+/// the duty cycle.
+pub struct Pulse {
+    h: HarmonicState,
+    phase: i32,
+    phaseoff: i32,
+    y1: f32,
+}
+
+impl Construct for Pulse {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let h = HarmonicState::new(io.in0(0), cx.rate.sample_rate, cx.rate.sample_dur);
+        io.out(0)[0] = 0.0;
+        Pulse { h, phase: 0, phaseoff: 0, y1: 0.0 }
+    }
+}
+
+impl Unit for Pulse {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let t = sine_tables();
+        let p = self.h.plan(io.in0(0), cx.rate.sample_rate);
+        let duty = io.in0(1);
+        let n2 = p.n.wrapping_mul(2).wrapping_add(1);
+        let (mut phase, mut y1) = (self.phase, self.y1);
+        let mut phaseoff = self.phaseoff;
+        let next_phaseoff = f2i(duty * (1u32 << 28) as f32);
+        let phaseoff_slope = d2i(next_phaseoff.wrapping_sub(phaseoff) as f64 * cx.rate.slope_factor);
+        self.phaseoff = next_phaseoff;
+        let out = io.out(0);
+        if p.crossfade {
+            let pn2 = p.prev_n.wrapping_mul(2).wrapping_add(1);
+            let xfade_slope = cx.rate.slope_factor as f32;
+            let mut xfade = 0.0f32;
+            let pul = |ph: i32, xfade: f32| match dsf_denom(t, ph) {
+                None => 1.0,
+                Some(d) => dsf_xfade(t, ph, d, (pn2, n2), (p.prev_scale, p.scale), xfade),
+            };
+            for o in out.iter_mut() {
+                let pul1 = pul(phase, xfade);
+                let pul2 = pul(phase.wrapping_add(phaseoff), xfade);
+                y1 = pul1 - pul2 + 0.999 * y1;
+                *o = y1;
+                phase = phase.wrapping_add(p.freq);
+                phaseoff = phaseoff.wrapping_add(phaseoff_slope);
+                xfade += xfade_slope;
+            }
+        } else {
+            let scale = p.scale;
+            let rscale = 1.0 / scale + 1.0;
+            let pul = |ph: i32| match dsf_denom(t, ph) {
+                None => rscale,
+                Some(d) => dsf_ratio(t, ph, n2, d),
+            };
+            for o in out.iter_mut() {
+                let pul1 = pul(phase);
+                let pul2 = pul(phase.wrapping_add(phaseoff));
+                y1 = (pul1 - pul2) * scale + 0.999 * y1;
+                *o = y1;
+                phase = phase.wrapping_add(p.freq);
+                phaseoff = phaseoff.wrapping_add(phaseoff_slope);
+            }
+        }
+        self.phase = phase;
+        self.y1 = y1;
+    }
+}
+
+/// Blip: band-limited impulse train with a chosen number of harmonics.
+pub struct Blip {
+    phase: i32,
+    numharm: i32,
+    n: i32,
+    freqin: f32,
+    scale: f32,
+    cpstoinc: f64,
+}
+
+impl Blip {
+    fn calc(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let t = sine_tables();
+        let freqin = io.in0(0);
+        let numharm = f2i(io.in0(1));
+        let sr = cx.rate.sample_rate;
+        let (freq, n, scale, prev_n, prev_scale, crossfade);
+        if numharm != self.numharm || freqin != self.freqin {
+            let mut nn = numharm;
+            let max_n = d2i((sr * 0.5) / freqin as f64);
+            if nn > max_n {
+                nn = max_n;
+                freq = d2i(self.cpstoinc * sc_max(self.freqin, freqin) as f64);
+            } else {
+                if nn < 1 {
+                    nn = 1;
+                }
+                freq = d2i(self.cpstoinc * freqin as f64);
+            }
+            n = nn;
+            crossfade = n != self.n;
+            prev_n = self.n;
+            prev_scale = self.scale;
+            scale = (0.5 / n as f64) as f32;
+            self.n = n;
+            self.scale = scale;
+        } else {
+            n = self.n;
+            freq = d2i(self.cpstoinc * freqin as f64);
+            scale = self.scale;
+            prev_n = n;
+            prev_scale = scale;
+            crossfade = false;
+        }
+        let n2 = n.wrapping_mul(2).wrapping_add(1);
+        let mut phase = self.phase;
+        let out = io.out(0);
+        if crossfade {
+            let pn2 = prev_n.wrapping_mul(2).wrapping_add(1);
+            let xfade_slope = cx.rate.slope_factor as f32;
+            let mut xfade = 0.0f32;
+            for o in out.iter_mut() {
+                *o = match dsf_denom(t, phase) {
+                    None => 1.0,
+                    Some(d) => dsf_xfade(t, phase, d, (pn2, n2), (prev_scale, scale), xfade),
+                };
+                phase = phase.wrapping_add(freq);
+                xfade += xfade_slope;
+            }
+        } else {
+            for o in out.iter_mut() {
+                *o = match dsf_denom(t, phase) {
+                    None => 1.0,
+                    Some(d) => (dsf_ratio(t, phase, n2, d) - 1.0) * scale,
+                };
+                phase = phase.wrapping_add(freq);
+            }
+        }
+        self.phase = phase;
+        self.freqin = freqin;
+        self.numharm = numharm;
+    }
+}
+
+impl Construct for Blip {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let freqin = io.in0(0);
+        let numharm = f2i(io.in0(1));
+        let max_n = d2i((cx.rate.sample_rate * 0.5) / freqin as f64);
+        let n = numharm.min(max_n).max(1);
+        let scale = (0.5 / n as f64) as f32;
+        let cpstoinc = SINE_SIZE as f64 * cx.rate.sample_dur * 65536.0 * 0.5;
+        let mut u = Blip { phase: 0, numharm, n, freqin, scale, cpstoinc };
+        u.calc(io, cx);
+        u.n = n;
+        u.scale = scale;
+        u.phase = 0;
+        u
+    }
+}
+
+impl Unit for Blip {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.calc(io, cx);
+    }
+}
+
+/// Formant: a windowed sine at the formant frequency, restarted every
+/// cycle of the fundamental.
+pub struct Formant {
+    phase1: i32,
+    phase2: i32,
+    phase3: i32,
+    cpstoinc: f64,
+}
+
+impl Formant {
+    fn calc(&mut self, io: &mut Wires<'_>) {
+        let sine = &sine_tables().sine;
+        let cpstoinc = self.cpstoinc as f32;
+        let freq1 = f2i(cpstoinc * io.in0(0));
+        let freq2 = f2i(cpstoinc * io.in0(1));
+        let freq3 = f2i(cpstoinc * io.in0(2));
+        let formfreq = freq1.max(freq3);
+        let (mut p1, mut p2, mut p3) = (self.phase1, self.phase2, self.phase3);
+        let at = |p: i32| sine[((p as u32 >> 16) & SINE_MASK) as usize];
+        for o in io.out(0).iter_mut() {
+            if p3 < ONECYC13 {
+                *o = (at(p3.wrapping_add(TQCYC13)) + 1.0) * at(p2);
+                p3 = p3.wrapping_add(formfreq);
+            } else {
+                *o = 0.0;
+            }
+            p1 = p1.wrapping_add(freq1);
+            p2 = p2.wrapping_add(freq2);
+            if p1 > ONECYC13 {
+                p1 -= ONECYC13;
+                // freq1 cannot be zero here: the phase only passes a cycle by moving.
+                p2 = p1.wrapping_mul(freq2).checked_div(freq1).unwrap_or(0);
+                p3 = p1.wrapping_mul(freq3).checked_div(freq1).unwrap_or(0);
+            }
+        }
+        self.phase1 = p1;
+        self.phase2 = p2;
+        self.phase3 = p3;
+    }
+}
+
+impl Construct for Formant {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = Formant { phase1: 0, phase2: 0, phase3: 0, cpstoinc: SINE_SIZE as f64 * cx.rate.sample_dur * 65536.0 };
+        u.calc(io);
+        u.phase1 = 0;
+        u.phase2 = 0;
+        u.phase3 = 0;
+        u
+    }
+}
+
+impl Unit for Formant {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        self.calc(io);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Low-frequency (aliasing) oscillators: a double-precision phase, frequency
+// either audio-rate (per sample) or read once per block.
+
+/// LFSaw: sawtooth from -1 to 1; `iphase` in 0..2.
+pub struct LFSaw {
+    phase: f64,
+    freqmul: f32,
+    audio: bool,
+}
+
+impl LFSaw {
+    fn next_k(&mut self, io: &mut Wires<'_>) {
+        let freq = io.in0(0) * self.freqmul;
+        let mut phase = self.phase;
+        let out = io.out(0);
+        if freq >= 0.0 {
+            for o in out.iter_mut() {
+                *o = phase as f32;
+                phase += freq as f64;
+                if phase >= 1.0 {
+                    phase -= 2.0;
+                }
+            }
+        } else {
+            for o in out.iter_mut() {
+                *o = phase as f32;
+                phase += freq as f64;
+                if phase <= -1.0 {
+                    phase += 2.0;
+                }
+            }
+        }
+        self.phase = phase;
+    }
+
+    fn next_a(&mut self, io: &mut Wires<'_>) {
+        let freq = io.inp(0);
+        let freqmul = self.freqmul;
+        let mut phase = self.phase;
+        for (o, &f) in io.out(0).iter_mut().zip(freq) {
+            let z = phase as f32;
+            phase += (f * freqmul) as f64;
+            if phase >= 1.0 {
+                phase -= 2.0;
+            } else if phase <= -1.0 {
+                phase += 2.0;
+            }
+            *o = z;
+        }
+        self.phase = phase;
+    }
+}
+
+impl Construct for LFSaw {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = LFSaw {
+            phase: io.in0(1) as f64,
+            freqmul: (2.0 * cx.rate.sample_dur) as f32,
+            audio: io.in_rate(0) == Rate::Audio,
+        };
+        // scsynth 3.13 keeps the phase advanced by this first sample.
+        u.next_k(io);
+        u
+    }
+}
+
+impl Unit for LFSaw {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+/// LFPulse: 0/1 pulse; the duty cycle changes only at the start of a cycle.
+pub struct LFPulse {
+    phase: f64,
+    freqmul: f32,
+    duty: f32,
+    audio: bool,
+}
+
+impl LFPulse {
+    #[inline(always)]
+    fn step(phase: &mut f64, duty: &mut f32, next_duty: f32) -> f32 {
+        if *phase >= 1.0 {
+            *phase -= 1.0;
+            *duty = next_duty;
+            // At least one sample of the opposite level at each cycle start.
+            if *duty <= 0.5 {
+                1.0
+            } else {
+                0.0
+            }
+        } else if *phase < *duty as f64 {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    fn next_k(&mut self, io: &mut Wires<'_>) {
+        let freq = io.in0(0) * self.freqmul;
+        let next_duty = io.in0(2);
+        let (mut phase, mut duty) = (self.phase, self.duty);
+        for o in io.out(0).iter_mut() {
+            let z = Self::step(&mut phase, &mut duty, next_duty);
+            phase += freq as f64;
+            *o = z;
+        }
+        self.phase = phase;
+        self.duty = duty;
+    }
+
+    fn next_a(&mut self, io: &mut Wires<'_>) {
+        let freq = io.inp(0);
+        let next_duty = io.in0(2);
+        let freqmul = self.freqmul;
+        let (mut phase, mut duty) = (self.phase, self.duty);
+        for (o, &f) in io.out(0).iter_mut().zip(freq) {
+            let z = Self::step(&mut phase, &mut duty, next_duty);
+            phase += (f * freqmul) as f64;
+            *o = z;
+        }
+        self.phase = phase;
+        self.duty = duty;
+    }
+}
+
+impl Construct for LFPulse {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = LFPulse {
+            phase: io.in0(1) as f64,
+            freqmul: cx.rate.sample_dur as f32,
+            duty: io.in0(2),
+            audio: io.in_rate(0) == Rate::Audio,
+        };
+        u.next_k(io);
+        u
+    }
+}
+
+impl Unit for LFPulse {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+/// LFTri: triangle from -1 to 1; `iphase` in 0..4.
+pub struct LFTri {
+    phase: f64,
+    freqmul: f32,
+    audio: bool,
+}
+
+impl LFTri {
+    #[inline(always)]
+    fn step(phase: &mut f64, inc: f32) -> f32 {
+        let z = if *phase > 1.0 { (2.0 - *phase) as f32 } else { *phase as f32 };
+        *phase += inc as f64;
+        if *phase >= 3.0 {
+            *phase -= 4.0;
+        }
+        z
+    }
+
+    fn next_k(&mut self, io: &mut Wires<'_>) {
+        let freq = io.in0(0) * self.freqmul;
+        let mut phase = self.phase;
+        for o in io.out(0).iter_mut() {
+            *o = Self::step(&mut phase, freq);
+        }
+        self.phase = phase;
+    }
+
+    fn next_a(&mut self, io: &mut Wires<'_>) {
+        let freq = io.inp(0);
+        let freqmul = self.freqmul;
+        let mut phase = self.phase;
+        for (o, &f) in io.out(0).iter_mut().zip(freq) {
+            *o = Self::step(&mut phase, f * freqmul);
+        }
+        self.phase = phase;
+    }
+}
+
+impl Construct for LFTri {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = LFTri {
+            phase: io.in0(1) as f64,
+            freqmul: (4.0 * cx.rate.sample_dur) as f32,
+            audio: io.in_rate(0) == Rate::Audio,
+        };
+        u.next_k(io);
+        u
+    }
+}
+
+impl Unit for LFTri {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+/// LFPar: parabolic (sine-like) wave; `iphase` in 0..4.
+pub struct LFPar {
+    phase: f64,
+    freqmul: f32,
+    audio: bool,
+}
+
+impl LFPar {
+    #[inline(always)]
+    fn shape(phase: &mut f64) -> f32 {
+        if *phase < 1.0 {
+            let z = *phase as f32;
+            1.0 - z * z
+        } else if *phase < 3.0 {
+            let z = (*phase - 2.0) as f32;
+            z * z - 1.0
+        } else {
+            *phase -= 4.0;
+            let z = *phase as f32;
+            1.0 - z * z
+        }
+    }
+
+    fn next_k(&mut self, io: &mut Wires<'_>) {
+        let freq = io.in0(0) * self.freqmul;
+        let mut phase = self.phase;
+        for o in io.out(0).iter_mut() {
+            *o = Self::shape(&mut phase);
+            phase += freq as f64;
+        }
+        self.phase = phase;
+    }
+
+    fn next_a(&mut self, io: &mut Wires<'_>) {
+        let freq = io.inp(0);
+        let freqmul = self.freqmul;
+        let mut phase = self.phase;
+        for (o, &f) in io.out(0).iter_mut().zip(freq) {
+            let y = Self::shape(&mut phase);
+            phase += (f * freqmul) as f64;
+            *o = y;
+        }
+        self.phase = phase;
+    }
+}
+
+impl Construct for LFPar {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = LFPar {
+            phase: io.in0(1) as f64,
+            freqmul: (4.0 * cx.rate.sample_dur) as f32,
+            audio: io.in_rate(0) == Rate::Audio,
+        };
+        u.next_k(io);
+        u
+    }
+}
+
+impl Unit for LFPar {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+/// LFCub: cubic (sine-like) wave; `iphase` in 0..2.
+pub struct LFCub {
+    phase: f64,
+    freqmul: f32,
+    audio: bool,
+}
+
+impl LFCub {
+    #[inline(always)]
+    fn shape(phase: &mut f64) -> f32 {
+        let z = if *phase < 1.0 {
+            *phase as f32
+        } else if *phase < 2.0 {
+            (2.0 - *phase) as f32
+        } else {
+            *phase -= 2.0;
+            *phase as f32
+        };
+        z * z * (6.0 - 4.0 * z) - 1.0
+    }
+
+    fn next_k(&mut self, io: &mut Wires<'_>) {
+        let freq = io.in0(0) * self.freqmul;
+        let mut phase = self.phase;
+        for o in io.out(0).iter_mut() {
+            *o = Self::shape(&mut phase);
+            phase += freq as f64;
+        }
+        self.phase = phase;
+    }
+
+    fn next_a(&mut self, io: &mut Wires<'_>) {
+        let freq = io.inp(0);
+        let freqmul = self.freqmul;
+        let mut phase = self.phase;
+        for (o, &f) in io.out(0).iter_mut().zip(freq) {
+            // The phase advances before the shape is evaluated from `z`.
+            let z = if phase < 1.0 {
+                phase as f32
+            } else if phase < 2.0 {
+                (2.0 - phase) as f32
+            } else {
+                phase -= 2.0;
+                phase as f32
+            };
+            phase += (f * freqmul) as f64;
+            *o = z * z * (6.0 - 4.0 * z) - 1.0;
+        }
+        self.phase = phase;
+    }
+}
+
+impl Construct for LFCub {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = LFCub {
+            phase: io.in0(1) as f64 + 0.5,
+            freqmul: (2.0 * cx.rate.sample_dur) as f32,
+            audio: io.in_rate(0) == Rate::Audio,
+        };
+        u.next_k(io);
+        u
+    }
+}
+
+impl Unit for LFCub {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+/// VarSaw: triangle-to-sawtooth with variable rise/fall ratio (`width`),
+/// which changes only at cycle starts.
+pub struct VarSaw {
+    phase: f64,
+    freqmul: f32,
+    duty: f32,
+    inv_duty: f32,
+    inv_1duty: f32,
+    audio: bool,
+}
+
+impl VarSaw {
+    fn set_duty(&mut self, duty: f32) {
+        self.duty = sc_clip(duty, 0.001, 0.999);
+        self.inv_duty = 2.0 / self.duty;
+        self.inv_1duty = 2.0 / (1.0 - self.duty);
+    }
+
+    /// One sample; a new width is taken only when a cycle starts.
+    #[inline(always)]
+    fn step(&mut self, phase: &mut f64, next_duty: f32) -> f32 {
+        if *phase >= 1.0 {
+            *phase -= 1.0;
+            self.set_duty(next_duty);
+        }
+        if *phase < self.duty as f64 {
+            (*phase * self.inv_duty as f64) as f32
+        } else {
+            ((1.0 - *phase) * self.inv_1duty as f64) as f32
+        }
+    }
+}
+
+impl Construct for VarSaw {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = VarSaw {
+            phase: io.in0(1) as f64,
+            freqmul: cx.rate.sample_dur as f32,
+            duty: 0.0,
+            inv_duty: 0.0,
+            inv_1duty: 0.0,
+            audio: io.in_rate(0) == Rate::Audio,
+        };
+        u.set_duty(io.in0(2));
+        io.out(0)[0] = 0.0;
+        u
+    }
+}
+
+impl Unit for VarSaw {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let next_duty = io.in0(2);
+        let mut phase = self.phase;
+        if self.audio {
+            let (freq, freqmul) = (io.inp(0), self.freqmul);
+            for (o, &f) in io.out(0).iter_mut().zip(freq) {
+                let z = self.step(&mut phase, next_duty);
+                phase += (f * freqmul) as f64;
+                *o = z - 1.0;
+            }
+        } else {
+            let inc = (io.in0(0) * self.freqmul) as f64;
+            for o in io.out(0).iter_mut() {
+                let z = self.step(&mut phase, next_duty);
+                phase += inc;
+                *o = z - 1.0;
+            }
+        }
+        self.phase = phase;
+    }
+}
+
+/// SyncSaw: a sawtooth at `sawFreq` hard-synced to `syncFreq`.
+pub struct SyncSaw {
+    phase1: f64,
+    phase2: f64,
+    freqmul: f32,
+}
+
+impl SyncSaw {
+    #[inline(always)]
+    fn step(p1: &mut f64, p2: &mut f64, freq1x: f32, freq2x: f32) -> f32 {
+        let z = *p2 as f32;
+        *p2 += freq2x as f64;
+        if *p2 >= 1.0 {
+            *p2 -= 2.0;
+        }
+        *p1 += freq1x as f64;
+        if *p1 >= 1.0 {
+            *p1 -= 2.0;
+            *p2 = (*p1 + 1.0) * freq2x as f64 / freq1x as f64 - 1.0;
+        }
+        z
+    }
+
+    fn run(&mut self, io: &mut Wires<'_>) {
+        let (f1, f2) = (io.inp(0), io.inp(1));
+        let m = self.freqmul;
+        let (mut p1, mut p2) = (self.phase1, self.phase2);
+        let out = io.out(0);
+        match (f1.len() > 1, f2.len() > 1) {
+            (true, true) => {
+                for ((o, &a), &b) in out.iter_mut().zip(f1).zip(f2) {
+                    *o = Self::step(&mut p1, &mut p2, a * m, b * m);
+                }
+            }
+            (true, false) => {
+                let b = f2[0] * m;
+                for (o, &a) in out.iter_mut().zip(f1) {
+                    *o = Self::step(&mut p1, &mut p2, a * m, b);
+                }
+            }
+            (false, true) => {
+                let a = f1[0] * m;
+                for (o, &b) in out.iter_mut().zip(f2) {
+                    *o = Self::step(&mut p1, &mut p2, a, b * m);
+                }
+            }
+            (false, false) => {
+                let (a, b) = (f1[0] * m, f2[0] * m);
+                for o in out.iter_mut() {
+                    *o = Self::step(&mut p1, &mut p2, a, b);
+                }
+            }
+        }
+        self.phase1 = p1;
+        self.phase2 = p2;
+    }
+}
+
+impl Construct for SyncSaw {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = SyncSaw { phase1: 0.0, phase2: 0.0, freqmul: (2.0 * cx.rate.sample_dur) as f32 };
+        let m = u.freqmul;
+        let (a, b) = (io.in0(0) * m, io.in0(1) * m);
+        let z = SyncSaw::step(&mut u.phase1, &mut u.phase2, a, b);
+        io.out(0)[0] = z;
+        u
+    }
+}
+
+impl Unit for SyncSaw {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        self.run(io);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Impulse
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ImpulseMode {
+    Aa,
+    Ak,
+    Ai,
+    Kk,
+    Ki,
+    Ik,
+    Ii,
+}
+
+/// Impulse: a single-sample 1 each time a wrapping phasor passes 1 (0 for
+/// negative frequencies). Changing the phase offset moves the phasor
+/// without firing.
+pub struct Impulse {
+    phase: f64,
+    offset: f64,
+    inc: f64,
+    freqmul: f32,
+    mode: ImpulseMode,
+}
+
+/// Wraps the phasor into [0, 1) after a step in the direction of `inc`;
+/// returns 1 when it wrapped.
+#[inline(always)]
+fn impulse_wrap(inc: f64, phase: &mut f64) -> f32 {
+    if inc < 0.0 {
+        if *phase <= 0.0 {
+            *phase += 1.0;
+            if *phase <= 0.0 {
+                *phase -= phase.ceil();
+            }
+            1.0
+        } else {
+            0.0
+        }
+    } else if *phase >= 1.0 {
+        *phase -= 1.0;
+        if *phase >= 1.0 {
+            *phase -= phase.floor();
+        }
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// SuperCollider's `wrap` for doubles.
+fn sc_wrap(mut x: f64, lo: f64, hi: f64) -> f64 {
+    let range;
+    if x >= hi {
+        range = hi - lo;
+        x -= range;
+        if x < hi {
+            return x;
+        }
+    } else if x < lo {
+        range = hi - lo;
+        x += range;
+        if x >= lo {
+            return x;
+        }
+    } else {
+        return x;
+    }
+    if hi == lo {
+        return lo;
+    }
+    x - range * ((x - lo) / range).floor()
+}
+
+impl Impulse {
+    fn calc(&mut self, io: &mut Wires<'_>, sf: f64) {
+        let mut phase = self.phase;
+        match self.mode {
+            ImpulseMode::Ii => {
+                let inc = self.inc;
+                for o in io.out(0).iter_mut() {
+                    *o = impulse_wrap(inc, &mut phase);
+                    phase += inc;
+                }
+            }
+            ImpulseMode::Ik => {
+                let inc = self.inc;
+                let off = io.in0(1) as f64;
+                let slope = (off - self.offset) * sf;
+                let out = io.out(0);
+                if slope != 0.0 {
+                    for o in out.iter_mut() {
+                        *o = impulse_wrap(inc, &mut phase);
+                        phase += slope;
+                        impulse_wrap(inc, &mut phase);
+                        phase += inc;
+                    }
+                } else {
+                    for o in out.iter_mut() {
+                        *o = impulse_wrap(inc, &mut phase);
+                        phase += inc;
+                    }
+                }
+                self.offset = off;
+            }
+            ImpulseMode::Ki | ImpulseMode::Kk => {
+                let mut prev_inc = self.inc;
+                let inc = (io.in0(0) * self.freqmul) as f64;
+                let inc_slope = (inc - prev_inc) * sf;
+                let off = if self.mode == ImpulseMode::Kk { io.in0(1) as f64 } else { self.offset };
+                let slope = (off - self.offset) * sf;
+                let out = io.out(0);
+                if slope != 0.0 {
+                    for o in out.iter_mut() {
+                        *o = impulse_wrap(prev_inc, &mut phase);
+                        phase += slope;
+                        impulse_wrap(prev_inc, &mut phase);
+                        prev_inc += inc_slope;
+                        phase += prev_inc;
+                    }
+                } else {
+                    for o in out.iter_mut() {
+                        *o = impulse_wrap(prev_inc, &mut phase);
+                        prev_inc += inc_slope;
+                        phase += prev_inc;
+                    }
+                }
+                self.offset = off;
+                self.inc = inc;
+            }
+            ImpulseMode::Ak | ImpulseMode::Ai => {
+                let mut inc = self.inc;
+                let freq = io.inp(0);
+                let freqmul = self.freqmul;
+                let off = if self.mode == ImpulseMode::Ak { io.in0(1) as f64 } else { self.offset };
+                let slope = (off - self.offset) * sf;
+                let out = io.out(0);
+                if slope != 0.0 {
+                    for (o, &f) in out.iter_mut().zip(freq) {
+                        let z = impulse_wrap(inc, &mut phase);
+                        phase += slope;
+                        impulse_wrap(inc, &mut phase);
+                        inc = (f * freqmul) as f64;
+                        *o = z;
+                        phase += inc;
+                    }
+                } else {
+                    for (o, &f) in out.iter_mut().zip(freq) {
+                        let z = impulse_wrap(inc, &mut phase);
+                        inc = (f * freqmul) as f64;
+                        *o = z;
+                        phase += inc;
+                    }
+                }
+                self.offset = off;
+                self.inc = inc;
+            }
+            ImpulseMode::Aa => {
+                let mut inc = self.inc;
+                let (freq, offs) = (io.inp(0), io.inp(1));
+                let freqmul = self.freqmul;
+                let mut prev_off = self.offset;
+                for ((o, &f), &off) in io.out(0).iter_mut().zip(freq).zip(offs) {
+                    let z = impulse_wrap(inc, &mut phase);
+                    let off_inc = (off as f64 - prev_off) as f32;
+                    phase += off_inc as f64;
+                    impulse_wrap(inc, &mut phase);
+                    inc = (f * freqmul) as f64;
+                    *o = z;
+                    phase += inc;
+                    prev_off = off as f64;
+                }
+                self.offset = prev_off;
+                self.inc = inc;
+            }
+        }
+        self.phase = phase;
+    }
+}
+
+impl Construct for Impulse {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let offset = io.in0(1) as f64;
+        let freqmul = cx.rate.sample_dur as f32;
+        let inc = (io.in0(0) * freqmul) as f64;
+        let mut phase = sc_wrap(offset, 0.0, 1.0);
+        // An offset of 0 fires on the very first sample.
+        if phase == 0.0 && inc >= 0.0 {
+            phase = 1.0;
+        }
+        let r1 = io.in_rate(1);
+        let mode = match io.in_rate(0) {
+            Rate::Audio => match r1 {
+                Rate::Audio => ImpulseMode::Aa,
+                Rate::Control => ImpulseMode::Ak,
+                _ => ImpulseMode::Ai,
+            },
+            Rate::Control => {
+                if r1 == Rate::Scalar {
+                    ImpulseMode::Ki
+                } else {
+                    ImpulseMode::Kk
+                }
+            }
+            _ => {
+                if r1 == Rate::Scalar {
+                    ImpulseMode::Ii
+                } else {
+                    ImpulseMode::Ik
+                }
+            }
+        };
+        let mut u = Impulse { phase, offset, inc, freqmul, mode };
+        u.calc(io, cx.rate.slope_factor);
+        u.phase = phase;
+        u.offset = offset;
+        u.inc = inc;
+        u
+    }
+}
+
+impl Unit for Impulse {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.calc(io, cx.rate.slope_factor);
+    }
+}
+
+#[cfg(test)]
+mod tests;

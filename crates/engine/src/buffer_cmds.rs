@@ -1,0 +1,703 @@
+//! The `/b_*` commands: allocating, reading, writing, editing and querying
+//! buffers, with scsynth's argument defaults, range clamping, replies and
+//! failures.
+//!
+//! scsynth runs most of these in stages across its real-time and disk
+//! threads; here each command runs to the end at once (as scsynth does in
+//! non-real-time mode) and returns what the client should be told. Where
+//! scsynth would touch memory outside a buffer (negative buffer offsets, a
+//! channel layout that does not fit the buffer) the command fails instead.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
+use magnetar_ugens::{SndBuf, World};
+
+use crate::args::Args;
+use crate::bufgen::{buffer_gen, BufGenError};
+
+/// scsynth reads at most this many channel indices in the `*Channel` commands.
+const MAX_CHANNEL_SELECTION: usize = 32;
+
+/// The largest buffer, in samples, that is allocated (unit code indexes
+/// samples with `i32`).
+const MAX_BUFFER_SAMPLES: i64 = i32::MAX as i64;
+
+/// What a successful command asks the engine to tell the client and do.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BufDone {
+    /// Arguments of the /done reply after the command name (e.g.
+    /// `[Int(bufnum)]`); `None` if the command sends no /done (e.g. /b_set).
+    pub done_args: Option<Vec<OscArg>>,
+    /// Completion message (raw OSC packet bytes) the engine must perform
+    /// afterwards, before sending the /done.
+    pub completion: Option<Vec<u8>>,
+    /// Replies such as /b_info, /b_set, /b_setn.
+    pub replies: Vec<OscMessage>,
+}
+
+impl BufDone {
+    fn none() -> BufDone {
+        BufDone::default()
+    }
+
+    fn done(bufnum: i32, completion: Option<Vec<u8>>) -> BufDone {
+        BufDone { done_args: Some(vec![OscArg::Int(bufnum)]), completion, replies: Vec::new() }
+    }
+
+    fn reply(msg: OscMessage) -> BufDone {
+        BufDone { done_args: None, completion: None, replies: vec![msg] }
+    }
+}
+
+/// A command that failed: the text of the /fail reply and the arguments
+/// that follow it (the buffer number, where scsynth sends one).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct BufFail {
+    pub message: String,
+    pub extra: Vec<OscArg>,
+}
+
+impl BufFail {
+    fn plain(message: impl Into<String>) -> BufFail {
+        BufFail { message: message.into(), extra: Vec::new() }
+    }
+
+    fn for_buffer(message: impl Into<String>, bufnum: i32) -> BufFail {
+        BufFail { message: message.into(), extra: vec![OscArg::Int(bufnum)] }
+    }
+}
+
+/// A sound file left open by `/b_read` or `/b_write` with the leave-open
+/// flag, for DiskIn or DiskOut to stream through the buffer.
+#[derive(Debug)]
+pub enum OpenSoundFile {
+    /// Positioned after the frames the command read.
+    Reading(SoundFileReader),
+    /// Positioned after the frames the command wrote.
+    Writing(SoundFileWriter),
+}
+
+impl OpenSoundFile {
+    fn path(&self) -> &str {
+        match self {
+            OpenSoundFile::Reading(r) => r.path(),
+            OpenSoundFile::Writing(w) => w.path(),
+        }
+    }
+
+    /// Closes the file; a writer finalises its header.
+    fn close(self) -> Result<(), SoundFileError> {
+        match self {
+            OpenSoundFile::Reading(_) => Ok(()),
+            OpenSoundFile::Writing(w) => w.close(),
+        }
+    }
+}
+
+/// The directory that file commands are confined to (`-P`).
+#[derive(Debug)]
+struct RestrictedPath {
+    given: PathBuf,
+    /// `given` with symlinks resolved; `None` if it does not exist, in which
+    /// case nothing inside it can be opened either.
+    canonical: Option<PathBuf>,
+}
+
+/// Performs the `/b_*` commands and keeps the files they leave open.
+#[derive(Debug)]
+pub struct BufferCommands {
+    restricted: Option<RestrictedPath>,
+    open_files: HashMap<usize, OpenSoundFile>,
+}
+
+/// Frames from `offset` to the end of a file of `total` frames: scsynth's
+/// clamping of the start and count of a read. `zero_means_all` is the
+/// `/b_allocRead*` rule (a count of 0 reads to the end); `/b_read*` reads to
+/// the end only for negative counts.
+fn file_range(total: i64, offset: i32, count: i32, zero_means_all: bool) -> (i64, i64) {
+    let offset = i64::from(offset).clamp(0, total);
+    let count = i64::from(count);
+    let to_end = total - offset;
+    let all = if zero_means_all { count <= 0 } else { count < 0 };
+    if all || count + offset > total {
+        (offset, to_end)
+    } else {
+        (offset, count)
+    }
+}
+
+/// A zeroed buffer of `frames` × `channels`, or why there is none.
+fn alloc_buffer(frames: i64, channels: i64, sample_rate: f64) -> Result<SndBuf, String> {
+    if frames < 1 || channels < 1 {
+        return Err(format!("cannot allocate {frames} frames of {channels} channels"));
+    }
+    let samples = frames.saturating_mul(channels);
+    if samples > MAX_BUFFER_SAMPLES {
+        return Err(format!(
+            "memory allocation failed: {frames} frames of {channels} channels is more than {MAX_BUFFER_SAMPLES} samples"
+        ));
+    }
+    let samples = samples as usize;
+    let mut data = Vec::new();
+    data.try_reserve_exact(samples)
+        .map_err(|_| format!("memory allocation failed: {frames} frames of {channels} channels"))?;
+    data.resize(samples, 0.0);
+    Ok(SndBuf { data, channels: channels as u32, frames: frames as u32, sample_rate, path: None })
+}
+
+/// Empties a buffer the way scsynth's free does: no data, no frames, no
+/// channels, but the sample rate stays as it was.
+fn empty_buffer(buf: &mut SndBuf) {
+    *buf = SndBuf { sample_rate: buf.sample_rate, ..SndBuf::default() };
+}
+
+/// The optional completion message. Like scsynth, an integer in its place
+/// (clients send 0 for "none") is skipped so that later arguments line up.
+fn take_completion(args: &mut Args<'_>) -> Option<Vec<u8>> {
+    match args.completion() {
+        Some(bytes) if !bytes.is_empty() => Some(bytes.to_vec()),
+        Some(_) => None,
+        None => {
+            if args.next_tag('\0') == 'i' {
+                args.skip();
+            }
+            None
+        }
+    }
+}
+
+/// The channel indices of a `*Channel` command: every integer argument up to
+/// the first one of another type.
+fn take_channel_list(args: &mut Args<'_>) -> Vec<i32> {
+    let mut channels = Vec::new();
+    while args.next_tag('\0') == 'i' {
+        let c = args.geti(0);
+        if channels.len() < MAX_CHANNEL_SELECTION {
+            channels.push(c);
+        }
+    }
+    channels
+}
+
+/// Reads `frames` frames from `offset` into `out` (interleaved, exactly
+/// `frames × file channels` long). A file shorter than its header says
+/// leaves the rest of `out` as it was.
+fn read_frames(reader: &mut SoundFileReader, offset: i64, out: &mut [f32]) -> Result<(), SoundFileError> {
+    reader.seek(offset as u64)?;
+    let channels = reader.channels() as usize;
+    let mut pos = 0;
+    while pos < out.len() {
+        let got = reader.read_f32(&mut out[pos..])?;
+        if got == 0 {
+            break;
+        }
+        pos += got * channels;
+    }
+    Ok(())
+}
+
+/// Copies the selected file channels into `dst` (interleaved with
+/// `selection.len()` channels); an index below 0 gives a silent channel,
+/// as in scsynth.
+fn copy_channels(dst: &mut [f32], src: &[f32], src_channels: usize, selection: &[i32]) {
+    let dst_channels = selection.len();
+    for (dst_frame, src_frame) in dst.chunks_exact_mut(dst_channels).zip(src.chunks_exact(src_channels)) {
+        for (d, &c) in dst_frame.iter_mut().zip(selection) {
+            *d = usize::try_from(c).ok().and_then(|c| src_frame.get(c)).copied().unwrap_or(0.0);
+        }
+    }
+}
+
+/// scsynth's clamping of a `[start, start + n)` sample range in /b_setn and
+/// /b_fill: `None` if it misses the buffer entirely.
+fn clamp_sample_range(start: i32, n: i32, num_samples: usize) -> Option<(usize, usize)> {
+    if num_samples == 0 {
+        return None;
+    }
+    let last = i64::from(start) + i64::from(n) - 1;
+    let num = num_samples as i64;
+    if last < 0 || i64::from(start) >= num {
+        return None;
+    }
+    let first = i64::from(start).clamp(0, num - 1);
+    let last = last.clamp(0, num - 1);
+    Some((first as usize, last as usize))
+}
+
+impl BufferCommands {
+    pub fn new(restricted_path: Option<PathBuf>) -> Self {
+        let restricted = restricted_path.map(|given| {
+            let canonical = given.canonicalize().ok();
+            RestrictedPath { given, canonical }
+        });
+        BufferCommands { restricted, open_files: HashMap::new() }
+    }
+
+    /// The file `/b_read` or `/b_write` left open for buffer `bufnum`.
+    pub fn open_file_mut(&mut self, bufnum: usize) -> Option<&mut OpenSoundFile> {
+        self.open_files.get_mut(&bufnum)
+    }
+
+    /// Whether a file is open for buffer `bufnum`.
+    pub fn has_open_file(&self, bufnum: usize) -> bool {
+        self.open_files.contains_key(&bufnum)
+    }
+
+    /// Closes every open file (at shutdown), finalising written headers.
+    /// Returns the errors of files that could not be closed cleanly.
+    pub fn close_all(&mut self) -> Vec<SoundFileError> {
+        self.open_files.drain().filter_map(|(_, f)| f.close().err()).collect()
+    }
+
+    /// Performs one /b_* command (`name` is e.g. "/b_alloc"). Returns what to
+    /// tell the client.
+    pub fn perform(&mut self, name: &str, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+        match name {
+            "/b_alloc" => self.alloc(world, args),
+            "/b_allocRead" => self.alloc_read(world, args, false),
+            "/b_allocReadChannel" => self.alloc_read(world, args, true),
+            "/b_read" => self.read(world, args, false),
+            "/b_readChannel" => self.read(world, args, true),
+            "/b_write" => self.write(world, args),
+            "/b_close" => self.close(world, args),
+            "/b_free" => self.free(world, args),
+            "/b_zero" => zero(world, args),
+            "/b_set" => set(world, args),
+            "/b_setn" => setn(world, args),
+            "/b_fill" => fill(world, args),
+            "/b_gen" => gen(world, args),
+            "/b_setSampleRate" => set_sample_rate(world, args),
+            "/b_query" => query(world, args),
+            "/b_get" => get(world, args),
+            "/b_getn" => getn(world, args),
+            _ => Err(BufFail::plain(format!("{name} is not a buffer command"))),
+        }
+    }
+
+    /// The path a file command uses: as given without `-P`; inside the
+    /// restricted directory with it. Unlike scsynth, which silently drops
+    /// `..` and re-roots absolute paths, paths that would lead elsewhere are
+    /// refused, including through symlinks.
+    fn resolve_path(&self, path: &str, bufnum: i32) -> Result<PathBuf, BufFail> {
+        let Some(restricted) = &self.restricted else {
+            return Ok(PathBuf::from(path));
+        };
+        let refuse = |why: &str| {
+            BufFail::for_buffer(
+                format!("File '{path}' is outside the restricted path '{}': {why}", restricted.given.display()),
+                bufnum,
+            )
+        };
+        let requested = Path::new(path);
+        if requested.components().any(|c| c == Component::ParentDir) {
+            return Err(refuse("'..' is not allowed"));
+        }
+        let candidate = if requested.is_absolute() {
+            let inside = requested.starts_with(&restricted.given)
+                || restricted.canonical.as_ref().is_some_and(|c| requested.starts_with(c));
+            if !inside {
+                return Err(refuse("absolute paths must lie inside it"));
+            }
+            requested.to_path_buf()
+        } else {
+            restricted.given.join(requested)
+        };
+        // The deepest part of the path that exists decides where it really
+        // leads; the rest has no `..` and no symlinks yet.
+        let Some(base) = &restricted.canonical else {
+            return Err(refuse("the restricted directory does not exist"));
+        };
+        let resolved = candidate.ancestors().find_map(|a| a.canonicalize().ok());
+        match resolved {
+            Some(real) if real.starts_with(base) => Ok(candidate),
+            _ => Err(refuse("it leads out of the directory")),
+        }
+    }
+
+    fn alloc(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+        let bufnum = args.geti(0);
+        let frames = args.geti(0);
+        let channels = args.geti(1);
+        let completion = take_completion(args);
+        let rate = args.getf(0.0);
+        let rate = if rate > 0.0 { f64::from(rate) } else { world.sample_rate };
+        let index = buffer_index(world, bufnum, true)?;
+        let buf =
+            alloc_buffer(i64::from(frames), i64::from(channels), rate).map_err(|e| BufFail::for_buffer(e, bufnum))?;
+        world.buffers[index] = buf;
+        Ok(BufDone::done(bufnum, completion))
+    }
+
+    fn alloc_read(&mut self, world: &mut World, args: &mut Args<'_>, select: bool) -> Result<BufDone, BufFail> {
+        let bufnum = args.geti(0);
+        let path = args.gets().ok_or_else(missing_path)?;
+        let file_offset = args.geti(0);
+        let frames = args.geti(0);
+        let selection = if select { take_channel_list(args) } else { Vec::new() };
+        let completion = take_completion(args);
+        let index = buffer_index(world, bufnum, true)?;
+        let path = self.resolve_path(path, bufnum)?;
+        let mut reader = SoundFileReader::open(&path).map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        let (offset, frames) = file_range(reader.frames() as i64, file_offset, frames, true);
+        let file_channels = reader.channels();
+        if let Some(&bad) = selection.iter().find(|&&c| c >= file_channels as i32) {
+            return Err(BufFail::for_buffer(
+                format!(
+                    "Channel index out of range: channel {bad} requested, file '{}' has {file_channels} channels",
+                    reader.path()
+                ),
+                bufnum,
+            ));
+        }
+        let channels = if selection.is_empty() { file_channels as usize } else { selection.len() };
+        let mut buf = match alloc_buffer(frames, channels as i64, reader.sample_rate()) {
+            Ok(buf) => buf,
+            Err(_) => {
+                // Nothing to read (an empty file, or an offset at its end):
+                // scsynth frees the old contents and still reports /done.
+                empty_buffer(&mut world.buffers[index]);
+                return Ok(BufDone::done(bufnum, completion));
+            }
+        };
+        let read = if selection.is_empty() {
+            read_frames(&mut reader, offset, &mut buf.data)
+        } else {
+            let mut all = vec![0.0; frames as usize * file_channels as usize];
+            read_frames(&mut reader, offset, &mut all).map(|()| {
+                copy_channels(&mut buf.data, &all, file_channels as usize, &selection);
+            })
+        };
+        read.map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        buf.path = Some(reader.path().to_owned());
+        world.buffers[index] = buf;
+        Ok(BufDone::done(bufnum, completion))
+    }
+
+    fn read(&mut self, world: &mut World, args: &mut Args<'_>, select: bool) -> Result<BufDone, BufFail> {
+        let bufnum = args.geti(0);
+        let path = args.gets().ok_or_else(missing_path)?;
+        let file_offset = args.geti(0);
+        let frames = args.geti(-1);
+        let buf_offset = args.geti(0);
+        let leave_open = args.geti(0) != 0;
+        let selection = if select { take_channel_list(args) } else { Vec::new() };
+        let completion = take_completion(args);
+        let index = buffer_index(world, bufnum, true)?;
+        let path = self.resolve_path(path, bufnum)?;
+        let buf_offset = non_negative_offset(buf_offset, bufnum)?;
+        let buf = &world.buffers[index];
+        let frames_to_end = i64::from(buf.frames) - buf_offset as i64;
+        if frames_to_end <= 0 {
+            // scsynth does not even open the file when nothing fits.
+            return Ok(BufDone::done(bufnum, completion));
+        }
+        let mut reader = SoundFileReader::open(&path).map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        let file_channels = reader.channels();
+        if selection.is_empty() {
+            if file_channels != buf.channels {
+                return Err(BufFail::for_buffer(
+                    format!(
+                        "Channel mismatch. File '{}' has {file_channels} channels. Buffer has {} channels.",
+                        reader.path(),
+                        buf.channels
+                    ),
+                    bufnum,
+                ));
+            }
+        } else {
+            if let Some(&bad) = selection.iter().find(|&&c| c >= file_channels as i32) {
+                return Err(BufFail::for_buffer(
+                    format!(
+                        "Channel index out of range: channel {bad} requested, file '{}' has {file_channels} channels",
+                        reader.path()
+                    ),
+                    bufnum,
+                ));
+            }
+            if selection.len() != buf.channels as usize {
+                return Err(BufFail::for_buffer(
+                    format!(
+                        "Channel mismatch. {} channels selected from file '{}'. Buffer has {} channels.",
+                        selection.len(),
+                        reader.path(),
+                        buf.channels
+                    ),
+                    bufnum,
+                ));
+            }
+        }
+        let (offset, frames) = file_range(reader.frames() as i64, file_offset, frames, false);
+        let frames = frames.min(frames_to_end) as usize;
+        let channels = buf.channels as usize;
+        let buf = &mut world.buffers[index];
+        let dst = &mut buf.data[buf_offset * channels..(buf_offset + frames) * channels];
+        let read = if frames == 0 {
+            // scsynth still seeks, so a file left open streams from there.
+            reader.seek(offset as u64)
+        } else if selection.is_empty() {
+            read_frames(&mut reader, offset, dst)
+        } else {
+            let mut all = vec![0.0; frames * file_channels as usize];
+            read_frames(&mut reader, offset, &mut all).map(|()| {
+                copy_channels(dst, &all, file_channels as usize, &selection);
+            })
+        };
+        read.map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        buf.sample_rate = reader.sample_rate();
+        buf.path = Some(reader.path().to_owned());
+        let previous = self.open_files.remove(&index);
+        if leave_open {
+            self.open_files.insert(index, OpenSoundFile::Reading(reader));
+        }
+        close_quietly(previous);
+        Ok(BufDone::done(bufnum, completion))
+    }
+
+    fn write(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+        let bufnum = args.geti(0);
+        let path = args.gets().ok_or_else(missing_path)?;
+        let header = args.gets().unwrap_or("aiff");
+        let sample = args.gets().unwrap_or("int16");
+        let frames = args.geti(-1);
+        let buf_offset = args.geti(0);
+        let leave_open = args.geti(0) != 0;
+        let completion = take_completion(args);
+        let header = HeaderFormat::from_sc_name(header).map_err(|e| BufFail::plain(e.to_string()))?;
+        let sample = SampleFormat::from_sc_name(sample).map_err(|e| BufFail::plain(e.to_string()))?;
+        let index = buffer_index(world, bufnum, true)?;
+        let path = self.resolve_path(path, bufnum)?;
+        let buf_offset = non_negative_offset(buf_offset, bufnum)?;
+        // Writing over the file this buffer holds open: close it first, so
+        // that its header is not finalised over the new file afterwards.
+        if self.open_files.get(&index).is_some_and(|f| Path::new(f.path()) == path) {
+            close_quietly(self.open_files.remove(&index));
+        }
+        let buf = &mut world.buffers[index];
+        let frames_to_end = (i64::from(buf.frames) - buf_offset as i64).max(0);
+        let mut writer = SoundFileWriter::create(&path, header, sample, buf.channels, buf.sample_rate)
+            .map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        let frames = i64::from(frames);
+        let frames = if frames < 0 || frames > i64::from(buf.frames) { i64::from(buf.frames) } else { frames };
+        let frames = frames.min(frames_to_end) as usize;
+        let channels = buf.channels as usize;
+        if frames > 0 {
+            writer
+                .write_f32(&buf.data[buf_offset * channels..(buf_offset + frames) * channels])
+                .map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        }
+        let previous = self.open_files.remove(&index);
+        close_quietly(previous);
+        if leave_open {
+            buf.path = Some(writer.path().to_owned());
+            self.open_files.insert(index, OpenSoundFile::Writing(writer));
+        } else {
+            writer.close().map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        }
+        Ok(BufDone::done(bufnum, completion))
+    }
+
+    fn close(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+        let bufnum = args.geti(0);
+        let completion = take_completion(args);
+        let index = buffer_index(world, bufnum, true)?;
+        if let Some(file) = self.open_files.remove(&index) {
+            file.close().map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
+        }
+        Ok(BufDone::done(bufnum, completion))
+    }
+
+    fn free(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+        let bufnum = args.geti(0);
+        let completion = take_completion(args);
+        let index = buffer_index(world, bufnum, true)?;
+        close_quietly(self.open_files.remove(&index));
+        empty_buffer(&mut world.buffers[index]);
+        Ok(BufDone::done(bufnum, completion))
+    }
+}
+
+/// Closes a file the client no longer refers to; scsynth ignores errors here.
+fn close_quietly(file: Option<OpenSoundFile>) {
+    if let Some(file) = file {
+        // The file is being replaced or freed; nobody is left to tell.
+        let _ = file.close();
+    }
+}
+
+fn missing_path() -> BufFail {
+    BufFail::plain("wrong argument type: the file path must be a string")
+}
+
+/// The index of buffer `bufnum`. scsynth quietly uses buffer 0 for numbers
+/// out of range; this refuses them.
+fn buffer_index(world: &World, bufnum: i32, with_bufnum: bool) -> Result<usize, BufFail> {
+    let count = world.buffers.len();
+    match usize::try_from(bufnum) {
+        Ok(i) if i < count => Ok(i),
+        _ => {
+            let message = format!("buffer number {bufnum} out of range (the server has {count} buffers)");
+            Err(if with_bufnum { BufFail::for_buffer(message, bufnum) } else { BufFail::plain(message) })
+        }
+    }
+}
+
+fn non_negative_offset(offset: i32, bufnum: i32) -> Result<usize, BufFail> {
+    usize::try_from(offset).map_err(|_| BufFail::for_buffer(format!("buffer start frame {offset} is negative"), bufnum))
+}
+
+fn zero(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let completion = take_completion(args);
+    let index = buffer_index(world, bufnum, true)?;
+    world.buffers[index].data.fill(0.0);
+    Ok(BufDone::done(bufnum, completion))
+}
+
+fn index_out_of_range(index: i32, bufnum: i32, samples: usize) -> BufFail {
+    BufFail::plain(format!("index out of range: sample {index} of buffer {bufnum}, which has {samples} samples"))
+}
+
+/// Pairs of sample index and value; values before a bad index are kept, as
+/// in scsynth.
+fn set(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let index = buffer_index(world, bufnum, false)?;
+    let data = &mut world.buffers[index].data;
+    while args.remain() >= 8 {
+        let i = args.geti(0);
+        let value = args.getf(0.0);
+        match usize::try_from(i).ok().and_then(|i| data.get_mut(i)) {
+            Some(sample) => *sample = value,
+            None => return Err(index_out_of_range(i, bufnum, data.len())),
+        }
+    }
+    Ok(BufDone::none())
+}
+
+/// Groups of start, count and values. As in scsynth, a group that misses
+/// the buffer leaves its values to be read as the next group's start and
+/// count, and a group that overlaps an end is clipped to the buffer.
+fn setn(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let index = buffer_index(world, bufnum, false)?;
+    let data = &mut world.buffers[index].data;
+    while args.remain() > 0 {
+        let start = args.geti(0);
+        let n = args.geti(0);
+        let Some((first, last)) = clamp_sample_range(start, n, data.len()) else {
+            continue;
+        };
+        for sample in &mut data[first..=last] {
+            if args.remain() == 0 {
+                break;
+            }
+            *sample = args.getf(0.0);
+        }
+    }
+    Ok(BufDone::none())
+}
+
+/// Triples of start, count and value, clipped to the buffer.
+fn fill(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let index = buffer_index(world, bufnum, false)?;
+    let data = &mut world.buffers[index].data;
+    while args.remain() >= 12 {
+        let start = args.geti(0);
+        let n = args.geti(0);
+        let value = args.getf(0.0);
+        if let Some((first, last)) = clamp_sample_range(start, n, data.len()) {
+            data[first..=last].fill(value);
+        }
+    }
+    Ok(BufDone::none())
+}
+
+fn gen(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let command =
+        args.gets().ok_or_else(|| BufFail::plain("wrong argument type: the generator name must be a string"))?;
+    let mut values = Vec::new();
+    while args.has_more() {
+        match args.next_tag('\0') {
+            '[' | ']' => args.skip(),
+            _ => values.push(args.getf(0.0)),
+        }
+    }
+    let index = buffer_index(world, bufnum, true)?;
+    match buffer_gen(&mut world.buffers, index, command, &values) {
+        // scsynth's generators do nothing to a buffer without samples and
+        // still report /done.
+        Ok(()) | Err(BufGenError::NotAllocated(_)) => Ok(BufDone::done(bufnum, None)),
+        Err(e @ BufGenError::UnknownCommand(_)) => Err(BufFail::plain(e.to_string())),
+        Err(e) => Err(BufFail::for_buffer(e.to_string(), bufnum)),
+    }
+}
+
+fn set_sample_rate(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let index = buffer_index(world, bufnum, false)?;
+    let rate = args.getf(0.0);
+    world.buffers[index].sample_rate = if rate > 0.0 { f64::from(rate) } else { world.sample_rate };
+    Ok(BufDone::none())
+}
+
+/// One /b_info reply: bufnum, frames, channels, sample rate for each
+/// buffer asked about.
+fn query(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let mut info = Vec::new();
+    while args.remain() > 0 {
+        let bufnum = args.geti(0);
+        let buf = &world.buffers[buffer_index(world, bufnum, false)?];
+        info.extend([
+            OscArg::Int(bufnum),
+            OscArg::Int(buf.frames as i32),
+            OscArg::Int(buf.channels as i32),
+            OscArg::Float(buf.sample_rate as f32),
+        ]);
+    }
+    Ok(BufDone::reply(OscMessage::new("/b_info", info)))
+}
+
+/// Replies /b_set with index/value pairs; a bad index fails the whole
+/// request with no reply.
+fn get(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let data = &world.buffers[buffer_index(world, bufnum, false)?].data;
+    let mut reply = vec![OscArg::Int(bufnum)];
+    while args.remain() >= 4 {
+        let i = args.geti(0);
+        let value = usize::try_from(i)
+            .ok()
+            .and_then(|i| data.get(i))
+            .ok_or_else(|| index_out_of_range(i, bufnum, data.len()))?;
+        reply.extend([OscArg::Int(i), OscArg::Float(*value)]);
+    }
+    Ok(BufDone::reply(OscMessage::new("/b_set", reply)))
+}
+
+/// Replies /b_setn with start, count and values per range; a range that is
+/// not wholly inside the buffer fails the whole request.
+fn getn(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+    let bufnum = args.geti(0);
+    let data = &world.buffers[buffer_index(world, bufnum, false)?].data;
+    let mut reply = vec![OscArg::Int(bufnum)];
+    while args.remain() > 0 {
+        let start = args.geti(0);
+        let n = args.geti(0);
+        let last = i64::from(start) + i64::from(n) - 1;
+        if start < 0 || last >= data.len() as i64 || i64::from(start) > last {
+            return Err(BufFail::plain(format!(
+                "index out of range: {n} samples from {start} of buffer {bufnum}, which has {} samples",
+                data.len()
+            )));
+        }
+        reply.extend([OscArg::Int(start), OscArg::Int(n)]);
+        reply.extend(data[start as usize..=last as usize].iter().map(|&v| OscArg::Float(v)));
+    }
+    Ok(BufDone::reply(OscMessage::new("/b_setn", reply)))
+}

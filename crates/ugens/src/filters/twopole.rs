@@ -1,0 +1,483 @@
+//! Second-order sections: LPF, HPF, BPF, BRF, RLPF, RHPF, Resonz, Ringz,
+//! TwoPole, TwoZero, and Formlet (two Ringz sections).
+
+use super::sig::{decay_coef, zap, In, Loops};
+use crate::unit::{Construct, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
+use std::marker::PhantomData;
+
+/// One filter's formulas: how parameters become coefficients and how one
+/// sample is computed. `Section<D>` supplies the state and block handling.
+pub trait Design: 'static {
+    /// Number of parameters, read from inputs 1..=NP.
+    const NP: usize;
+    /// The filter has a one-sample form (scsynth's `_next_1`) that control-rate
+    /// units and the constructor use, applying new coefficients at once.
+    const SINGLE: bool;
+    /// The state is flushed of denormals at the end of each block.
+    const ZAP: bool = true;
+    /// Coefficients before the first parameters arrive.
+    const INIT: [f64; 3] = [0.0; 3];
+    /// `single` selects the one-sample form's arithmetic where it differs.
+    fn coefs(p: &[f32; 3], rate: &RateInfo, single: bool) -> [f64; 3];
+    /// Returns the new state value and the output for input `x`.
+    fn tick(x: f64, c: &[f64; 3], s1: f64, s2: f64) -> (f64, f64);
+}
+
+/// A second-order section running design `D`.
+pub struct Section<D: Design> {
+    params: [f32; 3],
+    c: [f64; 3],
+    s1: f64,
+    s2: f64,
+    single: bool,
+    _design: PhantomData<fn() -> D>,
+}
+
+impl<D: Design> Section<D> {
+    fn read_params(io: &Wires<'_>) -> ([f32; 3], bool) {
+        let mut p = [0.0f32; 3];
+        for (k, v) in p.iter_mut().enumerate().take(D::NP) {
+            *v = super::sig::in0(io, k + 1);
+        }
+        (p, false)
+    }
+
+    fn changed(&self, p: &[f32; 3]) -> bool {
+        (0..D::NP).any(|k| p[k] != self.params[k])
+    }
+
+    fn finish(&mut self, s1: f64, s2: f64) {
+        if D::ZAP {
+            self.s1 = zap(s1);
+            self.s2 = zap(s2);
+        } else {
+            self.s1 = s1;
+            self.s2 = s2;
+        }
+    }
+
+    fn next_block(&mut self, io: &mut Wires<'_>, rate: &RateInfo, lp: Loops) {
+        let inp = In::new(io, 0);
+        let (p, _) = Self::read_params(io);
+        let out = io.out(0);
+        let (mut s1, mut s2) = (self.s1, self.s2);
+        let mut c = self.c;
+        let mut step = |i: usize, c: &[f64; 3]| {
+            let (s0, y) = D::tick(inp.at(i) as f64, c, s1, s2);
+            out[i] = y as f32;
+            s2 = s1;
+            s1 = s0;
+        };
+        if self.changed(&p) {
+            let target = D::coefs(&p, rate, false);
+            lp.run(&mut c, Some(&target), &mut step);
+            self.params = p;
+            self.c = target;
+        } else {
+            lp.run(&mut c, None, &mut step);
+        }
+        self.finish(s1, s2);
+    }
+
+    fn next_single(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
+        let x = super::sig::in0(io, 0);
+        let (p, _) = Self::read_params(io);
+        if self.changed(&p) {
+            self.c = D::coefs(&p, rate, true);
+            self.params = p;
+        }
+        let (s0, y) = D::tick(x as f64, &self.c, self.s1, self.s2);
+        io.out(0)[0] = y as f32;
+        let s1 = self.s1;
+        self.finish(s0, s1);
+    }
+}
+
+impl<D: Design> Construct for Section<D> {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut s = Section {
+            params: [f32::NAN; 3],
+            c: D::INIT,
+            s1: 0.0,
+            s2: 0.0,
+            single: cx.rate.buf_length == 1,
+            _design: PhantomData,
+        };
+        if D::SINGLE {
+            s.next_single(io, cx.rate);
+        } else {
+            s.next_block(io, cx.rate, Loops::single(cx.rate));
+        }
+        s
+    }
+}
+
+impl<D: Design> Unit for Section<D> {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if D::SINGLE && self.single {
+            self.next_single(io, cx.rate);
+        } else {
+            self.next_block(io, cx.rate, Loops::of(cx.rate));
+        }
+    }
+}
+
+const SQRT2_F: f32 = std::f32::consts::SQRT_2;
+
+/// Butterworth low-pass: in, freq.
+pub struct LpfDesign;
+pub type Lpf = Section<LpfDesign>;
+
+impl Design for LpfDesign {
+    const NP: usize = 1;
+    const SINGLE: bool = true;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let pfreq = p[0] as f64 * rate.radians_per_sample * 0.5;
+        let c = 1.0 / pfreq.tan();
+        let c2 = c * c;
+        let sqrt2c = c * SQRT2_F as f64;
+        let a0 = 1.0 / (1.0 + sqrt2c + c2);
+        let b1 = -2.0 * (1.0 - c2) * a0;
+        let b2 = -(1.0 - sqrt2c + c2) * a0;
+        [a0, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = x + c[1] * y1 + c[2] * y2;
+        (y0, c[0] * (y0 + 2.0 * y1 + y2))
+    }
+}
+
+/// Butterworth high-pass: in, freq.
+pub struct HpfDesign;
+pub type Hpf = Section<HpfDesign>;
+
+impl Design for HpfDesign {
+    const NP: usize = 1;
+    const SINGLE: bool = true;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let pfreq = p[0] as f64 * rate.radians_per_sample * 0.5;
+        let c = pfreq.tan();
+        let c2 = c * c;
+        let sqrt2c = c * SQRT2_F as f64;
+        let a0 = 1.0 / (1.0 + sqrt2c + c2);
+        let b1 = 2.0 * (1.0 - c2) * a0;
+        let b2 = -(1.0 - sqrt2c + c2) * a0;
+        [a0, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = x + c[1] * y1 + c[2] * y2;
+        (y0, c[0] * (y0 - 2.0 * y1 + y2))
+    }
+}
+
+/// Band-pass: in, freq, bandwidth (rq).
+pub struct BpfDesign;
+pub type Bpf = Section<BpfDesign>;
+
+impl Design for BpfDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = true;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let pfreq = p[0] as f64 * rate.radians_per_sample;
+        let pbw = p[1] as f64 * pfreq * 0.5;
+        let c = 1.0 / pbw.tan();
+        let d = 2.0 * pfreq.cos();
+        let a0 = 1.0 / (1.0 + c);
+        let b1 = c * d * a0;
+        let b2 = (1.0 - c) * a0;
+        [a0, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = x + c[1] * y1 + c[2] * y2;
+        (y0, c[0] * (y0 - y2))
+    }
+}
+
+/// Band-reject: in, freq, bandwidth (rq). Coefficients are a0, a1, b2.
+pub struct BrfDesign;
+pub type Brf = Section<BrfDesign>;
+
+impl Design for BrfDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = true;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let pfreq = p[0] as f64 * rate.radians_per_sample;
+        let pbw = p[1] as f64 * pfreq * 0.5;
+        let c = pbw.tan();
+        let d = 2.0 * pfreq.cos();
+        let a0 = 1.0 / (1.0 + c);
+        let a1 = -d * a0;
+        let b2 = (1.0 - c) * a0;
+        [a0, a1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let ay = c[1] * y1;
+        let y0 = x - ay - c[2] * y2;
+        (y0, c[0] * (y0 + y2) + ay)
+    }
+}
+
+/// Resonant low-pass: in, freq, rq.
+pub struct RlpfDesign;
+pub type Rlpf = Section<RlpfDesign>;
+
+impl Design for RlpfDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = true;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, single: bool) -> [f64; 3] {
+        let reson = p[1];
+        // The block form clamps against a double 0.001, the one-sample form
+        // against a float one.
+        let qres = if single {
+            (if 0.001f32 > reson { 0.001f32 } else { reson }) as f64
+        } else if 0.001f64 > reson as f64 {
+            0.001f64
+        } else {
+            reson as f64
+        };
+        let pfreq = p[0] as f64 * rate.radians_per_sample;
+        let d = (pfreq * qres * 0.5).tan();
+        let c = (1.0 - d) / (1.0 + d);
+        let cosf = pfreq.cos();
+        let b1 = (1.0 + c) * cosf;
+        let b2 = -c;
+        let a0 = (1.0 + c - b1) * 0.25;
+        [a0, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = c[0] * x + c[1] * y1 + c[2] * y2;
+        (y0, y0 + 2.0 * y1 + y2)
+    }
+}
+
+/// Resonant high-pass: in, freq, rq.
+pub struct RhpfDesign;
+pub type Rhpf = Section<RhpfDesign>;
+
+impl Design for RhpfDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = true;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let reson = p[1];
+        let qres = (if 0.001f32 > reson { 0.001f32 } else { reson }) as f64;
+        let pfreq = p[0] as f64 * rate.radians_per_sample;
+        let d = (pfreq * qres * 0.5).tan();
+        let c = (1.0 - d) / (1.0 + d);
+        let cosf = pfreq.cos();
+        let b1 = (1.0 + c) * cosf;
+        let b2 = -c;
+        let a0 = (1.0 + c + b1) * 0.25;
+        [a0, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = c[0] * x + c[1] * y1 + c[2] * y2;
+        (y0, y0 - 2.0 * y1 + y2)
+    }
+}
+
+/// Resonant band-pass with constant gain at the centre: in, freq, rq.
+pub struct ResonzDesign;
+pub type Resonz = Section<ResonzDesign>;
+
+impl Design for ResonzDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = false;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let ffreq = p[0] as f64 * rate.radians_per_sample;
+        let b = ffreq * p[1] as f64;
+        let r = 1.0 - b * 0.5;
+        let two_r = 2.0 * r;
+        let r2 = r * r;
+        let cost = (two_r * ffreq.cos()) / (1.0 + r2);
+        [(1.0 - r2) * 0.5, two_r * cost, -r2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = x + c[1] * y1 + c[2] * y2;
+        (y0, c[0] * (y0 - y2))
+    }
+}
+
+/// Ringing filter: in, freq, decay time (60 dB) of its impulse response.
+pub struct RingzDesign;
+pub type Ringz = Section<RingzDesign>;
+
+/// Pole pair at `ffreq` radians whose impulse response decays 60 dB in `time`.
+fn ring_coefs(ffreq: f64, time: f32, sample_rate: f64) -> (f64, f64) {
+    let r = decay_coef(time, sample_rate);
+    let two_r = 2.0 * r;
+    let r2 = r * r;
+    let cost = (two_r * ffreq.cos()) / (1.0 + r2);
+    (two_r * cost, -r2)
+}
+
+impl Design for RingzDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = false;
+    const INIT: [f64; 3] = [0.5, 0.0, 0.0];
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let ffreq = p[0] as f64 * rate.radians_per_sample;
+        let (b1, b2) = ring_coefs(ffreq, p[1], rate.sample_rate);
+        [0.5, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = x + c[1] * y1 + c[2] * y2;
+        (y0, c[0] * (y0 - y2))
+    }
+}
+
+/// Two-pole resonator: in, freq, radius.
+pub struct TwoPoleDesign;
+pub type TwoPoleFilter = Section<TwoPoleDesign>;
+
+impl Design for TwoPoleDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = false;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let reson = p[1];
+        // 2 * reson and reson * reson are single-precision products.
+        let b1 = (2.0 * reson) as f64 * (p[0] as f64 * rate.radians_per_sample).cos();
+        let b2 = -(reson * reson) as f64;
+        [0.0, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], y1: f64, y2: f64) -> (f64, f64) {
+        let y0 = x + c[1] * y1 + c[2] * y2;
+        (y0, y0)
+    }
+}
+
+/// Two-zero notch: in, freq, radius. The state is the input history.
+pub struct TwoZeroDesign;
+pub type TwoZeroFilter = Section<TwoZeroDesign>;
+
+impl Design for TwoZeroDesign {
+    const NP: usize = 2;
+    const SINGLE: bool = false;
+    const ZAP: bool = false;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        let reson = p[1];
+        let b1 = (-2.0 * reson) as f64 * (p[0] as f64 * rate.radians_per_sample).cos();
+        let b2 = (reson * reson) as f64;
+        [0.0, b1, b2]
+    }
+    #[inline(always)]
+    fn tick(x: f64, c: &[f64; 3], x1: f64, x2: f64) -> (f64, f64) {
+        (x, x + c[1] * x1 + c[2] * x2)
+    }
+}
+
+/// Formlet: the difference of two ringing sections (decay minus attack),
+/// a resonance with a smooth attack. Inputs: in, freq, attack, decay.
+pub struct Formlet {
+    freq: f32,
+    attack: f32,
+    decay: f32,
+    /// Decay section b1, b2, then attack section b1, b2.
+    b: [f64; 4],
+    y01: f64,
+    y02: f64,
+    y11: f64,
+    y12: f64,
+    single: bool,
+}
+
+impl Formlet {
+    fn coefs(&self, freq: f32, attack: f32, decay: f32, rate: &RateInfo) -> [f64; 4] {
+        let ffreq = freq as f64 * rate.radians_per_sample;
+        let (b01, b02) = ring_coefs(ffreq, decay, rate.sample_rate);
+        let (b11, b12) = ring_coefs(ffreq, attack, rate.sample_rate);
+        [b01, b02, b11, b12]
+    }
+
+    fn params(io: &Wires<'_>) -> (f32, f32, f32) {
+        (super::sig::in0(io, 1), super::sig::in0(io, 2), super::sig::in0(io, 3))
+    }
+
+    fn next_block(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
+        let inp = In::new(io, 0);
+        let (freq, attack, decay) = Self::params(io);
+        let out = io.out(0);
+        let (mut y01, mut y02, mut y11, mut y12) = (self.y01, self.y02, self.y11, self.y12);
+        let mut b = self.b;
+        let mut step = |i: usize, b: &[f64; 4]| {
+            let ain = inp.at(i) as f64;
+            let y00 = ain + b[0] * y01 + b[1] * y02;
+            let y10 = ain + b[2] * y11 + b[3] * y12;
+            out[i] = (0.25 * ((y00 - y02) - (y10 - y12))) as f32;
+            y02 = y01;
+            y01 = y00;
+            y12 = y11;
+            y11 = y10;
+        };
+        let lp = Loops::of(rate);
+        if freq != self.freq || decay != self.decay || attack != self.attack {
+            let target = self.coefs(freq, attack, decay, rate);
+            lp.run(&mut b, Some(&target), &mut step);
+            self.freq = freq;
+            self.attack = attack;
+            self.decay = decay;
+            self.b = target;
+        } else {
+            lp.run(&mut b, None, &mut step);
+        }
+        self.y01 = y01;
+        self.y02 = y02;
+        self.y11 = y11;
+        self.y12 = y12;
+    }
+
+    fn next_single(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
+        let ain = super::sig::in0(io, 0) as f64;
+        let (freq, attack, decay) = Self::params(io);
+        if freq != self.freq || decay != self.decay || attack != self.attack {
+            self.b = self.coefs(freq, attack, decay, rate);
+            self.freq = freq;
+            self.attack = attack;
+            self.decay = decay;
+        }
+        let b = self.b;
+        let y00 = ain + b[0] * self.y01 + b[1] * self.y02;
+        let y10 = ain + b[2] * self.y11 + b[3] * self.y12;
+        io.out(0)[0] = (0.25 * ((y00 - self.y02) - (y10 - self.y12))) as f32;
+        self.y02 = self.y01;
+        self.y01 = y00;
+        self.y12 = self.y11;
+        self.y11 = y10;
+    }
+}
+
+impl Construct for Formlet {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut f = Formlet {
+            freq: f32::NAN,
+            attack: f32::NAN,
+            decay: f32::NAN,
+            b: [0.0; 4],
+            y01: 0.0,
+            y02: 0.0,
+            y11: 0.0,
+            y12: 0.0,
+            single: cx.rate.buf_length == 1,
+        };
+        f.next_single(io, cx.rate);
+        f
+    }
+}
+
+impl Unit for Formlet {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if self.single {
+            self.next_single(io, cx.rate);
+        } else {
+            self.next_block(io, cx.rate);
+        }
+    }
+}

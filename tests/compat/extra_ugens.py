@@ -1,0 +1,79 @@
+"""UGens scsynth ships that supriya does not define (class names are the server-side names)."""
+
+from supriya.ugens.core import UGen, param, ugen
+
+
+@ugen(ar=True, kr=True)
+class Osc(UGen):
+    buffer_id = param()
+    frequency = param(440.0)
+    phase = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class OscN(UGen):
+    buffer_id = param()
+    frequency = param(440.0)
+    phase = param(0.0)
+
+
+@ugen(ar=True)
+class Formant(UGen):
+    fundamental_frequency = param(440.0)
+    formant_frequency = param(1760.0)
+    bandwidth_frequency = param(880.0)
+
+
+@ugen(ar=True, kr=True, channel_count=2, fixed_channel_count=True)
+class LinPan2(UGen):
+    source = param()
+    position = param(0.0)
+    level = param(1.0)
+
+
+@ugen(ar=True, kr=True)
+class LinXFade2(UGen):
+    in_a = param()
+    in_b = param(0.0)
+    pan = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class Timer(UGen):
+    trigger = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class PulseCount(UGen):
+    trigger = param(0.0)
+    reset = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class PulseDivider(UGen):
+    trigger = param(0.0)
+    div = param(2.0)
+    start = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class Stepper(UGen):
+    trigger = param(0.0)
+    reset = param(0.0)
+    minimum = param(0.0)
+    maximum = param(7.0)
+    step = param(1.0)
+    reset_value = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class SetResetFF(UGen):
+    trigger = param(0.0)
+    reset = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class Resonz(UGen):
+    source = param()
+    frequency = param(440.0)
+    bwr = param(1.0)

@@ -3,7 +3,7 @@
 
 use magnetar_synthdef as sd;
 use magnetar_ugens::unit::NO_UNIT;
-use magnetar_ugens::{Rate, Registry, UnitCtor, WireRef};
+use magnetar_ugens::{Rate, Registry, UnitCtor, UnitSpec, WireRef};
 use std::collections::HashMap;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -24,6 +24,17 @@ pub struct UnitDef {
     pub outputs: Vec<WireRef>,
 }
 
+/// One unit to build and run: a unit of the def, or a batch of several.
+pub struct Step {
+    pub ctor: UnitCtor,
+    /// The def unit this step stands for (the last member of a batch);
+    /// its done flag is the one the step sets.
+    pub unit: u32,
+    pub lanes: usize,
+    pub inputs: Vec<WireRef>,
+    pub outputs: Vec<WireRef>,
+}
+
 /// A compiled SynthDef, shared by all synths made from it.
 pub struct GraphDef {
     pub name: String,
@@ -35,8 +46,11 @@ pub struct GraphDef {
     /// Names in definition order, for replies that list controls.
     pub param_names: Vec<(String, u32)>,
     pub units: Vec<UnitDef>,
-    /// Units that compute every block (audio and control rate), in order.
-    pub calc_units: Vec<u32>,
+    /// What a synth builds and runs, in order: one step per unit, except
+    /// that independent instances of a batchable UGen share one step.
+    pub steps: Vec<Step>,
+    /// Steps that compute every block (audio and control rate), in order.
+    pub calc_steps: Vec<u32>,
     /// Length of the wire array in samples.
     pub wire_len: usize,
 }
@@ -56,7 +70,7 @@ impl GraphDef {
     pub fn compile(def: &sd::SynthDef, registry: &Registry, block_size: usize) -> Result<GraphDef, DefError> {
         let mut wire_len = def.constants.len();
         let mut units: Vec<UnitDef> = Vec::with_capacity(def.ugens.len());
-        let mut calc_units = Vec::new();
+
         for (index, spec) in def.ugens.iter().enumerate() {
             let ctor = registry.get(&spec.name).ok_or_else(|| DefError::UnknownUGen {
                 def: def.name.clone(),
@@ -90,9 +104,6 @@ impl GraphDef {
                     w
                 })
                 .collect();
-            if rate != Rate::Scalar {
-                calc_units.push(index as u32);
-            }
             units.push(UnitDef {
                 name: spec.name.clone(),
                 rate,
@@ -109,6 +120,13 @@ impl GraphDef {
             let end = sorted.get(i + 1).map(|p| p.1).unwrap_or(def.params.len() as u32);
             params.entry(name.clone()).or_insert((*index, end.saturating_sub(*index)));
         }
+        let steps = plan_steps(&units, registry);
+        let calc_steps = steps
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| units[st.unit as usize].rate != Rate::Scalar)
+            .map(|(i, _)| i as u32)
+            .collect();
         Ok(GraphDef {
             name: def.name.clone(),
             constants: def.constants.clone(),
@@ -116,7 +134,8 @@ impl GraphDef {
             params,
             param_names: def.param_names.iter().map(|p| (p.name.clone(), p.index)).collect(),
             units,
-            calc_units,
+            steps,
+            calc_steps,
             wire_len,
         })
     }
@@ -125,4 +144,89 @@ impl GraphDef {
     pub fn param(&self, name: &str) -> Option<(u32, u32)> {
         self.params.get(name).copied()
     }
+}
+
+/// Groups independent instances of batchable UGens into single steps. A
+/// batch runs where its last member stood; that is sound because members
+/// only read their inputs (computed earlier) and write their outputs, and
+/// the group closes before any unit that reads a member's output.
+fn plan_steps(units: &[UnitDef], registry: &Registry) -> Vec<Step> {
+    const MAX_LANES: usize = 256;
+    let single = |i: usize| Step {
+        ctor: units[i].ctor,
+        unit: i as u32,
+        lanes: 1,
+        inputs: units[i].inputs.clone(),
+        outputs: units[i].outputs.clone(),
+    };
+    fn spec_of(u: &UnitDef) -> UnitSpec<'_> {
+        UnitSpec {
+            name: &u.name,
+            rate: u.rate,
+            special_index: u.special_index,
+            num_inputs: u.inputs.len(),
+            num_outputs: u.outputs.len(),
+            lanes: 1,
+        }
+    }
+    let rates = |u: &UnitDef| u.inputs.iter().map(|w| w.rate).collect::<Vec<_>>();
+    let batchable = |u: &UnitDef| registry.batch(&u.name).filter(|b| (b.batchable)(&spec_of(u), &rates(u)));
+
+    // Where each unit ends up: None = not yet placed, Some(step) = placed.
+    let mut member_of: Vec<Option<usize>> = vec![None; units.len()];
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for start in 0..units.len() {
+        if member_of[start].is_some() || batchable(&units[start]).is_none() {
+            continue;
+        }
+        let head = &units[start];
+        let signature = (head.name.as_str(), head.rate, head.special_index, rates(head), head.outputs.len());
+        let mut members = vec![start];
+        let mut is_member = vec![false; units.len()];
+        is_member[start] = true;
+        for v in start + 1..units.len() {
+            if members.len() == MAX_LANES {
+                break;
+            }
+            let u = &units[v];
+            let reads_member = u.inputs.iter().any(|w| w.from_unit != NO_UNIT && is_member[w.from_unit as usize]);
+            if reads_member {
+                break;
+            }
+            if member_of[v].is_none()
+                && (u.name.as_str(), u.rate, u.special_index, rates(u), u.outputs.len()) == signature
+                && batchable(u).is_some()
+            {
+                members.push(v);
+                is_member[v] = true;
+            }
+        }
+        if members.len() > 1 {
+            let g = groups.len();
+            for &m in &members {
+                member_of[m] = Some(g);
+            }
+            groups.push(members);
+        }
+    }
+
+    let mut steps = Vec::with_capacity(units.len());
+    for i in 0..units.len() {
+        match member_of[i] {
+            None => steps.push(single(i)),
+            Some(g) if *groups[g].last().unwrap() == i => {
+                let members = &groups[g];
+                let entry = batchable(&units[i]).expect("members are batchable");
+                steps.push(Step {
+                    ctor: entry.ctor,
+                    unit: i as u32,
+                    lanes: members.len(),
+                    inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
+                    outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    steps
 }

@@ -43,26 +43,29 @@ impl Synth {
         let full = world.full_rate;
         let block = world.buf_rate;
         let bs = world.block_size;
-        for (i, ud) in def.units.iter().enumerate() {
+        for step in &def.steps {
+            let ud = &def.units[step.unit as usize];
             let spec = UnitSpec {
                 name: &ud.name,
                 rate: ud.rate,
                 special_index: ud.special_index,
-                num_inputs: ud.inputs.len(),
-                num_outputs: ud.outputs.len(),
+                num_inputs: step.inputs.len(),
+                num_outputs: step.outputs.len(),
+                lanes: step.lanes,
             };
             // SAFETY: GraphDef::compile placed every wire inside `wire_len`,
             // gave each output its own span and never made an input of a
-            // unit point at one of that unit's outputs.
-            let mut io = unsafe { Wires::new(self.wires.as_mut_ptr(), &ud.inputs, &ud.outputs, bs, 1) };
+            // unit point at one of that unit's outputs (nor of a batch at
+            // one of its members').
+            let mut io = unsafe { Wires::new(self.wires.as_mut_ptr(), &step.inputs, &step.outputs, bs, 1) };
             let mut cx = UnitCtx {
                 world,
                 synth: &mut self.ctx,
                 rate: if ud.rate == Rate::Audio { &full } else { &block },
                 done_flags: &mut self.done,
-                unit_index: i,
+                unit_index: step.unit as usize,
             };
-            let unit = (ud.ctor)(&spec, &mut io, &mut cx);
+            let unit = (step.ctor)(&spec, &mut io, &mut cx);
             self.units.push(unit);
         }
     }
@@ -74,14 +77,15 @@ impl Synth {
         let block = world.buf_rate;
         let bs = world.block_size;
         let base = self.wires.as_mut_ptr();
-        for &i in &def.calc_units {
-            let i = i as usize;
-            let ud = &def.units[i];
-            let (rate, n) = if ud.rate == Rate::Audio { (&full, bs) } else { (&block, 1) };
+        for &si in &def.calc_steps {
+            let step = &def.steps[si as usize];
+            let audio = def.units[step.unit as usize].rate == Rate::Audio;
+            let (rate, n) = if audio { (&full, bs) } else { (&block, 1) };
             // SAFETY: as in `construct`.
-            let mut io = unsafe { Wires::new(base, &ud.inputs, &ud.outputs, bs, n) };
-            let mut cx = UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: i };
-            self.units[i].next(&mut io, &mut cx);
+            let mut io = unsafe { Wires::new(base, &step.inputs, &step.outputs, bs, n) };
+            let mut cx =
+                UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
+            self.units[si as usize].next(&mut io, &mut cx);
         }
     }
 
@@ -92,13 +96,14 @@ impl Synth {
         let full = world.full_rate;
         let block = world.buf_rate;
         for (i, unit) in self.units.iter_mut().enumerate() {
-            let ud = &def.units[i];
+            let step = &def.steps[i];
+            let ud = &def.units[step.unit as usize];
             let mut cx = UnitCtx {
                 world,
                 synth: &mut self.ctx,
                 rate: if ud.rate == Rate::Audio { &full } else { &block },
                 done_flags: &mut self.done,
-                unit_index: i,
+                unit_index: step.unit as usize,
             };
             unit.dtor(&mut cx);
         }

@@ -25,6 +25,7 @@ const TQCYC13: i32 = 0x1800_0000;
 pub fn register(r: &mut Registry) {
     r.add::<SinOsc>("SinOsc");
     r.add::<FSinOsc>("FSinOsc");
+    r.add_batch("FSinOsc", fsinosc_batchable, new_fsinosc_batch);
     r.add::<Osc>("Osc");
     r.add::<OscN>("OscN");
     r.add::<COsc>("COsc");
@@ -562,6 +563,108 @@ impl Unit for FSinOsc {
         }
         self.y1 = y1;
         self.y2 = y2;
+    }
+}
+
+/// One FSinOsc's recurrence state at construction, exactly as
+/// `FSinOsc::new` computes it: (b1, y1, y2, first output).
+#[inline]
+fn fsinosc_init(freq: f64, iphase: f32, radians_per_sample: f64) -> (f64, f64, f64, f32) {
+    let w = (freq * radians_per_sample) as f32;
+    let b1 = 2.0 * w.cos() as f64;
+    let y1 = (iphase - w).sin() as f64;
+    let y2 = (iphase - 2.0 * w).sin() as f64;
+    (b1, y1, y2, (b1 * y1 - y2) as f32)
+}
+
+fn fsinosc_batchable(spec: &UnitSpec<'_>, _input_rates: &[Rate]) -> bool {
+    spec.rate == Rate::Audio && spec.num_inputs == 2
+}
+
+fn new_fsinosc_batch(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    Box::new(FSinOscBatch::new(spec, io, cx))
+}
+
+/// Many independent FSinOscs of one synth computed together. Each lane does
+/// the same double-precision recurrence as a lone FSinOsc, so the output is
+/// identical; running the lanes side by side hides the latency of the
+/// recurrence, which is what bounds a lone oscillator.
+pub struct FSinOscBatch {
+    lanes: usize,
+    b1: Vec<f64>,
+    y1: Vec<f64>,
+    y2: Vec<f64>,
+    freq: Vec<f64>,
+    fixed: bool,
+}
+
+const FSIN_CHUNK: usize = 8;
+
+impl FSinOscBatch {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let lanes = spec.lanes;
+        let padded = lanes.div_ceil(FSIN_CHUNK) * FSIN_CHUNK;
+        let mut u = FSinOscBatch {
+            lanes,
+            b1: vec![0.0; padded],
+            y1: vec![0.0; padded],
+            y2: vec![0.0; padded],
+            freq: vec![0.0; padded],
+            fixed: io.in_rate(0) == Rate::Scalar,
+        };
+        for l in 0..lanes {
+            let freq = io.in0(2 * l) as f64;
+            let (b1, y1, y2, first) = fsinosc_init(freq, io.in0(2 * l + 1), cx.rate.radians_per_sample);
+            u.b1[l] = b1;
+            u.y1[l] = y1;
+            u.y2[l] = y2;
+            u.freq[l] = freq;
+            io.out(l)[0] = first;
+        }
+        u
+    }
+}
+
+impl Unit for FSinOscBatch {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if !self.fixed {
+            for l in 0..self.lanes {
+                let freq = io.in0(2 * l) as f64;
+                if freq != self.freq[l] {
+                    self.freq[l] = freq;
+                    self.b1[l] = 2.0 * (freq * cx.rate.radians_per_sample).cos();
+                }
+            }
+        }
+        let n = io.n();
+        for base in (0..self.lanes).step_by(FSIN_CHUNK) {
+            let live = (self.lanes - base).min(FSIN_CHUNK);
+            let mut b1 = [0.0f64; FSIN_CHUNK];
+            let mut y1 = [0.0f64; FSIN_CHUNK];
+            let mut y2 = [0.0f64; FSIN_CHUNK];
+            b1.copy_from_slice(&self.b1[base..base + FSIN_CHUNK]);
+            y1.copy_from_slice(&self.y1[base..base + FSIN_CHUNK]);
+            y2.copy_from_slice(&self.y2[base..base + FSIN_CHUNK]);
+            let mut outs = [std::ptr::null_mut::<f32>(); FSIN_CHUNK];
+            for (j, o) in outs.iter_mut().enumerate().take(live) {
+                *o = io.out_ptr(base + j);
+            }
+            for s in 0..n {
+                let mut y0 = [0.0f64; FSIN_CHUNK];
+                for j in 0..FSIN_CHUNK {
+                    y0[j] = b1[j] * y1[j] - y2[j];
+                    y2[j] = y1[j];
+                    y1[j] = y0[j];
+                }
+                for j in 0..live {
+                    // SAFETY: `out_ptr` points at `n` samples of lane j's own
+                    // output, which no other lane or input shares.
+                    unsafe { *outs[j].add(s) = y0[j] as f32 };
+                }
+            }
+            self.y1[base..base + FSIN_CHUNK].copy_from_slice(&y1);
+            self.y2[base..base + FSIN_CHUNK].copy_from_slice(&y2);
+        }
     }
 }
 

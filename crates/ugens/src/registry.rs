@@ -1,13 +1,26 @@
 //! Name → constructor table for every UGen magnetar knows.
 
-use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::collections::HashMap;
 
 pub type UnitCtor = fn(&UnitSpec<'_>, &mut Wires<'_>, &mut UnitCtx<'_>) -> Box<dyn Unit>;
 
+/// Says whether a unit with this spec and these input rates may join a
+/// batch: several independent instances computed together, lane by lane,
+/// with exactly the arithmetic each would do alone.
+pub type Batchable = fn(&UnitSpec<'_>, &[Rate]) -> bool;
+
+#[derive(Clone, Copy)]
+pub struct BatchEntry {
+    pub batchable: Batchable,
+    /// Builds one unit for `spec.lanes` members.
+    pub ctor: UnitCtor,
+}
+
 #[derive(Default)]
 pub struct Registry {
     ctors: HashMap<&'static str, UnitCtor>,
+    batches: HashMap<&'static str, BatchEntry>,
 }
 
 fn build<T: Construct>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
@@ -42,6 +55,16 @@ impl Registry {
     pub fn add_ctor(&mut self, name: &'static str, ctor: UnitCtor) {
         let previous = self.ctors.insert(name, ctor);
         assert!(previous.is_none(), "UGen {name} registered twice");
+    }
+
+    /// Lets instances of `name` be computed in batches.
+    pub fn add_batch(&mut self, name: &'static str, batchable: Batchable, ctor: UnitCtor) {
+        let previous = self.batches.insert(name, BatchEntry { batchable, ctor });
+        assert!(previous.is_none(), "batch for UGen {name} registered twice");
+    }
+
+    pub fn batch(&self, name: &str) -> Option<BatchEntry> {
+        self.batches.get(name).copied()
     }
 
     pub fn get(&self, name: &str) -> Option<UnitCtor> {

@@ -108,6 +108,7 @@ impl UnitHarness {
             special_index: self.special_index,
             num_inputs: self.inputs.len(),
             num_outputs: self.num_outputs,
+            lanes: 1,
         };
 
         fill_inputs(&self.inputs, &in_refs, &mut wires, 0, bs);

@@ -99,6 +99,10 @@ pub struct UnitSpec<'a> {
     pub special_index: i16,
     pub num_inputs: usize,
     pub num_outputs: usize,
+    /// How many instances of the UGen one batched unit computes (1 for
+    /// ordinary units). A batch's inputs and outputs are its members', one
+    /// member after another.
+    pub lanes: usize,
 }
 
 /// A unit's inputs and outputs for one call.

@@ -94,6 +94,15 @@ fn materialise<'a>(arg: Arg<'a>, simd: bool, scratch: &'a mut [f32]) -> Arg<'a> 
     }
 }
 
+/// Sample `i` of a materialised operand.
+#[inline(always)]
+fn at(a: Arg<'_>, i: usize) -> f32 {
+    match a {
+        Arg::Audio(s) => s[i],
+        Arg::Value(v) | Arg::Ramp { start: v, .. } => v,
+    }
+}
+
 /// `ControlRateInput::slope`: a ramp from the held value to `next`, after
 /// which the held value is `next`.
 #[inline]
@@ -426,11 +435,29 @@ impl<const N: usize> Sum<N> {
         let l3 = materialise(args[3], simd, &mut s3[..n]);
         let Arg::Audio(a0) = args[0] else { return };
         let out = io.out(0);
-        // Summed pass by pass, left to right, as ((a + b) + c) + d.
-        add_to(out, a0, l1);
-        add_into(out, l2);
-        if N == 4 {
-            add_into(out, l3);
+        // scsynth's vector sum groups three terms as (a + b) + c and four
+        // as (a + b) + (c + d); rounding depends on it.
+        match (N, l1, l2, l3) {
+            (4, Arg::Audio(b), Arg::Audio(c), Arg::Audio(d)) => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = (a0[i] + b[i]) + (c[i] + d[i]);
+                }
+            }
+            (4, ..) => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = (a0[i] + at(l1, i)) + (at(l2, i) + at(l3, i));
+                }
+            }
+            (_, Arg::Audio(b), Arg::Audio(c), _) => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = (a0[i] + b[i]) + c[i];
+                }
+            }
+            _ => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = (a0[i] + at(l1, i)) + at(l2, i);
+                }
+            }
         }
     }
 }

@@ -86,6 +86,9 @@ pub struct Engine {
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
     pub replies: Vec<magnetar_protocol::osc::OscMessage>,
     pub buffer_commands: crate::buffer_cmds::BufferCommands,
+    /// Audio wires of the synth being computed (shared: they only hold a
+    /// value within one synth's block).
+    scratch: Vec<f32>,
     scratch_ended: Vec<i32>,
 }
 
@@ -119,6 +122,7 @@ impl Engine {
             record_events: false,
             replies: Vec::new(),
             buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
+            scratch: Vec::new(),
             scratch_ended: Vec::with_capacity(256),
         }
     }
@@ -132,6 +136,9 @@ impl Engine {
             for def in def.with_variants() {
                 match GraphDef::compile(&def, &self.registry, self.world.block_size) {
                     Ok(g) => {
+                        if g.scratch_len > self.scratch.len() {
+                            self.scratch.resize(g.scratch_len, 0.0);
+                        }
                         let name = g.name.clone();
                         self.defs.insert(name.clone(), Arc::new(g));
                         results.push(Ok(name));
@@ -271,7 +278,7 @@ impl Engine {
             CalcState::FirstCalc | CalcState::NullFirstCalc => {
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
-                synth.construct(world);
+                synth.construct(world, &mut self.scratch);
                 // What constructors asked for happens, but scsynth then installs
                 // the synth's calc function over any end or pause of itself.
                 self.after_synth(idx);
@@ -280,7 +287,7 @@ impl Engine {
                 if running {
                     let world = &mut self.world;
                     if let Some(synth) = self.tree.synth_mut(idx) {
-                        synth.calc(world);
+                        synth.calc(world, &mut self.scratch);
                     }
                     self.after_synth(idx);
                 }
@@ -288,7 +295,7 @@ impl Engine {
             CalcState::Run => {
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
-                synth.calc(world);
+                synth.calc(world, &mut self.scratch);
                 self.after_synth(idx);
             }
         }

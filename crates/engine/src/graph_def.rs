@@ -1,10 +1,20 @@
 //! A SynthDef made ready to instantiate: every UGen resolved to its
-//! constructor and every wire given its place in the synth's wire array.
+//! constructor, an execution order chosen, and every wire given its place.
+//!
+//! Constants and control-rate wires live in each synth's own array, since
+//! control values persist from block to block. Audio-rate wires live in a
+//! scratch area shared by all synths (as in scsynth): they only carry a value
+//! within a block, so buffers are reused as soon as their last reader ran.
+//!
+//! The order of pure units (those that only read their inputs and write
+//! their outputs) may change within the data dependencies; units that touch
+//! anything else keep their relative order. That freedom lets independent
+//! instances of a batchable UGen run as one step.
 
 use magnetar_synthdef as sd;
-use magnetar_ugens::unit::NO_UNIT;
+use magnetar_ugens::unit::{NO_UNIT, SCRATCH};
 use magnetar_ugens::{Rate, Registry, UnitCtor, UnitSpec, WireRef};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum DefError {
@@ -38,7 +48,7 @@ pub struct Step {
 /// A compiled SynthDef, shared by all synths made from it.
 pub struct GraphDef {
     pub name: String,
-    /// Constant values; they occupy the first slots of the wire array.
+    /// Constant values; they occupy the first slots of the local wire array.
     pub constants: Vec<f32>,
     pub initial_controls: Vec<f32>,
     /// Control name → (first index, number of values).
@@ -46,13 +56,14 @@ pub struct GraphDef {
     /// Names in definition order, for replies that list controls.
     pub param_names: Vec<(String, u32)>,
     pub units: Vec<UnitDef>,
-    /// What a synth builds and runs, in order: one step per unit, except
-    /// that independent instances of a batchable UGen share one step.
+    /// What a synth builds and runs, in order.
     pub steps: Vec<Step>,
     /// Steps that compute every block (audio and control rate), in order.
     pub calc_steps: Vec<u32>,
-    /// Length of the wire array in samples.
-    pub wire_len: usize,
+    /// Length of each synth's own wire array (constants and control wires).
+    pub local_len: usize,
+    /// Samples of shared scratch the audio wires need.
+    pub scratch_len: usize,
 }
 
 fn rate_of(r: sd::Rate) -> Rate {
@@ -64,13 +75,19 @@ fn rate_of(r: sd::Rate) -> Rate {
     }
 }
 
+/// A unit before wires are placed.
+struct Proto<'a> {
+    spec: &'a sd::UGenSpec,
+    rate: Rate,
+    ctor: UnitCtor,
+    pure: bool,
+}
+
 impl GraphDef {
     /// Resolves `def` against the installed UGens. The parser has already
     /// checked that every input refers to an earlier unit or a constant.
     pub fn compile(def: &sd::SynthDef, registry: &Registry, block_size: usize) -> Result<GraphDef, DefError> {
-        let mut wire_len = def.constants.len();
-        let mut units: Vec<UnitDef> = Vec::with_capacity(def.ugens.len());
-
+        let mut protos = Vec::with_capacity(def.ugens.len());
         for (index, spec) in def.ugens.iter().enumerate() {
             let ctor = registry.get(&spec.name).ok_or_else(|| DefError::UnknownUGen {
                 def: def.name.clone(),
@@ -78,41 +95,40 @@ impl GraphDef {
             })?;
             let rate = rate_of(spec.rate);
             if rate == Rate::Demand {
-                return Err(DefError::UnsupportedRate {
-                    def: def.name.clone(),
-                    unit: index,
-                    ugen: spec.name.clone(),
-                    rate,
-                });
+                return Err(DefError::UnsupportedRate { def: def.name.clone(), unit: index, ugen: spec.name.clone(), rate });
             }
-            let inputs = spec
-                .inputs
-                .iter()
-                .map(|input| match *input {
-                    sd::Input::Constant(c) => WireRef { offset: c, rate: Rate::Scalar, from_unit: NO_UNIT },
-                    sd::Input::Unit { unit, output } => {
-                        let from = &units[unit as usize];
-                        WireRef { offset: from.outputs[output as usize].offset, rate: from.rate, from_unit: unit }
-                    }
-                })
-                .collect();
-            let out_len = if rate == Rate::Audio { block_size } else { 1 };
-            let outputs = (0..spec.outputs.len())
-                .map(|_| {
-                    let w = WireRef { offset: wire_len as u32, rate, from_unit: index as u32 };
-                    wire_len += out_len;
-                    w
-                })
-                .collect();
-            units.push(UnitDef {
-                name: spec.name.clone(),
-                rate,
-                special_index: spec.special_index,
-                ctor,
-                inputs,
-                outputs,
-            });
+            let pure = registry.is_pure(&spec.name, spec.special_index);
+            protos.push(Proto { spec, rate, ctor, pure });
         }
+
+        let groups = schedule(&protos, registry);
+        let (units, local_len, scratch_len) = place_wires(def, &protos, &groups, block_size);
+
+        let steps: Vec<Step> = groups
+            .iter()
+            .map(|members| {
+                let last = *members.last().expect("a step has members");
+                let ctor = if members.len() > 1 {
+                    registry.batch(&units[last].name).expect("batched units have a batch constructor").ctor
+                } else {
+                    units[last].ctor
+                };
+                Step {
+                    ctor,
+                    unit: last as u32,
+                    lanes: members.len(),
+                    inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
+                    outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),
+                }
+            })
+            .collect();
+        let calc_steps = steps
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| units[st.unit as usize].rate != Rate::Scalar)
+            .map(|(i, _)| i as u32)
+            .collect();
+
         let mut params = HashMap::new();
         let mut sorted: Vec<(String, u32)> = def.param_names.iter().map(|p| (p.name.clone(), p.index)).collect();
         sorted.sort_by_key(|p| p.1);
@@ -120,13 +136,6 @@ impl GraphDef {
             let end = sorted.get(i + 1).map(|p| p.1).unwrap_or(def.params.len() as u32);
             params.entry(name.clone()).or_insert((*index, end.saturating_sub(*index)));
         }
-        let steps = plan_steps(&units, registry);
-        let calc_steps = steps
-            .iter()
-            .enumerate()
-            .filter(|(_, st)| units[st.unit as usize].rate != Rate::Scalar)
-            .map(|(i, _)| i as u32)
-            .collect();
         Ok(GraphDef {
             name: def.name.clone(),
             constants: def.constants.clone(),
@@ -136,7 +145,8 @@ impl GraphDef {
             units,
             steps,
             calc_steps,
-            wire_len,
+            local_len,
+            scratch_len,
         })
     }
 
@@ -146,87 +156,179 @@ impl GraphDef {
     }
 }
 
-/// Groups independent instances of batchable UGens into single steps. A
-/// batch runs where its last member stood; that is sound because members
-/// only read their inputs (computed earlier) and write their outputs, and
-/// the group closes before any unit that reads a member's output.
-fn plan_steps(units: &[UnitDef], registry: &Registry) -> Vec<Step> {
+fn source_unit(input: &sd::Input) -> Option<usize> {
+    match *input {
+        sd::Input::Unit { unit, .. } => Some(unit as usize),
+        sd::Input::Constant(_) => None,
+    }
+}
+
+/// Chooses the execution order as a list of steps (each a list of units).
+/// List scheduling: among the units whose inputs are ready, the earliest
+/// non-batchable one runs next; when only batchable units are ready, all
+/// ready units of the same kind run together as one step.
+fn schedule(protos: &[Proto<'_>], registry: &Registry) -> Vec<Vec<usize>> {
     const MAX_LANES: usize = 256;
-    let single = |i: usize| Step {
-        ctor: units[i].ctor,
-        unit: i as u32,
-        lanes: 1,
-        inputs: units[i].inputs.clone(),
-        outputs: units[i].outputs.clone(),
-    };
-    fn spec_of(u: &UnitDef) -> UnitSpec<'_> {
-        UnitSpec {
-            name: &u.name,
-            rate: u.rate,
-            special_index: u.special_index,
-            num_inputs: u.inputs.len(),
-            num_outputs: u.outputs.len(),
-            lanes: 1,
+    let n = protos.len();
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut indeg = vec![0usize; n];
+    let mut last_effect: Option<usize> = None;
+    for (i, p) in protos.iter().enumerate() {
+        let mut preds: Vec<usize> = p.spec.inputs.iter().filter_map(source_unit).collect();
+        if !p.pure {
+            // Effects keep their order, and wait for every earlier effect.
+            preds.extend(last_effect);
+            last_effect = Some(i);
+        }
+        preds.sort_unstable();
+        preds.dedup();
+        for pr in preds {
+            succs[pr].push(i);
+            indeg[i] += 1;
         }
     }
-    let rates = |u: &UnitDef| u.inputs.iter().map(|w| w.rate).collect::<Vec<_>>();
-    let batchable = |u: &UnitDef| registry.batch(&u.name).filter(|b| (b.batchable)(&spec_of(u), &rates(u)));
+    let input_rates = |p: &Proto<'_>| -> Vec<Rate> {
+        p.spec
+            .inputs
+            .iter()
+            .map(|inp| match source_unit(inp) {
+                Some(u) => protos[u].rate,
+                None => Rate::Scalar,
+            })
+            .collect()
+    };
+    let batch_key = |i: usize| -> Option<(String, Rate, i16, Vec<Rate>, usize)> {
+        let p = &protos[i];
+        let entry = registry.batch(&p.spec.name)?;
+        let rates = input_rates(p);
+        let spec = UnitSpec {
+            name: &p.spec.name,
+            rate: p.rate,
+            special_index: p.spec.special_index,
+            num_inputs: p.spec.inputs.len(),
+            num_outputs: p.spec.outputs.len(),
+            lanes: 1,
+        };
+        (entry.batchable)(&spec, &rates).then(|| (p.spec.name.clone(), p.rate, p.spec.special_index, rates, p.spec.outputs.len()))
+    };
+    let keys: Vec<_> = (0..n).map(batch_key).collect();
 
-    // Where each unit ends up: None = not yet placed, Some(step) = placed.
-    let mut member_of: Vec<Option<usize>> = vec![None; units.len()];
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for start in 0..units.len() {
-        if member_of[start].is_some() || batchable(&units[start]).is_none() {
+    let mut ready: BTreeSet<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+    let mut groups = Vec::with_capacity(n);
+    let finish = |i: usize, ready: &mut BTreeSet<usize>, indeg: &mut [usize]| {
+        for &s in &succs[i] {
+            indeg[s] -= 1;
+            if indeg[s] == 0 {
+                ready.insert(s);
+            }
+        }
+    };
+    while let Some(&first) = ready.iter().next() {
+        if let Some(&plain) = ready.iter().find(|&&i| keys[i].is_none()) {
+            ready.remove(&plain);
+            groups.push(vec![plain]);
+            finish(plain, &mut ready, &mut indeg);
             continue;
         }
-        let head = &units[start];
-        let signature = (head.name.as_str(), head.rate, head.special_index, rates(head), head.outputs.len());
-        let mut members = vec![start];
-        let mut is_member = vec![false; units.len()];
-        is_member[start] = true;
-        for v in start + 1..units.len() {
-            if members.len() == MAX_LANES {
-                break;
-            }
-            let u = &units[v];
-            let reads_member = u.inputs.iter().any(|w| w.from_unit != NO_UNIT && is_member[w.from_unit as usize]);
-            if reads_member {
-                break;
-            }
-            if member_of[v].is_none()
-                && (u.name.as_str(), u.rate, u.special_index, rates(u), u.outputs.len()) == signature
-                && batchable(u).is_some()
-            {
-                members.push(v);
-                is_member[v] = true;
-            }
+        let key = keys[first].clone();
+        let members: Vec<usize> = ready.iter().copied().filter(|&i| keys[i] == key).take(MAX_LANES).collect();
+        for &m in &members {
+            ready.remove(&m);
         }
-        if members.len() > 1 {
-            let g = groups.len();
-            for &m in &members {
-                member_of[m] = Some(g);
+        for &m in &members {
+            finish(m, &mut ready, &mut indeg);
+        }
+        groups.push(members);
+    }
+    debug_assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), n, "every unit is scheduled once");
+    groups
+}
+
+/// Gives every wire its place: constants and control wires in the synth's
+/// own array, audio wires in shared scratch, reusing a scratch buffer once
+/// its last reader has run. A step's outputs never share a buffer with its
+/// inputs or with each other.
+fn place_wires(
+    def: &sd::SynthDef,
+    protos: &[Proto<'_>],
+    groups: &[Vec<usize>],
+    block_size: usize,
+) -> (Vec<UnitDef>, usize, usize) {
+    let n = protos.len();
+    // Step index of the last reader of each unit's outputs.
+    let mut step_of = vec![0usize; n];
+    for (s, g) in groups.iter().enumerate() {
+        for &u in g {
+            step_of[u] = s;
+        }
+    }
+    let mut last_read = vec![None::<usize>; n];
+    for (i, p) in protos.iter().enumerate() {
+        for inp in &p.spec.inputs {
+            if let Some(src) = source_unit(inp) {
+                let s = step_of[i];
+                last_read[src] = Some(last_read[src].map_or(s, |old: usize| old.max(s)));
             }
-            groups.push(members);
         }
     }
 
-    let mut steps = Vec::with_capacity(units.len());
-    for i in 0..units.len() {
-        match member_of[i] {
-            None => steps.push(single(i)),
-            Some(g) if *groups[g].last().unwrap() == i => {
-                let members = &groups[g];
-                let entry = batchable(&units[i]).expect("members are batchable");
-                steps.push(Step {
-                    ctor: entry.ctor,
-                    unit: i as u32,
-                    lanes: members.len(),
-                    inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
-                    outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),
-                });
+    let mut local_len = def.constants.len();
+    let mut outputs: Vec<Vec<WireRef>> = vec![Vec::new(); n];
+    let mut free: Vec<u32> = Vec::new();
+    let mut scratch_bufs: u32 = 0;
+    let mut releases: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for (i, lr) in last_read.iter().enumerate() {
+        // Unread audio outputs are released right after their own step.
+        releases[lr.unwrap_or(step_of[i])].push(i);
+    }
+    for (s, g) in groups.iter().enumerate() {
+        for &u in g {
+            let p = &protos[u];
+            outputs[u] = (0..p.spec.outputs.len())
+                .map(|_| {
+                    if p.rate == Rate::Audio {
+                        let buf = free.pop().unwrap_or_else(|| {
+                            scratch_bufs += 1;
+                            scratch_bufs - 1
+                        });
+                        WireRef { offset: SCRATCH | (buf * block_size as u32), rate: p.rate, from_unit: u as u32 }
+                    } else {
+                        local_len += 1;
+                        WireRef { offset: (local_len - 1) as u32, rate: p.rate, from_unit: u as u32 }
+                    }
+                })
+                .collect();
+        }
+        for &u in &releases[s] {
+            if protos[u].rate == Rate::Audio {
+                // Released in reverse so that the next step reuses the most
+                // recently written (cache-warm) buffer first.
+                for w in outputs[u].iter().rev() {
+                    free.push((w.offset & !SCRATCH) / block_size as u32);
+                }
             }
-            Some(_) => {}
         }
     }
-    steps
+
+    let units = protos
+        .iter()
+        .enumerate()
+        .map(|(i, p)| UnitDef {
+            name: p.spec.name.clone(),
+            rate: p.rate,
+            special_index: p.spec.special_index,
+            ctor: p.ctor,
+            inputs: p
+                .spec
+                .inputs
+                .iter()
+                .map(|inp| match *inp {
+                    sd::Input::Constant(c) => WireRef { offset: c, rate: Rate::Scalar, from_unit: NO_UNIT },
+                    sd::Input::Unit { unit, output } => outputs[unit as usize][output as usize],
+                })
+                .collect(),
+            outputs: outputs[i].clone(),
+        })
+        .collect();
+    (units, local_len, scratch_bufs as usize * block_size)
 }

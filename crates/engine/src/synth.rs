@@ -14,7 +14,7 @@ pub struct Synth {
 
 impl Synth {
     pub fn new(def: Arc<GraphDef>, node_id: i32, sample_offset: i32, subsample_offset: f32) -> Synth {
-        let mut wires = vec![0.0; def.wire_len];
+        let mut wires = vec![0.0; def.local_len];
         wires[..def.constants.len()].copy_from_slice(&def.constants);
         let n_controls = def.initial_controls.len();
         let ctx = SynthCtx {
@@ -38,7 +38,8 @@ impl Synth {
 
     /// Builds every unit, in order, as scsynth does on a synth's first
     /// block: each constructor sees the initial outputs of the ones before.
-    pub fn construct(&mut self, world: &mut World) {
+    pub fn construct(&mut self, world: &mut World, scratch: &mut [f32]) {
+        assert!(scratch.len() >= self.def.scratch_len, "scratch smaller than the def needs");
         let def = Arc::clone(&self.def);
         let full = world.full_rate;
         let block = world.buf_rate;
@@ -53,11 +54,13 @@ impl Synth {
                 num_outputs: step.outputs.len(),
                 lanes: step.lanes,
             };
-            // SAFETY: GraphDef::compile placed every wire inside `wire_len`,
-            // gave each output its own span and never made an input of a
-            // unit point at one of that unit's outputs (nor of a batch at
-            // one of its members').
-            let mut io = unsafe { Wires::new(self.wires.as_mut_ptr(), &step.inputs, &step.outputs, bs, 1) };
+            // SAFETY: GraphDef::compile placed local wires inside `local_len`
+            // and scratch wires inside `scratch_len` (checked above), gave
+            // each output its own span and never let a step's output share
+            // a buffer with one of its inputs.
+            let mut io = unsafe {
+                Wires::new(self.wires.as_mut_ptr(), scratch.as_mut_ptr(), &step.inputs, &step.outputs, bs, 1)
+            };
             let mut cx = UnitCtx {
                 world,
                 synth: &mut self.ctx,
@@ -71,8 +74,10 @@ impl Synth {
     }
 
     /// Computes one block.
-    pub fn calc(&mut self, world: &mut World) {
+    pub fn calc(&mut self, world: &mut World, scratch: &mut [f32]) {
         let def = &*self.def;
+        assert!(scratch.len() >= def.scratch_len, "scratch smaller than the def needs");
+        let scratch = scratch.as_mut_ptr();
         let full = world.full_rate;
         let block = world.buf_rate;
         let bs = world.block_size;
@@ -82,7 +87,7 @@ impl Synth {
             let audio = def.units[step.unit as usize].rate == Rate::Audio;
             let (rate, n) = if audio { (&full, bs) } else { (&block, 1) };
             // SAFETY: as in `construct`.
-            let mut io = unsafe { Wires::new(base, &step.inputs, &step.outputs, bs, n) };
+            let mut io = unsafe { Wires::new(base, scratch, &step.inputs, &step.outputs, bs, n) };
             let mut cx =
                 UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
             self.units[si as usize].next(&mut io, &mut cx);

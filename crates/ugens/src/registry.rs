@@ -23,6 +23,24 @@ pub struct Registry {
     batches: HashMap<&'static str, BatchEntry>,
 }
 
+/// UGens that only read their inputs and write their outputs (and their own
+/// state): no buses, buffers, controls, random generator or done actions.
+/// The engine may run them in any order the data allows.
+const PURE: &[&str] = &[
+    "FSinOsc", "SinOsc", "Saw", "Pulse", "Blip", "Formant", "LFSaw", "LFPulse", "LFTri", "LFPar", "LFCub",
+    "VarSaw", "SyncSaw", "Impulse", "MulAdd", "Sum3", "Sum4", "LPF", "HPF", "BPF", "BRF", "RLPF", "RHPF",
+    "Resonz", "Ringz", "Formlet", "OnePole", "OneZero", "TwoPole", "TwoZero", "SOS", "Lag", "Lag2", "Lag3",
+    "LagUD", "Ramp", "Slew", "LeakDC", "Decay", "Decay2", "Integrator", "Median", "Delay1", "Delay2", "DelayN",
+    "DelayL", "DelayC", "CombN", "CombL", "CombC", "AllpassN", "AllpassL", "AllpassC", "Pan2", "LinPan2",
+    "Balance2", "Pan4", "XFade2", "LinXFade2", "K2A", "A2K", "DC", "Clip", "Fold", "Wrap", "InRange",
+    "Schmidt", "Trig", "Trig1", "Latch", "Gate", "ToggleFF", "SetResetFF", "Peak", "RunningMax", "RunningMin",
+    "Phasor", "Sweep", "Stepper", "PulseCount", "PulseDivider", "TDelay", "Timer", "Select",
+];
+
+/// Operator numbers of UnaryOpUGen and BinaryOpUGen that draw random numbers.
+const RANDOM_UNARY_OPS: &[i16] = &[37, 38, 39, 40, 41, 44];
+const RANDOM_BINARY_OPS: &[i16] = &[47, 48];
+
 fn build<T: Construct>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(T::new(spec, io, cx))
 }
@@ -65,6 +83,15 @@ impl Registry {
 
     pub fn batch(&self, name: &str) -> Option<BatchEntry> {
         self.batches.get(name).copied()
+    }
+
+    /// Whether a unit may be reordered freely within its data dependencies.
+    pub fn is_pure(&self, name: &str, special_index: i16) -> bool {
+        match name {
+            "UnaryOpUGen" => !RANDOM_UNARY_OPS.contains(&special_index),
+            "BinaryOpUGen" => !RANDOM_BINARY_OPS.contains(&special_index),
+            _ => PURE.contains(&name),
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<UnitCtor> {

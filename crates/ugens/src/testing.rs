@@ -114,7 +114,7 @@ impl UnitHarness {
         fill_inputs(&self.inputs, &in_refs, &mut wires, 0, bs);
         // SAFETY: the wire array holds every input and output wire, laid out
         // one after another without overlap.
-        let mut io = unsafe { Wires::new(wires.as_mut_ptr(), &in_refs, &out_refs, bs, 1) };
+        let mut io = unsafe { Wires::new(wires.as_mut_ptr(), std::ptr::null_mut(), &in_refs, &out_refs, bs, 1) };
         let mut cx = UnitCtx {
             world: &mut self.world,
             synth: &mut self.synth,
@@ -132,7 +132,7 @@ impl UnitHarness {
             self.world.buf_counter += 1;
             fill_inputs(&self.inputs, &in_refs, &mut wires, b, bs);
             // SAFETY: as above.
-            let mut io = unsafe { Wires::new(wires.as_mut_ptr(), &in_refs, &out_refs, bs, out_len) };
+            let mut io = unsafe { Wires::new(wires.as_mut_ptr(), std::ptr::null_mut(), &in_refs, &out_refs, bs, out_len) };
             let mut cx = UnitCtx {
                 world: &mut self.world,
                 synth: &mut self.synth,

@@ -91,6 +91,10 @@ pub struct WireRef {
 
 pub const NO_UNIT: u32 = u32::MAX;
 
+/// Set in [`WireRef::offset`] for wires in the shared scratch area (audio
+/// wires) rather than in the synth's own array.
+pub const SCRATCH: u32 = 1 << 31;
+
 /// What a constructor knows about the unit it builds, from the SynthDef.
 #[derive(Clone, Copy, Debug)]
 pub struct UnitSpec<'a> {
@@ -108,6 +112,7 @@ pub struct UnitSpec<'a> {
 /// A unit's inputs and outputs for one call.
 pub struct Wires<'a> {
     base: *mut f32,
+    scratch: *mut f32,
     inputs: &'a [WireRef],
     outputs: &'a [WireRef],
     block_size: usize,
@@ -117,18 +122,32 @@ pub struct Wires<'a> {
 
 impl<'a> Wires<'a> {
     /// # Safety
-    /// `base` must point at a wire array that holds every wire named in
-    /// `inputs` and `outputs` (audio wires `block_size` long, the others one
-    /// value), live and unaliased for `'a` except through this value; no
+    /// `base` (for wires without the [`SCRATCH`] flag) and `scratch` (for
+    /// wires with it) must point at wire arrays that hold every wire named
+    /// in `inputs` and `outputs` (audio wires `block_size` long, the others
+    /// one value), live and unaliased for `'a` except through this value; no
     /// output may overlap another output or any input.
     pub unsafe fn new(
         base: *mut f32,
+        scratch: *mut f32,
         inputs: &'a [WireRef],
         outputs: &'a [WireRef],
         block_size: usize,
         n: usize,
     ) -> Self {
-        Wires { base, inputs, outputs, block_size, n, _wires: PhantomData }
+        Wires { base, scratch, inputs, outputs, block_size, n, _wires: PhantomData }
+    }
+
+    #[inline(always)]
+    fn ptr(&self, w: WireRef) -> *mut f32 {
+        // SAFETY: `new`'s contract puts the wire inside the array its flag names.
+        unsafe {
+            if w.offset & SCRATCH != 0 {
+                self.scratch.add((w.offset & !SCRATCH) as usize)
+            } else {
+                self.base.add(w.offset as usize)
+            }
+        }
     }
 
     /// Samples to compute in this call: the block size for audio units, 1
@@ -165,9 +184,9 @@ impl<'a> Wires<'a> {
     pub fn inp(&self, i: usize) -> &'a [f32] {
         let w = self.inputs[i];
         let len = if w.rate == Rate::Audio { self.block_size } else { 1 };
-        // SAFETY: `new`'s contract: the wire is inside the array, and no
+        // SAFETY: `new`'s contract: the wire is inside its array, and no
         // output overlaps it, so nothing writes it while this slice lives.
-        unsafe { std::slice::from_raw_parts(self.base.add(w.offset as usize), len) }
+        unsafe { std::slice::from_raw_parts(self.ptr(w), len) }
     }
 
     /// The first (for control inputs: the only) value of input `i`.
@@ -175,7 +194,7 @@ impl<'a> Wires<'a> {
     pub fn in0(&self, i: usize) -> f32 {
         let w = self.inputs[i];
         // SAFETY: as in `inp`.
-        unsafe { *self.base.add(w.offset as usize) }
+        unsafe { *self.ptr(w) }
     }
 
     /// Output `i`, `n()` samples long.
@@ -184,20 +203,19 @@ impl<'a> Wires<'a> {
         let w = self.outputs[i];
         // SAFETY: `new`'s contract: outputs are disjoint from each other and
         // from the inputs; `&mut self` keeps this the only live output view.
-        unsafe { std::slice::from_raw_parts_mut(self.base.add(w.offset as usize), self.n) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(w), self.n) }
     }
 
     /// All of the first `N` outputs at once, for multi-output units.
     #[inline]
     pub fn outs<const N: usize>(&mut self) -> [&mut [f32]; N] {
         assert!(N <= self.outputs.len(), "unit asked for more outputs than it has");
-        let base = self.base;
         let n = self.n;
-        let outputs = self.outputs;
+        let ptrs: [*mut f32; N] = std::array::from_fn(|i| self.ptr(self.outputs[i]));
         std::array::from_fn(|i| {
             // SAFETY: outputs are pairwise disjoint (`new`'s contract), so
             // the N slices never alias; `&mut self` covers their lifetime.
-            unsafe { std::slice::from_raw_parts_mut(base.add(outputs[i].offset as usize), n) }
+            unsafe { std::slice::from_raw_parts_mut(ptrs[i], n) }
         })
     }
 
@@ -205,8 +223,7 @@ impl<'a> Wires<'a> {
     /// known at run time. The pointer is valid for `n()` samples.
     #[inline]
     pub fn out_ptr(&mut self, i: usize) -> *mut f32 {
-        // SAFETY: in bounds by `new`'s contract.
-        unsafe { self.base.add(self.outputs[i].offset as usize) }
+        self.ptr(self.outputs[i])
     }
 
     /// Sets every output to zero for this call.

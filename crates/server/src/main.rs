@@ -1,6 +1,10 @@
 //! `magnetar`: a SuperCollider-compatible synthesis server.
 
 mod cli;
+#[allow(dead_code)]
+mod driver;
+#[allow(dead_code)]
+mod net;
 mod nrt;
 
 use cli::{Cli, USAGE};

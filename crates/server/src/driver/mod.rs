@@ -1,0 +1,1 @@
+//! Audio drivers (being written).

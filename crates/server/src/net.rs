@@ -1,0 +1,1 @@
+//! OSC transport (being written).

@@ -114,8 +114,8 @@ impl<'a> Args<'a> {
     pub fn geti(&mut self, default: i32) -> i32 {
         match self.advance() {
             Some(Token::Int(v)) => v,
-            Some(Token::Float(v)) => v as i32,
-            Some(Token::Double(v)) => v as i32,
+            Some(Token::Float(v)) => float_to_i32(v as f64),
+            Some(Token::Double(v)) => float_to_i32(v),
             Some(Token::Long(v)) => v as i32,
             _ => default,
         }
@@ -159,6 +159,17 @@ impl<'a> Args<'a> {
         } else {
             None
         }
+    }
+}
+
+/// A float converted to int the way scsynth's C cast does on x86: out of
+/// range or NaN gives `i32::MIN` (the "integer indefinite" value), so a huge
+/// count sent as a float loops zero times there, and here.
+pub fn float_to_i32(v: f64) -> i32 {
+    if v.is_nan() || v >= 2_147_483_648.0 || v < -2_147_483_648.0 {
+        i32::MIN
+    } else {
+        v as i32
     }
 }
 
@@ -208,6 +219,15 @@ mod tests {
         assert_eq!(a.getf(0.0), 1.0);
         assert_eq!(a.getf(0.0), 2.0);
         assert_eq!(a.next_tag('f'), ']');
+    }
+
+    #[test]
+    fn out_of_range_floats_become_int_min_as_on_x86() {
+        let args = vec![OscArg::Float(1e30), OscArg::Float(f32::NAN), OscArg::Float(-2.9)];
+        let mut a = Args::new(&args);
+        assert_eq!(a.geti(0), i32::MIN);
+        assert_eq!(a.geti(0), i32::MIN);
+        assert_eq!(a.geti(0), -2);
     }
 
     #[test]

@@ -225,7 +225,8 @@ fn clamp_sample_range(start: i32, n: i32, num_samples: usize) -> Option<(usize, 
     }
     let first = i64::from(start).clamp(0, num - 1);
     let last = last.clamp(0, num - 1);
-    Some((first as usize, last as usize))
+    // A negative count leaves the range empty (scsynth's loop runs zero times).
+    (first <= last).then_some((first as usize, last as usize))
 }
 
 impl BufferCommands {
@@ -558,7 +559,7 @@ fn zero(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
 }
 
 fn index_out_of_range(index: i32, bufnum: i32, samples: usize) -> BufFail {
-    BufFail::plain(format!("index out of range: sample {index} of buffer {bufnum}, which has {samples} samples"))
+    { let _ = (index, bufnum, samples); BufFail::plain("index out of range") }
 }
 
 /// Pairs of sample index and value; values before a bad index are kept, as
@@ -691,10 +692,7 @@ fn getn(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
         let n = args.geti(0);
         let last = i64::from(start) + i64::from(n) - 1;
         if start < 0 || last >= data.len() as i64 || i64::from(start) > last {
-            return Err(BufFail::plain(format!(
-                "index out of range: {n} samples from {start} of buffer {bufnum}, which has {} samples",
-                data.len()
-            )));
+            return Err(BufFail::plain("index out of range"));
         }
         reply.extend([OscArg::Int(start), OscArg::Int(n)]);
         reply.extend(data[start as usize..=last as usize].iter().map(|&v| OscArg::Float(v)));

@@ -189,10 +189,14 @@ fn add_partial_wavetable(data: &mut [f32], partial: f64, amp: f64, mut phase: f6
     let w = (partial * 2.0 * PI) / points as f64;
     let mut cur = amp * phase.sin();
     phase += w;
-    for pair in data.chunks_exact_mut(2) {
+    // An odd-sized buffer ends in half a pair: scsynth writes its first
+    // half (the second falls past the end).
+    for pair in data.chunks_mut(2) {
         let next = amp * phase.sin();
         pair[0] = (f64::from(pair[0]) + (2.0 * cur - next)) as f32;
-        pair[1] = (f64::from(pair[1]) + (next - cur)) as f32;
+        if let Some(b) = pair.get_mut(1) {
+            *b = (f64::from(*b) + (next - cur)) as f32;
+        }
         cur = next;
         phase += w;
     }
@@ -224,10 +228,13 @@ fn add_chebyshev_wavetable(data: &mut [f32], order: f64, amp: f64) {
     let offset = -amp * (order * (PI * 0.5)).cos();
     let mut cur = amp * (order * x.acos()).cos() + offset;
     x += w;
-    for pair in data.chunks_exact_mut(2) {
+    // As in add_partial_wavetable, a trailing half pair gets its first half.
+    for pair in data.chunks_mut(2) {
         let next = amp * (order * x.acos()).cos() + offset;
         pair[0] = (f64::from(pair[0]) + (2.0 * cur - next)) as f32;
-        pair[1] = (f64::from(pair[1]) + (next - cur)) as f32;
+        if let Some(b) = pair.get_mut(1) {
+            *b = (f64::from(*b) + (next - cur)) as f32;
+        }
         cur = next;
         x += w;
     }

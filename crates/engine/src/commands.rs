@@ -50,6 +50,11 @@ pub fn command_name(address: &Address) -> Option<&str> {
     }
 }
 
+/// No def has more controls than this; longer ranges in `/n_fill`,
+/// `/n_mapn` and friends stop here instead of looping for billions of
+/// indices that cannot exist.
+const MAX_CONTROL_RANGE: i32 = 1 << 16;
+
 /// How a control is addressed in `/n_set` and friends.
 #[derive(Clone, Copy, Debug)]
 enum ControlRef<'a> {
@@ -141,8 +146,19 @@ impl Engine {
                 self.defs.clear();
                 Ok(())
             }
-            "/nrt_end" | "/none" | "/sync" | "/dumpOSC" | "/clearSched" | "/error" | "/notify" | "/status"
-            | "/version" | "/rtMemoryStatus" | "/n_trace" | "/g_dumpTree" => Ok(()),
+            "/n_query" => self.cmd_n_query(&mut args),
+            "/s_get" => self.cmd_s_get(&mut args),
+            "/s_getn" => self.cmd_s_getn(&mut args),
+            "/c_get" => self.cmd_c_get(&mut args),
+            "/c_getn" => self.cmd_c_getn(&mut args),
+            "/g_queryTree" => self.cmd_g_query_tree(&mut args),
+            "/g_dumpTree" => self.cmd_g_dump_tree(&mut args),
+            "/n_trace" => self.cmd_n_trace(&mut args),
+            "/status" => self.cmd_status(),
+            "/rtMemoryStatus" => self.cmd_rt_memory_status(),
+            "/cmd" | "/u_cmd" => Err("no plugin command handles this".into()),
+            // Handled by the server around the engine (or meaningless in NRT).
+            "/nrt_end" | "/none" | "/sync" | "/dumpOSC" | "/clearSched" | "/error" | "/notify" | "/version" => Ok(()),
             n if n.starts_with("/b_") => return self.cmd_buffer(n, &mut args),
             _ => Err("Command not found".into()),
         };
@@ -172,6 +188,14 @@ impl Engine {
             };
         }
         node.ok_or(id)
+    }
+
+    pub(crate) fn node_arg_pub(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
+        self.node_arg(args)
+    }
+
+    pub(crate) fn group_arg_pub(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
+        self.group_arg(args)
     }
 
     /// The node an argument names; tolerant callers use `.ok()`.
@@ -218,7 +242,7 @@ impl Engine {
             return Err(format!("Node id {id} is reserved"));
         }
         if self.tree.contains_id(id) {
-            return Err(format!("duplicate node ID {id}"));
+            return Err("duplicate node ID".into());
         }
         if self.tree.num_groups + self.tree.num_synths >= self.options.max_nodes {
             return Err(format!("too many nodes (the server was booted with -n {})", self.options.max_nodes));
@@ -227,25 +251,24 @@ impl Engine {
     }
 
     fn cmd_s_new(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let def_name = args.gets().ok_or("wrong argument type: the SynthDef name must be a string")?;
+        let def_name = args.gets().ok_or("wrong argument type")?;
         let id = args.geti(0);
         let action = args.geti(0);
         let def = self.defs.get(def_name).cloned().ok_or_else(|| { eprintln!("*** ERROR: SynthDef {def_name} not found"); "SynthDef not found".to_string() })?;
         let (pos, replaced) = self.position(action, args)?;
-        // scsynth takes the replaced node's id away first, so the new synth may reuse it.
+        // scsynth moves the replaced node to a hidden id first (so the new
+        // node may take its id, and no /n_end is sent for it).
         if let Some(r) = replaced {
-            let rid = self.tree.node(r).id;
-            if rid == id {
-                let hidden = self.tree.next_hidden_id();
-                self.tree.rename(r, hidden);
-            }
+            let hidden = self.tree.next_hidden_id();
+            self.tree.rename(r, hidden);
         }
         let id = self.new_node_id(id)?;
-        let idx = self.new_synth(def, id, pos);
+        let idx = self.new_synth_quiet(def, id, pos);
         self.apply_controls(idx, args, true);
         if let Some(r) = replaced {
             self.delete_node(r);
         }
+        self.announce_go(idx);
         Ok(())
     }
 
@@ -280,11 +303,16 @@ impl Engine {
                 }
                 return Err("duplicate node ID".into());
             }
+            if let Some(r) = replaced {
+                let hidden = self.tree.next_hidden_id();
+                self.tree.rename(r, hidden);
+            }
             let id = self.new_node_id(id)?;
-            self.new_group(id, pos, parallel);
+            let idx = self.new_group_quiet(id, pos, parallel);
             if let Some(r) = replaced {
                 self.delete_node(r);
             }
+            self.announce_go(idx);
         }
         Ok(())
     }
@@ -447,7 +475,7 @@ impl Engine {
         let n = self.node_arg(args)?;
         while args.remain() >= 12 {
             let ctl = Self::control_ref(args);
-            let count = args.geti(0);
+            let count = args.geti(0).min(MAX_CONTROL_RANGE);
             let value = args.getf(0.0);
             for i in 0..count.max(0) {
                 self.set_control(n, ctl, i, value);
@@ -477,7 +505,7 @@ impl Engine {
         while args.remain() >= group {
             let ctl = Self::control_ref(args);
             let bus = args.geti(0);
-            let count = if multi { args.geti(0) } else { 1 };
+            let count = if multi { args.geti(0).min(MAX_CONTROL_RANGE) } else { 1 };
             for i in 0..count.max(0) {
                 let b = if bus == -1 { -1 } else { bus.wrapping_add(i) };
                 self.map_control(n, ctl, i, b, audio);
@@ -590,7 +618,7 @@ impl Engine {
             let index = args.geti(0) as u32 as usize;
             let value = args.getf(0.0);
             if index >= self.world.num_control_buses() {
-                return Err(format!("index out of range: control bus {index} (the server has {})", self.world.num_control_buses()));
+                return Err("index out of range".into());
             }
             self.world.control_bus[index] = value;
             self.world.control_touched[index] = counter;
@@ -606,7 +634,7 @@ impl Engine {
             let n = args.geti(0) as i64;
             let end = start + n - 1;
             if start < 0 || end >= max || start > end {
-                return Err(format!("index out of range: control buses {start}..{end}"));
+                return Err("index out of range".into());
             }
             let mut i = start;
             while args.remain() > 0 && i <= end {
@@ -627,7 +655,7 @@ impl Engine {
             let value = args.getf(0.0);
             let end = start + n - 1;
             if start < 0 || end >= max || start > end {
-                return Err(format!("index out of range: control buses {start}..{end}"));
+                return Err("index out of range".into());
             }
             for i in start..=end {
                 self.world.control_bus[i as usize] = value;
@@ -637,7 +665,7 @@ impl Engine {
         Ok(())
     }
 
-    fn install_defs(&mut self, bytes: &[u8], origin: &str) -> Result<(), String> {
+    fn load_def_bytes(&mut self, bytes: &[u8], origin: &str) -> Result<(), String> {
         let results = self.add_synthdefs(bytes).map_err(|e| format!("{origin}: {e}"))?;
         let errors: Vec<String> = results.into_iter().filter_map(|r| r.err()).map(|e| e.to_string()).collect();
         if errors.is_empty() {
@@ -655,9 +683,9 @@ impl Engine {
     }
 
     fn cmd_d_recv(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let bytes = args.getb().ok_or("wrong argument type: /d_recv needs a blob of SynthDef data")?;
+        let bytes = args.getb().ok_or("wrong argument type")?;
         let completion = args.completion();
-        let r = self.install_defs(bytes, "/d_recv");
+        let r = self.load_def_bytes(bytes, "/d_recv");
         for f in self.finish_async(completion) {
             eprintln!("{f}");
         }
@@ -665,7 +693,7 @@ impl Engine {
     }
 
     fn cmd_d_load(&mut self, args: &mut Args<'_>, dir: bool) -> CmdResult {
-        let path = args.gets().ok_or("wrong argument type: the path must be a string")?;
+        let path = args.gets().ok_or("wrong argument type")?;
         let completion = args.completion();
         let files = if dir { synthdef_files_in(Path::new(path)) } else { glob_files(path) };
         let mut errors = Vec::new();
@@ -675,7 +703,7 @@ impl Engine {
         for f in files {
             match std::fs::read(&f) {
                 Ok(bytes) => {
-                    if let Err(e) = self.install_defs(&bytes, &f.display().to_string()) {
+                    if let Err(e) = self.load_def_bytes(&bytes, &f.display().to_string()) {
                         errors.push(e);
                     }
                 }
@@ -695,8 +723,9 @@ impl Engine {
     fn cmd_d_free(&mut self, args: &mut Args<'_>) -> CmdResult {
         while args.remain() > 0 {
             let name = args.gets().ok_or("SynthDef not found")?;
-            if self.defs.remove(name).is_none() {
-                return Err(format!("SynthDef {name} not found"));
+            match self.defs.remove(name) {
+                Some(def) => self.removed_defs.push(def),
+                None => return Err(format!("SynthDef {name} not found")),
             }
         }
         Ok(())
@@ -725,7 +754,7 @@ impl Engine {
 }
 
 /// Files matching a pattern with `*` and `?` in its last component.
-fn glob_files(pattern: &str) -> Vec<std::path::PathBuf> {
+pub fn glob_files(pattern: &str) -> Vec<std::path::PathBuf> {
     let p = Path::new(pattern);
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if !name.contains(['*', '?']) {
@@ -758,7 +787,7 @@ fn wildcard(pat: &str, s: &str) -> bool {
 }
 
 /// Every `.scsyndef` file below `dir`, recursively, in name order.
-fn synthdef_files_in(dir: &Path) -> Vec<std::path::PathBuf> {
+pub fn synthdef_files_in(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -46,6 +46,41 @@ impl Default for EngineOptions {
     }
 }
 
+/// Makes the calling thread flush denormal floats to zero, as scsynth does
+/// for its audio threads: decaying filters and feedback loops then reach
+/// exact zeros there, and here, instead of crawling through slow subnormal
+/// arithmetic. Call it on every thread that renders blocks.
+pub fn flush_denormals_on_this_thread() {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Bits 15 (flush to zero) and 6 (denormals are zero) of MXCSR.
+        const FTZ_DAZ: u32 = 0x8040;
+        #[allow(deprecated)]
+        // SAFETY: reading and writing MXCSR only changes how this thread
+        // rounds subnormal results; every x86_64 CPU has both flags.
+        unsafe {
+            std::arch::x86_64::_mm_setcsr(std::arch::x86_64::_mm_getcsr() | FTZ_DAZ)
+        };
+    }
+}
+
+/// Parses a SynthDef file and compiles every def in it (variants too);
+/// a def that uses an unknown UGen fails alone.
+pub fn compile_synthdefs(
+    bytes: &[u8],
+    registry: &Registry,
+    block_size: usize,
+) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
+    let defs = magnetar_synthdef::parse(bytes)?;
+    let mut out = Vec::new();
+    for def in defs {
+        for def in def.with_variants() {
+            out.push(GraphDef::compile(&def, registry, block_size));
+        }
+    }
+    Ok(out)
+}
+
 /// A change of node state that clients are told about (`/n_go`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeEventKind {
@@ -86,6 +121,13 @@ pub struct Engine {
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
     pub replies: Vec<magnetar_protocol::osc::OscMessage>,
     pub buffer_commands: crate::buffer_cmds::BufferCommands,
+    /// Defs removed by `/d_free`, kept until no synth uses them; the
+    /// server then reports `/d_removed`.
+    pub removed_defs: Vec<Arc<GraphDef>>,
+    /// Text the server prints (`/g_dumpTree`, `/n_trace`), drained by the driver.
+    pub log: Vec<String>,
+    /// What the driver measured, for `/status`.
+    pub driver_load: crate::queries::DriverLoad,
     /// Audio wires of the synth being computed (shared: they only hold a
     /// value within one synth's block).
     scratch: Vec<f32>,
@@ -123,6 +165,9 @@ impl Engine {
             replies: Vec::new(),
             buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
             scratch: Vec::new(),
+            log: Vec::new(),
+            removed_defs: Vec::new(),
+            driver_load: Default::default(),
             scratch_ended: Vec::with_capacity(256),
         }
     }
@@ -130,24 +175,58 @@ impl Engine {
     /// Installs every def in a SynthDef file's bytes. Defs that use an
     /// unknown UGen are rejected one by one; the others are installed.
     pub fn add_synthdefs(&mut self, bytes: &[u8]) -> Result<Vec<Result<String, DefError>>, magnetar_synthdef::SynthDefError> {
-        let defs = magnetar_synthdef::parse(bytes)?;
-        let mut results = Vec::new();
-        for def in defs {
-            for def in def.with_variants() {
-                match GraphDef::compile(&def, &self.registry, self.world.block_size) {
-                    Ok(g) => {
-                        if g.scratch_len > self.scratch.len() {
-                            self.scratch.resize(g.scratch_len, 0.0);
-                        }
-                        let name = g.name.clone();
-                        self.defs.insert(name.clone(), Arc::new(g));
-                        results.push(Ok(name));
+        let compiled = compile_synthdefs(bytes, &self.registry, self.world.block_size)?;
+        let mut results = Vec::with_capacity(compiled.len());
+        for c in compiled {
+            match c {
+                Ok(g) => {
+                    let name = g.name.clone();
+                    if g.scratch_len > self.scratch.len() {
+                        self.scratch.resize(g.scratch_len, 0.0);
                     }
-                    Err(e) => results.push(Err(e)),
+                    self.defs.insert(name.clone(), Arc::new(g));
+                    results.push(Ok(name));
                 }
+                Err(e) => results.push(Err(e)),
             }
         }
         Ok(results)
+    }
+
+    /// Installs defs compiled elsewhere (the real-time server compiles them
+    /// off the audio thread). Returns the defs they replace, to be dropped
+    /// off the audio thread too.
+    pub fn install_defs(&mut self, defs: Vec<Arc<GraphDef>>, out_replaced: &mut Vec<Arc<GraphDef>>) {
+        for g in defs {
+            if let Some(old) = self.defs.insert(g.name.clone(), g) {
+                out_replaced.push(old);
+            }
+        }
+    }
+
+    /// Samples of scratch the engine has for audio wires.
+    pub fn scratch_len(&self) -> usize {
+        self.scratch.len()
+    }
+
+    /// Swaps in a larger scratch area prepared off the audio thread;
+    /// returns the old one.
+    pub fn swap_scratch(&mut self, bigger: Vec<f32>) -> Vec<f32> {
+        if bigger.len() >= self.scratch.len() {
+            std::mem::replace(&mut self.scratch, bigger)
+        } else {
+            bigger
+        }
+    }
+
+    /// Changes the sample rate before any synth runs (the audio driver
+    /// decides the rate only once it has started).
+    pub fn set_sample_rate(&mut self, sample_rate: f64) {
+        let bs = self.world.block_size;
+        self.options.sample_rate = sample_rate;
+        self.world.sample_rate = sample_rate;
+        self.world.full_rate = magnetar_ugens::RateInfo::full(sample_rate, bs);
+        self.world.buf_rate = magnetar_ugens::RateInfo::block(sample_rate, bs);
     }
 
     fn event(&mut self, kind: NodeEventKind, idx: NodeIdx) {
@@ -227,23 +306,45 @@ impl Engine {
 
     /// Creates a group at `pos`.
     pub fn new_group(&mut self, id: i32, pos: Position, parallel: bool) -> NodeIdx {
+        let idx = self.new_group_quiet(id, pos, parallel);
+        self.announce_go(idx);
+        idx
+    }
+
+    /// Creates a group without announcing it yet (`/n_go` follows once the
+    /// command is complete, e.g. after a replaced node is gone).
+    pub fn new_group_quiet(&mut self, id: i32, pos: Position, parallel: bool) -> NodeIdx {
         let idx = self.tree.insert(
             id,
             NodeKind::Group(GroupData { head: None, tail: None, parallel }),
             CalcState::Run,
         );
         self.tree.link(idx, pos);
-        self.event(NodeEventKind::Go, idx);
         idx
     }
 
     /// Creates a synth at `pos`; its units are built on its first block.
     pub fn new_synth(&mut self, def: Arc<GraphDef>, id: i32, pos: Position) -> NodeIdx {
+        let idx = self.new_synth_quiet(def, id, pos);
+        self.announce_go(idx);
+        idx
+    }
+
+    pub fn new_synth_quiet(&mut self, def: Arc<GraphDef>, id: i32, pos: Position) -> NodeIdx {
         let synth = Synth::new(def, id, self.sample_offset, self.subsample_offset);
         let idx = self.tree.insert(id, NodeKind::Synth(Box::new(synth)), CalcState::FirstCalc);
         self.tree.link(idx, pos);
-        self.event(NodeEventKind::Go, idx);
         idx
+    }
+
+    /// Queues `/n_go` for a node.
+    pub fn announce_go(&mut self, idx: NodeIdx) {
+        self.event(NodeEventKind::Go, idx);
+    }
+
+    /// Queues `/n_info` for a node (sent, like scsynth, to notified clients).
+    pub fn announce_info(&mut self, idx: NodeIdx) {
+        self.event(NodeEventKind::Info, idx);
     }
 
     /// Moves an existing node to `pos` (`/n_before`, `/g_head`, ...).

@@ -9,9 +9,10 @@ pub mod commands;
 pub mod engine;
 pub mod graph_def;
 pub mod node_tree;
+pub mod queries;
 pub mod synth;
 
-pub use engine::{Engine, EngineOptions, NodeEvent, NodeEventKind};
+pub use engine::{compile_synthdefs, flush_denormals_on_this_thread, Engine, EngineOptions, NodeEvent, NodeEventKind};
 pub use graph_def::{DefError, GraphDef};
 pub use node_tree::{CalcState, NodeIdx, NodeTree, Position, ROOT};
 pub use synth::Synth;

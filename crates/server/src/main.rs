@@ -6,6 +6,7 @@ mod driver;
 #[allow(dead_code)]
 mod net;
 mod nrt;
+mod realtime;
 
 use cli::{Cli, USAGE};
 
@@ -28,6 +29,5 @@ fn main() {
             }
         }
     }
-    eprintln!("ERROR: real-time mode is not available in this build; use -N to render a score");
-    std::process::exit(1);
+    std::process::exit(realtime::run(&cli));
 }

@@ -56,6 +56,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
         None => None,
     };
 
+    magnetar_engine::flush_denormals_on_this_thread();
     let mut engine = Engine::new(options);
     let bs = engine.world.block_size;
     let n_out = engine.world.num_output_channels;
@@ -116,6 +117,13 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                 for r in engine.perform_bundle(&bundle) {
                     eprintln!("{r}");
                 }
+                // No client listens in NRT mode: replies go nowhere, text is printed.
+                engine.replies.clear();
+                engine.events.clear();
+                engine.removed_defs.clear();
+                for text in engine.log.drain(..) {
+                    print!("{text}");
+                }
                 match reader.next() {
                     None => {
                         run = false;
@@ -150,6 +158,8 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
             }
 
             engine.run_block();
+            engine.world.triggers.clear();
+            engine.events.clear();
 
             let frame0 = blocks_done * bs;
             for ch in 0..n_out {

@@ -22,6 +22,7 @@ pub mod io;
 pub mod pan;
 pub mod bufio;
 pub mod info;
+pub mod reply;
 
 pub use registry::{Registry, UnitCtor};
 pub use rgen::RGen;

@@ -60,6 +60,7 @@ impl Registry {
         crate::pan::register(&mut r);
         crate::bufio::register(&mut r);
         crate::info::register(&mut r);
+        crate::reply::register(&mut r);
         r
     }
 

@@ -105,7 +105,9 @@ impl RGen {
     }
 
     pub fn fsum3rand(&mut self) -> f32 {
-        ((self.frand() as f64 + self.frand() as f64 + self.frand() as f64 - 1.5) * 0.666666667) as f32
+        // The three draws are summed in single precision, the rest in double.
+        let sum = self.frand() + self.frand() + self.frand();
+        ((sum as f64 - 1.5) * 0.666666667) as f32
     }
 
     /// 0 ..= scale - 1

@@ -199,6 +199,23 @@ impl BinOp for Add {
     }
 }
 
+/// Addition through the plain loops only: scsynth's SIMD tables send
+/// operators they lack (and firstArg with a control first input) to the
+/// plain `add` loops, whose control ramps round differently.
+pub(crate) struct PlainAdd;
+impl BinOp for PlainAdd {
+    #[inline(always)]
+    fn f(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn ak_steady(out: &mut [f32], a: &[f32], xb: f32) {
+        Add::ak_steady(out, a, xb)
+    }
+    fn ka_steady(out: &mut [f32], xa: f32, b: &[f32]) {
+        Add::ka_steady(out, xa, b)
+    }
+}
+
 pub(crate) struct Sub;
 impl BinOp for Sub {
     const SIMD: Simd = Simd::Full;
@@ -844,7 +861,7 @@ pub(crate) fn construct(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCt
     // scsynth has no firstArg loop with a control or constant first input,
     // and falls back to addition there.
     if index == op::FIRST_ARG && matches!(calc, Calc::Ka | Calc::Ia) {
-        index = op::ADD;
+        return boxed::<PlainAdd>(calc, io, cx);
     }
     // Its SIMD table at block sizes other than 64 maps this case to rrand.
     if index == op::EXP_RAND_RANGE
@@ -911,7 +928,7 @@ pub(crate) fn construct(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCt
         op::FIRST_ARG => boxed::<FirstArg>(calc, io, cx),
         // Unknown operators (and the unsigned shift and fill selectors,
         // which scsynth never implemented) compute a sum, as scsynth does.
-        _ => boxed::<Add>(calc, io, cx),
+        _ => boxed::<PlainAdd>(calc, io, cx),
     }
 }
 

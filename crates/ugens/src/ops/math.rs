@@ -334,8 +334,9 @@ pub fn sc_hanwindow(x: f32) -> f32 {
     if !(0.0..=1.0).contains(&x) {
         return 0.0;
     }
-    // The product is formed in single precision, the cosine in double.
-    0.5 - 0.5 * ((x * std::f32::consts::TAU) as f64).cos() as f32
+    // Both the product and the cosine are single precision (the float
+    // overload of cos), unlike the Welch window's double-precision sine.
+    0.5 - 0.5 * (x * std::f32::consts::TAU).cos()
 }
 
 #[inline]

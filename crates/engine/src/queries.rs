@@ -1,0 +1,283 @@
+//! Commands that ask the engine something: node, control, bus and tree
+//! queries, and the server status. Replies go to `Engine::replies`.
+
+use crate::args::Args;
+use crate::engine::Engine;
+use crate::node_tree::{NodeIdx, NodeKind};
+use magnetar_protocol::commands::{ControlId, ControlValue};
+use magnetar_protocol::osc::OscMessage;
+use magnetar_protocol::replies::{NodeState, QueryTreeNode, QueryTreeReply, Reply};
+use magnetar_ugens::ControlMap;
+
+/// Load figures the driver measures, reported by `/status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DriverLoad {
+    pub avg_cpu: f32,
+    pub peak_cpu: f32,
+    pub actual_sample_rate: f64,
+}
+
+impl Engine {
+    /// Where a node sits, as notifications and `/n_info` report it.
+    pub fn node_state(&self, idx: NodeIdx) -> NodeState {
+        let n = self.tree.node(idx);
+        let id_of = |o: Option<NodeIdx>| o.map(|i| self.tree.node(i).id).unwrap_or(-1);
+        let group = match &n.kind {
+            NodeKind::Group(g) => Some((id_of(g.head), id_of(g.tail))),
+            NodeKind::Synth(_) => None,
+        };
+        NodeState { node: n.id, parent: id_of(n.parent), prev: id_of(n.prev), next: id_of(n.next), group }
+    }
+
+    fn reply(&mut self, r: Reply) {
+        self.replies.push(r.to_message());
+    }
+
+    pub(crate) fn cmd_n_query(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        while args.remain() > 0 {
+            let n = self.node_arg_pub(args)?;
+            self.announce_info(n);
+        }
+        Ok(())
+    }
+
+    fn control_id_arg(args: &mut Args<'_>) -> ControlId {
+        if args.next_tag('i') == 's' {
+            ControlId::Name(args.gets().unwrap_or("").to_string())
+        } else {
+            ControlId::Index(args.geti(0))
+        }
+    }
+
+    fn synth_control(&self, idx: NodeIdx, ctl: &ControlId, offset: i32) -> Option<f32> {
+        let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };
+        let k = match ctl {
+            ControlId::Index(i) => i.checked_add(offset)?,
+            ControlId::Name(name) => {
+                let (first, len) = s.def.param(name)?;
+                if offset < 0 || offset as u32 >= len {
+                    return None;
+                }
+                (first + offset as u32) as i32
+            }
+        };
+        s.ctx.controls.get(usize::try_from(k).ok()?).copied()
+    }
+
+    fn synth_arg(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
+        let n = self.node_arg_pub(args)?;
+        if self.tree.node(n).is_group() {
+            return Err(format!("Node {} is a group, not a synth", self.tree.node(n).id));
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn cmd_s_get(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        let n = self.synth_arg(args)?;
+        let mut controls = Vec::new();
+        while args.remain() > 0 {
+            let ctl = Self::control_id_arg(args);
+            let v = self.synth_control(n, &ctl, 0).ok_or("control not found")?;
+            controls.push((ctl, v));
+        }
+        let node = self.tree.node(n).id;
+        self.reply(Reply::NodeSet { node, controls });
+        Ok(())
+    }
+
+    pub(crate) fn cmd_s_getn(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        let n = self.synth_arg(args)?;
+        let mut controls = Vec::new();
+        while args.remain() > 0 {
+            let ctl = Self::control_id_arg(args);
+            let count = args.geti(0).clamp(0, 1 << 16);
+            let values = (0..count)
+                .map(|i| self.synth_control(n, &ctl, i).ok_or("control index out of range"))
+                .collect::<Result<Vec<f32>, _>>()?;
+            controls.push((ctl, values));
+        }
+        let node = self.tree.node(n).id;
+        self.reply(Reply::NodeSetn { node, controls });
+        Ok(())
+    }
+
+    pub(crate) fn cmd_c_get(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        let mut values = Vec::new();
+        while args.remain() > 0 {
+            let index = args.geti(0);
+            let v = usize::try_from(index)
+                .ok()
+                .and_then(|i| self.world.control_bus.get(i).copied())
+                .ok_or("index out of range")?;
+            values.push((index, v));
+        }
+        self.reply(Reply::ControlSet { values });
+        Ok(())
+    }
+
+    pub(crate) fn cmd_c_getn(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        let mut ranges = Vec::new();
+        while args.remain() > 0 {
+            let start = args.geti(0);
+            let count = args.geti(0);
+            let end = start as i64 + count as i64;
+            if start < 0 || count < 0 || end > self.world.num_control_buses() as i64 {
+                return Err("index out of range".into());
+            }
+            ranges.push((start, self.world.control_bus[start as usize..end as usize].to_vec()));
+        }
+        self.reply(Reply::ControlSetn { ranges });
+        Ok(())
+    }
+
+    fn query_tree_node(&self, idx: NodeIdx, with_controls: bool) -> QueryTreeNode {
+        let n = self.tree.node(idx);
+        match &n.kind {
+            NodeKind::Group(_) => QueryTreeNode::Group {
+                id: n.id,
+                children: self.tree.children(idx).into_iter().map(|c| self.query_tree_node(c, with_controls)).collect(),
+            },
+            NodeKind::Synth(s) => {
+                let controls = with_controls.then(|| {
+                    let mut names: Vec<Option<&str>> = vec![None; s.ctx.controls.len()];
+                    for (name, index) in &s.def.param_names {
+                        if let Some(slot) = names.get_mut(*index as usize) {
+                            slot.get_or_insert(name);
+                        }
+                    }
+                    (0..s.ctx.controls.len())
+                        .map(|i| {
+                            let id = match names[i] {
+                                Some(name) => ControlId::Name(name.to_string()),
+                                None => ControlId::Index(i as i32),
+                            };
+                            let value = match s.ctx.control_map[i] {
+                                ControlMap::Own => ControlValue::Value(s.ctx.controls[i]),
+                                ControlMap::ControlBus(b) => ControlValue::ControlBus(b as i32),
+                                ControlMap::AudioBus(b) => ControlValue::AudioBus(b as i32),
+                            };
+                            (id, value)
+                        })
+                        .collect()
+                });
+                QueryTreeNode::Synth { id: n.id, def_name: s.def.name.clone(), controls }
+            }
+        }
+    }
+
+    pub(crate) fn cmd_g_query_tree(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        while args.remain() > 0 {
+            let g = self.group_arg_pub(args)?;
+            let with_controls = args.geti(0) != 0;
+            let root = self.query_tree_node(g, with_controls);
+            self.reply(Reply::QueryTree(QueryTreeReply { with_controls, root }));
+        }
+        Ok(())
+    }
+
+    fn dump_tree(&self, idx: NodeIdx, depth: usize, with_controls: bool, out: &mut String) {
+        for c in self.tree.children(idx) {
+            let n = self.tree.node(c);
+            let pad = "   ".repeat(depth);
+            match &n.kind {
+                NodeKind::Group(_) => {
+                    out.push_str(&format!("{pad}{} group\n", n.id));
+                    self.dump_tree(c, depth + 1, with_controls, out);
+                }
+                NodeKind::Synth(s) => {
+                    out.push_str(&format!("{pad}{} {}\n", n.id, s.def.name));
+                    if with_controls && !s.ctx.controls.is_empty() {
+                        let mut line = format!("{pad}  ");
+                        for (i, v) in s.ctx.controls.iter().enumerate() {
+                            let name = s.def.param_names.iter().find(|p| p.1 as usize == i).map(|p| p.0.as_str());
+                            if let Some(name) = name {
+                                line.push_str(&format!(" {name}: "));
+                            } else {
+                                line.push(' ');
+                            }
+                            match s.ctx.control_map[i] {
+                                ControlMap::Own => line.push_str(&format!("{v}")),
+                                ControlMap::ControlBus(b) => line.push_str(&format!("c{b}")),
+                                ControlMap::AudioBus(b) => line.push_str(&format!("a{b}")),
+                            }
+                        }
+                        out.push_str(&line);
+                        out.push('\n');
+                    }
+                }
+            }
+        }
+    }
+
+    pub(crate) fn cmd_g_dump_tree(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        while args.remain() > 0 {
+            let g = self.group_arg_pub(args)?;
+            let with_controls = args.geti(0) != 0;
+            let mut out = format!("NODE TREE Group {}\n", self.tree.node(g).id);
+            self.dump_tree(g, 1, with_controls, &mut out);
+            self.log.push(out);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn cmd_n_trace(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        while args.remain() > 0 {
+            let n = self.node_arg_pub(args)?;
+            let state = self.node_state(n);
+            let line = match &self.tree.node(n).kind {
+                NodeKind::Synth(s) => format!(
+                    "TRACE {}  {}    #units: {}  controls: {:?}\n",
+                    state.node,
+                    s.def.name,
+                    s.def.units.len(),
+                    s.ctx.controls
+                ),
+                NodeKind::Group(_) => format!("TRACE Group {}\n", state.node),
+            };
+            self.log.push(line);
+        }
+        Ok(())
+    }
+
+    /// Counts for `/status`: UGens, synths, groups, loaded SynthDefs.
+    pub fn status_counts(&self) -> (i32, i32, i32, i32) {
+        let mut ugens = 0usize;
+        let mut stack = vec![crate::node_tree::ROOT];
+        while let Some(g) = stack.pop() {
+            for c in self.tree.children(g) {
+                match &self.tree.node(c).kind {
+                    NodeKind::Group(_) => stack.push(c),
+                    NodeKind::Synth(s) => ugens += s.num_units(),
+                }
+            }
+        }
+        (ugens as i32, self.tree.num_synths as i32, self.tree.num_groups as i32, self.defs.len() as i32)
+    }
+
+    pub(crate) fn cmd_status(&mut self) -> Result<(), String> {
+        let (ugens, synths, groups, synthdefs) = self.status_counts();
+        let load = self.driver_load;
+        self.reply(Reply::Status {
+            ugens,
+            synths,
+            groups,
+            synthdefs,
+            avg_cpu: load.avg_cpu,
+            peak_cpu: load.peak_cpu,
+            nominal_sample_rate: self.world.sample_rate,
+            actual_sample_rate: if load.actual_sample_rate > 0.0 { load.actual_sample_rate } else { self.world.sample_rate },
+        });
+        Ok(())
+    }
+
+    pub(crate) fn cmd_rt_memory_status(&mut self) -> Result<(), String> {
+        let total = (self.options.rt_memory_kb * 1024).min(i32::MAX as usize) as i32;
+        self.reply(Reply::RtMemoryStatus { free: total, largest_free_chunk: total });
+        Ok(())
+    }
+
+    /// Replies produced so far, taken out.
+    pub fn take_replies(&mut self) -> Vec<OscMessage> {
+        std::mem::take(&mut self.replies)
+    }
+}

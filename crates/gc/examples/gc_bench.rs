@@ -1,0 +1,407 @@
+//! Benchmark in the spirit of the thesis's appendix A.1: a block-driven synth whose voices
+//! allocate their state from the collector on every note, over four overlapping parts (MIDI
+//! synth, grain cloud, FM insects, plucked strings with random delay-line lengths).
+//!
+//! Reports per-block blocking time, GC CPU shares, full-snapshot time of the pointer heap,
+//! and (with `--curve`) the memcpy bandwidth curve for heap sizes 0.5-100 MB.
+//!
+//! `cargo run --release -p magnetar-gc --example gc_bench -- [--seconds 10] [--heap-mb 4]
+//!  [--block 256] [--curve] [--curve-secs 0.25] [--load]`
+
+use std::time::{Duration, Instant};
+
+use magnetar_gc::{measure_memcpy_bandwidth, Collector, GcConfig, SnapshotKind, WORD};
+
+const SR: f64 = 44_100.0;
+
+/// Pointer-heap layout of a voice: header words, then pointers to its parts.
+#[repr(C)]
+struct Voice {
+    next: *mut Voice,
+    osc: *mut Osc,
+    osc2: *mut Osc,
+    env: *mut Env,
+    pan: *mut Pan,
+    delay: *mut f32,
+    delay_len: usize,
+    delay_pos: usize,
+    remaining: usize,
+    kind: usize,
+    /// Replaced every block, like the continuation a CPS sound generator allocates.
+    frame: *mut Frame,
+}
+
+#[repr(C)]
+struct Frame {
+    voice: *mut Voice,
+    block: usize,
+    gain: f64,
+}
+
+#[repr(C)]
+struct Osc {
+    phase: f64,
+    incr: f64,
+}
+
+#[repr(C)]
+struct Env {
+    level: f64,
+    attack: f64,
+    release_at: usize,
+    decay: f64,
+}
+
+#[repr(C)]
+struct Pan {
+    left: f32,
+    right: f32,
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+struct Args {
+    seconds: f64,
+    heap_mb: f64,
+    block: usize,
+    curve: bool,
+    curve_secs: f64,
+    load: bool,
+}
+
+fn parse_args() -> Args {
+    let mut a = Args { seconds: 10.0, heap_mb: 4.0, block: 256, curve: false, curve_secs: 0.25, load: false };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < argv.len() {
+        let val = |i: usize| argv.get(i + 1).and_then(|v| v.parse::<f64>().ok());
+        match argv[i].as_str() {
+            "--seconds" => a.seconds = val(i).unwrap_or(a.seconds),
+            "--heap-mb" => a.heap_mb = val(i).unwrap_or(a.heap_mb),
+            "--block" => a.block = val(i).map(|v| v as usize).unwrap_or(a.block),
+            "--curve-secs" => a.curve_secs = val(i).unwrap_or(a.curve_secs),
+            "--curve" => {
+                a.curve = true;
+                i += 1;
+                continue;
+            }
+            "--load" => {
+                a.load = true;
+                i += 1;
+                continue;
+            }
+            other => {
+                eprintln!("unknown argument {other}");
+                std::process::exit(2);
+            }
+        }
+        i += 2;
+    }
+    a
+}
+
+/// Allocate a typed pointer-heap object (zero filled).
+fn new<T>(gc: &mut Collector) -> *mut T {
+    gc.alloc(std::mem::size_of::<T>()).map_or(std::ptr::null_mut(), |p| p.as_ptr() as *mut T)
+}
+
+/// Start a voice of `kind` (0 synth note, 1 grain, 2 insect, 3 pluck) and push it on the list.
+fn spawn(gc: &mut Collector, rng: &mut Rng, kind: usize) {
+    let v: *mut Voice = new(gc);
+    let osc: *mut Osc = new(gc);
+    let env: *mut Env = new(gc);
+    let pan: *mut Pan = new(gc);
+    if v.is_null() || osc.is_null() || env.is_null() || pan.is_null() {
+        return;
+    }
+    let (freq, dur) = match kind {
+        0 => (110.0 * 2f64.powf((rng.next() % 36) as f64 / 12.0), 0.2 + rng.unit() * 0.6),
+        1 => (200.0 + rng.unit() * 2000.0, 0.02 + rng.unit() * 0.08),
+        2 => (2000.0 + rng.unit() * 3000.0, 0.3 + rng.unit() * 0.5),
+        _ => (80.0 + rng.unit() * 800.0, 0.5 + rng.unit() * 1.5),
+    };
+    let remaining = (dur * SR) as usize;
+    let angle = rng.unit() * std::f64::consts::FRAC_PI_2;
+    // SAFETY: all four pointers are fresh, word-aligned, zeroed blocks of their type's size,
+    // owned by this (audio) thread.
+    unsafe {
+        (*osc).incr = freq / SR;
+        (*env).attack = 1.0 / (0.005 * SR);
+        (*env).release_at = remaining / 2;
+        (*env).decay = 0.9995;
+        (*pan).left = angle.cos() as f32;
+        (*pan).right = angle.sin() as f32;
+        (*v).osc = osc;
+        (*v).env = env;
+        (*v).pan = pan;
+        (*v).remaining = remaining;
+        (*v).kind = kind;
+    }
+    if kind == 2 {
+        let m: *mut Osc = new(gc);
+        if !m.is_null() {
+            // SAFETY: fresh block as above.
+            unsafe {
+                (*m).incr = (20.0 + rng.unit() * 40.0) / SR;
+                (*v).osc2 = m;
+            }
+        }
+    }
+    if kind == 3 {
+        // Karplus-Strong delay line of random length: atomic memory, fragments that heap.
+        let len = (SR / freq) as usize + 1;
+        if let Some(d) = gc.alloc_atomic(len * 4) {
+            let d = d.as_ptr() as *mut f32;
+            for k in 0..len {
+                // SAFETY: d holds len f32s.
+                unsafe { d.add(k).write((rng.unit() * 2.0 - 1.0) as f32) };
+            }
+            // SAFETY: v is a fresh Voice.
+            unsafe {
+                (*v).delay = d;
+                (*v).delay_len = len;
+            }
+        }
+    }
+    let roots = gc.roots_mut();
+    // SAFETY: v is a fresh Voice; roots[0] is the list head.
+    unsafe { (*v).next = roots[0] as *mut Voice };
+    roots[0] = v as *mut u8;
+}
+
+fn new_frame(gc: &mut Collector, v: &mut Voice) -> *mut Frame {
+    let f: *mut Frame = new(gc);
+    if !f.is_null() {
+        // SAFETY: fresh zeroed Frame block owned by this thread.
+        unsafe {
+            (*f).voice = v;
+            (*f).block = v.remaining;
+            (*f).gain = 1.0;
+        }
+    }
+    f
+}
+
+/// Render one block of all voices; unlink finished ones (they become garbage).
+fn render(gc: &mut Collector, out: &mut [f32], reverb: *mut f32, reverb_len: usize, reverb_pos: &mut usize) {
+    out.fill(0.0);
+    let frames = out.len() / 2;
+    // The list head lives in root slot 0; work on a local copy and store it back at the end.
+    let mut head = gc.roots_mut()[0] as *mut Voice;
+    let gc_alloc = &mut *gc;
+    let mut link: *mut *mut Voice = &mut head;
+    // SAFETY: every pointer followed is a live voice or one of its parts, reachable from
+    // roots[0], allocated by this thread; the collector never frees reachable blocks.
+    unsafe {
+        while !(*link).is_null() {
+            let v = &mut **link;
+            let (osc, env, pan) = (&mut *v.osc, &mut *v.env, &*v.pan);
+            for f in 0..frames {
+                let mut s = match v.kind {
+                    0 => if osc.phase < 0.5 { 0.2 } else { -0.2 },
+                    1 => (2.0 * (osc.phase - 0.5).abs() - 0.5) as f32,
+                    2 => {
+                        let m = &mut *v.osc2;
+                        m.phase = (m.phase + m.incr).fract();
+                        ((osc.phase * std::f64::consts::TAU + 3.0 * (m.phase * std::f64::consts::TAU).sin()).sin() * 0.1) as f32
+                    }
+                    _ if !v.delay.is_null() => {
+                        let a = *v.delay.add(v.delay_pos);
+                        let b = *v.delay.add((v.delay_pos + 1) % v.delay_len);
+                        *v.delay.add(v.delay_pos) = 0.498 * (a + b);
+                        v.delay_pos = (v.delay_pos + 1) % v.delay_len;
+                        a * 0.3
+                    }
+                    _ => 0.0,
+                };
+                osc.phase = (osc.phase + osc.incr).fract();
+                env.level = if v.remaining > env.release_at { (env.level + env.attack).min(1.0) } else { env.level * env.decay };
+                s *= env.level as f32;
+                out[2 * f] += s * pan.left;
+                out[2 * f + 1] += s * pan.right;
+                v.remaining = v.remaining.saturating_sub(1);
+            }
+            let frame: *mut Frame = new_frame(gc_alloc, v);
+            if !frame.is_null() {
+                v.frame = frame; // the previous frame becomes garbage
+            }
+            if v.remaining == 0 {
+                *link = v.next; // unlinked: garbage from now on
+            } else {
+                link = &mut v.next;
+            }
+        }
+        for f in 0..frames {
+            let wet = *reverb.add(*reverb_pos);
+            *reverb.add(*reverb_pos) = 0.7 * wet + 0.3 * out[2 * f];
+            *reverb_pos = (*reverb_pos + 1) % reverb_len;
+            out[2 * f] += 0.3 * wet;
+            out[2 * f + 1] += 0.3 * wet;
+        }
+    }
+    gc.roots_mut()[0] = head as *mut u8;
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let args = parse_args();
+    let heap = (args.heap_mb * 1024.0 * 1024.0) as usize / WORD * WORD;
+    let loader = args.load.then(|| {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let h = std::thread::spawn(move || {
+            let a = vec![1u8; 20 << 20];
+            let mut b = vec![0u8; 20 << 20];
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                b.copy_from_slice(&a);
+                std::hint::black_box(&mut b);
+            }
+        });
+        (stop, h)
+    });
+    let pm = measure_memcpy_bandwidth(64 << 20, Duration::from_millis(300));
+    println!("p(M) best memcpy bandwidth (64 MB): {:.3} MB/ms", pm.best / 1e9);
+    let mut gc = Collector::new(GcConfig {
+        pointer_heap_bytes: heap,
+        atomic_heap_bytes: 128 << 20,
+        snapshot_bandwidth: Some(pm.best),
+        ..GcConfig::default()
+    })
+    .expect("collector");
+
+    // Reverb delay line: atomic memory kept alive from root slot 1.
+    let reverb_len = 9601;
+    let reverb = gc.alloc_atomic(reverb_len * 4).expect("reverb").as_ptr() as *mut f32;
+    // SAFETY: reverb holds reverb_len f32s of unspecified content; clear them.
+    unsafe { std::ptr::write_bytes(reverb, 0, reverb_len) };
+    gc.roots_mut()[1] = reverb as *mut u8;
+    let mut reverb_pos = 0;
+
+    let period = Duration::from_secs_f64(args.block as f64 / SR);
+    let blocks = (args.seconds / period.as_secs_f64()) as usize;
+    let mut out = vec![0f32; args.block * 2];
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let (mut dsp, mut blocking, mut blocking_nf) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks), Vec::new());
+    let mut kinds = [0usize; 4];
+    let mut late = 0;
+    let scale = args.seconds / 60.0;
+    let per_block = |count: f64, secs: f64| count * scale / (secs * scale / period.as_secs_f64());
+    let mut acc = [0f64; 4];
+    let start = Instant::now();
+    let mut deadline = start;
+    for b in 0..blocks {
+        let t = b as f64 * period.as_secs_f64() / args.seconds * 60.0; // position in the 60 s piece
+        // Event rates of the four parts, as voices per block.
+        let rates = [
+            if t < 55.0 { per_block(8.0 * 55.0, 55.0) } else { 0.0 },
+            if (5.0..15.0).contains(&t) { per_block(500.0, 10.0) } else { 0.0 },
+            if (20.0..32.0).contains(&t) { per_block(400.0, 12.0) } else { 0.0 },
+            if (40.0..50.0).contains(&t) { per_block(2000.0, 10.0) } else { 0.0 },
+        ];
+        let t0 = Instant::now();
+        for (kind, r) in rates.iter().enumerate() {
+            acc[kind] += r;
+            while acc[kind] >= 1.0 {
+                acc[kind] -= 1.0;
+                spawn(&mut gc, &mut rng, kind);
+                kinds[kind] += 1;
+            }
+        }
+        render(&mut gc, &mut out, reverb, reverb_len, &mut reverb_pos);
+        let dsp_t = t0.elapsed();
+        let r = gc.between_blocks(period.saturating_sub(dsp_t));
+        dsp.push(dsp_t);
+        blocking.push(r.blocked);
+        if r.snapshot != SnapshotKind::Full {
+            blocking_nf.push(r.blocked);
+        }
+        deadline += period;
+        let now = Instant::now();
+        if now > deadline {
+            late += 1;
+        } else {
+            std::thread::sleep(deadline - now);
+        }
+    }
+    let wall = start.elapsed();
+    std::hint::black_box(&out);
+    // Let the last collections finish before reading the concurrent work.
+    for _ in 0..20 {
+        gc.between_blocks(period);
+        std::thread::sleep(period);
+    }
+    let s = gc.stats();
+    if let Some((stop, h)) = loader {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        h.join().unwrap();
+    }
+
+    let audio: Duration = dsp.iter().sum();
+    let block_total: Duration = blocking.iter().sum();
+    let conc = s.mark.total + s.sweep.total + s.free_busy;
+    blocking.sort();
+    blocking_nf.sort();
+    dsp.sort();
+    let denom = (audio + block_total + conc).as_secs_f64();
+    println!("workload: {} blocks of {} frames ({:.2} ms) in {:.1} s; voices synth/grain/insect/pluck {:?}; late blocks {late}",
+        blocks, args.block, ms(period), wall.as_secs_f64(), kinds);
+    println!("pointer heap {:.1} MB: used peak-ish {} B, live {} B; atomic used {} B; allocations {}, failures {}",
+        heap as f64 / 1048576.0, s.pointer_heap_used, s.pointer_live_bytes, s.atomic_heap_used, s.allocations, s.alloc_failures);
+    println!("audio (dsp) per block ms: min {:.4} mean {:.4} max {:.4}", ms(dsp[0]), ms(audio) / blocks as f64, ms(dsp[dsp.len() - 1]));
+    println!("blocking per block ms (all): min {:.4} mean {:.4} p99 {:.4} p99.9 {:.4} max {:.4}",
+        ms(blocking[0]), ms(block_total) / blocks as f64, ms(pct(&blocking, 0.99)), ms(pct(&blocking, 0.999)), ms(blocking[blocking.len() - 1]));
+    if !blocking_nf.is_empty() {
+        let tot: Duration = blocking_nf.iter().sum();
+        println!("blocking per block ms (without full snapshots): min {:.4} mean {:.4} p99 {:.4} p99.9 {:.4} max {:.4}",
+            ms(blocking_nf[0]), ms(tot) / blocking_nf.len() as f64, ms(pct(&blocking_nf, 0.99)), ms(pct(&blocking_nf, 0.999)), ms(blocking_nf[blocking_nf.len() - 1]));
+    }
+    let line = |name: &str, t: magnetar_gc::TimeSummary| {
+        println!("{name:>17}: count {:6} total {:9.3} ms min {:.4} mean {:.4} max {:.4} ms",
+            t.count, ms(t.total), ms(t.min), ms(t.mean()), ms(t.max));
+    };
+    line("roots snapshot", s.roots_snapshot);
+    line("partial snapshot", s.partial_snapshot);
+    line("full snapshot", s.full_snapshot);
+    line("mark", s.mark);
+    line("sweep", s.sweep);
+    println!("free thread busy {:.3} ms; cycles {}; snapshot failures {}; warnings {:#x}; full-snapshot target {:.4} ms",
+        ms(s.free_busy), s.cycles, s.snapshot_failures, s.warnings, ms(s.full_snapshot_duration));
+    println!("GC share of (audio + gc) time: blocking {:.2} %, concurrent {:.2} %",
+        100.0 * block_total.as_secs_f64() / denom, 100.0 * conc.as_secs_f64() / denom);
+    println!("GC share of wall time: blocking {:.3} %, concurrent {:.3} %", 100.0 * s.blocking_share(), 100.0 * s.concurrent_share());
+    drop(gc);
+
+    if args.curve {
+        let sizes: Vec<f64> = (1..=20).map(|k| k as f64 * 0.5).chain((3..=20).map(|k| k as f64 * 5.0)).collect();
+        let c = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+        println!("\nmemcpy snapshot curve ({} s per size{}): MB, copies, best/median/worst ms, best and worst MB/ms (MB = 1e6 B), best >= p(M)/c?",
+            args.curve_secs, if args.load { ", with a memcpy load thread" } else { "" });
+        // p(M) is the best case for a copy much larger than the caches (the 64 MB one above).
+        let pm = pm.best;
+        for mb in sizes {
+            let bw = measure_memcpy_bandwidth((mb * 1048576.0) as usize, Duration::from_secs_f64(args.curve_secs));
+            println!("{mb:6.1} {:6} {:9.4} {:9.4} {:9.4} {:8.3} {:7.3} {}",
+                bw.copies, ms(bw.best_time), ms(bw.median_time), ms(bw.worst_time), bw.best / 1e9, bw.worst / 1e9,
+                if bw.best >= pm / c { "yes" } else { "NO" });
+        }
+        println!("p(M) = {:.3} MB/ms, p(M)/c = {:.3} MB/ms (c = {c})", pm / 1e9, pm / c / 1e9);
+    }
+}

@@ -1,0 +1,678 @@
+//! The first collector: snapshot between blocks on the audio thread, mark and sweep on a
+//! collector thread, zeroing on a free thread, and freed blocks handed back to the audio
+//! thread's allocator.
+
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle, Thread};
+use std::time::{Duration, Instant};
+
+use crate::config::{GcConfig, WORD};
+use crate::error::GcError;
+use crate::ilock::InterruptibleLock;
+use crate::mark::{HeapView, Tracer};
+use crate::poolmem::Poolmem;
+use crate::region::Region;
+use crate::snapshot::{self, Outcome, Plan, Window};
+use crate::spsc::{self, Consumer, Producer};
+use crate::stats::*;
+
+/// Registered root regions beyond the built-in slots.
+pub const MAX_ROOT_REGIONS: usize = 32;
+/// Words the free thread zeroes between two looks at the interruptible lock.
+const ZERO_STEP_WORDS: usize = 64;
+/// Capacity of the rings that carry dead blocks to the free thread and back.
+const FREE_RING: usize = 16 * 1024;
+/// How often the audio thread may retry the interruptible lock before skipping a snapshot.
+const LOCK_SPINS: u32 = 256;
+
+const IDLE: u32 = 0;
+const WORKING: u32 = 1;
+
+/// An allocation record on the transport stack (`meminfo_minimal`).
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Record {
+    start: usize,
+    size: usize,
+}
+
+/// What the audio thread hands the collector with a snapshot.
+#[derive(Clone, Copy, Default)]
+struct CycleInput {
+    view: HeapView,
+    roots_words: usize,
+    records: usize,
+    nrecords: usize,
+}
+
+/// State shared by the audio thread and the collector threads.
+struct Shared {
+    ptr_heap: Region,
+    atomic_heap: Region,
+    snapshot: Region,
+    roots_snapshot: Region,
+    /// The two halves of the transport stack; the audio thread writes one, the collector reads the other.
+    records: [Region; 2],
+    cycle: UnsafeCell<CycleInput>,
+    /// IDLE: the audio thread owns `cycle`, the snapshot, the roots snapshot and both record
+    /// stacks. WORKING: the collector owns `cycle`, the snapshots and the stack named in `cycle`.
+    state: AtomicU32,
+    shutdown: AtomicBool,
+    ilock: InterruptibleLock,
+    stats: SharedStats,
+    fill: usize,
+    poison_atomic: bool,
+    created: Instant,
+    safe_limit: usize,
+    full_duration: Duration,
+}
+
+// SAFETY: the only non-Sync field is `cycle`, whose accesses follow the `state` protocol:
+// written by the audio thread while IDLE and published with a Release store of WORKING,
+// read by the collector after an Acquire load of WORKING, never touched by both at once.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn read_stats(&self) -> GcStats {
+        use std::sync::atomic::Ordering::Relaxed;
+        let s = &self.stats;
+        GcStats {
+            blocking: s.blocking.read(),
+            blocking_without_full: s.blocking_without_full.read(),
+            roots_snapshot: s.roots_snapshot.read(),
+            partial_snapshot: s.partial_snapshot.read(),
+            full_snapshot: s.full_snapshot.read(),
+            snapshot_failures: s.snapshot_failures.load(Relaxed),
+            mark: s.mark.read(),
+            sweep: s.sweep.read(),
+            free_busy: Duration::from_nanos(s.free_busy_ns.load(Relaxed)),
+            cycles: s.cycles.load(Relaxed),
+            allocations: s.allocations.load(Relaxed),
+            alloc_failures: s.alloc_failures.load(Relaxed),
+            blocks_freed: s.blocks_freed.load(Relaxed),
+            live_blocks: s.live_blocks.load(Relaxed),
+            pointer_heap_used: s.pointer_heap_used.load(Relaxed) as usize,
+            pointer_live_bytes: s.pointer_live_bytes.load(Relaxed) as usize,
+            atomic_heap_used: s.atomic_heap_used.load(Relaxed) as usize,
+            atomic_live_bytes: s.atomic_live_bytes.load(Relaxed) as usize,
+            interior_pointers: s.interior_pointers.load(Relaxed),
+            false_pointers: s.false_pointers.load(Relaxed),
+            warnings: s.warnings.load(Relaxed) as u32,
+            safe_limit_bytes: self.safe_limit,
+            full_snapshot_duration: self.full_duration,
+            elapsed: self.created.elapsed(),
+        }
+    }
+}
+
+/// What `between_blocks` did about a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotKind {
+    /// No snapshot this block (collector busy, nothing to do, or the block after a snapshot).
+    None,
+    /// The used part of the pointer heap was copied; a collection started.
+    Partial,
+    /// The whole pointer heap was copied and padded to the worst case; a collection started.
+    Full,
+    /// The copy did not fit the budget (or the free thread held the lock); retried later.
+    Failed,
+}
+
+/// Result of one `between_blocks` call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockReport {
+    pub snapshot: SnapshotKind,
+    /// Time the call took: the audio thread's blocking time for this block.
+    pub blocked: Duration,
+}
+
+/// Identifies a registered root region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootRegionId(pub(crate) usize);
+
+/// Read-only view of the statistics, usable from any thread.
+#[derive(Clone)]
+pub struct Monitor {
+    shared: Arc<Shared>,
+}
+
+impl Monitor {
+    pub fn stats(&self) -> GcStats {
+        self.shared.read_stats()
+    }
+}
+
+/// The audio thread's handle: allocation, roots and the per-block call.
+///
+/// All methods take `&mut self`, so exactly one thread (the audio thread) uses it; other
+/// threads read statistics through a [`Monitor`]. Dropping it stops the collector threads.
+pub struct Collector {
+    shared: Arc<Shared>,
+    ptr_pool: Poolmem,
+    atomic_pool: Poolmem,
+    writer: usize,
+    writer_len: usize,
+    records_cap: usize,
+    roots: Box<[*mut u8]>,
+    regions: [Option<(usize, usize)>; MAX_ROOT_REGIONS],
+    region_words: usize,
+    max_region_words: usize,
+    returned: Consumer<(usize, usize)>,
+    max_frees_per_block: usize,
+    /// Never snapshot two blocks in a row (the thesis's `gc_can_run`).
+    skip_next: bool,
+    last_full: Option<Instant>,
+    period: Duration,
+    window: Duration,
+    // Counters kept locally and published once per block.
+    allocations: u64,
+    alloc_failures: u64,
+    warnings: u32,
+    collector_thread: Option<JoinHandle<()>>,
+    free_thread: Option<JoinHandle<()>>,
+    collector_handle: Thread,
+    free_handle: Thread,
+}
+
+// SAFETY: the raw pointers in `roots` are plain values the collector copies, never
+// dereferences; root regions are read only on the thread that owns the Collector, which
+// `add_roots` requires to be valid; the pools' memory is owned by `shared`.
+unsafe impl Send for Collector {}
+
+impl Collector {
+    /// Reserve and pre-fault every heap, snapshot and table, calibrate p(M) if not given,
+    /// and start the mark-and-sweep and free threads.
+    pub fn new(config: GcConfig) -> Result<Collector, GcError> {
+        config.validate()?;
+        let num_cpus = config
+            .num_cpus
+            .unwrap_or_else(|| thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+        let pf = config.prefault;
+        let ptr_heap = Region::new(config.pointer_heap_bytes, pf, "pointer heap")?;
+        let atomic_heap = Region::new(config.atomic_heap_bytes, pf, "atomic heap")?;
+        let snapshot = Region::new(config.pointer_heap_bytes, true, "snapshot")?;
+        let roots_words = config.root_slots + config.max_root_region_bytes / WORD;
+        let roots_snapshot = Region::new(roots_words.max(1) * WORD, true, "roots snapshot")?;
+        let rec_bytes = config
+            .max_allocations_per_cycle
+            .checked_mul(std::mem::size_of::<Record>())
+            .ok_or(GcError::InvalidConfig("max_allocations_per_cycle too large"))?;
+        let records = [
+            Region::new(rec_bytes, true, "allocation records")?,
+            Region::new(rec_bytes, true, "allocation records")?,
+        ];
+        let bandwidth = match config.snapshot_bandwidth {
+            Some(b) => b,
+            None => calibrate(&ptr_heap, &snapshot),
+        };
+        let full_duration = Duration::from_secs_f64(config.pointer_heap_bytes as f64 / bandwidth);
+        let fill = config.poison.unwrap_or(0) as usize;
+        let shared = Arc::new(Shared {
+            ptr_heap,
+            atomic_heap,
+            snapshot,
+            roots_snapshot,
+            records,
+            cycle: UnsafeCell::new(CycleInput::default()),
+            state: AtomicU32::new(IDLE),
+            shutdown: AtomicBool::new(false),
+            ilock: InterruptibleLock::default(),
+            stats: SharedStats::default(),
+            fill,
+            poison_atomic: config.poison.is_some(),
+            created: Instant::now(),
+            safe_limit: config.safe_limit_bytes(num_cpus),
+            full_duration,
+        });
+        let ptr_pool = Poolmem::new(shared.ptr_heap.addr(), config.pointer_heap_bytes, fill);
+        let atomic_pool = Poolmem::new(shared.atomic_heap.addr(), config.atomic_heap_bytes, fill);
+
+        let (dead_tx, dead_rx) = spsc::channel(FREE_RING);
+        let (back_tx, back_rx) = spsc::channel(FREE_RING);
+        let s = shared.clone();
+        let free_thread = thread::Builder::new()
+            .name("magnetar-gc-free".into())
+            .spawn(move || free_main(s, dead_rx, back_tx))
+            .map_err(|_| GcError::ThreadSpawn("free"))?;
+        let free_handle = free_thread.thread().clone();
+        let s = shared.clone();
+        let fh = free_handle.clone();
+        let expected = config.max_allocations_per_cycle;
+        let collector_thread = match thread::Builder::new()
+            .name("magnetar-gc-mark".into())
+            .spawn(move || collector_main(s, dead_tx, fh, expected))
+        {
+            Ok(t) => t,
+            Err(_) => {
+                shared.shutdown.store(true, Ordering::Release);
+                free_handle.unpark();
+                let _ = free_thread.join();
+                return Err(GcError::ThreadSpawn("mark-and-sweep"));
+            }
+        };
+        let collector_handle = collector_thread.thread().clone();
+        Ok(Collector {
+            shared,
+            ptr_pool,
+            atomic_pool,
+            writer: 0,
+            writer_len: 0,
+            records_cap: config.max_allocations_per_cycle,
+            roots: vec![std::ptr::null_mut(); config.root_slots].into_boxed_slice(),
+            regions: [None; MAX_ROOT_REGIONS],
+            region_words: 0,
+            max_region_words: config.max_root_region_bytes / WORD,
+            returned: back_rx,
+            max_frees_per_block: config.max_frees_per_block,
+            skip_next: false,
+            last_full: None,
+            period: config.full_snapshot_period,
+            window: config.full_snapshot_window,
+            allocations: 0,
+            alloc_failures: 0,
+            warnings: 0,
+            collector_thread: Some(collector_thread),
+            free_thread: Some(free_thread),
+            collector_handle,
+            free_handle,
+        })
+    }
+
+    /// Allocate `size` bytes of pointer-heap memory, word aligned, filled with zero (or the
+    /// poison word). Bounded time: never calls the system allocator, never blocks.
+    /// `None` when the heap or the allocation-record stack is full.
+    pub fn alloc(&mut self, size: usize) -> Option<NonNull<u8>> {
+        self.alloc_in(size, false)
+    }
+
+    /// Allocate memory that will never hold heap pointers (sample buffers): it is kept alive
+    /// by pointers to it but never copied or scanned. Its contents are unspecified.
+    pub fn alloc_atomic(&mut self, size: usize) -> Option<NonNull<u8>> {
+        self.alloc_in(size, true)
+    }
+
+    fn alloc_in(&mut self, size: usize, atomic: bool) -> Option<NonNull<u8>> {
+        if self.writer_len == self.records_cap {
+            return self.alloc_failed();
+        }
+        let mut got = self.pool(atomic).alloc(size);
+        if got.is_none() {
+            // Freed blocks may be waiting in the ring: take a bounded number back and retry.
+            self.take_back_freed(64);
+            got = self.pool(atomic).alloc(size);
+        }
+        let Some((start, block)) = got else {
+            return self.alloc_failed();
+        };
+        let rec = self.shared.records[self.writer].base() as *mut Record;
+        // SAFETY: writer_len < records_cap, so the slot is inside the writer stack, which the
+        // audio thread owns exclusively (the collector reads only the other stack).
+        unsafe { rec.add(self.writer_len).write(Record { start, size: block }) };
+        self.writer_len += 1;
+        self.allocations += 1;
+        NonNull::new(start as *mut u8)
+    }
+
+    fn pool(&mut self, atomic: bool) -> &mut Poolmem {
+        if atomic {
+            &mut self.atomic_pool
+        } else {
+            &mut self.ptr_pool
+        }
+    }
+
+    fn alloc_failed(&mut self) -> Option<NonNull<u8>> {
+        self.alloc_failures += 1;
+        self.warnings |= WARN_ALLOCATION_FAILED;
+        None
+    }
+
+    /// The built-in root slots. A block stays alive while a slot (or a registered region,
+    /// or a live block) holds a pointer to or into it.
+    pub fn roots_mut(&mut self) -> &mut [*mut u8] {
+        &mut self.roots
+    }
+
+    /// Register `bytes` of memory at `start` as roots (the thesis's global variables).
+    ///
+    /// # Safety
+    /// The range must stay valid and readable until `remove_roots` or drop, and must not be
+    /// written concurrently with `between_blocks` (normally it is audio-thread state).
+    pub unsafe fn add_roots(&mut self, start: *const u8, bytes: usize) -> Result<RootRegionId, GcError> {
+        if start.is_null() || (start as usize) % WORD != 0 {
+            return Err(GcError::BadRootRegion);
+        }
+        let words = bytes / WORD;
+        let too_many = GcError::TooManyRoots { limit: self.max_region_words * WORD, max_regions: MAX_ROOT_REGIONS };
+        if self.region_words + words > self.max_region_words {
+            return Err(too_many);
+        }
+        let slot = self.regions.iter().position(|r| r.is_none()).ok_or(too_many)?;
+        self.regions[slot] = Some((start as usize, words));
+        self.region_words += words;
+        Ok(RootRegionId(slot))
+    }
+
+    /// Stop treating a registered region as roots.
+    pub fn remove_roots(&mut self, id: RootRegionId) {
+        if let Some(Some((_, words))) = self.regions.get(id.0) {
+            self.region_words -= words;
+            self.regions[id.0] = None;
+        }
+    }
+
+    /// The call the audio engine makes after each DSP block, with the time it can spare.
+    ///
+    /// Puts back a bounded number of freed blocks, then, if the collector is idle and this is
+    /// not the block right after a snapshot, copies the roots and the pointer heap (partial or
+    /// full, see the thesis's ch. 10) and starts a concurrent collection. Never blocks.
+    pub fn between_blocks(&mut self, budget: Duration) -> BlockReport {
+        let t0 = Instant::now();
+        self.take_back_freed(self.max_frees_per_block);
+        if self.ptr_pool.used_bytes() > self.shared.safe_limit {
+            self.warnings |= WARN_SAFETY_BUFFER;
+        }
+        let mut kind = SnapshotKind::None;
+        if self.skip_next {
+            self.skip_next = false;
+        } else if self.shared.state.load(Ordering::Acquire) == IDLE && !budget.is_zero() {
+            let window = match self.last_full {
+                None => Window::Inside,
+                Some(t) if t0 < t + self.period => Window::Before,
+                Some(t) if t0 < t + self.period + self.window => Window::Inside,
+                Some(_) => Window::After,
+            };
+            // Collect when something was allocated, and at least once per period even if not.
+            if self.writer_len > 0 || window != Window::Before {
+                kind = self.snapshot_and_start(budget, window, t0);
+                self.skip_next = true;
+            }
+        }
+        self.publish_stats();
+        let blocked = t0.elapsed();
+        let st = &self.shared.stats;
+        st.blocking.record(blocked);
+        if kind != SnapshotKind::Full {
+            st.blocking_without_full.record(blocked);
+        }
+        BlockReport { snapshot: kind, blocked }
+    }
+
+    fn snapshot_and_start(&mut self, budget: Duration, window: Window, t0: Instant) -> SnapshotKind {
+        let sh = &*self.shared;
+        if window != Window::Before && budget < sh.full_duration {
+            self.warnings |= WARN_BUDGET_BELOW_WORST_CASE;
+        }
+        if !sh.ilock.try_lock_snapshot(LOCK_SPINS) {
+            SharedStats::add(&sh.stats.snapshot_failures, 1);
+            return SnapshotKind::Failed;
+        }
+        let rt = Instant::now();
+        let roots_words = self.copy_roots();
+        sh.stats.roots_snapshot.record(rt.elapsed());
+        let plan = Plan {
+            window,
+            used: self.ptr_pool.used_bytes(),
+            size: sh.ptr_heap.len(),
+            budget: budget.saturating_sub(t0.elapsed()),
+            full_duration: sh.full_duration,
+        };
+        let hs = Instant::now();
+        // SAFETY: heap and snapshot are distinct regions of `size` bytes; the state is IDLE so
+        // the collector does not read the snapshot; the free thread is kept off the heap by the
+        // interruptible lock we hold; the audio thread (us) is not mutating during the call.
+        let (outcome, _) = unsafe { snapshot::copy_heap(sh.ptr_heap.base(), sh.snapshot.base(), &plan, hs) };
+        sh.ilock.unlock_snapshot();
+        let took = hs.elapsed();
+        let kind = match outcome {
+            Outcome::Failed => {
+                SharedStats::add(&sh.stats.snapshot_failures, 1);
+                return SnapshotKind::Failed;
+            }
+            Outcome::Full => {
+                self.last_full = Some(hs);
+                sh.stats.full_snapshot.record(took);
+                SnapshotKind::Full
+            }
+            Outcome::FullMissed => {
+                self.warnings |= WARN_FULL_SNAPSHOT_MISSED;
+                self.last_full = Some(hs); // not true, but the user has been warned
+                sh.stats.partial_snapshot.record(took);
+                SnapshotKind::Partial
+            }
+            Outcome::Partial => {
+                sh.stats.partial_snapshot.record(took);
+                SnapshotKind::Partial
+            }
+        };
+        let input = CycleInput {
+            view: HeapView {
+                ptr_base: sh.ptr_heap.addr(),
+                ptr_used: plan.used,
+                atomic_base: sh.atomic_heap.addr(),
+                atomic_used: self.atomic_pool.used_bytes(),
+                snapshot: sh.snapshot.addr(),
+            },
+            roots_words,
+            records: self.writer,
+            nrecords: self.writer_len,
+        };
+        // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
+        // so the collector is not reading `cycle`.
+        unsafe { *sh.cycle.get() = input };
+        // Switch the transport stack: the collector has finished with the other half.
+        self.writer ^= 1;
+        self.writer_len = 0;
+        sh.state.store(WORKING, Ordering::Release);
+        self.collector_handle.unpark();
+        kind
+    }
+
+    /// Copy the root slots and registered regions into the roots snapshot; returns words.
+    fn copy_roots(&self) -> usize {
+        let dst = self.shared.roots_snapshot.base() as *mut usize;
+        let n = self.roots.len();
+        // SAFETY: the roots snapshot holds root_slots + max_root_region_bytes/WORD words and
+        // is owned by the audio thread while IDLE; the slots are `n` pointer-sized values.
+        unsafe { std::ptr::copy_nonoverlapping(self.roots.as_ptr() as *const usize, dst, n) };
+        let mut at = n;
+        for &(start, words) in self.regions.iter().flatten() {
+            // SAFETY: at + words <= total (add_roots keeps region_words within the limit);
+            // the region is readable per the add_roots contract.
+            unsafe { std::ptr::copy_nonoverlapping(start as *const usize, dst.add(at), words) };
+            at += words;
+        }
+        at
+    }
+
+    /// Put up to `max` blocks the free thread has zeroed back on the free lists.
+    fn take_back_freed(&mut self, max: usize) -> usize {
+        let mut n = 0;
+        while n < max {
+            let Some((start, size)) = self.returned.pop() else { break };
+            if self.ptr_pool.contains(start) {
+                self.ptr_pool.free(start, size);
+            } else {
+                self.atomic_pool.free(start, size);
+            }
+            n += 1;
+        }
+        if n > 0 {
+            SharedStats::add(&self.shared.stats.blocks_returned, n as u64);
+        }
+        n
+    }
+
+    fn publish_stats(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let s = &self.shared.stats;
+        s.allocations.store(self.allocations, Relaxed);
+        s.alloc_failures.store(self.alloc_failures, Relaxed);
+        s.pointer_heap_used.store(self.ptr_pool.used_bytes() as u64, Relaxed);
+        s.pointer_live_bytes.store(self.ptr_pool.live_bytes() as u64, Relaxed);
+        s.atomic_heap_used.store(self.atomic_pool.used_bytes() as u64, Relaxed);
+        s.atomic_live_bytes.store(self.atomic_pool.live_bytes() as u64, Relaxed);
+        s.warnings.store(self.warnings as u64, Relaxed);
+    }
+
+    /// Statistics as of the last `between_blocks` call.
+    pub fn stats(&self) -> GcStats {
+        self.shared.read_stats()
+    }
+
+    /// A handle other threads can read statistics through.
+    pub fn monitor(&self) -> Monitor {
+        Monitor { shared: self.shared.clone() }
+    }
+
+    /// True while a mark-and-sweep cycle is running.
+    pub fn is_collecting(&self) -> bool {
+        self.shared.state.load(Ordering::Acquire) == WORKING
+    }
+
+    /// Pointer heap size / p(M): the time a full snapshot is padded to.
+    pub fn full_snapshot_duration(&self) -> Duration {
+        self.shared.full_duration
+    }
+
+    /// Address range of the pointer heap (for diagnostics and tests).
+    pub fn pointer_heap_range(&self) -> std::ops::Range<usize> {
+        self.shared.ptr_heap.addr()..self.shared.ptr_heap.addr() + self.shared.ptr_heap.len()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        self.collector_handle.unpark();
+        self.free_handle.unpark();
+        if let Some(t) = self.collector_thread.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.free_thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// p(M): best of several copies of the real heap into the real snapshot (which also warms both).
+fn calibrate(heap: &Region, snapshot: &Region) -> f64 {
+    let start = Instant::now();
+    let mut best = Duration::MAX;
+    let mut n = 0;
+    while n < 3 || (n < 50 && start.elapsed() < Duration::from_millis(30)) {
+        let t = Instant::now();
+        // SAFETY: both regions are `len` bytes, distinct, and no thread uses them yet.
+        unsafe { std::ptr::copy_nonoverlapping(heap.base(), snapshot.base(), heap.len()) };
+        best = best.min(t.elapsed());
+        n += 1;
+    }
+    heap.len() as f64 / best.max(Duration::from_nanos(100)).as_secs_f64()
+}
+
+fn collector_main(shared: Arc<Shared>, mut to_free: Producer<(usize, usize)>, free_thread: Thread, expected: usize) {
+    let mut tracer = Tracer::new(expected);
+    let mut dead: Vec<(usize, usize)> = Vec::with_capacity(1024);
+    loop {
+        while shared.state.load(Ordering::Acquire) != WORKING {
+            if shared.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            thread::park();
+        }
+        // SAFETY: state is WORKING (Acquire above), so the audio thread finished writing
+        // `cycle` and will not touch it until we store IDLE.
+        let input = unsafe { *shared.cycle.get() };
+        let t0 = Instant::now();
+        let recs = shared.records[input.records].base() as *const Record;
+        let (abase, asize) = (shared.atomic_heap.addr(), shared.atomic_heap.len());
+        for k in 0..input.nrecords {
+            // SAFETY: k < nrecords <= capacity of this stack, which the audio thread does not
+            // write while we are WORKING on it.
+            let r = unsafe { recs.add(k).read() };
+            let atomic = r.start.wrapping_sub(abase) < asize;
+            tracer.add_block(r.start, r.size, atomic);
+        }
+        // SAFETY: the roots snapshot holds `roots_words` words and the snapshot holds the
+        // used part of the heap; both are ours while WORKING.
+        unsafe { tracer.mark(shared.roots_snapshot.base() as *const usize, input.roots_words, &input.view) };
+        let t1 = Instant::now();
+        shared.stats.mark.record(t1 - t0);
+        dead.clear();
+        let freed = tracer.sweep(|start, size| dead.push((start, size)));
+        shared.stats.sweep.record(t1.elapsed());
+        for &block in &dead {
+            let mut b = block;
+            while let Err(v) = to_free.push(b) {
+                if shared.shutdown.load(Ordering::Acquire) {
+                    return;
+                }
+                free_thread.unpark();
+                thread::sleep(Duration::from_micros(200));
+                b = v;
+            }
+        }
+        free_thread.unpark();
+        let s = &shared.stats;
+        SharedStats::add(&s.blocks_freed, freed as u64);
+        s.live_blocks.store(tracer.live_blocks() as u64, Ordering::Relaxed);
+        s.interior_pointers.store(tracer.interior_found, Ordering::Relaxed);
+        s.false_pointers.store(tracer.false_found, Ordering::Relaxed);
+        SharedStats::add(&s.cycles, 1);
+        shared.state.store(IDLE, Ordering::Release);
+    }
+}
+
+fn free_main(shared: Arc<Shared>, mut from_collector: Consumer<(usize, usize)>, mut to_audio: Producer<(usize, usize)>) {
+    loop {
+        let Some((start, size)) = from_collector.pop() else {
+            if shared.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            thread::park_timeout(Duration::from_millis(50));
+            continue;
+        };
+        let t = Instant::now();
+        let words = size / WORD;
+        let in_ptr_heap = start.wrapping_sub(shared.ptr_heap.addr()) < shared.ptr_heap.len();
+        if in_ptr_heap {
+            // Zero (or poison) so stale pointers in reused memory cannot keep blocks alive.
+            let mut k = 0;
+            while k < words {
+                while !shared.ilock.try_step() {
+                    if shared.shutdown.load(Ordering::Acquire) {
+                        return;
+                    }
+                    thread::yield_now();
+                }
+                let end = (k + ZERO_STEP_WORDS).min(words);
+                for w in k..end {
+                    // SAFETY: the block is dead (unreachable at the snapshot, so the mutator
+                    // cannot reach it) and not yet handed back, so only this thread writes it;
+                    // the snapshot copy, the only reader, is excluded by the lock step.
+                    unsafe { (start as *mut usize).add(w).write(shared.fill) };
+                }
+                shared.ilock.end_step();
+                k = end;
+            }
+        } else if shared.poison_atomic {
+            for w in 0..words {
+                // SAFETY: dead atomic block owned by this thread until handed back; the atomic
+                // heap is never copied, so there is no reader.
+                unsafe { (start as *mut usize).add(w).write(shared.fill) };
+            }
+        }
+        SharedStats::add(&shared.stats.free_busy_ns, t.elapsed().as_nanos() as u64);
+        let mut b = (start, size);
+        while let Err(v) = to_audio.push(b) {
+            if shared.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            thread::sleep(Duration::from_micros(500));
+            b = v;
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Collector configuration: every size and limit is fixed at start-up.
+
+use std::time::Duration;
+
+use crate::error::GcError;
+
+/// Machine word; blocks, roots and snapshots are scanned a word at a time.
+pub const WORD: usize = std::mem::size_of::<usize>();
+
+/// Sizes, limits and timing of one collector. All memory is reserved by
+/// [`Collector::new`](crate::Collector::new); nothing grows afterwards on the audio side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GcConfig {
+    /// Pointer heap: scanned, snapshotted every collection. Its size fixes the
+    /// worst-case snapshot time, so keep it small (the paper used 4 MB).
+    pub pointer_heap_bytes: usize,
+    /// Atomic heap: blocks that hold no heap pointers (sample buffers). Never copied or scanned.
+    pub atomic_heap_bytes: usize,
+    /// Built-in root slots, a word each, reachable through `Collector::roots_mut`.
+    pub root_slots: usize,
+    /// Extra bytes of roots that may be registered with `Collector::add_roots`.
+    pub max_root_region_bytes: usize,
+    /// Allocation records one collection can take in (the paper's `MAX_RB_ELEMENTS`).
+    /// Allocation fails when this many blocks were allocated since the last snapshot.
+    pub max_allocations_per_cycle: usize,
+    /// Freed blocks the audio thread puts back on its free lists per `between_blocks` call.
+    pub max_frees_per_block: usize,
+    /// A full (worst-case) snapshot is due this long after the previous one.
+    pub full_snapshot_period: Duration,
+    /// How long to keep trying a full snapshot once it is due, before warning.
+    pub full_snapshot_window: Duration,
+    /// Best-case copy bandwidth p(M) in bytes per second. `None` measures it at start-up.
+    pub snapshot_bandwidth: Option<f64>,
+    /// CPUs sharing the memory bus (the paper's c). `None` asks the operating system.
+    pub num_cpus: Option<usize>,
+    /// Word written over freed memory. `None` zeroes pointer-heap blocks and leaves atomic
+    /// blocks alone; `Some(p)` fills both heaps with `p` (for tests that detect use after free).
+    pub poison: Option<u64>,
+    /// Touch every page at start-up so that no page fault happens on the audio thread.
+    pub prefault: bool,
+}
+
+impl Default for GcConfig {
+    fn default() -> Self {
+        GcConfig {
+            pointer_heap_bytes: 4 << 20,
+            atomic_heap_bytes: 16 << 20,
+            root_slots: 1024,
+            max_root_region_bytes: 64 << 10,
+            max_allocations_per_cycle: 1 << 16,
+            max_frees_per_block: 4096,
+            full_snapshot_period: Duration::from_secs(1),
+            full_snapshot_window: Duration::from_secs(1),
+            snapshot_bandwidth: None,
+            num_cpus: None,
+            poison: None,
+            prefault: true,
+        }
+    }
+}
+
+impl GcConfig {
+    /// Reject values the collector cannot honour.
+    pub fn validate(&self) -> Result<(), GcError> {
+        if self.pointer_heap_bytes < 4096 || self.pointer_heap_bytes % WORD != 0 {
+            return Err(GcError::InvalidConfig("pointer_heap_bytes must be >= 4096 and word aligned"));
+        }
+        if self.atomic_heap_bytes % WORD != 0 {
+            return Err(GcError::InvalidConfig("atomic_heap_bytes must be word aligned"));
+        }
+        if self.max_allocations_per_cycle == 0 {
+            return Err(GcError::InvalidConfig("max_allocations_per_cycle must be > 0"));
+        }
+        if self.max_frees_per_block == 0 {
+            return Err(GcError::InvalidConfig("max_frees_per_block must be > 0"));
+        }
+        if self.max_root_region_bytes % WORD != 0 {
+            return Err(GcError::InvalidConfig("max_root_region_bytes must be word aligned"));
+        }
+        if let Some(bw) = self.snapshot_bandwidth {
+            if !(bw.is_finite() && bw > 0.0) {
+                return Err(GcError::InvalidConfig("snapshot_bandwidth must be positive"));
+            }
+        }
+        if self.num_cpus == Some(0) {
+            return Err(GcError::InvalidConfig("num_cpus must be > 0"));
+        }
+        if self.full_snapshot_period.is_zero() {
+            return Err(GcError::InvalidConfig("full_snapshot_period must be > 0"));
+        }
+        Ok(())
+    }
+
+    /// Used pointer-heap bytes above which a partial snapshot may no longer fit the
+    /// full-snapshot time under bus contention: heap/c, or 70 % of the heap on one CPU.
+    pub fn safe_limit_bytes(&self, num_cpus: usize) -> usize {
+        if num_cpus <= 1 {
+            self.pointer_heap_bytes / 10 * 7
+        } else {
+            self.pointer_heap_bytes / num_cpus
+        }
+    }
+}

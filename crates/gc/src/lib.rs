@@ -1,0 +1,45 @@
+//! A realtime garbage collector for audio threads: the first collector of K. S. Matheussen,
+//! "Realtime Audio with Garbage Collection" (2010), "Rollendurchmesserzeitsammler".
+//!
+//! * The audio thread allocates from a fixed, pre-faulted pointer heap (scanned) or atomic
+//!   heap (never scanned) with Poolmem: O(1), no system allocator, no lock.
+//! * After each DSP block the engine calls [`Collector::between_blocks`]: it copies the roots
+//!   and the used part of the pointer heap into a snapshot within the given budget (once per
+//!   second the whole heap, padded to the worst case so that it is heard in rehearsal), then
+//!   hands the snapshot to a collector thread.
+//! * The collector thread marks conservatively over the snapshot (explicit stack, hash table
+//!   of block starts, cached interior and false addresses) and sweeps; a free thread zeroes
+//!   dead blocks and hands them back to the audio thread's allocator through a ring.
+//!
+//! ```
+//! use std::time::Duration;
+//! use magnetar_gc::{Collector, GcConfig};
+//!
+//! let mut gc = Collector::new(GcConfig { pointer_heap_bytes: 1 << 16, atomic_heap_bytes: 1 << 16,
+//!     snapshot_bandwidth: Some(1e9), ..GcConfig::default() }).unwrap();
+//! let node = gc.alloc(32).unwrap();
+//! gc.roots_mut()[0] = node.as_ptr(); // keep it alive
+//! gc.between_blocks(Duration::from_millis(1));
+//! assert_eq!(gc.stats().allocations, 1);
+//! ```
+
+mod collector;
+mod config;
+mod error;
+pub mod ffi;
+mod ilock;
+mod mark;
+mod poolmem;
+mod region;
+mod snapshot;
+mod spsc;
+mod stats;
+
+pub use collector::{BlockReport, Collector, Monitor, RootRegionId, SnapshotKind, MAX_ROOT_REGIONS};
+pub use config::{GcConfig, WORD};
+pub use error::GcError;
+pub use snapshot::{measure_memcpy_bandwidth, Bandwidth, CHUNK_BYTES};
+pub use stats::{
+    GcStats, TimeSummary, WARN_ALLOCATION_FAILED, WARN_BUDGET_BELOW_WORST_CASE, WARN_FULL_SNAPSHOT_MISSED,
+    WARN_SAFETY_BUFFER,
+};

@@ -1,0 +1,38 @@
+//! Real-time building blocks for magnetar, with no audio knowledge.
+//!
+//! Everything here is meant for threads that must never surprise at run time:
+//! storage is allocated when a structure is created and never afterwards, every
+//! queue has a fixed bound, and the side of a structure that a real-time thread
+//! holds exposes only operations that cannot block.
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | [`spsc`] | wait-free bounded single-producer single-consumer ring buffer |
+//! | [`mpsc`] | lock-free bounded multi-producer single-consumer queue |
+//! | [`trylock_queue`] | the "non-blocking mutex" queue: real-time side only uses `try_lock` |
+//! | [`event`] | futex binary event (signal latches and coalesces; wait blocks) |
+//! | [`thread`] | SCHED_FIFO priority, CPU pinning, `mlockall`, thread names |
+//! | [`guard`] | counting global allocator with a per-thread armed flag; per-thread kernel activity |
+//! | [`histogram`] | fixed-size log-linear latency histogram |
+//!
+//! # Model checking
+//!
+//! The lock-free structures ([`spsc`], [`mpsc`], [`event`]) reach their atomics
+//! through a small shim so that the same code runs under the `loom` model
+//! checker:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test -p magnetar-rt --release loom
+//! ```
+
+#![warn(missing_docs)]
+
+mod sync;
+
+pub mod event;
+pub mod guard;
+pub mod histogram;
+pub mod mpsc;
+pub mod spsc;
+pub mod thread;
+pub mod trylock_queue;

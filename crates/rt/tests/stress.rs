@@ -1,0 +1,225 @@
+//! Multi-threaded stress tests: millions of items through each queue, with
+//! order, loss and duplication checked. Each runs in a few seconds on two
+//! shared cores.
+#![cfg(not(loom))]
+
+use magnetar_rt::{event, mpsc, spsc, trylock_queue};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Backs off so that a spinning test thread does not starve its peer on a
+/// machine with fewer free cores than test threads.
+fn backoff(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn spsc_moves_two_million_items_in_order() {
+    const N: u64 = 2_000_000;
+    let (mut tx, mut rx) = spsc::channel::<u64>(1024);
+    let producer = std::thread::spawn(move || {
+        for i in 0..N {
+            let mut v = i;
+            let mut spins = 0;
+            while let Err(back) = tx.push(v) {
+                v = back;
+                backoff(&mut spins);
+            }
+        }
+    });
+    let mut expected = 0;
+    let mut spins = 0;
+    while expected < N {
+        match rx.pop() {
+            Some(v) => {
+                assert_eq!(v, expected);
+                expected += 1;
+                spins = 0;
+            }
+            None => backoff(&mut spins),
+        }
+    }
+    producer.join().unwrap();
+    assert_eq!(rx.pop(), None);
+}
+
+#[test]
+fn mpsc_from_three_producers_loses_and_duplicates_nothing() {
+    const PRODUCERS: usize = 3;
+    const PER: u64 = 700_000;
+    let (tx, mut rx) = mpsc::channel::<(usize, u64)>(512);
+    let handles: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for i in 0..PER {
+                    let mut spins = 0;
+                    while tx.push((p, i)).is_err() {
+                        backoff(&mut spins);
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    let mut next = [0u64; PRODUCERS];
+    let mut received = 0;
+    let mut spins = 0;
+    while received < PRODUCERS as u64 * PER {
+        match rx.pop() {
+            Some((p, i)) => {
+                assert_eq!(i, next[p], "producer {p}: item out of order, lost or doubled");
+                next[p] += 1;
+                received += 1;
+                spins = 0;
+            }
+            None => backoff(&mut spins),
+        }
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(rx.pop(), None);
+    assert!(next.iter().all(|&n| n == PER));
+}
+
+#[test]
+fn mpsc_drops_every_item_once_when_torn_down_mid_stream() {
+    let live = Arc::new(AtomicUsize::new(0));
+    struct Tracked(Arc<AtomicUsize>);
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    {
+        let (tx, mut rx) = mpsc::channel::<Tracked>(64);
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let tx = tx.clone();
+                let live = Arc::clone(&live);
+                std::thread::spawn(move || {
+                    for _ in 0..20_000 {
+                        live.fetch_add(1, Ordering::Relaxed);
+                        if let Err(refused) = tx.push(Tracked(Arc::clone(&live))) {
+                            drop(refused);
+                            std::thread::yield_now();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for _ in 0..10_000 {
+            drop(rx.pop());
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+    assert_eq!(live.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn trylock_queue_delivers_everything_despite_contention() {
+    const PRODUCERS: usize = 2;
+    const PER: u64 = 200_000;
+    let (tx, mut rx) = trylock_queue::to_realtime::<(usize, u64)>(4096);
+    let handles: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for i in 0..PER {
+                    while tx.push((p, i)).is_err() {
+                        std::thread::yield_now();
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    let mut batch = Vec::with_capacity(256);
+    let mut next = [0u64; PRODUCERS];
+    let mut received = 0;
+    while received < PRODUCERS as u64 * PER {
+        batch.clear();
+        if rx.try_drain_into(&mut batch).unwrap_or(0) == 0 {
+            std::thread::yield_now();
+        }
+        for &(p, i) in &batch {
+            assert_eq!(i, next[p]);
+            next[p] += 1;
+            received += 1;
+        }
+        assert_eq!(batch.capacity(), 256, "the real-time batch must never grow");
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    let stats = rx.stats();
+    assert!(stats.attempts > 0 && stats.failures <= stats.attempts);
+}
+
+#[test]
+fn event_ping_pong_survives_ten_thousand_rounds_with_spinning_and_sleeping() {
+    const ROUNDS: u32 = 10_000;
+    let (to_b, mut b_waits) = event::binary_event();
+    let (to_a, mut a_waits) = event::binary_event();
+    let b = std::thread::spawn(move || {
+        for i in 0..ROUNDS {
+            if i % 2 == 0 {
+                b_waits.wait();
+            } else {
+                b_waits.wait_spin(200);
+            }
+            to_a.signal();
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for _ in 0..ROUNDS {
+        to_b.signal();
+        assert!(a_waits.wait_timeout(Duration::from_secs(10)), "lost wake-up");
+        assert!(Instant::now() < deadline);
+    }
+    b.join().unwrap();
+}
+
+#[test]
+fn a_storm_of_signals_never_releases_more_waits_than_were_signalled() {
+    // Signallers count what they sent; the waiter counts what it consumed.
+    // Coalescing may merge signals, but can never invent one.
+    let sent = Arc::new(AtomicUsize::new(0));
+    let (signal, mut waiter) = event::binary_event();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let signallers: Vec<_> = (0..2)
+        .map(|_| {
+            let (signal, sent, stop) = (signal.clone(), Arc::clone(&sent), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    sent.fetch_add(1, Ordering::SeqCst);
+                    signal.signal();
+                    std::thread::yield_now();
+                }
+            })
+        })
+        .collect();
+    let mut consumed = 0usize;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(300) {
+        if waiter.wait_timeout(Duration::from_millis(50)) {
+            consumed += 1;
+            assert!(consumed <= sent.load(Ordering::SeqCst));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for s in signallers {
+        s.join().unwrap();
+    }
+    assert!(consumed > 0);
+    drop(signal);
+}

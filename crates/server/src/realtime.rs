@@ -1,0 +1,871 @@
+//! The real-time server: network threads feed a control thread, which feeds
+//! the audio thread; replies flow back the same way.
+//!
+//! ```text
+//!  UDP/TCP threads ──Incoming──▶ control thread ──ToAudio──▶ audio thread (driver callback)
+//!                                 ▲   (stage 2: files,           │ performs commands at block
+//!                                 │    SynthDef parsing,          │ start, schedules bundles,
+//!                                 │    buffer allocation)         │ installs prepared objects
+//!                                 └──────────── FromAudio ◀───────┘ (stage 3)
+//!                                   replies, notifications, async requests, garbage
+//! ```
+//!
+//! As in scsynth, every packet goes to the audio thread, which runs
+//! synchronous commands itself and hands asynchronous ones (stage 2) to the
+//! control thread; the prepared result comes back to be installed at a
+//! block start (stage 3), after which `/done` is sent (stage 4). Objects the
+//! audio thread lets go of travel back to the control thread to be dropped.
+
+use crate::cli::Cli;
+use crate::driver::{self, DriverConfig, DriverStats, PeriodIo, Process};
+use crate::net::{Incoming, NetConfig, Network, ReplyAddr};
+use magnetar_engine::buffer_cmds::BufferCommands;
+use magnetar_engine::commands::command_name;
+use magnetar_engine::{compile_synthdefs, Engine, GraphDef, NodeEvent, NodeEventKind};
+use magnetar_protocol::osc::{self, OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_protocol::replies::Reply;
+use magnetar_ugens::world::Trigger;
+use magnetar_ugens::{Registry, SndBuf, World};
+use std::collections::{BinaryHeap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+
+/// Packets waiting for the audio thread; past that the control thread
+/// waits (it is not real-time, the network threads drop instead).
+const TO_AUDIO_CAPACITY: usize = 4096;
+/// Messages from the audio thread per period; when full, a reply is dropped
+/// and counted rather than blocking the audio thread.
+const FROM_AUDIO_CAPACITY: usize = 16384;
+/// Timed bundles the audio thread holds at once.
+const SCHEDULER_CAPACITY: usize = 8192;
+/// Packets the audio thread takes from its queue per block, so that a flood
+/// of commands cannot make one block arbitrarily long.
+const PACKETS_PER_BLOCK: usize = 512;
+
+/// Commands whose work is done off the audio thread (stage 2).
+const ASYNC_COMMANDS: &[&str] = &[
+    "/d_recv", "/d_load", "/d_loadDir", "/b_alloc", "/b_allocRead", "/b_allocReadChannel", "/b_read",
+    "/b_readChannel", "/b_write", "/b_free", "/b_close", "/sync",
+];
+
+/// Seconds from 1900 (OSC/NTP epoch) to 1970 (Unix epoch).
+const NTP_UNIX_OFFSET: u64 = 2_208_988_800;
+
+/// What the control thread sends the audio thread.
+enum ToAudio {
+    Packet { packet: OscPacket, from: ReplyAddr },
+    /// Stage 3 of `/d_recv` and friends.
+    InstallDefs { defs: Vec<Arc<GraphDef>>, scratch: Option<Vec<f32>>, done: Done },
+    /// Stage 3 of buffer commands that replace a buffer's contents.
+    InstallBuffer { bufnum: usize, buf: SndBuf, done: Done },
+    /// Stage 3 of commands with nothing to install (`/sync`, `/b_close`, failures).
+    Finish { done: Done },
+    SetSampleRate(f64),
+}
+
+/// Replies owed once a prepared object is installed.
+struct Done {
+    from: ReplyAddr,
+    /// `/done` (or `/synced`, `/fail`) messages, sent after the completion runs.
+    replies: Vec<OscMessage>,
+    completion: Option<Vec<u8>>,
+}
+
+/// An asynchronous command on its way to the control thread.
+struct AsyncRequest {
+    msg: OscMessage,
+    from: ReplyAddr,
+    /// Contents of the buffer the command works on, when it needed them.
+    snapshot: Option<(usize, SndBuf)>,
+}
+
+/// What the audio thread sends the control thread.
+enum FromAudio {
+    Reply { to: ReplyAddr, msg: OscMessage },
+    /// A node notification for every client that asked for them.
+    Event(NodeEvent),
+    /// `/tr` or a SendReply message for every client that asked.
+    Trigger(Trigger),
+    /// A def removed by `/d_free` that no synth uses any more.
+    DefRemoved(Arc<GraphDef>),
+    Async(Box<AsyncRequest>),
+    Log(String),
+    /// Something the audio thread no longer needs, to be dropped here.
+    Garbage(Garbage),
+}
+
+/// Held only to be dropped on the control thread.
+#[allow(dead_code)]
+enum Garbage {
+    Packet(OscPacket),
+    Packets(Vec<OscPacket>),
+    Message(OscMessage),
+    Buffer(SndBuf),
+    Defs(Vec<Arc<GraphDef>>),
+    Scratch(Vec<f32>),
+}
+
+enum ControlMsg {
+    Net(Incoming),
+    Audio(FromAudio),
+}
+
+/// A bundle waiting for its time.
+struct Scheduled {
+    time: u64,
+    seq: u64,
+    bundle: OscBundle,
+    from: ReplyAddr,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        self.time == o.time && self.seq == o.seq
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    // Earliest time first; equal times in arrival order.
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.time.cmp(&self.time).then(o.seq.cmp(&self.seq))
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// OSC time (NTP 32.32) of a monotonic instant, given the offset measured at boot.
+fn osc_time_of(mono_ns: u64, mono_to_unix_ns: i128) -> u64 {
+    let unix_ns = mono_ns as i128 + mono_to_unix_ns;
+    let secs = (unix_ns / 1_000_000_000) as u64 + NTP_UNIX_OFFSET;
+    let frac = ((unix_ns % 1_000_000_000) as u128 * (1u128 << 32) / 1_000_000_000) as u64;
+    (secs << 32) | frac
+}
+
+fn mono_to_unix_offset_ns() -> i128 {
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    unix as i128 - monotonic_ns() as i128
+}
+
+/// The audio thread's state: the engine and the queues around it.
+struct Audio {
+    engine: Engine,
+    from_control: Receiver<ToAudio>,
+    to_control: SyncSender<ControlMsg>,
+    scheduler: BinaryHeap<Scheduled>,
+    seq: u64,
+    mono_to_unix_ns: i128,
+    stats: Option<Arc<DriverStats>>,
+    stats_slot: Arc<std::sync::OnceLock<Arc<DriverStats>>>,
+    dropped: u64,
+    replaced_defs: Vec<Arc<GraphDef>>,
+    num_inputs: usize,
+    num_outputs: usize,
+}
+
+impl Audio {
+    fn send(&mut self, m: FromAudio) {
+        match self.to_control.try_send(ControlMsg::Audio(m)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => self.dropped += 1,
+        }
+    }
+
+    fn flush_replies(&mut self, to: &ReplyAddr) {
+        if self.engine.replies.is_empty() {
+            return;
+        }
+        // Drained rather than taken, so the list keeps its capacity.
+        let mut replies = std::mem::take(&mut self.engine.replies);
+        for msg in replies.drain(..) {
+            self.send(FromAudio::Reply { to: to.clone(), msg });
+        }
+        self.engine.replies = replies;
+    }
+
+    fn perform_message(&mut self, msg: OscMessage, from: &ReplyAddr) {
+        let name = command_name(&msg.address).unwrap_or("");
+        let is_async = ASYNC_COMMANDS.contains(&name);
+        // Commands that edit an existing buffer's contents get a copy of it,
+        // so that the control thread works on what the audio thread has.
+        let needs_contents = matches!(name, "/b_read" | "/b_readChannel" | "/b_write");
+        if is_async {
+            let request = Box::new(AsyncRequest { msg, from: from.clone(), snapshot: None });
+            if needs_contents {
+                let bufnum = request.msg.args.first().and_then(OscArg::as_i32).unwrap_or(-1);
+                if let Some(buf) = usize::try_from(bufnum).ok().and_then(|b| self.engine.world.buffers.get(b)) {
+                    let copy = buf.clone();
+                    let mut request = request;
+                    request.snapshot = Some((bufnum as usize, copy));
+                    self.send(FromAudio::Async(request));
+                    return;
+                }
+            }
+            self.send(FromAudio::Async(request));
+            return;
+        }
+        if let Err(f) = self.engine.perform_message(&msg) {
+            let mut args = vec![OscArg::Str(f.command.clone()), OscArg::Str(f.message.clone())];
+            args.extend(f.extra.iter().cloned());
+            self.send(FromAudio::Log(format!("{f}\n")));
+            self.send(FromAudio::Reply { to: from.clone(), msg: OscMessage::new("/fail", args) });
+        }
+        self.flush_replies(from);
+        self.send(FromAudio::Garbage(Garbage::Message(msg)));
+    }
+
+    fn perform_bundle(&mut self, bundle: OscBundle, from: &ReplyAddr) {
+        let mut packets = bundle.packets;
+        for p in packets.drain(..) {
+            match p {
+                OscPacket::Message(m) => self.perform_message(m, from),
+                OscPacket::Bundle(b) => self.perform_bundle(b, from),
+            }
+        }
+        self.send(FromAudio::Garbage(Garbage::Packets(packets)));
+    }
+
+    fn take_packet(&mut self, packet: OscPacket, from: ReplyAddr, block_start: u64, block_end: u64, sr: f64) {
+        match packet {
+            OscPacket::Message(m) => {
+                self.engine.sample_offset = 0;
+                self.engine.subsample_offset = 0.0;
+                self.perform_message(m, &from);
+            }
+            OscPacket::Bundle(b) => {
+                // Time tag 1 (and 0) means "now".
+                if b.time <= 1 || b.time < block_end {
+                    if b.time > 1 && b.time < block_start {
+                        let late = (block_start - b.time) as f64 / 4_294_967_296.0;
+                        self.send(FromAudio::Log(format!("late {late:.9}\n")));
+                    }
+                    self.set_offset(b.time, block_start, sr);
+                    self.perform_bundle(b, &from);
+                } else if self.scheduler.len() < SCHEDULER_CAPACITY {
+                    self.seq += 1;
+                    self.scheduler.push(Scheduled { time: b.time, seq: self.seq, bundle: b, from });
+                } else {
+                    self.send(FromAudio::Log("scheduler full: bundle dropped\n".into()));
+                    self.send(FromAudio::Garbage(Garbage::Packet(OscPacket::Bundle(b))));
+                }
+            }
+        }
+    }
+
+    fn set_offset(&mut self, time: u64, block_start: u64, sr: f64) {
+        let bs = self.engine.world.block_size as i64;
+        if time <= 1 || time <= block_start {
+            self.engine.sample_offset = 0;
+            self.engine.subsample_offset = 0.0;
+            return;
+        }
+        let samples = (time - block_start) as f64 * sr / 4_294_967_296.0;
+        let floor = samples.floor();
+        self.engine.sample_offset = (floor as i64).clamp(0, bs - 1) as i32;
+        self.engine.subsample_offset = (samples - floor) as f32;
+    }
+
+    fn take_control(&mut self, m: ToAudio, block_start: u64, block_end: u64, sr: f64) {
+        match m {
+            ToAudio::Packet { packet, from } => self.take_packet(packet, from, block_start, block_end, sr),
+            ToAudio::InstallDefs { defs, scratch, done } => {
+                if let Some(s) = scratch {
+                    let old = self.engine.swap_scratch(s);
+                    self.send(FromAudio::Garbage(Garbage::Scratch(old)));
+                }
+                let mut replaced = std::mem::take(&mut self.replaced_defs);
+                self.engine.install_defs(defs, &mut replaced);
+                if !replaced.is_empty() {
+                    self.send(FromAudio::Garbage(Garbage::Defs(replaced)));
+                } else {
+                    self.replaced_defs = replaced;
+                }
+                self.finish(done);
+            }
+            ToAudio::InstallBuffer { bufnum, buf, done } => {
+                if let Some(slot) = self.engine.world.buffers.get_mut(bufnum) {
+                    let old = std::mem::replace(slot, buf);
+                    self.send(FromAudio::Garbage(Garbage::Buffer(old)));
+                }
+                self.finish(done);
+            }
+            ToAudio::Finish { done } => self.finish(done),
+            ToAudio::SetSampleRate(sr) => self.engine.set_sample_rate(sr),
+        }
+    }
+
+    /// Stage 3's end: run the completion message, then owe the replies.
+    fn finish(&mut self, done: Done) {
+        if let Some(c) = &done.completion {
+            match osc::decode(c) {
+                Ok(OscPacket::Message(m)) => self.perform_message(m, &done.from),
+                Ok(OscPacket::Bundle(b)) => self.perform_bundle(b, &done.from),
+                Err(e) => self.send(FromAudio::Log(format!("bad completion message: {e}\n"))),
+            }
+        }
+        for msg in done.replies {
+            self.send(FromAudio::Reply { to: done.from.clone(), msg });
+        }
+    }
+
+    /// Hands node notifications, triggers and printed text to the control
+    /// thread, which encodes and sends them (encoding allocates).
+    fn notify_events(&mut self) {
+        if !self.engine.events.is_empty() {
+            let mut events = std::mem::take(&mut self.engine.events);
+            for e in events.drain(..) {
+                self.send(FromAudio::Event(e));
+            }
+            self.engine.events = events;
+        }
+        if !self.engine.world.triggers.is_empty() {
+            let mut triggers = std::mem::take(&mut self.engine.world.triggers);
+            for t in triggers.drain(..) {
+                self.send(FromAudio::Trigger(t));
+            }
+            self.engine.world.triggers = triggers;
+        }
+        let mut i = 0;
+        while i < self.engine.removed_defs.len() {
+            if Arc::strong_count(&self.engine.removed_defs[i]) == 1 {
+                let def = self.engine.removed_defs.swap_remove(i);
+                self.send(FromAudio::DefRemoved(def));
+            } else {
+                i += 1;
+            }
+        }
+        if !self.engine.log.is_empty() {
+            let mut log = std::mem::take(&mut self.engine.log);
+            for line in log.drain(..) {
+                self.send(FromAudio::Log(line));
+            }
+            self.engine.log = log;
+        }
+    }
+}
+
+fn event_message(e: &NodeEvent) -> OscMessage {
+    let state = magnetar_protocol::replies::NodeState {
+        node: e.id,
+        parent: e.parent,
+        prev: e.prev,
+        next: e.next,
+        group: e.is_group.then_some((e.head, e.tail)),
+    };
+    match e.kind {
+        NodeEventKind::Go => Reply::NodeGo(state),
+        NodeEventKind::End => Reply::NodeEnd(state),
+        NodeEventKind::On => Reply::NodeOn(state),
+        NodeEventKind::Off => Reply::NodeOff(state),
+        NodeEventKind::Move => Reply::NodeMove(state),
+        NodeEventKind::Info => Reply::NodeInfo(state),
+    }
+    .to_message()
+}
+
+fn trigger_message(t: &Trigger) -> OscMessage {
+    match &t.cmd {
+        None => Reply::Trigger { node: t.node_id, id: t.id, value: t.values.first().copied().unwrap_or(0.0) }.to_message(),
+        Some(cmd) => {
+            let mut args = vec![OscArg::Int(t.node_id), OscArg::Int(t.id)];
+            args.extend(t.values.iter().map(|v| OscArg::Float(*v)));
+            OscMessage::new(cmd.as_str(), args)
+        }
+    }
+}
+
+impl Process for Audio {
+    fn process(&mut self, io: &mut PeriodIo<'_>) {
+        if self.stats.is_none() {
+            // First period on this thread.
+            magnetar_engine::flush_denormals_on_this_thread();
+            self.stats = self.stats_slot.get().cloned();
+        }
+        if let Some(stats) = &self.stats {
+            let s = stats.snapshot();
+            self.engine.driver_load.avg_cpu = s.avg_load;
+            self.engine.driver_load.peak_cpu = s.peak_load;
+        }
+        let bs = self.engine.world.block_size;
+        let sr = self.engine.world.sample_rate;
+        let blocks = io.nframes / bs;
+        let period_osc = osc_time_of(io.period_start_ns, self.mono_to_unix_ns);
+        let block_osc = ((bs as f64 / sr) * 4_294_967_296.0) as u64;
+        let n_out = self.num_outputs.min(io.outputs.len());
+        let n_in = self.num_inputs.min(io.inputs.len());
+        for b in 0..blocks {
+            let block_start = period_osc + b as u64 * block_osc;
+            let block_end = block_start + block_osc;
+            let counter = self.engine.world.buf_counter;
+            for ch in 0..n_in {
+                let bus = self.engine.world.num_output_channels + ch;
+                if let Some(dst) = self.engine.world.audio_bus_mut(bus) {
+                    dst.copy_from_slice(&io.inputs[ch][b * bs..(b + 1) * bs]);
+                    self.engine.world.audio_touched[bus] = counter;
+                }
+            }
+            for _ in 0..PACKETS_PER_BLOCK {
+                match self.from_control.try_recv() {
+                    Ok(m) => self.take_control(m, block_start, block_end, sr),
+                    Err(_) => break,
+                }
+            }
+            while self.scheduler.peek().is_some_and(|s| s.time < block_end) {
+                let Some(s) = self.scheduler.pop() else { break };
+                self.set_offset(s.time, block_start, sr);
+                self.perform_bundle(s.bundle, &s.from);
+            }
+            self.engine.run_block();
+            self.notify_events();
+            let w = &self.engine.world;
+            for (ch, out) in io.outputs.iter_mut().enumerate().take(n_out) {
+                let dst = &mut out[b * bs..(b + 1) * bs];
+                match w.audio_bus(ch) {
+                    Some(src) if w.audio_touched[ch] == counter => dst.copy_from_slice(src),
+                    _ => dst.fill(0.0),
+                }
+            }
+            self.engine.advance_block_counter();
+        }
+        for out in io.outputs.iter_mut().skip(n_out) {
+            out.fill(0.0);
+        }
+    }
+}
+
+/// The control thread's state: stage-2 work and client bookkeeping.
+struct Control {
+    to_audio: SyncSender<ToAudio>,
+    registry: Registry,
+    block_size: usize,
+    /// What the audio thread's buffers look like (sizes; contents only while
+    /// a command works on them).
+    mirror: World,
+    buffers: BufferCommands,
+    notified: HashSet<ReplyAddr>,
+    scratch_len: usize,
+    dump_osc: i32,
+    error_mode: i32,
+    quit: Option<ReplyAddr>,
+    max_logins: usize,
+    verbosity: i32,
+    /// Defs compiled by the current `/d_*` command.
+    pending_defs: Vec<Arc<GraphDef>>,
+}
+
+impl Control {
+    fn send_reply(&self, to: &ReplyAddr, msg: &OscMessage) {
+        // `/error 0` silences failure replies (the console still shows them).
+        if self.error_mode == 0 && msg.address.as_name() == Some("/fail") {
+            return;
+        }
+        let _ = to.send(&msg.encode());
+    }
+
+    fn broadcast(&self, msg: &OscMessage) {
+        let bytes = msg.encode();
+        for c in &self.notified {
+            let _ = c.send(&bytes);
+        }
+    }
+
+    fn to_audio(&self, m: ToAudio) {
+        // The control thread may wait: it is not real-time.
+        let _ = self.to_audio.send(m);
+    }
+
+    fn handle_net(&mut self, inc: Incoming) {
+        let packet = match osc::decode(&inc.data) {
+            Ok(p) => p,
+            Err(e) => {
+                if self.verbosity >= -1 {
+                    eprintln!("ERROR: could not decode OSC packet from {}: {e}", inc.from.peer());
+                }
+                return;
+            }
+        };
+        if self.dump_osc != 0 {
+            println!("{}", describe(&packet));
+        }
+        // Commands about the connection itself are answered here at once.
+        if let OscPacket::Message(m) = &packet {
+            match command_name(&m.address) {
+                Some("/notify") => return self.notify(m, &inc.from),
+                Some("/quit") => {
+                    self.send_reply(&inc.from, &Reply::done("/quit").to_message());
+                    self.quit = Some(inc.from);
+                    return;
+                }
+                Some("/version") => return self.send_reply(&inc.from, &version_reply()),
+                Some("/dumpOSC") => {
+                    self.dump_osc = m.args.first().and_then(OscArg::as_i32).unwrap_or(0);
+                    return;
+                }
+                Some("/error") => {
+                    // 0 and 1 switch failure replies off and on; the
+                    // bundle-local modes (-1, -2) are accepted and ignored.
+                    let mode = m.args.first().and_then(OscArg::as_i32).unwrap_or(1);
+                    if mode >= 0 {
+                        self.error_mode = mode;
+                    }
+                    return;
+                }
+                Some("/clearSched") => return,
+                None => {
+                    let msg = OscMessage::new(
+                        "/fail",
+                        vec![OscArg::Str(m.address.to_string()), OscArg::Str("Command not found".into())],
+                    );
+                    eprintln!("FAILURE IN SERVER: {} Command not found", m.address);
+                    return self.send_reply(&inc.from, &msg);
+                }
+                _ => {}
+            }
+        }
+        self.to_audio(ToAudio::Packet { packet, from: inc.from });
+    }
+
+    fn notify(&mut self, m: &OscMessage, from: &ReplyAddr) {
+        let on = m.args.first().and_then(OscArg::as_i32).unwrap_or(0) != 0;
+        if on {
+            if !self.notified.contains(from) && self.notified.len() >= self.max_logins {
+                let msg = OscMessage::new(
+                    "/fail",
+                    vec![OscArg::Str("/notify".into()), OscArg::Str("too many users".into())],
+                );
+                return self.send_reply(from, &msg);
+            }
+            self.notified.insert(from.clone());
+            let id = self.notified.len() as i32 - 1;
+            let msg = OscMessage::new(
+                "/done",
+                vec![OscArg::Str("/notify".into()), OscArg::Int(id), OscArg::Int(self.max_logins as i32)],
+            );
+            self.send_reply(from, &msg);
+        } else {
+            self.notified.remove(from);
+            self.send_reply(from, &OscMessage::new("/done", vec![OscArg::Str("/notify".into())]));
+        }
+    }
+
+    fn handle_audio(&mut self, m: FromAudio) {
+        match m {
+            FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
+            FromAudio::Event(e) => self.broadcast(&event_message(&e)),
+            FromAudio::Trigger(t) => self.broadcast(&trigger_message(&t)),
+            FromAudio::DefRemoved(def) => {
+                self.broadcast(&OscMessage::new("/d_removed", vec![OscArg::Str(def.name.clone())]))
+            }
+            FromAudio::Async(req) => self.stage2(*req),
+            FromAudio::Log(text) => {
+                if self.verbosity >= -1 {
+                    print!("{text}");
+                }
+            }
+            FromAudio::Garbage(g) => drop(g),
+        }
+    }
+
+    /// Stage 2 of an asynchronous command: the work that may block or
+    /// allocate, then the hand-over to the audio thread.
+    fn stage2(&mut self, req: AsyncRequest) {
+        let name = command_name(&req.msg.address).unwrap_or("").to_string();
+        let from = req.from.clone();
+        let fail = |command: &str, message: String, extra: Vec<OscArg>| {
+            let mut args = vec![OscArg::Str(command.into()), OscArg::Str(message.clone())];
+            args.extend(extra);
+            eprintln!("FAILURE IN SERVER {command} {message}");
+            OscMessage::new("/fail", args)
+        };
+        let mut args = magnetar_engine::args::Args::new(&req.msg.args);
+        match name.as_str() {
+            "/sync" => {
+                let id = args.geti(0);
+                let done = Done { from, replies: vec![Reply::Synced { id }.to_message()], completion: None };
+                self.to_audio(ToAudio::Finish { done });
+            }
+            "/d_recv" | "/d_load" | "/d_loadDir" => {
+                let (result, completion) = self.load_defs(&name, &mut args);
+                let replies = match result {
+                    Ok(()) => vec![Reply::done(&name).to_message()],
+                    Err(message) => vec![fail(&name, message, vec![])],
+                };
+                let defs = std::mem::take(&mut self.pending_defs);
+                let scratch = self.grow_scratch(&defs);
+                self.to_audio(ToAudio::InstallDefs { defs, scratch, done: Done { from, replies, completion } });
+            }
+            _ => {
+                // Buffer commands run on the mirror, which holds the current
+                // contents of the buffer they touch when they need them.
+                if let Some((bufnum, buf)) = req.snapshot {
+                    if let Some(slot) = self.mirror.buffers.get_mut(bufnum) {
+                        *slot = buf;
+                    }
+                }
+                let bufnum = args.geti(-1);
+                let mut args = magnetar_engine::args::Args::new(&req.msg.args);
+                match self.buffers.perform(&name, &mut self.mirror, &mut args) {
+                    Ok(done) => {
+                        let mut replies = done.replies;
+                        if let Some(done_args) = done.done_args {
+                            let mut a = vec![OscArg::Str(name.clone())];
+                            a.extend(done_args);
+                            replies.push(OscMessage::new("/done", a));
+                        }
+                        let done = Done { from, replies, completion: done.completion };
+                        let installs = name != "/b_write" && name != "/b_close";
+                        match usize::try_from(bufnum).ok().filter(|&b| installs && b < self.mirror.buffers.len()) {
+                            Some(b) => {
+                                // The audio thread gets the contents; the mirror
+                                // keeps the shape (sizes) for later commands.
+                                let buf = &mut self.mirror.buffers[b];
+                                let shape = SndBuf {
+                                    data: Vec::new(),
+                                    channels: buf.channels,
+                                    frames: buf.frames,
+                                    sample_rate: buf.sample_rate,
+                                    path: buf.path.clone(),
+                                };
+                                let full = std::mem::replace(buf, shape);
+                                self.to_audio(ToAudio::InstallBuffer { bufnum: b, buf: full, done });
+                            }
+                            None => self.to_audio(ToAudio::Finish { done }),
+                        }
+                    }
+                    Err(f) => {
+                        let done = Done { from, replies: vec![fail(&name, f.message, f.extra)], completion: None };
+                        self.to_audio(ToAudio::Finish { done });
+                    }
+                }
+            }
+        }
+    }
+
+    fn grow_scratch(&mut self, defs: &[Arc<GraphDef>]) -> Option<Vec<f32>> {
+        let need = defs.iter().map(|d| d.scratch_len).max().unwrap_or(0);
+        (need > self.scratch_len).then(|| {
+            self.scratch_len = need;
+            vec![0.0; need]
+        })
+    }
+
+    fn load_defs(&mut self, name: &str, args: &mut magnetar_engine::args::Args<'_>) -> (Result<(), String>, Option<Vec<u8>>) {
+        let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut errors = Vec::new();
+        match name {
+            "/d_recv" => match args.getb() {
+                Some(b) => sources.push(("/d_recv".into(), b.to_vec())),
+                None => errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string()),
+            },
+            _ => match args.gets() {
+                Some(path) => {
+                    let files = if name == "/d_loadDir" {
+                        magnetar_engine::commands::synthdef_files_in(std::path::Path::new(path))
+                    } else {
+                        magnetar_engine::commands::glob_files(path)
+                    };
+                    if files.is_empty() && name == "/d_load" {
+                        errors.push(format!("no SynthDef file matches '{path}'"));
+                    }
+                    for f in files {
+                        match std::fs::read(&f) {
+                            Ok(bytes) => sources.push((f.display().to_string(), bytes)),
+                            Err(e) => errors.push(format!("{}: {e}", f.display())),
+                        }
+                    }
+                }
+                None => errors.push("wrong argument type: the path must be a string".to_string()),
+            },
+        }
+        let completion = args.completion().map(<[u8]>::to_vec);
+        for (origin, bytes) in sources {
+            match compile_synthdefs(&bytes, &self.registry, self.block_size) {
+                Ok(list) => {
+                    for r in list {
+                        match r {
+                            Ok(g) => self.pending_defs.push(Arc::new(g)),
+                            Err(e) => errors.push(e.to_string()),
+                        }
+                    }
+                }
+                Err(e) => errors.push(format!("{origin}: {e}")),
+            }
+        }
+        let r = if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) };
+        (r, completion)
+    }
+}
+
+/// `/version.reply`: the version numbers are those of the SuperCollider
+/// protocol magnetar speaks (clients compare them to pick features); the
+/// commit field carries magnetar's own version.
+fn version_reply() -> OscMessage {
+    Reply::Version {
+        program: "magnetar".into(),
+        major: 3,
+        minor: 13,
+        patch: ".0".into(),
+        branch: String::new(),
+        commit: concat!("magnetar-", env!("CARGO_PKG_VERSION")).into(),
+    }
+    .to_message()
+}
+
+/// `/dumpOSC`'s text form of a packet.
+fn describe(p: &OscPacket) -> String {
+    match p {
+        OscPacket::Message(m) => {
+            let args: Vec<String> = m.args.iter().map(|a| format!("{a:?}")).collect();
+            format!("[ \"{}\", {} ]", m.address, args.join(", "))
+        }
+        OscPacket::Bundle(b) => {
+            let inner: Vec<String> = b.packets.iter().map(describe).collect();
+            format!("[ #bundle, {}, {} ]", b.time, inner.join(", "))
+        }
+    }
+}
+
+/// Boots the real-time server and runs until `/quit`. Returns the exit code.
+pub fn run(cli: &Cli) -> i32 {
+    let mut engine_opts = cli.engine.clone();
+    let drv_cfg = DriverConfig {
+        sample_rate: cli.preferred_sample_rate,
+        block_size: engine_opts.block_size,
+        hardware_buffer_size: cli.hardware_buffer_size,
+        num_inputs: engine_opts.num_input_channels,
+        num_outputs: engine_opts.num_output_channels,
+        device_name: cli.device_name.clone(),
+        client_name: driver::DEFAULT_CLIENT_NAME.to_string(),
+    };
+    engine_opts.sample_rate = cli.preferred_sample_rate.unwrap_or(driver::CLOCK_DEFAULT_SAMPLE_RATE);
+    let mut engine = Engine::new(engine_opts.clone());
+    engine.record_events = true;
+    if let Some(dir) = &cli.restricted_path {
+        engine.buffer_commands = BufferCommands::new(Some(dir.into()));
+    }
+
+    let (to_audio_tx, to_audio_rx) = mpsc::sync_channel::<ToAudio>(TO_AUDIO_CAPACITY);
+    let (control_tx, control_rx) = mpsc::sync_channel::<ControlMsg>(FROM_AUDIO_CAPACITY);
+    let stats_slot = Arc::new(std::sync::OnceLock::new());
+    let audio = Audio {
+        engine,
+        from_control: to_audio_rx,
+        to_control: control_tx.clone(),
+        scheduler: BinaryHeap::with_capacity(SCHEDULER_CAPACITY),
+        seq: 0,
+        mono_to_unix_ns: mono_to_unix_offset_ns(),
+        stats: None,
+        stats_slot: Arc::clone(&stats_slot),
+        dropped: 0,
+        replaced_defs: Vec::with_capacity(64),
+        num_inputs: engine_opts.num_input_channels,
+        num_outputs: engine_opts.num_output_channels,
+    };
+
+    let running = match driver::start_default(&drv_cfg, Box::new(audio)) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("ERROR: could not start the audio driver: {e}");
+            return 1;
+        }
+    };
+    let _ = stats_slot.set(running.stats());
+    let sample_rate = running.sample_rate();
+    if sample_rate != engine_opts.sample_rate {
+        let _ = to_audio_tx.send(ToAudio::SetSampleRate(sample_rate));
+    }
+
+    // The network threads send into the same queue as the audio thread.
+    let (net_tx, net_rx) = mpsc::sync_channel::<Incoming>(4096);
+    let bind = cli.bind_address.parse().unwrap_or(std::net::IpAddr::from([127, 0, 0, 1]));
+    let net_cfg = NetConfig {
+        udp_port: cli.udp_port,
+        tcp_port: cli.tcp_port,
+        bind,
+        password: cli.password.clone(),
+        max_logins: cli.max_logins,
+    };
+    let network = match Network::start(net_cfg, net_tx) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("ERROR: could not open the server's ports: {e}");
+            running.stop();
+            return 1;
+        }
+    };
+    let forward_stop = Arc::new(AtomicBool::new(false));
+    let forwarder = {
+        let tx = control_tx.clone();
+        let stop = Arc::clone(&forward_stop);
+        std::thread::Builder::new()
+            .name("magnetar-net-fwd".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match net_rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                        Ok(inc) => {
+                            if tx.send(ControlMsg::Net(inc)).is_err() {
+                                break;
+                            }
+                        }
+                        Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+            })
+            .expect("spawn network forwarder")
+    };
+    drop(control_tx);
+
+    if cli.verbosity >= 0 {
+        eprintln!(
+            "magnetar: {} driver, {} Hz, {} frames per period, {} outputs",
+            running.backend_name(),
+            sample_rate,
+            running.period_frames(),
+            engine_opts.num_output_channels
+        );
+    }
+    println!("SuperCollider 3 server ready.");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+
+    let mut mirror = World::new(sample_rate, engine_opts.block_size, 0, 0, engine_opts.num_buffers, 0, 0, 0);
+    mirror.sample_rate = sample_rate;
+    let mut control = Control {
+        to_audio: to_audio_tx,
+        registry: Registry::with_all(),
+        block_size: engine_opts.block_size,
+        mirror,
+        buffers: BufferCommands::new(cli.restricted_path.as_ref().map(Into::into)),
+        notified: HashSet::new(),
+        scratch_len: 0,
+        dump_osc: 0,
+        error_mode: 1,
+        quit: None,
+        max_logins: cli.max_logins,
+        verbosity: cli.verbosity,
+        pending_defs: Vec::new(),
+    };
+    while control.quit.is_none() {
+        match control_rx.recv() {
+            Ok(ControlMsg::Net(inc)) => control.handle_net(inc),
+            Ok(ControlMsg::Audio(m)) => control.handle_audio(m),
+            Err(_) => break,
+        }
+    }
+    forward_stop.store(true, Ordering::Relaxed);
+    network.shutdown();
+    running.stop();
+    let _ = forwarder.join();
+    0
+}

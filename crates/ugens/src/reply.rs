@@ -1,0 +1,88 @@
+//! Units that talk to clients: SendTrig (`/tr`) and SendReply.
+
+use crate::registry::Registry;
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::world::Trigger;
+use std::sync::Arc;
+
+/// Most messages queued in one block; past that a trigger is dropped
+/// rather than growing the queue on the audio thread.
+const MAX_TRIGGERS_PER_BLOCK: usize = 256;
+
+#[inline]
+fn input_at(x: &[f32], i: usize) -> f32 {
+    x[if x.len() > 1 { i } else { 0 }]
+}
+
+/// SendTrig: on each rising trigger, sends `/tr node id value`.
+pub struct SendTrig {
+    prev: f32,
+}
+
+impl Construct for SendTrig {
+    fn new(_spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        SendTrig { prev: 0.0 }
+    }
+}
+
+impl Unit for SendTrig {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let trig = io.inp(0);
+        let id = io.in0(1) as i32;
+        let value = io.inp(2);
+        let audio_value = io.in_rate(2) == Rate::Audio;
+        let mut prev = self.prev;
+        for i in 0..io.n() {
+            let t = input_at(trig, i);
+            if t > 0.0 && prev <= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
+                let v = if audio_value { value[i] } else { value[0] };
+                let node_id = cx.synth.node_id;
+                cx.world.triggers.push(Trigger { node_id, id, cmd: None, values: vec![v] });
+            }
+            prev = t;
+        }
+        self.prev = prev;
+    }
+}
+
+/// SendReply: on each rising trigger, sends `cmd node id values...`. The
+/// command name arrives as its length and one input per character.
+pub struct SendReply {
+    prev: f32,
+    cmd: Arc<str>,
+    value_offset: usize,
+}
+
+impl Construct for SendReply {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        let name_len = (io.in0(2).max(0.0) as usize).min(io.num_inputs().saturating_sub(3));
+        let cmd: String = (0..name_len).map(|i| io.in0(3 + i) as u8 as char).collect();
+        SendReply { prev: 0.0, cmd: cmd.into(), value_offset: 3 + name_len }
+    }
+}
+
+impl Unit for SendReply {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let trig = io.inp(0);
+        let mut prev = self.prev;
+        for i in 0..io.n() {
+            let t = input_at(trig, i);
+            if t > 0.0 && prev <= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
+                let values = (self.value_offset..io.num_inputs()).map(|k| io.in0(k)).collect();
+                cx.world.triggers.push(Trigger {
+                    node_id: cx.synth.node_id,
+                    id: io.in0(1) as i32,
+                    cmd: Some(self.cmd.to_string()),
+                    values,
+                });
+            }
+            prev = t;
+        }
+        self.prev = prev;
+    }
+}
+
+pub fn register(r: &mut Registry) {
+    r.add::<SendTrig>("SendTrig");
+    r.add::<SendReply>("SendReply");
+}

@@ -1,0 +1,326 @@
+"""Whole scores of the kind users render: node trees with done actions, many nodes, control
+arrays and indices, bus traffic between synths, feedback, buffers, sample-accurate starts, and
+a few small pieces of music.  Every case is compared bit for bit with scsynth."""
+
+import pytest
+import supriya
+from supriya import ugens as U
+from supriya.ugens import Parameter
+
+from nrt import SR, Score, build, check_score, msg
+
+PRIVATE = 64
+
+
+def env_def(name, env, **params):
+    """Sine through an envelope with a gate; done action 2 frees the synth."""
+
+    def body(b):
+        e = U.EnvGen.kr(envelope=env, gate=b["gate"], done_action=2)
+        U.Out.ar(bus=b["out"], source=U.SinOsc.ar(frequency=b["freq"]) * e * b["amp"])
+
+    return build(name, body, **{"freq": 440.0, "amp": 0.2, "out": 0.0, "gate": 1.0, **params})
+
+
+# ------------------------------------------------------------------------------ envelopes
+
+
+@pytest.mark.parametrize("block", ["64", "32", "8"])
+def test_long_envelopes_with_sustain_and_release(tmp_path, block):
+    adsr = supriya.Envelope.adsr(attack_time=0.3, decay_time=0.7, sustain=0.4, release_time=1.1, curve=-4.0)
+    d = env_def("adsr", adsr)
+    xl = build("xl", lambda b: U.Out.ar(bus=1, source=U.SinOsc.ar(frequency=U.XLine.kr(start=60.0, stop=4000.0, duration=2.7)) * U.Line.ar(start=0.3, stop=0.0, duration=2.9, done_action=2)))
+    s = Score([d, xl]).add(0.0, msg("/s_new", "adsr", 1000, 0, 0), msg("/s_new", "xl", 1001, 0, 0))
+    s.add(1.6003, msg("/n_set", 1000, "gate", 0.0)).end(3.0)
+    check_score(tmp_path, s, channels=2, options=["-z", block])
+
+
+def test_envelope_with_loop_node_and_many_segments(tmp_path):
+    env = supriya.Envelope(amplitudes=[0.0, 1.0, 0.3, 0.8, 0.1, 0.0], durations=[0.05, 0.2, 0.15, 0.3, 0.4], curves=["sine", -3.0, "welch", 2.0, "exponential"], release_node=3, loop_node=1)
+    d = env_def("loopenv", env)
+    s = Score([d]).add(0.0, msg("/s_new", "loopenv", 1000, 0, 0)).add(1.7, msg("/n_set", 1000, "gate", 0.0)).end(2.4)
+    check_score(tmp_path, s, channels=1)
+
+
+# ------------------------------------------------------------------------------ node tree
+
+
+def test_synths_in_groups_with_done_actions_while_others_run(tmp_path):
+    def short(da):
+        return build(f"short{da}", lambda b: U.Out.ar(bus=b["out"], source=U.Saw.ar(frequency=b["freq"]) * 0.1 * U.Line.kr(start=1.0, stop=0.0, duration=b["dur"], done_action=da)), out=0.0, freq=300.0, dur=0.1)
+
+    drone = build("drone", lambda b: U.Out.ar(bus=b["out"], source=U.SinOsc.ar(frequency=b["freq"]) * 0.1), out=0.0, freq=110.0)
+    s = Score([drone, *(short(da) for da in (2, 3, 4, 13, 14))])
+    s.add(0.0, msg("/g_new", 100, 0, 0), msg("/g_new", 200, 1, 0), msg("/g_new", 300, 0, 200),
+          msg("/s_new", "drone", 2000, 0, 0, "freq", 110.0), msg("/s_new", "drone", 2001, 1, 100, "freq", 165.0, "out", 1.0),
+          msg("/s_new", "drone", 2002, 0, 300, "freq", 220.0))
+    # done action 2: free self; 3: self and preceding; 4: self and following; 13: group's
+    # other nodes; 14: the enclosing group
+    s.add(0.0101, msg("/s_new", "short2", 3000, 1, 100, "dur", 0.05, "freq", 400.0))
+    s.add(0.0202, msg("/s_new", "short3", 3001, 1, 100, "dur", 0.08, "freq", 500.0, "out", 1.0))
+    s.add(0.0303, msg("/s_new", "short4", 3002, 0, 300, "dur", 0.1, "freq", 600.0))
+    s.add(0.15, msg("/g_new", 400, 1, 0), msg("/s_new", "drone", 2010, 0, 400, "freq", 330.0), msg("/s_new", "drone", 2011, 1, 400, "freq", 440.0, "out", 1.0))
+    s.add(0.1701, msg("/s_new", "short13", 3003, 1, 400, "dur", 0.05))
+    s.add(0.25, msg("/s_new", "short14", 3004, 0, 200, "dur", 0.07, "freq", 700.0))
+    s.add(0.3, msg("/g_freeAll", 100), msg("/s_new", "short2", 3005, 0, 100, "dur", 0.04))
+    s.add(0.35, msg("/g_deepFree", 0)).end(0.4)
+    check_score(tmp_path, s, channels=2)
+
+
+def test_two_hundred_synths(tmp_path):
+    d = build("voice", lambda b: U.Out.ar(bus=b["out"], source=U.Pan2.ar(source=U.LFTri.ar(frequency=b["freq"]) * b["amp"] * U.Line.kr(start=1.0, stop=0.0, duration=b["dur"], done_action=2), position=b["pan"])), freq=440.0, amp=0.01, dur=0.2, pan=0.0, out=0.0)
+    s = Score([d])
+    for i in range(200):
+        t = (i * 37 % 200) * 0.0013  # starts scattered inside blocks
+        s.add(t, msg("/s_new", "voice", 5000 + i, i % 2, 0, "freq", 100.0 + 13.7 * i, "dur", 0.05 + (i % 7) * 0.03, "pan", (i % 11) / 5.0 - 1.0))
+    s.end(0.5)
+    check_score(tmp_path, s, channels=2)
+
+
+def test_node_reordering_and_pausing_in_an_effect_chain(tmp_path):
+    src = build("src", lambda b: U.Out.ar(bus=PRIVATE, source=U.Saw.ar(frequency=b["freq"]) * 0.3), freq=220.0)
+    fx = build("fx", lambda b: U.ReplaceOut.ar(bus=PRIVATE, source=U.RLPF.ar(source=U.In.ar(bus=PRIVATE), frequency=b["cut"], reciprocal_of_q=0.3)), cut=800.0)
+    out = build("out", lambda b: U.Out.ar(bus=0, source=U.In.ar(bus=PRIVATE, channel_count=1)))
+    s = Score([src, fx, out]).add(0.0, msg("/s_new", "src", 1000, 0, 0), msg("/s_new", "fx", 1001, 3, 1000), msg("/s_new", "out", 1002, 3, 1001))
+    s.add(0.05, msg("/n_before", 1001, 1000))  # the filter now runs before its source: dry sound
+    s.add(0.1, msg("/n_after", 1001, 1000), msg("/n_set", 1001, "cut", 2500.0))
+    s.add(0.15, msg("/n_run", 1001, 0)).add(0.2, msg("/n_run", 1001, 1)).end(0.25)
+    check_score(tmp_path, s, channels=1)
+
+
+# ------------------------------------------------------------------------------ controls
+
+
+ARR = build("arr", lambda b: U.Out.ar(bus=0, source=[
+    sum(U.SinOsc.ar(frequency=b["freqs"][i]) * b["amps"][i] for i in range(3)),
+    U.K2A.ar(source=b["amps"][2] + b["offset"]),
+]), freqs=[220.0, 330.0, 440.0], amps=[0.1, 0.1, 0.1], offset=0.0)
+
+
+def test_s_new_with_control_arrays(tmp_path):
+    s = Score([ARR]).add(0.0, msg("/s_new", "arr", 1000, 0, 0, "freqs", [300.0, 450.0, 601.0], "amps", [0.2, 0.05, 0.3], "offset", 0.1))
+    s.add(0.05, msg("/s_new", "arr", 1001, 0, 0, "amps", [0.01, 0.02], "offset", -0.2))  # short array
+    s.add(0.1, msg("/n_set", 1000, "freqs", [100.0, 200.0, 300.0]), msg("/n_setn", 1001, "amps", 3, 0.1, 0.1, 0.4))
+    s.add(0.15, msg("/n_set", 1001, "freqs", [900.0], "amps", [0.3, 0.3, 0.0, 9.0])).end(0.2)  # extra value ignored
+    check_score(tmp_path, s, channels=2)
+
+
+def test_s_new_and_n_set_with_controls_by_index(tmp_path):
+    # control indices: freqs 0..2, amps 3..5, offset 6
+    s = Score([ARR]).add(0.0, msg("/s_new", "arr", 1000, 0, 0, 0, 500.0, 4, 0.25, 6, 0.3, "freqs", [0.0, 700.0]))
+    s.add(0.05, msg("/n_set", 1000, 1, 650.0, "amps", 0.4, 5, 0.2))
+    s.add(0.1, msg("/n_setn", 1000, 2, 3, 800.0, 0.05, 0.05), msg("/n_fill", 1000, "amps", 2, 0.15)).end(0.15)
+    check_score(tmp_path, s, channels=2)
+
+
+def test_controls_mapped_to_control_buses(tmp_path):
+    s = Score([ARR]).add(0.0, msg("/c_setn", 10, 3, 250.0, 375.0, 500.0), msg("/s_new", "arr", 1000, 0, 0), msg("/n_mapn", 1000, "freqs", 10, 3))
+    s.add(0.0502, msg("/c_set", 11, 777.0)).add(0.1, msg("/c_fill", 10, 3, 123.0), msg("/n_map", 1000, "offset", 20), msg("/c_set", 20, 0.5))
+    s.add(0.15, msg("/n_map", 1000, "freqs", -1)).end(0.2)
+    check_score(tmp_path, s, channels=2)
+
+
+# ------------------------------------------------------------------------------ buses
+
+
+def test_mixed_audio_and_control_writers_on_the_same_buses(tmp_path):
+    a = build("a", lambda b: (U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=300.0) * 0.2), U.Out.kr(bus=0, source=U.LFSaw.kr(frequency=4.0))))
+    k = build("k", lambda b: (U.Out.ar(bus=0, source=U.K2A.ar(source=U.SinOsc.kr(frequency=5.0) * 0.3)), U.Out.kr(bus=0, source=U.LFTri.kr(frequency=3.0) * 0.5)))
+    r = build("r", lambda b: U.Out.ar(bus=1, source=[U.K2A.ar(source=U.In.kr(bus=0)), U.In.ar(bus=0) * 0.5]))
+    s = Score([a, k, r]).add(0.0, msg("/s_new", "a", 1000, 1, 0), msg("/s_new", "k", 1001, 1, 0), msg("/s_new", "r", 1002, 1, 0))
+    s.add(0.1, msg("/n_free", 1000)).end(0.2)
+    check_score(tmp_path, s, channels=3)
+
+
+def test_In_kr_follows_c_set_mid_score_between_blocks(tmp_path):
+    r = build("r", lambda b: U.Out.ar(bus=0, source=[U.K2A.ar(source=U.In.kr(bus=3, channel_count=2)[0]), U.SinOsc.ar(frequency=U.In.kr(bus=4) * 100 + 200) * 0.2, U.K2A.ar(source=U.Lag.kr(source=U.In.kr(bus=5), lag_time=0.02))]))
+    s = Score([r]).add(0.0, msg("/c_set", 3, 0.1, 4, 1.0), msg("/s_new", "r", 1000, 0, 0))
+    for i, t in enumerate([0.0133, 0.02, 0.0271, 0.05 + 1 / SR, 0.0801]):
+        s.add(t, msg("/c_set", 3, 0.2 * i - 0.4, 4, 1.0 + i, 5, (-1) ** i * 0.5))
+    s.add(0.09, msg("/c_setn", 3, 3, 0.9, 3.0, -0.25)).end(0.12)
+    check_score(tmp_path, s, channels=3)
+
+
+def test_ReplaceOut_and_XOut_chain_ordering(tmp_path):
+    a = build("a", lambda b: U.Out.ar(bus=0, source=[U.Saw.ar(frequency=110.0) * 0.3, U.SinOsc.ar(frequency=440.0) * 0.3]))
+    x = build("x", lambda b: U.XOut.ar(bus=0, crossfade=b["xf"], source=U.LPF.ar(source=U.In.ar(bus=0, channel_count=2), frequency=600.0)), xf=0.5)
+    r = build("r", lambda b: U.ReplaceOut.ar(bus=1, source=U.In.ar(bus=1) * U.LFPulse.kr(frequency=8.0)))
+    o = build("o", lambda b: U.Out.ar(bus=0, source=U.Impulse.ar(frequency=50.0) * 0.5))
+    s = Score([a, x, r, o]).add(0.0, *(msg("/s_new", n, 1000 + i, 1, 0) for i, n in enumerate("axro")))
+    s.add(0.05, msg("/n_set", 1001, "xf", 0.9)).add(0.08, msg("/n_order", 3, 1000, 1003, 1002, 1001))
+    s.add(0.12, msg("/n_before", 1000, 1003), msg("/n_set", 1001, "xf", 0.1)).end(0.18)
+    check_score(tmp_path, s, channels=2)
+
+
+def test_LocalIn_LocalOut_feedback_delay(tmp_path):
+    def body(b):
+        fb = U.LocalIn.ar(channel_count=2)
+        dry = U.Impulse.ar(frequency=4.0) * 0.5
+        wet = U.DelayC.ar(source=fb, maximum_delay_time=0.05, delay_time=[0.0133, 0.021]) * 0.7
+        sig = [dry + wet[1], U.LPF.ar(source=wet[0], frequency=3000.0)]
+        U.LocalOut.ar(source=sig)
+        kfb = U.LocalIn.kr(channel_count=1)
+        k = U.Impulse.kr(frequency=3.0) + kfb * 0.9
+        U.LocalOut.kr(source=k)
+        U.Out.ar(bus=0, source=[sig[0], sig[1], U.K2A.ar(source=k)])
+
+    d = build("fb", body)
+    s = Score([d]).add(0.0, msg("/s_new", "fb", 1000, 0, 0)).end(0.5)
+    check_score(tmp_path, s, channels=3)
+
+
+# ------------------------------------------------------------------------------ buffers
+
+
+def test_PlayBuf_with_loop_and_rate_changes(tmp_path):
+    d = build("pb", lambda b: U.Out.ar(bus=0, source=[
+        U.PlayBuf.ar(buffer_id=0, rate=b["rate"], trigger=b["t"], start_position=b["pos"], loop=b["loop"]),
+        U.PlayBuf.ar(buffer_id=0, rate=b["rate"] * -1.5, loop=1),
+    ]), rate=1.0, t=Parameter(value=0.0, rate="trigger"), pos=0.0, loop=1.0)
+    s = Score([d]).add(0.0, msg("/b_alloc", 0, 2200), msg("/b_gen", 0, "sine1", 7, 1.0, 0.4, 0.2), msg("/s_new", "pb", 1000, 0, 0))
+    s.add(0.03, msg("/n_set", 1000, "rate", 2.3)).add(0.06, msg("/n_set", 1000, "rate", -0.7))
+    s.add(0.0913, msg("/n_set", 1000, "t", 1.0, "pos", 1000.0)).add(0.12, msg("/n_set", 1000, "loop", 0.0, "rate", 1.9))
+    s.add(0.17, msg("/n_set", 1000, "loop", 1.0, "t", 1.0, "pos", 2100.0)).end(0.25)
+    check_score(tmp_path, s, channels=2)
+
+
+@pytest.mark.parametrize("frames", [1001, 1024])
+def test_b_gen_wavetable_fill_of_any_size_plays_back_the_same(tmp_path, frames):
+    # a wavetable fill works on pairs of samples; an odd-sized buffer still gets its last one
+    d = build("pbw", lambda b: U.Out.ar(bus=0, source=U.PlayBuf.ar(buffer_id=0, rate=-1.25, loop=1)))
+    s = Score([d]).add(0.0, msg("/b_alloc", 0, frames), msg("/b_gen", 0, "sine1", 6, 1.0, 0.5, 0.25), msg("/s_new", "pbw", 1000, 0, 0)).end(0.1)
+    check_score(tmp_path, s, channels=1)
+
+
+def test_BufWr_then_PlayBuf_in_the_same_synth(tmp_path):
+    def body(b):
+        ph = U.Phasor.ar(rate=1.0, start=0, stop=U.BufFrames.kr(buffer_id=0))
+        U.BufWr.ar(buffer_id=0, phase=ph, loop=1, source=U.SinOsc.ar(frequency=300.0) * U.LFTri.kr(frequency=5.0))
+        U.Out.ar(bus=0, source=[
+            U.PlayBuf.ar(buffer_id=0, rate=1.0, loop=1),
+            U.BufRd.ar(buffer_id=0, phase=ph * 0.5, loop=1, interpolation=2),
+            U.PlayBuf.ar(buffer_id=0, rate=0.75, loop=1),
+        ])
+
+    d = build("wr", body)
+    s = Score([d]).add(0.0, msg("/b_alloc", 0, 1000), msg("/s_new", "wr", 1000, 0, 0)).end(0.2)
+    check_score(tmp_path, s, channels=3)
+
+
+# ------------------------------------------------------------------------------ timing
+
+
+def test_OffsetOut_with_bundles_off_block_boundaries(tmp_path):
+    d = build("oo", lambda b: U.OffsetOut.ar(bus=b["out"], source=U.SinOsc.ar(frequency=b["freq"]) * U.EnvGen.ar(envelope=supriya.Envelope.percussive(attack_time=0.002, release_time=0.02), done_action=2) * 0.3), freq=440.0, out=0.0)
+    plain = build("pl", lambda b: U.Out.ar(bus=1, source=U.SinOsc.ar(frequency=b["freq"]) * U.EnvGen.ar(envelope=supriya.Envelope.percussive(attack_time=0.002, release_time=0.02), done_action=2) * 0.3), freq=440.0)
+    s = Score([d, plain])
+    for i in range(12):
+        t = 0.0171 * i + (i * 7 % 64) / SR
+        s.add(t, msg("/s_new", "oo", 1000 + i, 0, 0, "freq", 300.0 + 50 * i), msg("/s_new", "pl", 2000 + i, 0, 0, "freq", 300.0 + 50 * i))
+    s.end(0.25)
+    check_score(tmp_path, s, channels=2)
+
+
+# ------------------------------------------------------------------------------ music
+
+
+def _subtractive():
+    def body(b):
+        env = U.EnvGen.kr(envelope=supriya.Envelope.adsr(attack_time=0.01, decay_time=0.1, sustain=0.5, release_time=0.15), gate=b["gate"], done_action=2)
+        osc = U.Saw.ar(frequency=[b["freq"], b["freq"] * 1.005]) * 0.5 + U.Pulse.ar(frequency=b["freq"] * 0.5, width=0.3) * 0.3
+        filt = U.RLPF.ar(source=osc, frequency=U.EnvGen.kr(envelope=supriya.Envelope.percussive(attack_time=0.005, release_time=0.2)) * b["cut"] + 200, reciprocal_of_q=0.25)
+        U.Out.ar(bus=b["out"], source=U.Pan2.ar(source=U.Mix.new(filt) * env * b["amp"], position=b["pan"]))
+
+    return build("sub", body, freq=220.0, amp=0.2, gate=1.0, cut=3000.0, pan=0.0, out=0.0)
+
+
+def _fm():
+    def body(b):
+        env = U.EnvGen.ar(envelope=supriya.Envelope.percussive(attack_time=0.001, release_time=b["rel"], curve=-6.0), done_action=2)
+        mod = U.SinOsc.ar(frequency=b["freq"] * 3.5) * b["freq"] * b["index"] * env
+        car = U.SinOsc.ar(frequency=b["freq"] + mod)
+        U.Out.ar(bus=b["out"], source=U.Pan2.ar(source=car * env * b["amp"], position=b["pan"]))
+
+    return build("fm", body, freq=440.0, amp=0.1, index=2.0, rel=0.4, pan=0.0, out=0.0)
+
+
+def _kick():
+    def body(b):
+        fenv = U.XLine.kr(start=400.0, stop=45.0, duration=0.08)
+        env = U.EnvGen.ar(envelope=supriya.Envelope.percussive(attack_time=0.001, release_time=0.3), done_action=2)
+        U.Out.ar(bus=b["out"], source=[U.SinOsc.ar(frequency=fenv, phase=0.5) * env * b["amp"]] * 2)
+
+    return build("kick", body, amp=0.5, out=0.0)
+
+
+def _reverb():
+    def body(b):
+        dry = U.In.ar(bus=b["in"], channel_count=2)
+        mono = U.Mix.new(dry) * 0.2
+        combs = sum(U.CombL.ar(source=mono, maximum_delay_time=0.05, delay_time=t, decay_time=1.2) for t in (0.0297, 0.0371, 0.0411, 0.0437))
+        wet = combs
+        for t in (0.005, 0.0017):
+            wet = U.AllpassN.ar(source=wet, maximum_delay_time=0.01, delay_time=t, decay_time=0.1)
+        wet = U.LeakDC.ar(source=wet)
+        U.Out.ar(bus=0, source=[dry[0] + wet * 0.3, dry[1] + U.DelayN.ar(source=wet, maximum_delay_time=0.01, delay_time=0.0031) * 0.3])
+
+    return build("verb", body, **{"in": float(PRIVATE)})
+
+
+@pytest.mark.parametrize("block,sr", [("64", 48000), ("32", 44100), ("128", 96000), ("8", 48000)])
+def test_small_piece_of_music(tmp_path, block, sr):
+    sub, fm, kick, verb = _subtractive(), _fm(), _kick(), _reverb()
+    s = Score([sub, fm, kick, verb]).add(0.0, msg("/g_new", 10, 0, 0), msg("/g_new", 20, 3, 10), msg("/s_new", "verb", 900, 0, 20))
+    beat = 0.125
+    notes = [57, 60, 64, 67, 69, 67, 64, 60]
+    nid = 1000
+    for i in range(16):
+        t = i * beat
+        s.add(t, msg("/s_new", "kick", nid, 0, 10, "out", float(PRIVATE), "amp", 0.4 if i % 4 == 0 else 0.15))
+        nid += 1
+        if i % 2 == 0:
+            f = 440.0 * 2 ** ((notes[i // 2 % 8] - 69) / 12)
+            s.add(t + 0.003, msg("/s_new", "sub", nid, 0, 10, "freq", f, "out", float(PRIVATE), "pan", -0.3, "cut", 1500.0 + 200 * i))
+            s.add(t + beat * 1.5, msg("/n_set", nid, "gate", 0.0))
+            nid += 1
+        s.add(t + beat / 2 + 0.0007, msg("/s_new", "fm", nid, 1, 10, "freq", 880.0 * 2 ** ((notes[(i * 3) % 8] - 69) / 12), "index", 1.0 + (i % 5), "pan", 0.4, "out", float(PRIVATE)))
+        nid += 1
+    s.end(2.3)
+    check_score(tmp_path, s, channels=2, options=["-z", block], sr=sr)
+
+
+def test_music_with_wavetables_and_modulation(tmp_path):
+    import extra_ugens as X
+
+    def pad2(b):
+        osc = [X.Osc.ar(buffer_id=0, frequency=b["freq"] * r) for r in (1.0, 1.5, 2.01)]
+        sig = U.Mix.new(osc) * 0.1
+        sig = U.BPF.ar(source=sig, frequency=U.LFTri.kr(frequency=0.7) * 800 + 1200, reciprocal_of_q=0.5) + sig * (U.SinOsc.kr(frequency=0.3) * 0.4 + 0.5)
+        sig = U.Balance2.ar(left=sig, right=U.DelayL.ar(source=sig, maximum_delay_time=0.02, delay_time=U.SinOsc.kr(frequency=0.5) * 0.004 + 0.01), position=U.LFSaw.kr(frequency=0.25) * 0.5)
+        env = U.Linen.kr(gate=b["gate"], attack_time=0.3, sustain_level=1.0, release_time=0.5, done_action=2)
+        U.Out.ar(bus=0, source=sig * env)
+
+    d = build("pad", pad2, freq=220.0, gate=1.0)
+    s = Score([d]).add(0.0, msg("/b_alloc", 0, 2048), msg("/b_gen", 0, "sine1", 7, 1.0, 0.5, 0.3, 0.2, 0.1))
+    for i, f in enumerate([110.0, 164.81, 220.0, 277.18]):
+        s.add(i * 0.2, msg("/s_new", "pad", 1000 + i, 1, 0, "freq", f))
+        s.add(i * 0.2 + 0.9, msg("/n_set", 1000 + i, "gate", 0.0))
+    s.end(2.2)
+    check_score(tmp_path, s, channels=2)
+
+
+def test_decaying_tails_flush_denormals_like_scsynth(tmp_path):
+    # scsynth renders with the CPU flushing denormal floats to zero, so a tail decaying
+    # below 1.2e-38 turns into exact zeros there
+    def body(b):
+        hit = U.Impulse.ar(frequency=0.0)
+        U.Out.ar(bus=0, source=[
+            U.Decay.ar(source=hit, decay_time=0.02),
+            U.Ringz.ar(source=hit, frequency=2000.0, decay_time=0.03),
+            U.OnePole.ar(source=hit, coefficient=0.9),
+            U.LPF.ar(source=hit * 0.5, frequency=3000.0) * 1e-30,
+        ])
+
+    d = build("tails", body)
+    s = Score([d]).add(0.0, msg("/s_new", "tails", 1000, 0, 0)).end(1.2)
+    check_score(tmp_path, s, channels=4)

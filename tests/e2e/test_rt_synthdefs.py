@@ -1,0 +1,77 @@
+"""Loading and freeing SynthDefs: /d_recv, /d_load, /d_free, completion messages, /sync ordering."""
+
+from supriya.osc import OscMessage as M
+
+from rtserver import OscClient, synthdef_bytes
+
+
+def test_d_recv_adds_defs_counted_by_status(server):
+    with OscClient(server.port) as c:
+        assert c.status().contents[4] == 0
+        c.send(M("/d_recv", synthdef_bytes("e2e_sine", "e2e_dc")))
+        assert c.wait_for("/done").contents == ("/d_recv",)
+        assert c.status().contents[4] == 2
+
+
+def test_d_recv_completion_message_runs_once_def_is_loaded(server):
+    with OscClient(server.port) as c:
+        c.request(M("/notify", 1), "/done")
+        c.send(M("/d_recv", synthdef_bytes("e2e_sine"), M("/s_new", "e2e_sine", 1000, 0, 0)))
+        c.wait_for("/done")
+        assert c.wait_for("/n_go").contents[0] == 1000
+        assert c.messages("/fail") == []
+
+
+def test_d_load_reads_a_synthdef_file(server, tmp_path):
+    path = tmp_path / "e2e_dc.scsyndef"
+    path.write_bytes(synthdef_bytes("e2e_dc"))
+    with OscClient(server.port) as c:
+        c.send(M("/d_load", str(path)))
+        assert c.wait_for(["/done", "/fail"], timeout=3).contents == ("/d_load",)
+        c.send(M("/s_new", "e2e_dc", 1000, 0, 0, "bus", 2.0, "value", 3.0))
+        c.sync()
+        assert c.request(M("/c_get", 2), "/c_set").contents == (2, 3.0)
+
+
+def test_d_load_of_missing_file_fails(server, tmp_path):
+    with OscClient(server.port) as c:
+        c.send(M("/d_load", str(tmp_path / "nope.scsyndef")))
+        m = c.wait_for(["/done", "/fail"], timeout=3)
+        assert m.address == "/fail" and m.contents[0] == "/d_load"
+        assert c.status().contents[4] == 0
+
+
+def test_d_free_removes_def_and_s_new_then_fails(client):
+    before = client.status().contents[4]
+    client.send(M("/d_free", "e2e_sine"))
+    client.sync()
+    assert client.status().contents[4] == before - 1
+    client.send(M("/s_new", "e2e_sine", 1000, 0, 0))
+    assert client.wait_for("/fail").contents == ("/s_new", "SynthDef not found")
+
+
+def test_d_free_notifies_d_removed(client):
+    client.send(M("/d_free", "e2e_dc"))
+    assert client.wait_for("/d_removed").contents == ("e2e_dc",)
+
+
+def test_running_synth_survives_d_free_of_its_def(client):
+    client.send(M("/s_new", "e2e_dc", 1000, 0, 0, "bus", 1.0, "value", 0.5))
+    client.send(M("/d_free", "e2e_dc"))
+    client.sync()
+    assert client.request(M("/c_get", 1), "/c_set").contents == (1, 0.5)
+    assert client.status().contents[2] == 1
+
+
+def test_sync_answers_after_earlier_async_commands_complete(client, tmp_path):
+    path = tmp_path / "e2e_trig.scsyndef"
+    path.write_bytes(synthdef_bytes("e2e_trig"))
+    client.send(M("/b_alloc", 0, 48000, 2))
+    client.send(M("/d_load", str(path)))
+    client.send(M("/b_alloc", 1, 1024, 1))
+    client.send(M("/sync", 77))
+    order = []
+    for _ in range(4):
+        m = client.wait_for(["/done", "/synced"], timeout=3)
+        order.append(m.contents[0] if m.address == "/done" else ("synced", m.contents[0]))
+    assert order == ["/b_alloc", "/d_load", "/b_alloc", ("synced", 77)]

@@ -86,12 +86,36 @@ fn main() {
         eprintln!("warning: {e}; measuring under SCHED_OTHER only");
     }
     let mut configs = vec![
-        Config { name: "same core, SCHED_OTHER", waker_cpu: 0, sleeper_cpu: 0, fifo: false, wait: Wait::Sleep },
-        Config { name: "cross core, SCHED_OTHER", waker_cpu: 0, sleeper_cpu: cross, fifo: false, wait: Wait::Sleep },
+        Config {
+            name: "same core, SCHED_OTHER",
+            waker_cpu: 0,
+            sleeper_cpu: 0,
+            fifo: false,
+            wait: Wait::Sleep,
+        },
+        Config {
+            name: "cross core, SCHED_OTHER",
+            waker_cpu: 0,
+            sleeper_cpu: cross,
+            fifo: false,
+            wait: Wait::Sleep,
+        },
     ];
     if fifo_ok.is_ok() {
-        configs.push(Config { name: "same core, SCHED_FIFO", waker_cpu: 0, sleeper_cpu: 0, fifo: true, wait: Wait::Sleep });
-        configs.push(Config { name: "cross core, SCHED_FIFO", waker_cpu: 0, sleeper_cpu: cross, fifo: true, wait: Wait::Sleep });
+        configs.push(Config {
+            name: "same core, SCHED_FIFO",
+            waker_cpu: 0,
+            sleeper_cpu: 0,
+            fifo: true,
+            wait: Wait::Sleep,
+        });
+        configs.push(Config {
+            name: "cross core, SCHED_FIFO",
+            waker_cpu: 0,
+            sleeper_cpu: cross,
+            fifo: true,
+            wait: Wait::Sleep,
+        });
     }
     configs.push(Config {
         name: "cross core, spinning waiter",
@@ -100,8 +124,14 @@ fn main() {
         fifo: false,
         wait: Wait::Spin,
     });
-    println!("futex wake-up latency, {iterations} wake-ups per row, {} µs between wake-ups", gap.as_micros());
-    println!("{:<30} {:>9} {:>9} {:>9} {:>9} {:>9}", "", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs");
+    println!(
+        "futex wake-up latency, {iterations} wake-ups per row, {} µs between wake-ups",
+        gap.as_micros()
+    );
+    println!(
+        "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs"
+    );
     for cfg in &configs {
         let (h, rt) = run(cfg, iterations, gap);
         let us = |ns: u64| ns as f64 / 1000.0;
@@ -113,7 +143,11 @@ fn main() {
             us(h.p99()),
             us(h.p999()),
             us(h.max()),
-            if cfg.fifo && !rt { "  (SCHED_FIFO refused)" } else { "" }
+            if cfg.fifo && !rt {
+                "  (SCHED_FIFO refused)"
+            } else {
+                ""
+            }
         );
     }
 }

@@ -179,12 +179,11 @@ impl Waiter {
     /// Leaves `SLEEPING` after a timeout; a signal that arrived meanwhile is
     /// consumed and reported.
     fn cancel_sleep(&mut self) -> bool {
-        match self.futex.word.compare_exchange(
-            SLEEPING,
-            IDLE,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        ) {
+        match self
+            .futex
+            .word
+            .compare_exchange(SLEEPING, IDLE, Ordering::Relaxed, Ordering::Relaxed)
+        {
             Ok(_) => false,
             Err(_) => self.try_wait(),
         }

@@ -256,7 +256,9 @@ impl ThreadActivity {
     /// The change from `earlier` to `self`.
     pub fn since(&self, earlier: &Self) -> Self {
         Self {
-            voluntary_switches: self.voluntary_switches.saturating_sub(earlier.voluntary_switches),
+            voluntary_switches: self
+                .voluntary_switches
+                .saturating_sub(earlier.voluntary_switches),
             involuntary_switches: self
                 .involuntary_switches
                 .saturating_sub(earlier.involuntary_switches),

@@ -230,7 +230,10 @@ mod tests {
         }
         for (q, exact) in [(0.5, 500_000.0), (0.99, 990_000.0), (0.999, 999_000.0)] {
             let got = h.quantile(q) as f64;
-            assert!(got >= exact && got <= exact * 1.03, "q={q}: {got} vs {exact}");
+            assert!(
+                got >= exact && got <= exact * 1.03,
+                "q={q}: {got} vs {exact}"
+            );
         }
         assert_eq!(h.max(), 1_000_000);
         assert_eq!(h.min(), 10);
@@ -255,7 +258,11 @@ mod tests {
         let (mut a, mut b, mut all) = (Histogram::new(), Histogram::new(), Histogram::new());
         for v in 0..5000u64 {
             let x = v * v % 100_003;
-            if v % 3 == 0 { a.record(x) } else { b.record(x) }
+            if v % 3 == 0 {
+                a.record(x)
+            } else {
+                b.record(x)
+            }
             all.record(x);
         }
         a.merge(&b);

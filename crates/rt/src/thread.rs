@@ -108,7 +108,8 @@ pub fn set_fifo_priority(priority: i32) -> Result<(), ThreadError> {
 pub fn set_normal_priority() -> io::Result<()> {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: as in set_fifo_priority.
-    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) };
+    let rc =
+        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }

@@ -130,7 +130,10 @@ fn loom_mpsc_full_queue_refuses_without_losing_accepted_items() {
         assert_eq!(got[0], 10, "the first item must come out first");
         let mut rest = got[1..].to_vec();
         rest.sort();
-        assert_eq!(rest, accepted, "accepted items must be delivered exactly once");
+        assert_eq!(
+            rest, accepted,
+            "accepted items must be delivered exactly once"
+        );
     });
 }
 
@@ -219,6 +222,9 @@ fn loom_event_a_timed_out_wait_never_swallows_a_racing_signal() {
         let consumed = waiter.wait_timeout(std::time::Duration::from_millis(1));
         t.join().unwrap();
         let still_pending = waiter.try_wait();
-        assert!(consumed != still_pending, "the signal must be seen exactly once");
+        assert!(
+            consumed != still_pending,
+            "the signal must be seen exactly once"
+        );
     });
 }

@@ -74,7 +74,10 @@ fn mpsc_from_three_producers_loses_and_duplicates_nothing() {
     while received < PRODUCERS as u64 * PER {
         match rx.pop() {
             Some((p, i)) => {
-                assert_eq!(i, next[p], "producer {p}: item out of order, lost or doubled");
+                assert_eq!(
+                    i, next[p],
+                    "producer {p}: item out of order, lost or doubled"
+                );
                 next[p] += 1;
                 received += 1;
                 spins = 0;
@@ -183,7 +186,10 @@ fn event_ping_pong_survives_ten_thousand_rounds_with_spinning_and_sleeping() {
     let deadline = Instant::now() + Duration::from_secs(30);
     for _ in 0..ROUNDS {
         to_b.signal();
-        assert!(a_waits.wait_timeout(Duration::from_secs(10)), "lost wake-up");
+        assert!(
+            a_waits.wait_timeout(Duration::from_secs(10)),
+            "lost wake-up"
+        );
         assert!(Instant::now() < deadline);
     }
     b.join().unwrap();

@@ -10,6 +10,12 @@ mod realtime;
 
 use cli::{Cli, USAGE};
 
+// Counts heap operations on threads that arm a guard (the audio thread does,
+// in periods without commands), so that tests can prove it never allocates.
+#[global_allocator]
+static ALLOC: magnetar_rt::guard::CountingAlloc<std::alloc::System> =
+    magnetar_rt::guard::CountingAlloc::new(std::alloc::System);
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cli = match Cli::parse(&args) {

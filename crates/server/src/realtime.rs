@@ -171,6 +171,13 @@ struct Audio {
     replaced_defs: Vec<Arc<GraphDef>>,
     num_inputs: usize,
     num_outputs: usize,
+    /// Periods in which no command arrived, and heap operations counted in
+    /// them (reported by the `/magnetar_rtStats` extension).
+    steady_periods: u64,
+    steady_heap_ops: u64,
+    /// Whether the current period handled anything from the control thread.
+    busy: bool,
+    thread_id: i32,
 }
 
 impl Audio {
@@ -195,6 +202,22 @@ impl Audio {
 
     fn perform_message(&mut self, msg: OscMessage, from: &ReplyAddr) {
         let name = command_name(&msg.address).unwrap_or("");
+        if name == "/magnetar_rtStats" {
+            // Extension: what the audio thread measured about itself.
+            let xruns = self.stats.as_ref().map(|s| s.snapshot().xruns).unwrap_or(0);
+            let reply = OscMessage::new(
+                "/magnetar_rtStats.reply",
+                vec![
+                    OscArg::Long(self.steady_periods as i64),
+                    OscArg::Long(self.steady_heap_ops as i64),
+                    OscArg::Int(self.thread_id),
+                    OscArg::Long(xruns as i64),
+                ],
+            );
+            self.send(FromAudio::Reply { to: from.clone(), msg: reply });
+            self.send(FromAudio::Garbage(Garbage::Message(msg)));
+            return;
+        }
         let is_async = ASYNC_COMMANDS.contains(&name);
         // Commands that edit an existing buffer's contents get a copy of it,
         // so that the control thread works on what the audio thread has.
@@ -387,10 +410,26 @@ fn trigger_message(t: &Trigger) -> OscMessage {
 impl Process for Audio {
     fn process(&mut self, io: &mut PeriodIo<'_>) {
         if self.stats.is_none() {
-            // First period on this thread.
+            // First periods on this thread.
             magnetar_engine::flush_denormals_on_this_thread();
             self.stats = self.stats_slot.get().cloned();
+            // SAFETY: gettid has no preconditions.
+            self.thread_id = unsafe { libc::gettid() };
         }
+        let guard = magnetar_rt::guard::AllocGuard::arm();
+        self.busy = false;
+        self.run_period(io);
+        // Periods that handled commands may allocate (until commands use the
+        // real-time pool); steady periods must not.
+        if !self.busy {
+            self.steady_periods += 1;
+            self.steady_heap_ops += guard.count();
+        }
+    }
+}
+
+impl Audio {
+    fn run_period(&mut self, io: &mut PeriodIo<'_>) {
         if let Some(stats) = &self.stats {
             let s = stats.snapshot();
             self.engine.driver_load.avg_cpu = s.avg_load;
@@ -416,11 +455,15 @@ impl Process for Audio {
             }
             for _ in 0..PACKETS_PER_BLOCK {
                 match self.from_control.try_recv() {
-                    Ok(m) => self.take_control(m, block_start, block_end, sr),
+                    Ok(m) => {
+                        self.busy = true;
+                        self.take_control(m, block_start, block_end, sr);
+                    }
                     Err(_) => break,
                 }
             }
             while self.scheduler.peek().is_some_and(|s| s.time < block_end) {
+                self.busy = true;
                 let Some(s) = self.scheduler.pop() else { break };
                 self.set_offset(s.time, block_start, sr);
                 self.perform_bundle(s.bundle, &s.from);
@@ -770,9 +813,28 @@ pub fn run(cli: &Cli) -> i32 {
         replaced_defs: Vec::with_capacity(64),
         num_inputs: engine_opts.num_input_channels,
         num_outputs: engine_opts.num_output_channels,
+        steady_periods: 0,
+        steady_heap_ops: 0,
+        busy: false,
+        thread_id: 0,
+    };
+    let record = std::env::var_os("MAGNETAR_RECORD").map(std::path::PathBuf::from);
+    let rate_cell = Arc::new(std::sync::OnceLock::<f64>::new());
+    let (process, recorder) = match &record {
+        Some(path) => {
+            let (p, tap) = driver::tap_outputs(Box::new(audio), engine_opts.num_output_channels, 1 << 18);
+            match start_recorder(tap, path.clone(), engine_opts.num_output_channels, Arc::clone(&rate_cell)) {
+                Ok(r) => (p, Some(r)),
+                Err(e) => {
+                    eprintln!("ERROR: could not start recording to {}: {e}", path.display());
+                    return 1;
+                }
+            }
+        }
+        None => (Box::new(audio) as Box<dyn Process>, None),
     };
 
-    let running = match driver::start_default(&drv_cfg, Box::new(audio)) {
+    let running = match driver::start_default(&drv_cfg, process) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("ERROR: could not start the audio driver: {e}");
@@ -781,6 +843,7 @@ pub fn run(cli: &Cli) -> i32 {
     };
     let _ = stats_slot.set(running.stats());
     let sample_rate = running.sample_rate();
+    let _ = rate_cell.set(sample_rate);
     if sample_rate != engine_opts.sample_rate {
         let _ = to_audio_tx.send(ToAudio::SetSampleRate(sample_rate));
     }
@@ -866,6 +929,44 @@ pub fn run(cli: &Cli) -> i32 {
     forward_stop.store(true, Ordering::Relaxed);
     network.shutdown();
     running.stop();
+    if let Some(r) = recorder {
+        r.stop();
+    }
     let _ = forwarder.join();
     0
+}
+
+/// `MAGNETAR_RECORD=file.wav` (an extension): writes what the driver plays
+/// to a float WAV file, from a non-real-time thread fed by the output tap.
+fn start_recorder(
+    tap: driver::OutputTap,
+    path: std::path::PathBuf,
+    channels: usize,
+    rate: Arc<std::sync::OnceLock<f64>>,
+) -> std::io::Result<driver::TapThread> {
+    use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileWriter};
+    let mut writer: Option<SoundFileWriter> = None;
+    let mut failed = false;
+    tap.spawn(std::time::Duration::from_millis(20), move |chunk| {
+        if failed {
+            return;
+        }
+        if writer.is_none() {
+            let sr = rate.get().copied().unwrap_or(driver::CLOCK_DEFAULT_SAMPLE_RATE);
+            match SoundFileWriter::create(&path, HeaderFormat::Wav, SampleFormat::Float, channels.max(1) as u32, sr) {
+                Ok(w) => writer = Some(w),
+                Err(e) => {
+                    eprintln!("ERROR: recording: {e}");
+                    failed = true;
+                    return;
+                }
+            }
+        }
+        if let Some(w) = writer.as_mut() {
+            if let Err(e) = w.write_f32(chunk) {
+                eprintln!("ERROR: recording: {e}");
+                failed = true;
+            }
+        }
+    })
 }

@@ -157,6 +157,22 @@ class ServerProcess:
         return self.proc.pid
 
     def start(self, timeout: float = BOOT_TIMEOUT) -> "ServerProcess":
+        # On a loaded machine the JACK server sometimes refuses a new client
+        # for a moment (scsynth and magnetar alike); that says nothing about
+        # the server under test, so such a boot is tried again.
+        for attempt in range(3):
+            try:
+                return self._start_once(timeout)
+            except BootError as e:
+                transient = "couldn't open a client" in str(e) or "Cannot open SuperCollider client" in str(e)
+                if not transient or attempt == 2:
+                    raise
+                self.lines.clear()
+                self.ready.clear()
+                time.sleep(0.5)
+        raise AssertionError("unreachable")
+
+    def _start_once(self, timeout: float) -> "ServerProcess":
         if not (os.path.isfile(self.executable) and os.access(self.executable, os.X_OK)):
             raise BootError(f"server executable {self.executable!r} does not exist or is not executable")
         self.proc = subprocess.Popen(

@@ -263,7 +263,20 @@ impl Engine {
             self.tree.rename(r, hidden);
         }
         let id = self.new_node_id(id)?;
-        let idx = self.new_synth_quiet(def, id, pos);
+        let used_before = match self.memory_probe {
+            Some(probe) => {
+                let (free, used) = probe();
+                if free < def.expected_bytes() {
+                    return Err("out of real time memory".into());
+                }
+                Some(used)
+            }
+            None => None,
+        };
+        let idx = self.new_synth_quiet(std::sync::Arc::clone(&def), id, pos);
+        if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
+            def.new_bytes.fetch_max(probe().1.saturating_sub(before), std::sync::atomic::Ordering::Relaxed);
+        }
         self.apply_controls(idx, args, true);
         if let Some(r) = replaced {
             self.delete_node(r);

@@ -121,6 +121,9 @@ pub struct Engine {
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
     pub replies: Vec<magnetar_protocol::osc::OscMessage>,
     pub buffer_commands: crate::buffer_cmds::BufferCommands,
+    /// Reads the real-time memory pool: (free, used) bytes. Set by the
+    /// real-time server; without it memory is not checked.
+    pub memory_probe: Option<fn() -> (usize, usize)>,
     /// Defs removed by `/d_free`, kept until no synth uses them; the
     /// server then reports `/d_removed`.
     pub removed_defs: Vec<Arc<GraphDef>>,
@@ -167,6 +170,7 @@ impl Engine {
             scratch: Vec::new(),
             log: Vec::new(),
             removed_defs: Vec::new(),
+            memory_probe: None,
             driver_load: Default::default(),
             scratch_ended: Vec::with_capacity(256),
         }
@@ -377,9 +381,14 @@ impl Engine {
             CalcState::Paused => {}
             CalcState::Run if self.tree.node(idx).is_group() => self.calc_group(idx),
             CalcState::FirstCalc | CalcState::NullFirstCalc => {
+                let used_before = self.memory_probe.map(|p| p().1);
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
                 synth.construct(world, &mut self.scratch);
+                if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
+                    let took = probe().1.saturating_sub(before);
+                    synth.def.construct_bytes.fetch_max(took, std::sync::atomic::Ordering::Relaxed);
+                }
                 // What constructors asked for happens, but scsynth then installs
                 // the synth's calc function over any end or pause of itself.
                 self.after_synth(idx);

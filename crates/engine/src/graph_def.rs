@@ -64,6 +64,10 @@ pub struct GraphDef {
     pub local_len: usize,
     /// Samples of shared scratch the audio wires need.
     pub scratch_len: usize,
+    /// Real-time memory a synth of this def took when created and when its
+    /// units were built, as last measured (0 until one was).
+    pub new_bytes: std::sync::atomic::AtomicUsize,
+    pub construct_bytes: std::sync::atomic::AtomicUsize,
 }
 
 fn rate_of(r: sd::Rate) -> Rate {
@@ -147,7 +151,21 @@ impl GraphDef {
             calc_steps,
             local_len,
             scratch_len,
+            new_bytes: Default::default(),
+            construct_bytes: Default::default(),
         })
+    }
+
+    /// Real-time memory a new synth of this def is expected to need: what
+    /// the last one took, or a generous guess before any was made.
+    pub fn expected_bytes(&self) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        let measured = self.new_bytes.load(Relaxed) + self.construct_bytes.load(Relaxed);
+        if measured > 0 {
+            measured
+        } else {
+            self.local_len * 4 + self.steps.len() * 512 + 4096
+        }
     }
 
     /// The first control index and count for a control name.

@@ -271,8 +271,13 @@ impl Engine {
     }
 
     pub(crate) fn cmd_rt_memory_status(&mut self) -> Result<(), String> {
-        let total = (self.options.rt_memory_kb * 1024).min(i32::MAX as usize) as i32;
-        self.reply(Reply::RtMemoryStatus { free: total, largest_free_chunk: total });
+        let free = match self.memory_probe {
+            Some(probe) => probe().0,
+            None => self.options.rt_memory_kb * 1024,
+        };
+        let free = free.min(i32::MAX as usize) as i32;
+        // TLSF does not track its largest free block; the free total bounds it.
+        self.reply(Reply::RtMemoryStatus { free, largest_free_chunk: free });
         Ok(())
     }
 

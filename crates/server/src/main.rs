@@ -10,11 +10,13 @@ mod realtime;
 
 use cli::{Cli, USAGE};
 
-// Counts heap operations on threads that arm a guard (the audio thread does,
-// in periods without commands), so that tests can prove it never allocates.
+// The audio thread allocates from the real-time pool; every other thread,
+// and the audio thread if the pool ever runs dry, from the system heap,
+// whose use on a thread that arms a guard is counted (the audio thread arms
+// one every period, so tests can prove it never touches the system heap).
 #[global_allocator]
-static ALLOC: magnetar_rt::guard::CountingAlloc<std::alloc::System> =
-    magnetar_rt::guard::CountingAlloc::new(std::alloc::System);
+static ALLOC: magnetar_mem::RoutingAlloc<magnetar_rt::guard::CountingAlloc<std::alloc::System>> =
+    magnetar_mem::RoutingAlloc::new(magnetar_rt::guard::CountingAlloc::new(std::alloc::System));
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -205,6 +205,7 @@ impl Audio {
         if name == "/magnetar_rtStats" {
             // Extension: what the audio thread measured about itself.
             let xruns = self.stats.as_ref().map(|s| s.snapshot().xruns).unwrap_or(0);
+            let pool = magnetar_mem::status();
             let reply = OscMessage::new(
                 "/magnetar_rtStats.reply",
                 vec![
@@ -212,6 +213,9 @@ impl Audio {
                     OscArg::Long(self.steady_heap_ops as i64),
                     OscArg::Int(self.thread_id),
                     OscArg::Long(xruns as i64),
+                    OscArg::Long(pool.used as i64),
+                    OscArg::Long(pool.peak as i64),
+                    OscArg::Long(pool.misses as i64),
                 ],
             );
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });
@@ -412,12 +416,16 @@ impl Process for Audio {
         if self.stats.is_none() {
             // First periods on this thread.
             magnetar_engine::flush_denormals_on_this_thread();
+            // SAFETY: the audio thread is the only thread that enters the pool.
+            unsafe { magnetar_mem::enter_pool() };
             self.stats = self.stats_slot.get().cloned();
             // SAFETY: gettid has no preconditions.
             self.thread_id = unsafe { libc::gettid() };
         }
         let guard = magnetar_rt::guard::AllocGuard::arm();
         self.busy = false;
+        // What other threads freed of the pool's memory goes back to it here.
+        magnetar_mem::drain_deferred_frees(4096);
         self.run_period(io);
         // Periods that handled commands may allocate (until commands use the
         // real-time pool); steady periods must not.
@@ -791,8 +799,16 @@ pub fn run(cli: &Cli) -> i32 {
         client_name: driver::DEFAULT_CLIENT_NAME.to_string(),
     };
     engine_opts.sample_rate = cli.preferred_sample_rate.unwrap_or(driver::CLOCK_DEFAULT_SAMPLE_RATE);
+    if let Err(e) = magnetar_mem::install_pool(engine_opts.rt_memory_kb * 1024) {
+        eprintln!("ERROR: {e}");
+        return 1;
+    }
     let mut engine = Engine::new(engine_opts.clone());
     engine.record_events = true;
+    engine.memory_probe = Some(|| {
+        let s = magnetar_mem::status();
+        (s.free(), s.used)
+    });
     if let Some(dir) = &cli.restricted_path {
         engine.buffer_commands = BufferCommands::new(Some(dir.into()));
     }

@@ -1,0 +1,317 @@
+//! Real-time memory: the pool everything the audio thread creates lives in.
+//!
+//! [`RoutingAlloc`] is a global allocator. On the one thread that has
+//! [`enter_pool`]ed (the audio thread) it serves allocations from a TLSF pool
+//! of fixed size, set up at boot with [`install_pool`]: O(1), no system call,
+//! no lock. Everywhere else it passes requests to the inner allocator. Memory
+//! from the pool that another thread frees (garbage the audio thread handed
+//! back) is not touched there: its address goes into a lock-free queue that
+//! the audio thread drains with [`drain_deferred_frees`] at each block start.
+//!
+//! When the pool is exhausted an allocation falls back to the inner allocator
+//! (counted as a miss) rather than failing; callers that can refuse work
+//! up front — creating a synth — check [`status`] first and answer `/fail`.
+
+use magnetar_rt::mpsc;
+use rlsf::Tlsf;
+use std::alloc::{GlobalAlloc, Layout};
+use std::cell::{Cell, UnsafeCell};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+/// TLSF parameters: 32-byte granularity, first level up to 2^28 granules
+/// (8 GiB blocks), 16 second-level lists (about 6 % worst-case waste).
+type Pool = Tlsf<'static, u32, u16, 28, 16>;
+
+/// Frees that may wait for the audio thread at once; beyond that a freed
+/// block is leaked (and counted) rather than blocking the freeing thread.
+const DEFERRED_CAPACITY: usize = 1 << 16;
+
+thread_local! {
+    // const-initialised without a destructor: safe to read inside the allocator.
+    static ON_POOL: Cell<bool> = const { Cell::new(false) };
+}
+
+struct PoolState {
+    tlsf: UnsafeCell<Pool>,
+    base: usize,
+    len: usize,
+    used: AtomicUsize,
+    peak: AtomicUsize,
+    misses: AtomicU64,
+    leaked: AtomicU64,
+    deferred_tx: mpsc::Sender<(usize, usize)>,
+    deferred_rx: UnsafeCell<mpsc::Receiver<(usize, usize)>>,
+}
+
+// SAFETY: the TLSF header and the deferred receiver are only touched by the
+// thread that entered the pool (one thread, by `enter_pool`'s contract); the
+// rest is atomics and a multi-producer sender.
+unsafe impl Sync for PoolState {}
+
+static POOL: AtomicPtr<PoolState> = AtomicPtr::new(std::ptr::null_mut());
+
+/// What `/rtMemoryStatus` reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStatus {
+    pub total: usize,
+    pub used: usize,
+    pub peak: usize,
+    /// Allocations the pool could not serve (they went to the system heap).
+    pub misses: u64,
+    /// Pool blocks freed by other threads while the deferred queue was full.
+    pub leaked: u64,
+}
+
+impl PoolStatus {
+    pub fn free(&self) -> usize {
+        self.total.saturating_sub(self.used)
+    }
+}
+
+#[derive(Debug)]
+pub enum PoolError {
+    AlreadyInstalled,
+    TooSmall(usize),
+    OutOfMemory(usize),
+}
+
+impl std::fmt::Display for PoolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PoolError::AlreadyInstalled => write!(f, "the real-time memory pool is already set up"),
+            PoolError::TooSmall(n) => write!(f, "a real-time memory pool of {n} bytes is too small"),
+            PoolError::OutOfMemory(n) => write!(f, "could not reserve {n} bytes for the real-time memory pool"),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {}
+
+/// Sets up the pool with `bytes` of memory (scsynth's `-m`, in KB × 1024),
+/// touched page by page now so that the audio thread never faults it in.
+pub fn install_pool(bytes: usize) -> Result<(), PoolError> {
+    if !POOL.load(Ordering::Acquire).is_null() {
+        return Err(PoolError::AlreadyInstalled);
+    }
+    let layout = Layout::from_size_align(bytes.max(4096), 4096).map_err(|_| PoolError::TooSmall(bytes))?;
+    // SAFETY: the layout has a non-zero size. The arena lives for the rest
+    // of the process (it is never freed), which the 'static pool requires.
+    let base = unsafe { std::alloc::alloc_zeroed(layout) };
+    if base.is_null() {
+        return Err(PoolError::OutOfMemory(bytes));
+    }
+    for off in (0..layout.size()).step_by(4096) {
+        // SAFETY: inside the arena just allocated.
+        unsafe { base.add(off).write_volatile(0) };
+    }
+    let mut tlsf = Pool::new();
+    let arena = NonNull::slice_from_raw_parts(NonNull::new(base).expect("checked non-null"), layout.size());
+    // SAFETY: the arena is valid, exclusively owned by the pool, and 'static.
+    if unsafe { tlsf.insert_free_block_ptr(arena) }.is_none() {
+        return Err(PoolError::TooSmall(bytes));
+    }
+    let (tx, rx) = mpsc::channel(DEFERRED_CAPACITY);
+    let state = Box::new(PoolState {
+        tlsf: UnsafeCell::new(tlsf),
+        base: base as usize,
+        len: layout.size(),
+        used: AtomicUsize::new(0),
+        peak: AtomicUsize::new(0),
+        misses: AtomicU64::new(0),
+        leaked: AtomicU64::new(0),
+        deferred_tx: tx,
+        deferred_rx: UnsafeCell::new(rx),
+    });
+    let ptr = Box::into_raw(state);
+    if POOL.compare_exchange(std::ptr::null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        // SAFETY: `ptr` came from Box::into_raw above and was never shared.
+        drop(unsafe { Box::from_raw(ptr) });
+        return Err(PoolError::AlreadyInstalled);
+    }
+    Ok(())
+}
+
+fn pool() -> Option<&'static PoolState> {
+    let p = POOL.load(Ordering::Acquire);
+    // SAFETY: once installed the state is never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Makes the calling thread allocate from the pool from now on.
+///
+/// # Safety
+/// At most one thread may ever be in the pool: the pool's bookkeeping is
+/// not synchronised, which is what makes it cheap enough for the audio
+/// thread.
+pub unsafe fn enter_pool() {
+    ON_POOL.with(|c| c.set(true));
+}
+
+/// Whether the calling thread allocates from the pool.
+pub fn in_pool() -> bool {
+    ON_POOL.with(Cell::get)
+}
+
+/// Frees, on the pool's thread, what other threads freed since last time.
+/// Bounded: at most `max` blocks per call.
+pub fn drain_deferred_frees(max: usize) -> usize {
+    let Some(p) = pool() else { return 0 };
+    if !in_pool() {
+        return 0;
+    }
+    // SAFETY: only the pool's thread (checked just above) reaches the receiver.
+    let rx = unsafe { &mut *p.deferred_rx.get() };
+    let mut n = 0;
+    while n < max {
+        let Some((addr, size)) = rx.pop() else { break };
+        // SAFETY: the address came from this pool and was freed exactly once
+        // (by the thread that queued it); we are the pool's thread.
+        unsafe { pool_free(p, addr as *mut u8, size) };
+        n += 1;
+    }
+    n
+}
+
+pub fn status() -> PoolStatus {
+    match pool() {
+        Some(p) => PoolStatus {
+            total: p.len,
+            used: p.used.load(Ordering::Relaxed),
+            peak: p.peak.load(Ordering::Relaxed),
+            misses: p.misses.load(Ordering::Relaxed),
+            leaked: p.leaked.load(Ordering::Relaxed),
+        },
+        None => PoolStatus::default(),
+    }
+}
+
+/// Bytes a block of `size` takes in the pool's accounting.
+fn accounted(size: usize) -> usize {
+    (size + 31) & !31
+}
+
+/// # Safety
+/// Must run on the pool's thread.
+unsafe fn pool_alloc(p: &PoolState, layout: Layout) -> *mut u8 {
+    // SAFETY: the caller is the pool's only thread.
+    let tlsf = unsafe { &mut *p.tlsf.get() };
+    match tlsf.allocate(layout) {
+        Some(ptr) => {
+            let used = p.used.fetch_add(accounted(layout.size()), Ordering::Relaxed) + accounted(layout.size());
+            p.peak.fetch_max(used, Ordering::Relaxed);
+            ptr.as_ptr()
+        }
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// # Safety
+/// Must run on the pool's thread, with a block this pool allocated.
+unsafe fn pool_free(p: &PoolState, ptr: *mut u8, size: usize) {
+    // SAFETY: the caller is the pool's only thread.
+    let tlsf = unsafe { &mut *p.tlsf.get() };
+    // SAFETY: the block came from this pool (caller's contract); rlsf needs
+    // the alignment only to find the block header, and any power of two no
+    // larger than the one used works for it.
+    unsafe { tlsf.deallocate(NonNull::new_unchecked(ptr), 1) };
+    p.used.fetch_sub(accounted(size), Ordering::Relaxed);
+}
+
+/// The global allocator that routes the pool's thread to the pool.
+pub struct RoutingAlloc<A: GlobalAlloc> {
+    inner: A,
+}
+
+impl<A: GlobalAlloc> RoutingAlloc<A> {
+    pub const fn new(inner: A) -> Self {
+        RoutingAlloc { inner }
+    }
+}
+
+// SAFETY: every block is served either by the pool (only on the pool's
+// thread) or by the inner allocator, and is returned to the one that served
+// it: pool blocks are recognised by address.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for RoutingAlloc<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if in_pool() {
+            if let Some(p) = pool() {
+                // SAFETY: we are the pool's thread.
+                let ptr = unsafe { pool_alloc(p, layout) };
+                if !ptr.is_null() {
+                    return ptr;
+                }
+                p.misses.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: forwarded with the caller's valid layout.
+        unsafe { self.inner.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if let Some(p) = pool() {
+            let addr = ptr as usize;
+            if addr >= p.base && addr < p.base + p.len {
+                if in_pool() {
+                    // SAFETY: a pool block, freed on the pool's thread.
+                    unsafe { pool_free(p, ptr, layout.size()) };
+                } else if p.deferred_tx.push((addr, layout.size())).is_err() {
+                    p.leaked.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
+            }
+        }
+        // SAFETY: not a pool block, so the inner allocator served it.
+        unsafe { self.inner.dealloc(ptr, layout) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The pool is process-wide, so one test exercises it end to end.
+    #[test]
+    fn pool_thread_allocates_from_the_pool_and_other_threads_free_through_the_queue() {
+        #[global_allocator]
+        static A: RoutingAlloc<std::alloc::System> = RoutingAlloc::new(std::alloc::System);
+
+        install_pool(1 << 20).unwrap();
+        assert!(matches!(install_pool(1 << 20), Err(PoolError::AlreadyInstalled)));
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<usize>();
+        let audio = std::thread::spawn(move || {
+            // SAFETY: this is the only thread that enters the pool.
+            unsafe { enter_pool() };
+            let before = status().used;
+            let v = vec![7u8; 1000];
+            let p = status();
+            assert!(p.used >= before + 1000, "the vector came from the pool");
+            let addr = v.as_ptr() as usize;
+            tx.send(v).unwrap();
+            // Freed on another thread: comes back through the queue.
+            let freed_addr = back_rx.recv().unwrap();
+            assert_eq!(freed_addr, addr);
+            let used_before_drain = status().used;
+            let mut drained = 0;
+            for _ in 0..100 {
+                drained += drain_deferred_frees(16);
+                if drained > 0 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            assert_eq!(drained, 1);
+            assert_eq!(used_before_drain - status().used, accounted(1000), "the block went back to the pool");
+            // Exhaustion falls back to the system heap instead of failing.
+            let big = vec![0u8; 4 << 20];
+            assert_eq!(status().misses, 1);
+            drop(big);
+        });
+        let v = rx.recv().unwrap();
+        let addr = v.as_ptr() as usize;
+        drop(v);
+        back_tx.send(addr).unwrap();
+        audio.join().unwrap();
+    }
+}

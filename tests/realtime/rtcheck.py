@@ -1,0 +1,256 @@
+"""Helpers for the real-time tests: boot magnetar on a chosen driver, read its
+``/magnetar_rtStats`` extension, read the audio thread's counters from /proc, and
+analyse recorded sine tones.
+
+Reuses the OSC client, the server process wrapper and the JACK dummy starter of
+``tests/e2e/rtserver.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+
+from rtserver import MAGNETAR, JackDummy, OscClient, ServerProcess  # noqa: E402
+from supriya.osc import OscMessage  # noqa: E402
+
+SAMPLE_RATE = 48000
+# A JACK server name nobody runs: makes magnetar fall back to its clock driver even
+# when another test session has a JACK server up.
+NO_JACK_SERVER = f"magnetar-rt-nojack-{os.getpid()}"
+
+
+class PrivateJack(JackDummy):
+    """``jackd -d dummy`` under a name of its own (the e2e session server may run too)."""
+
+    _count = 0
+
+    def __init__(self, rate: int = SAMPLE_RATE, period: int = 256):
+        super().__init__(rate=rate, period=period)
+        PrivateJack._count += 1
+        self.name = f"magnetar-rt-{os.getpid()}-{PrivateJack._count}"
+
+    def log_text(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+
+def server_env(jack: JackDummy | None, record: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["JACK_NO_START_SERVER"] = "1"
+    env["JACK_DEFAULT_SERVER"] = jack.name if jack is not None else NO_JACK_SERVER
+    env.pop("MAGNETAR_RECORD", None)
+    env.pop("SC_JACK_DEFAULT_OUTPUTS", None)
+    env.pop("SC_JACK_DEFAULT_INPUTS", None)
+    if record is not None:
+        env["MAGNETAR_RECORD"] = str(record)
+    return env
+
+
+def boot_magnetar(
+    jack: JackDummy | None,
+    block: int = 64,
+    period: int = 256,
+    record: Path | None = None,
+    extra: tuple[str, ...] = (),
+) -> ServerProcess:
+    """magnetar on JACK (``jack`` given) or on its clock driver (``jack`` None)."""
+    s = ServerProcess(
+        MAGNETAR,
+        extra=["-z", str(block), "-Z", str(period), *extra],
+        env=server_env(jack, record),
+    )
+    s.start()
+    want = "JACK" if jack is not None else "clock"
+    driver_lines = [line for line in s.lines if "driver" in line]
+    assert any(want in line for line in driver_lines), f"expected the {want} driver; output:\n{s.output}"
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# /magnetar_rtStats
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RtStats:
+    steady_periods: int
+    steady_heap_ops: int
+    audio_tid: int
+    xruns: int
+
+
+def _parse_osc(data: bytes) -> tuple[str, list]:
+    """Address and arguments of one OSC message; knows the int64 ('h') tag."""
+    end = data.index(b"\0")
+    address = data[:end].decode()
+    pos = (end + 4) & ~3
+    end = data.index(b"\0", pos)
+    tags = data[pos + 1 : end].decode()
+    pos = (end + 4) & ~3
+    args: list = []
+    for t in tags:
+        if t == "h":
+            args.append(struct.unpack_from(">q", data, pos)[0])
+            pos += 8
+        elif t == "i":
+            args.append(struct.unpack_from(">i", data, pos)[0])
+            pos += 4
+        elif t == "f":
+            args.append(struct.unpack_from(">f", data, pos)[0])
+            pos += 4
+        elif t == "s":
+            end = data.index(b"\0", pos)
+            args.append(data[pos:end].decode())
+            pos = (end + 4) & ~3
+        else:
+            raise ValueError(f"unexpected type tag {t!r} in {data!r}")
+    return address, args
+
+
+def rt_stats(port: int, timeout: float = 2.0) -> RtStats:
+    """Asks the server for ``/magnetar_rtStats`` on a socket of its own.
+
+    (supriya's decoder does not know int64 arguments, so the shared client cannot read the reply.)
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.settimeout(timeout)
+        sock.sendto(OscMessage("/magnetar_rtStats").to_datagram(), ("127.0.0.1", port))
+        while True:
+            address, args = _parse_osc(sock.recv(65536))
+            if address == "/magnetar_rtStats.reply":
+                assert len(args) == 4, f"/magnetar_rtStats.reply has {args}"
+                return RtStats(*args)
+
+
+# ---------------------------------------------------------------------------------------------
+# /proc counters of one thread
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ThreadCounters:
+    syscr: int
+    syscw: int
+    voluntary: int
+    involuntary: int
+
+
+def thread_counters(pid: int, tid: int) -> ThreadCounters:
+    base = Path(f"/proc/{pid}/task/{tid}")
+    io = dict(line.split(": ") for line in (base / "io").read_text().splitlines())
+    status = dict(line.split(":\t", 1) for line in (base / "status").read_text().splitlines() if ":\t" in line)
+    return ThreadCounters(
+        syscr=int(io["syscr"]),
+        syscw=int(io["syscw"]),
+        voluntary=int(status["voluntary_ctxt_switches"]),
+        involuntary=int(status["nonvoluntary_ctxt_switches"]),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Signal analysis
+# ---------------------------------------------------------------------------------------------
+
+
+def sine_step_bound(amp: float, freq: float, sr: float) -> float:
+    """Largest difference between neighbouring samples of amp·sin(2π·freq·t) sampled at sr."""
+    return 2.0 * amp * math.sin(math.pi * freq / sr)
+
+
+def tone_span(x, threshold: float = 1e-6) -> tuple[int, int]:
+    """First and one-past-last index where |x| exceeds threshold (the tone's extent)."""
+    import numpy as np
+
+    idx = np.flatnonzero(np.abs(x) > threshold)
+    if idx.size == 0:
+        return 0, 0
+    return int(idx[0]), int(idx[-1]) + 1
+
+
+def zero_crossing_frequency(x, sr: float) -> float:
+    """Frequency from upward zero crossings, each located by linear interpolation."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float64)
+    up = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))
+    assert up.size >= 3, "fewer than three upward zero crossings"
+    frac = -x[up] / (x[up + 1] - x[up])
+    t = (up + frac) / sr
+    return (up.size - 1) / (t[-1] - t[0])
+
+
+def fft_peak_frequency(x, sr: float) -> float:
+    """Frequency of the largest spectral peak (Hann window, quadratic interpolation)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float64)
+    spec = np.abs(np.fft.rfft(x * np.hanning(x.size)))
+    k = int(np.argmax(spec[1:-1])) + 1
+    a, b, c = np.log(spec[k - 1 : k + 2] + 1e-300)
+    delta = 0.5 * (a - c) / (a - 2 * b + c)
+    return (k + delta) * sr / x.size
+
+
+# ---------------------------------------------------------------------------------------------
+# SynthDefs
+# ---------------------------------------------------------------------------------------------
+
+
+def busy_voice_def():
+    """A voice that keeps every kind of unit busy: oscillator, feedback through
+    LocalIn/LocalOut, two filters, a sustaining envelope, a delay and a panner."""
+    from supriya import ugens as U
+    from supriya.ugens import Envelope, SynthDefBuilder
+
+    with SynthDefBuilder(freq=220.0, gate=1.0, amp=0.01, out=0.0) as b:
+        feedback = U.LocalIn.ar(channel_count=1)
+        source = U.SinOsc.ar(frequency=b["freq"]) * 0.5 + feedback * 0.3
+        filtered = U.LPF.ar(source=U.RLPF.ar(source=source, frequency=1200.0, reciprocal_of_q=0.3), frequency=5000.0)
+        delayed = U.DelayC.ar(source=filtered, maximum_delay_time=0.05, delay_time=0.013)
+        U.LocalOut.ar(source=delayed)
+        env = U.EnvGen.kr(envelope=Envelope.adsr(attack_time=0.01, decay_time=0.1, sustain=0.7), gate=b["gate"])
+        U.Out.ar(bus=b["out"], source=U.Pan2.ar(source=delayed * env * b["amp"], position=0.0))
+    return b.build(name="rt_busy_voice")
+
+
+def sine_def():
+    """amp · SinOsc(freq) on one bus."""
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+
+    with SynthDefBuilder(freq=1000.0, amp=0.25, out=0.0) as b:
+        U.Out.ar(bus=b["out"], source=U.SinOsc.ar(frequency=b["freq"]) * b["amp"])
+    return b.build(name="rt_sine")
+
+
+def compile_defs(*defs) -> bytes:
+    from supriya.ugens import compile_synthdefs
+
+    return compile_synthdefs(*defs)
+
+
+def load_defs(client: OscClient, *defs) -> None:
+    client.send(("/d_recv", compile_defs(*defs)))
+    client.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+
+
+def quit_server(server: ServerProcess, client: OscClient | None = None) -> None:
+    """Asks the server to quit (closing its JACK client properly), then makes sure it is gone."""
+    if server.alive():
+        own = client is None
+        c = client or OscClient(server.port)
+        try:
+            c.send(("/quit",))
+            server.wait_exit(5)
+        finally:
+            if own:
+                c.close()
+    server.stop()

@@ -1,0 +1,136 @@
+"""What the audio callback plays is the synth's signal, whole: a 1000 Hz sine at amplitude 0.25
+on the first output for 3 s of scheduled time, silence on the second, no discontinuity and no
+missing period.  On JACK the same samples also reach another JACK client (``jack_rec``)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import soundfile
+
+from rtcheck import (
+    SAMPLE_RATE,
+    fft_peak_frequency,
+    load_defs,
+    quit_server,
+    server_env,
+    sine_def,
+    sine_step_bound,
+    tone_span,
+    zero_crossing_frequency,
+)
+from rtserver import OscClient, bundle
+
+FREQ = 1000.0
+AMP = 0.25
+TONE_SECONDS = 3.0
+PERIOD = 256
+BLOCK = 64
+
+
+def analyse_tone(x: np.ndarray, label: str) -> tuple[int, int]:
+    """Checks one channel holding exactly one tone; returns its span."""
+    start, end = tone_span(x)
+    tone = x[start:end].astype(np.float64)
+    assert tone.size > 0, f"{label}: the first output is silent"
+    what = f"{label}: tone of {tone.size} samples from sample {start}"
+
+    # Scheduled for 3 s of the server's clock: every period that passed was played, none twice.
+    # The synth starts and ends at block boundaries, and the sine's first sample is 0.
+    assert abs(tone.size - TONE_SECONDS * SAMPLE_RATE) <= BLOCK + 1, f"{what}: expected {TONE_SECONDS} s"
+
+    freq_zc = zero_crossing_frequency(tone, SAMPLE_RATE)
+    freq_fft = fft_peak_frequency(tone, SAMPLE_RATE)
+    assert abs(freq_zc - FREQ) < 0.5, f"{what}: {freq_zc:.3f} Hz by zero crossings"
+    assert abs(freq_fft - FREQ) < 0.5, f"{what}: {freq_fft:.3f} Hz by FFT"
+
+    rms = math.sqrt(float(np.mean(tone**2)))
+    want = AMP / math.sqrt(2)
+    assert abs(rms - want) <= 0.01 * want, f"{what}: RMS {rms:.5f}, expected {want:.5f}"
+
+    # A pure sine never moves further between neighbouring samples than this; a lost, repeated
+    # or torn period would (at 1000 Hz a period of 256 frames is 5⅓ cycles, a third out of phase).
+    steps = np.abs(np.diff(tone))
+    bound = sine_step_bound(AMP, FREQ, SAMPLE_RATE) * 1.001 + 1e-6
+    worst = int(np.argmax(steps))
+    assert steps[worst] <= bound, f"{what}: jump of {steps[worst]:.5f} at sample {start + worst} (bound {bound:.5f})"
+
+    # And the tone is one sine throughout: it matches its least-squares fit everywhere.
+    n = np.arange(tone.size)
+    basis = np.stack([np.sin(2 * np.pi * FREQ * n / SAMPLE_RATE), np.cos(2 * np.pi * FREQ * n / SAMPLE_RATE)], 1)
+    coef, *_ = np.linalg.lstsq(basis, tone, rcond=None)
+    residual = np.abs(tone - basis @ coef)
+    worst = int(np.argmax(residual))
+    assert residual[worst] < 2e-3, f"{what}: departs from a sine by {residual[worst]:.5f} at sample {start + worst}"
+    print(
+        f"{what}: {freq_zc:.4f} Hz (zero crossings), {freq_fft:.4f} Hz (FFT), RMS {rms:.6f}, "
+        f"largest step {steps.max():.6f} of {bound:.6f}, largest misfit {residual.max():.2e}"
+    )
+    return start, end
+
+
+def play_scheduled_tone(port: int) -> None:
+    client = OscClient(port)
+    try:
+        load_defs(client, sine_def())
+        t = time.time() + 0.3
+        client.send(bundle(t, ("/s_new", "rt_sine", 2000, 0, 0, "freq", FREQ, "amp", AMP, "out", 0)))
+        client.send(bundle(t + TONE_SECONDS, ("/n_free", 2000)))
+        time.sleep(0.3 + TONE_SECONDS + 0.3)
+    finally:
+        client.close()
+
+
+def test_first_output_plays_the_sine_whole_and_second_is_silent(driver, magnetar, tmp_path):
+    wav = tmp_path / "magnetar.wav"
+    jack_wav = tmp_path / "jack_rec.wav"
+    server = magnetar(record=wav, block=BLOCK, period=PERIOD)
+
+    rec = None
+    if driver is not None:
+        # A second JACK client records magnetar's ports: the signal really leaves the process.
+        jack_rec = shutil.which("jack_rec")
+        assert jack_rec, "jack_rec (Debian jackd2's example clients) is not installed"
+        rec = subprocess.Popen(
+            [jack_rec, "-f", str(jack_wav), "-d", str(TONE_SECONDS + 1.5), "-b", "32",
+             "SuperCollider:out_1", "SuperCollider:out_2"],
+            env=server_env(driver), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        time.sleep(0.2)
+    try:
+        play_scheduled_tone(server.port)
+    finally:
+        quit_server(server)
+        if rec is not None:
+            try:
+                rec_out, _ = rec.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                rec.kill()
+                rec_out, _ = rec.communicate()
+
+    data, sr = soundfile.read(wav, dtype="float32", always_2d=True)
+    assert sr == SAMPLE_RATE
+    assert data.shape[1] == 2, f"MAGNETAR_RECORD wrote {data.shape[1]} channels"
+    start, end = analyse_tone(data[:, 0], "MAGNETAR_RECORD")
+    assert not data[:start, 0].any() and not data[end:, 0].any(), "sound outside the scheduled tone"
+    assert not data[:, 1].any(), f"the second output is not silent: peak {np.abs(data[:, 1]).max()}"
+
+    if rec is not None:
+        assert rec.returncode == 0, f"jack_rec failed:\n{rec_out}"
+        captured, sr = soundfile.read(jack_wav, dtype="float64", always_2d=True)
+        assert sr == SAMPLE_RATE
+        jstart, jend = analyse_tone(captured[:, 0], "jack_rec")
+        assert not captured[:, 1].any(), "jack_rec heard sound on the second output"
+        # Sample for sample what magnetar recorded (32-bit PCM rounds below 1e-9).
+        assert jend - jstart == end - start, "JACK carried a tone of another length"
+        diff = np.abs(captured[jstart:jend, 0] - data[start:end, 0])
+        assert diff.max() < 1e-6, f"JACK carried other samples: differ by up to {diff.max()}"
+
+
+if __name__ == "__main__":
+    pytest.main([__file__, "-s"])

@@ -84,6 +84,8 @@ class RtStats:
     steady_heap_ops: int
     audio_tid: int
     xruns: int
+    # Later fields (real-time pool use, ...), in the order the server sends them.
+    more: tuple = ()
 
 
 def _parse_osc(data: bytes) -> tuple[str, list]:
@@ -126,8 +128,9 @@ def rt_stats(port: int, timeout: float = 2.0) -> RtStats:
         while True:
             address, args = _parse_osc(sock.recv(65536))
             if address == "/magnetar_rtStats.reply":
-                assert len(args) == 4, f"/magnetar_rtStats.reply has {args}"
-                return RtStats(*args)
+                # The first four fields are documented; newer servers may append more.
+                assert len(args) >= 4, f"/magnetar_rtStats.reply has {args}"
+                return RtStats(*args[:4], more=tuple(args[4:]))
 
 
 # ---------------------------------------------------------------------------------------------

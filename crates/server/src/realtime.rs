@@ -175,6 +175,10 @@ struct Audio {
     /// them (reported by the `/magnetar_rtStats` extension).
     steady_periods: u64,
     steady_heap_ops: u64,
+    /// All periods, and system-heap operations in them (commands allocate
+    /// from the real-time pool, so this should stay 0 too).
+    all_periods: u64,
+    all_heap_ops: u64,
     /// Whether the current period handled anything from the control thread.
     busy: bool,
     thread_id: i32,
@@ -216,6 +220,8 @@ impl Audio {
                     OscArg::Long(pool.used as i64),
                     OscArg::Long(pool.peak as i64),
                     OscArg::Long(pool.misses as i64),
+                    OscArg::Long(self.all_periods as i64),
+                    OscArg::Long(self.all_heap_ops as i64),
                 ],
             );
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });
@@ -429,9 +435,12 @@ impl Process for Audio {
         self.run_period(io);
         // Periods that handled commands may allocate (until commands use the
         // real-time pool); steady periods must not.
+        let ops = guard.count();
+        self.all_periods += 1;
+        self.all_heap_ops += ops;
         if !self.busy {
             self.steady_periods += 1;
-            self.steady_heap_ops += guard.count();
+            self.steady_heap_ops += ops;
         }
     }
 }
@@ -831,6 +840,8 @@ pub fn run(cli: &Cli) -> i32 {
         num_outputs: engine_opts.num_output_channels,
         steady_periods: 0,
         steady_heap_ops: 0,
+        all_periods: 0,
+        all_heap_ops: 0,
         busy: false,
         thread_id: 0,
     };

@@ -279,6 +279,12 @@ impl BufferCommands {
         }
     }
 
+    /// A path another file command (`/d_load`, `/d_loadDir`) may use, under
+    /// the same `-P` restriction as the buffer commands.
+    pub fn restrict(&self, path: &str) -> Result<PathBuf, String> {
+        self.resolve_path(path, -1).map_err(|f| f.message)
+    }
+
     /// The path a file command uses: as given without `-P`; inside the
     /// restricted directory with it. Unlike scsynth, which silently drops
     /// `..` and re-roots absolute paths, paths that would lead elsewhere are

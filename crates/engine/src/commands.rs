@@ -154,7 +154,7 @@ impl Engine {
             "/g_queryTree" => self.cmd_g_query_tree(&mut args),
             "/g_dumpTree" => self.cmd_g_dump_tree(&mut args),
             "/n_trace" => self.cmd_n_trace(&mut args),
-            "/status" => self.cmd_status(),
+            "/status" => self.cmd_status(&mut args),
             "/rtMemoryStatus" => self.cmd_rt_memory_status(),
             "/cmd" | "/u_cmd" => Err("no plugin command handles this".into()),
             // Handled by the server around the engine (or meaningless in NRT).

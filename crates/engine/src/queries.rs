@@ -15,6 +15,8 @@ pub struct DriverLoad {
     pub avg_cpu: f32,
     pub peak_cpu: f32,
     pub actual_sample_rate: f64,
+    /// Periods the driver finished late, or that the audio server dropped.
+    pub xruns: u64,
 }
 
 impl Engine {
@@ -254,10 +256,12 @@ impl Engine {
         (ugens as i32, self.tree.num_synths as i32, self.tree.num_groups as i32, self.defs.len() as i32)
     }
 
-    pub(crate) fn cmd_status(&mut self) -> Result<(), String> {
+    /// `/status`; `/status 1` (an extension) appends the xrun count.
+    pub(crate) fn cmd_status(&mut self, args: &mut Args<'_>) -> Result<(), String> {
+        let with_xruns = args.remain() > 0 && args.geti(0) == 1;
         let (ugens, synths, groups, synthdefs) = self.status_counts();
         let load = self.driver_load;
-        self.reply(Reply::Status {
+        let mut msg = Reply::Status {
             ugens,
             synths,
             groups,
@@ -266,7 +270,12 @@ impl Engine {
             peak_cpu: load.peak_cpu,
             nominal_sample_rate: self.world.sample_rate,
             actual_sample_rate: if load.actual_sample_rate > 0.0 { load.actual_sample_rate } else { self.world.sample_rate },
-        });
+        }
+        .to_message();
+        if with_xruns {
+            msg.args.push(magnetar_protocol::osc::OscArg::Int(load.xruns.min(i32::MAX as u64) as i32));
+        }
+        self.replies.push(msg);
         Ok(())
     }
 

@@ -1612,29 +1612,6 @@ fn impulse_wrap(inc: f64, phase: &mut f64) -> f32 {
     }
 }
 
-/// SuperCollider's `wrap` for doubles.
-fn sc_wrap(mut x: f64, lo: f64, hi: f64) -> f64 {
-    let range;
-    if x >= hi {
-        range = hi - lo;
-        x -= range;
-        if x < hi {
-            return x;
-        }
-    } else if x < lo {
-        range = hi - lo;
-        x += range;
-        if x >= lo {
-            return x;
-        }
-    } else {
-        return x;
-    }
-    if hi == lo {
-        return lo;
-    }
-    x - range * ((x - lo) / range).floor()
-}
 
 impl Impulse {
     fn calc(&mut self, io: &mut Wires<'_>, sf: f64) {
@@ -1747,7 +1724,7 @@ impl Construct for Impulse {
         let offset = io.in0(1) as f64;
         let freqmul = cx.rate.sample_dur as f32;
         let inc = (io.in0(0) * freqmul) as f64;
-        let mut phase = sc_wrap(offset, 0.0, 1.0);
+        let mut phase = crate::ops::math::sc_wrap_f64(offset, 0.0, 1.0);
         // An offset of 0 fires on the very first sample.
         if phase == 0.0 && inc >= 0.0 {
             phase = 1.0;

@@ -717,30 +717,6 @@ impl Unit for Sweep {
     }
 }
 
-/// Wraps `x` into [lo, hi) in f64, as scsynth's three-argument `sc_wrap`.
-fn wrap_f64(x: f64, lo: f64, hi: f64) -> f64 {
-    let mut x = x;
-    let range;
-    if x >= hi {
-        range = hi - lo;
-        x -= range;
-        if x < hi {
-            return x;
-        }
-    } else if x < lo {
-        range = hi - lo;
-        x += range;
-        if x >= lo {
-            return x;
-        }
-    } else {
-        return x;
-    }
-    if hi == lo {
-        return lo;
-    }
-    x - range * ((x - lo) / range).floor()
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PhasorMode {
@@ -799,7 +775,7 @@ impl Unit for Phasor {
                     level = reset_pos as f64;
                 }
                 for o in out.iter_mut() {
-                    level = wrap_f64(level, start, end);
+                    level = crate::ops::math::sc_wrap_f64(level, start, end);
                     *o = level as f32;
                     level += rate;
                 }
@@ -817,7 +793,7 @@ impl Unit for Phasor {
                     }
                     out[j] = level as f32;
                     level += rate;
-                    level = wrap_f64(level, start, end);
+                    level = crate::ops::math::sc_wrap_f64(level, start, end);
                     prev = cur;
                 }
                 self.prev_in = prev;

@@ -24,30 +24,38 @@ pub fn sc_mod(mut x: f32, hi: f32) -> f32 {
     x - hi * (x / hi).floor()
 }
 
-/// `sc_wrap`: wraps into [lo, hi).
-#[inline]
-pub fn sc_wrap(mut x: f32, lo: f32, hi: f32) -> f32 {
-    let range;
-    if x >= hi {
-        range = hi - lo;
-        x -= range;
-        if x < hi {
-            return x;
+/// Defines `sc_wrap` for one float type: wraps into [lo, hi), with one
+/// add or subtract where that suffices, exactly as SuperCollider's inline.
+macro_rules! define_sc_wrap {
+    ($name:ident, $t:ty) => {
+        #[inline]
+        pub fn $name(mut x: $t, lo: $t, hi: $t) -> $t {
+            let range;
+            if x >= hi {
+                range = hi - lo;
+                x -= range;
+                if x < hi {
+                    return x;
+                }
+            } else if x < lo {
+                range = hi - lo;
+                x += range;
+                if x >= lo {
+                    return x;
+                }
+            } else {
+                return x;
+            }
+            if hi == lo {
+                return lo;
+            }
+            x - range * ((x - lo) / range).floor()
         }
-    } else if x < lo {
-        range = hi - lo;
-        x += range;
-        if x >= lo {
-            return x;
-        }
-    } else {
-        return x;
-    }
-    if hi == lo {
-        return lo;
-    }
-    x - range * ((x - lo) / range).floor()
+    };
 }
+
+define_sc_wrap!(sc_wrap, f32);
+define_sc_wrap!(sc_wrap_f64, f64);
 
 /// `sc_fold`: reflects into [lo, hi].
 #[inline]

@@ -35,28 +35,6 @@ fn clip_sse(x: f32, lo: f32, hi: f32) -> f32 {
     }
 }
 
-/// Wraps `x` into [lo, hi) given `range = hi - lo`, all in f32.
-#[inline]
-pub(crate) fn wrap_range(x: f32, lo: f32, hi: f32, range: f32) -> f32 {
-    let mut x = x;
-    if x >= hi {
-        x -= range;
-        if x < hi {
-            return x;
-        }
-    } else if x < lo {
-        x += range;
-        if x >= lo {
-            return x;
-        }
-    } else {
-        return x;
-    }
-    if hi == lo {
-        return lo;
-    }
-    x - range * ((x - lo) / range).floor()
-}
 
 /// Folds `x` into [lo, hi] given the range and twice the range, in f32.
 #[inline]
@@ -262,14 +240,14 @@ pub struct Wrap {
 impl Construct for Wrap {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
         let (lo, hi) = (io.in0(1), io.in0(2));
-        io.out(0)[0] = wrap_range(io.in0(0), lo, hi, hi - lo);
+        io.out(0)[0] = crate::ops::math::sc_wrap(io.in0(0), lo, hi);
         Wrap { lo, hi }
     }
 }
 
 impl Unit for Wrap {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        run_bounded(io, cx, &mut self.lo, &mut self.hi, |x, lo, hi| wrap_range(x, lo, hi, hi - lo));
+        run_bounded(io, cx, &mut self.lo, &mut self.hi, crate::ops::math::sc_wrap);
     }
 }
 

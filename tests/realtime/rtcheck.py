@@ -84,8 +84,13 @@ class RtStats:
     steady_heap_ops: int
     audio_tid: int
     xruns: int
-    # Later fields (real-time pool use, ...), in the order the server sends them.
+    # Later fields, in the order the server sends them (README: poolUsed poolPeak poolMisses
+    # allPeriods allHeapOps); older servers send none of them.
     more: tuple = ()
+
+    def field(self, index: int) -> int | None:
+        """One of the later fields by its position after xruns (0 = poolUsed), or None."""
+        return self.more[index] if index < len(self.more) else None
 
 
 def _parse_osc(data: bytes) -> tuple[str, list]:

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Xrun benchmark: scsynth and magnetar, one after the other, on the same JACK dummy server.
+
+For each JACK period (default 64 and 256 frames at 48 kHz) and each server, counts xruns over
+a fixed time idle and with a load of synths of a small def (4 FSinOsc summed into Out).  Then,
+at the smallest period, finds by search the largest number of those synths each server plays
+for a whole minute without an xrun.
+
+Xruns are counted the same way for both servers: from jackd's own reports during the server's
+run ("JackEngine::XRun: client = ... was not finished" when the client was late, and
+"JackTimedDriver::Process XRun" when the dummy driver itself woke late, which a busy machine
+causes whoever the client is).  magnetar's own count (/magnetar_rtStats) is shown beside it.
+
+Usage: python3 bench/rt_xruns.py [--seconds 30] [--load 50] [--periods 64 256] [--search-seconds 60]
+                                 [--search-budget 240] [--search-start 500] [--no-search] [--no-write]
+Environment: MAGNETAR (default target/release/magnetar), SCSYNTH (default scsynth on PATH).
+Updates the "rt-xruns" section of BENCHMARKS.md when both servers completed every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "tests" / "realtime"))
+
+from rtcheck import PrivateJack, compile_defs, quit_server, rt_stats  # noqa: E402
+from rtserver import BootError, OscClient, ServerProcess, bundle, executables  # noqa: E402
+
+BEGIN = "<!-- rt-xruns:begin -->"
+END = "<!-- rt-xruns:end -->"
+RATE = 48000
+BLOCK = 64
+DEF_NAME = "xrun_fsin4"
+XRUN_LINE = re.compile(r"XRun")
+CLIENT_XRUN = re.compile(r"JackEngine::XRun: client = (.*) was not finished")
+
+
+def load_def():
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+
+    with SynthDefBuilder(freq=440.0, amp=0.0005, out=0.0) as b:
+        f = b["freq"]
+        s = U.FSinOsc.ar(frequency=f) + U.FSinOsc.ar(frequency=f * 1.5)
+        s = s + U.FSinOsc.ar(frequency=f * 2.0) + U.FSinOsc.ar(frequency=f * 2.5)
+        U.Out.ar(bus=b["out"], source=s * b["amp"])
+    return b.build(name=DEF_NAME)
+
+
+@dataclass
+class Count:
+    jack_xruns: int  # every XRun line jackd printed in the window
+    client_late: int  # of which: the client was not finished in time
+    own_xruns: int | None  # magnetar's own count; None for scsynth
+    seconds: float
+    stopped_early: bool = False
+
+
+class Session:
+    """One server on the JACK server, with a client and a way to count jackd's xrun reports."""
+
+    def __init__(self, name: str, exe: str, jack: PrivateJack):
+        self.name = name
+        self.jack = jack
+        env = dict(os.environ)
+        env.update({k: v for k, v in jack.env().items() if k.startswith("JACK")})
+        # Both servers connect to the same ports (scsynth connects nothing when these are unset).
+        env["SC_JACK_DEFAULT_OUTPUTS"] = "system"
+        env["SC_JACK_DEFAULT_INPUTS"] = "system"
+        env.pop("MAGNETAR_RECORD", None)
+        extra = ["-z", str(BLOCK), "-Z", str(jack.period)]
+        self.server = ServerProcess(exe, extra=extra, env=env)
+        self.client: OscClient | None = None
+        self.command = " ".join(self.server.args)
+
+    def __enter__(self) -> "Session":
+        self.server.start()
+        self.client = OscClient(self.server.port)
+        self.client.send(("/d_recv", compile_defs(load_def())))
+        self.client.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+        time.sleep(1.0)  # past the port connections and first periods
+        return self
+
+    def __exit__(self, *exc) -> None:
+        quit_server(self.server, self.client)
+        if self.client is not None:
+            self.client.close()
+
+    def set_synths(self, n: int) -> None:
+        c = self.client
+        assert c is not None
+        c.send(("/g_freeAll", 0))
+        c.sync(timeout=10)
+        for k in range(0, n, 100):
+            msgs = [("/s_new", DEF_NAME, -1, 1, 0, "freq", 100.0 + 3.0 * i) for i in range(k, min(n, k + 100))]
+            c.send(bundle(None, *msgs))
+            c.sync(timeout=30)
+        running = c.status(timeout=5).contents[2]
+        if running != n:
+            raise RuntimeError(f"{self.name}: {running} synths running, asked for {n}")
+        c.clear()
+        time.sleep(1.0)  # let the creation periods pass
+
+    def _own(self) -> int | None:
+        return rt_stats(self.server.port).xruns if self.name == "magnetar" else None
+
+    def count(self, seconds: float, stop_on_first: bool = False) -> Count:
+        log_start = len(self.jack.log_text())
+        own0 = self._own()
+        t0 = time.monotonic()
+        early = False
+        while True:
+            left = seconds - (time.monotonic() - t0)
+            if left <= 0:
+                break
+            time.sleep(min(0.5, left))
+            if not self.server.alive():
+                raise RuntimeError(f"{self.name} exited:\n{self.server.output}")
+            if stop_on_first and XRUN_LINE.search(self.jack.log_text()[log_start:]):
+                early = True
+                break
+        elapsed = time.monotonic() - t0
+        lines = self.jack.log_text()[log_start:].splitlines()
+        own1 = self._own()
+        return Count(
+            jack_xruns=sum(1 for line in lines if XRUN_LINE.search(line)),
+            client_late=sum(1 for line in lines if CLIENT_XRUN.search(line)),
+            own_xruns=None if own0 is None else own1 - own0,
+            seconds=elapsed,
+            stopped_early=early,
+        )
+
+
+def search_capacity(name: str, exe: str, jack: PrivateJack, seconds: float, budget: float, start: int, log) -> dict:
+    """Largest synth count with no xrun (jackd's report) in `seconds`, within `budget` seconds."""
+    passed, failed = 0, None
+    probes = []
+    t_start = time.monotonic()
+    with Session(name, exe, jack) as s:
+        n = start
+        while True:
+            s.set_synths(n)
+            c = s.count(seconds, stop_on_first=True)
+            ok = c.jack_xruns == 0
+            probes.append((n, ok, c.seconds))
+            log(f"  {name}: {n} synths -> {'no xrun' if ok else 'xrun'} after {c.seconds:.1f} s")
+            if ok:
+                passed = n
+            else:
+                failed = n if failed is None else min(failed, n)
+            # Next probe: grow ×2 until a failure, then bisect to within 10 %.
+            if failed is None:
+                nxt = n * 2
+            else:
+                if failed - passed <= max(10, passed // 10):
+                    break
+                nxt = (passed + failed) // 2
+            if time.monotonic() - t_start + seconds + 5 > budget:
+                log(f"  {name}: search budget spent")
+                break
+            n = nxt
+    return {"passed": passed, "failed": failed, "probes": probes}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=30.0, help="length of each idle/loaded count")
+    ap.add_argument("--load", type=int, default=50, help="synths in the loaded count")
+    ap.add_argument("--periods", type=int, nargs="+", default=[64, 256])
+    ap.add_argument("--search-seconds", type=float, default=60.0, help="length a synth count must last")
+    ap.add_argument("--search-budget", type=float, default=240.0, help="seconds of searching per server")
+    ap.add_argument("--search-start", type=int, default=500, help="first synth count tried")
+    ap.add_argument("--no-search", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    os.environ["SC_SYNTHDEF_PATH"] = tempfile.mkdtemp(prefix="rt-xruns-defs-")
+    exes = executables()
+    rows: list[tuple] = []
+    commands: dict[str, str] = {}
+    search: dict[str, dict] = {}
+    errors: list[str] = []
+    t_begin = time.monotonic()
+    for period in args.periods:
+        jack = PrivateJack(rate=RATE, period=period).start()
+        try:
+            for name, exe in exes.items():
+                for load in (0, args.load):
+                    log(f"{name}, -p {period}, {load} synths, {args.seconds:g} s ...")
+                    try:
+                        with Session(name, exe, jack) as s:
+                            commands[name] = s.command
+                            s.set_synths(load)
+                            c = s.count(args.seconds)
+                    except (BootError, RuntimeError, TimeoutError, OSError) as e:
+                        errors.append(f"{name} -p {period} load {load}: {e}")
+                        continue
+                    rows.append((period, name, load, c))
+                    log(f"  jackd: {c.jack_xruns} xruns ({c.client_late} client late); own: {c.own_xruns}")
+            if not args.no_search and period == min(args.periods):
+                for name, exe in exes.items():
+                    log(f"{name}: searching the largest synth count without xrun at -p {period} ...")
+                    try:
+                        search[name] = search_capacity(
+                            name, exe, jack, args.search_seconds, args.search_budget, args.search_start, log
+                        )
+                    except (BootError, RuntimeError, TimeoutError, OSError) as e:
+                        errors.append(f"{name} search: {e}")
+        finally:
+            jack.stop()
+    total = time.monotonic() - t_begin
+
+    table = [
+        "| JACK period | server | synths | seconds | xruns (jackd) | of which client late | xruns/s | magnetar's own count |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for period, name, load, c in rows:
+        own = "" if c.own_xruns is None else str(c.own_xruns)
+        table.append(
+            f"| {period} | {name} | {load} | {c.seconds:.0f} | {c.jack_xruns} | {c.client_late} | "
+            f"{c.jack_xruns / c.seconds:.2f} | {own} |"
+        )
+    cap = []
+    if search:
+        p = min(args.periods)
+        cap = [
+            "",
+            f"Largest number of `{DEF_NAME}` synths (4 FSinOsc → Out) played {args.search_seconds:g} s at "
+            f"-p {p} with no xrun reported by jackd (a probe stops at its first xrun; search budget "
+            f"{args.search_budget:g} s per server):",
+            "",
+            "| server | passed | smallest failed | probes (synths: ok/xrun) |",
+            "|---|---:|---:|---|",
+        ]
+        for name, r in search.items():
+            probes = ", ".join(f"{n}: {'ok' if ok else 'xrun'}" for n, ok, _ in r["probes"])
+            failed = "—" if r["failed"] is None else str(r["failed"])
+            passed = str(r["passed"]) if any(ok for _, ok, _ in r["probes"]) else "none (xruns when idle)"
+            cap.append(f"| {name} | {passed} | {failed} | {probes} |")
+    out = "\n".join(table + cap)
+    print(out)
+    print(f"\n(total {total / 60:.1f} min)", file=sys.stderr)
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    if args.no_write:
+        return 0
+    if errors:
+        print("not updating BENCHMARKS.md: a run did not complete", file=sys.stderr)
+        return 1
+    cmd = "python3 bench/rt_xruns.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    text = "\n".join(
+        [
+            "## Xruns on JACK's dummy backend",
+            "",
+            f"Command: `{cmd.strip()}` ({time.strftime('%Y-%m-%d')}, `jackd -d dummy -r {RATE} -p P`, "
+            "one server at a time, both connected to system ports).",
+            "Servers: " + "; ".join(f"`{c}`" for c in commands.values()) + " (-Z is the JACK period).",
+            "Xruns are jackd's own reports while the server ran (client late, or the dummy driver itself "
+            "woke late, which a busy shared machine causes regardless of the client).",
+            "",
+            out,
+        ]
+    )
+    update_benchmarks(text)
+    log("updated BENCHMARKS.md")
+    return 0
+
+
+def update_benchmarks(text: str) -> None:
+    path = ROOT / "BENCHMARKS.md"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    section = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in old and END in old:
+        new = old[: old.index(BEGIN)] + section + old[old.index(END) + len(END) :]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    tmp = path.with_suffix(".md.xruns.tmp")
+    tmp.write_text(new)
+    tmp.replace(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

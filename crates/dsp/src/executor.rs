@@ -1,0 +1,476 @@
+//! Runs a [`Plan`] once per block on N threads: the calling (audio) thread
+//! plus N − 1 pinned helper threads.
+//!
+//! # One block
+//!
+//! 1. The caller signals every helper (a latched binary event: a helper that
+//!    is still busy or spinning sees it later; one asleep is woken), then
+//!    resets the activation counts and the ready stack and *opens* the block.
+//! 2. Threads claim the initially ready items in shrinking chunks (an atomic
+//!    cursor: one operation per chunk, not per item) and pop items readied
+//!    during the block from the ready stack, and run them. Running an item
+//!    decrements each successor's count; the first successor that reaches
+//!    zero is run next by the same thread, the others are pushed (Supernova's
+//!    shortcut: it saves two compare-and-swaps and keeps data in cache).
+//! 3. Only *sinks* (items nothing waits for) count towards the shared
+//!    remaining counter: every item is an ancestor of some sink, so when all
+//!    sinks ran, all items ran. A thread subtracts the sinks it ran when it
+//!    runs out of work. The block is over when the counter reaches zero.
+//! 4. The caller *closes* the block and waits until no helper is still inside
+//!    it, so that the plan and the work object, which helpers reach through
+//!    raw pointers, are not touched after [`Executor::run_block`] returns.
+//!
+//! Helpers join a block by incrementing `inside` and then checking that the
+//! block is still open; the caller closes by clearing `open` and then reading
+//! `inside`. With sequentially consistent operations on both sides, either
+//! the caller sees the helper inside (and waits) or the helper sees the block
+//! closed (and leaves without touching the plan).
+//!
+//! # Idle helpers: spin, then sleep
+//!
+//! Inside a block an idle thread spins on the ready stack (Supernova's
+//! choice: a wake-up costs more than most items). Between blocks a helper
+//! spins for [`ExecutorConfig::spin`] after its last block or last signal,
+//! then sleeps on its binary event. A driver that knows when the next period
+//! starts can call [`Executor::wake_helpers`] a little ahead of it, so that
+//! helpers are already spinning when the block opens.
+
+use crate::queue::{ItemId, Plan};
+use crossbeam_utils::CachePadded;
+use magnetar_rt::event::{self, Signaller, Waiter};
+use magnetar_rt::thread;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the executor calls for every work item; `worker` is the index of the
+/// running thread (0 = the thread that called [`Executor::run_block`]).
+///
+/// `run` must not panic: a panic on a DSP thread aborts the process, since
+/// the other threads would otherwise wait for an item that never finishes.
+pub trait Work: Sync {
+    /// Runs one work item.
+    fn run(&self, item: ItemId, worker: usize);
+}
+
+/// How long an idle helper spins between blocks before it sleeps.
+///
+/// Measured on our 2-core VMs with `cargo run -p magnetar-rt --release
+/// --example wakeup_latency -- 300 2000`: a SCHED_FIFO helper asleep on the
+/// other core runs 23 µs (median) / 88 µs (p99) after the signal on a quiet
+/// day, 64 / 126 µs in DESIGN.md's earlier run; a spinning one in 0.2 / 0.9 µs.
+/// Spinning for as long as one wake-up costs is the classic 2-competitive
+/// choice (never worse than twice the better of "always spin" and "always
+/// sleep"), so the budget is the p99 wake-up latency, rounded: blocks that
+/// follow closely (NRT rendering, small periods) keep helpers awake, and an
+/// idle server stops burning a core 0.12 ms after its last block.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(120);
+
+/// How the pool is set up.
+#[derive(Clone, Debug)]
+pub struct ExecutorConfig {
+    /// Threads that run a block, including the caller; 1 means no helpers.
+    pub threads: usize,
+    /// Spin budget of an idle helper between blocks (see [`DEFAULT_SPIN`]).
+    pub spin: Duration,
+    /// SCHED_FIFO priority for helpers, if the system allows it.
+    pub fifo_priority: Option<i32>,
+    /// Pin helper `i` (1-based) to CPU `(first_cpu + i) % cpus`.
+    pub pin: bool,
+    /// The CPU the caller runs on; helpers take the following ones.
+    pub first_cpu: usize,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        Self {
+            threads: thread::available_cpus(),
+            spin: DEFAULT_SPIN,
+            fifo_priority: Some(70),
+            pin: true,
+            first_cpu: 0,
+        }
+    }
+}
+
+/// Why the pool could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutorError {
+    /// `threads` was 0.
+    #[error("the DSP pool needs at least one thread")]
+    NoThreads,
+    /// More SCHED_FIFO threads than CPUs: a spinning thread could starve
+    /// one of the same priority that shares its CPU.
+    #[error("{threads} real-time DSP threads need at least as many CPUs, but {cpus} are online")]
+    TooManyThreads {
+        /// Requested threads.
+        threads: usize,
+        /// CPUs online.
+        cpus: usize,
+    },
+    /// The OS refused a new thread.
+    #[error("could not start a DSP helper thread: {0}")]
+    Spawn(#[from] std::io::Error),
+}
+
+/// What a helper thread got of what was asked for it.
+#[derive(Clone, Debug)]
+pub struct HelperSetup {
+    /// The CPU it is pinned to, if pinning worked.
+    pub cpu: Option<usize>,
+    /// Whether it runs under SCHED_FIFO.
+    pub fifo: bool,
+    /// Why a requested setting was refused (for a startup warning).
+    pub warnings: Vec<String>,
+}
+
+/// The current block's plan and work, type-erased for the helpers.
+struct Job {
+    plan: *const Plan,
+    work: *const (),
+    run: unsafe fn(*const (), ItemId, usize),
+}
+
+/// Calls `W::run` on an erased `&W`.
+///
+/// # Safety
+/// `work` must point at a live `W`.
+unsafe fn run_erased<W: Work>(work: *const (), item: ItemId, worker: usize) {
+    // SAFETY: the caller passes the pointer made from a `&W` in run_block,
+    // which is alive for the whole block.
+    unsafe { (*work.cast::<W>()).run(item, worker) }
+}
+
+unsafe fn run_nothing(_: *const (), _: ItemId, _: usize) {}
+
+struct Shared {
+    open: CachePadded<AtomicBool>,
+    block: CachePadded<AtomicU64>,
+    inside: CachePadded<AtomicUsize>,
+    remaining: CachePadded<AtomicU32>,
+    shutdown: AtomicBool,
+    job: UnsafeCell<Job>,
+    spin: Duration,
+    threads: usize,
+}
+
+// SAFETY: `job` is written only by the thread in run_block while the block is
+// closed and no helper is inside (see the protocol in the module docs), and
+// read only by helpers that are inside an open block; the raw pointers in it
+// point at a Plan (Sync) and a W: Work (Sync) that outlive the block.
+unsafe impl Sync for Shared {}
+// SAFETY: as above; the pointers are only dereferenced under that protocol.
+unsafe impl Send for Shared {}
+
+/// Aborts if dropped during unwinding: a DSP thread that dies mid-block
+/// would leave the others waiting forever, or reading freed memory.
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("magnetar-dsp: a work item panicked on a DSP thread; aborting");
+            std::process::abort();
+        }
+    }
+}
+
+/// The DSP thread pool. [`run_block`](Self::run_block) takes `&mut self`, so
+/// one block runs at a time.
+pub struct Executor {
+    shared: Arc<Shared>,
+    wake: Vec<Signaller>,
+    helpers: Vec<std::thread::JoinHandle<()>>,
+    setups: Vec<HelperSetup>,
+    config: ExecutorConfig,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor").field("threads", &self.threads()).field("helpers", &self.setups).finish()
+    }
+}
+
+impl Executor {
+    /// Starts `config.threads - 1` helper threads.
+    pub fn new(config: ExecutorConfig) -> Result<Self, ExecutorError> {
+        if config.threads == 0 {
+            return Err(ExecutorError::NoThreads);
+        }
+        let shared = Arc::new(Shared {
+            open: CachePadded::new(AtomicBool::new(false)),
+            block: CachePadded::new(AtomicU64::new(0)),
+            inside: CachePadded::new(AtomicUsize::new(0)),
+            remaining: CachePadded::new(AtomicU32::new(0)),
+            shutdown: AtomicBool::new(false),
+            job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing }),
+            spin: config.spin,
+            threads: config.threads,
+        });
+        let mut executor = Self { shared, wake: Vec::new(), helpers: Vec::new(), setups: Vec::new(), config: config.clone() };
+        let cpus = online_cpus();
+        if config.fifo_priority.is_some() && config.threads > cpus {
+            return Err(ExecutorError::TooManyThreads { threads: config.threads, cpus });
+        }
+        let (report, reports) = std::sync::mpsc::channel();
+        for worker in 1..config.threads {
+            let (signal, waiter) = event::binary_event();
+            let shared = Arc::clone(&executor.shared);
+            let report = report.clone();
+            let cpu = config.pin.then_some((config.first_cpu + worker) % cpus);
+            let fifo = config.fifo_priority;
+            let handle = std::thread::Builder::new().name(format!("mg-dsp-{worker}")).spawn(move || {
+                let setup = setup_helper(cpu, fifo);
+                let _ = report.send(setup);
+                helper_main(&shared, waiter, worker);
+            })?;
+            executor.wake.push(signal);
+            executor.helpers.push(handle);
+        }
+        drop(report);
+        executor.setups = reports.iter().take(config.threads - 1).collect();
+        Ok(executor)
+    }
+
+    /// Gives the calling thread (the one that will call
+    /// [`run_block`](Self::run_block)) the setup its helpers got: pinned to
+    /// `first_cpu`, SCHED_FIFO at the helpers' priority. Without this a
+    /// SCHED_FIFO helper spinning on the caller's CPU would starve it.
+    pub fn prepare_caller(&self) -> HelperSetup {
+        setup_helper(self.config.pin.then_some(self.config.first_cpu % online_cpus()), self.config.fifo_priority)
+    }
+
+    /// Threads that run a block, the caller included.
+    pub fn threads(&self) -> usize {
+        self.helpers.len() + 1
+    }
+
+    /// What each helper got of pinning and SCHED_FIFO.
+    pub fn helper_setups(&self) -> &[HelperSetup] {
+        &self.setups
+    }
+
+    /// Wakes sleeping helpers so that they spin, ready for the next block.
+    /// Costs one atomic swap per helper, plus a futex wake for each helper
+    /// that is asleep. [`run_block`](Self::run_block) does this itself; a
+    /// driver may call it ahead of the period to hide the wake-up latency.
+    pub fn wake_helpers(&self) {
+        for signal in &self.wake {
+            signal.signal();
+        }
+    }
+
+    /// Runs every item of `plan` once, in an order that respects the plan's
+    /// dependencies, on all threads; returns when all items ran.
+    ///
+    /// Does not allocate. The plan must not be run by two executors at once
+    /// (its activation counts live in it); `&Plan` keeps it from being
+    /// recompiled meanwhile.
+    pub fn run_block<W: Work>(&mut self, plan: &Plan, work: &W) {
+        if plan.is_empty() {
+            return;
+        }
+        let sh = &*self.shared;
+        let helpers = !self.wake.is_empty();
+        if helpers {
+            // First, so that the wake-up overlaps with the resets below.
+            self.wake_helpers();
+        }
+        plan.reset_block();
+        sh.remaining.store(plan.sinks(), Ordering::Relaxed);
+        let guard = AbortOnUnwind;
+        if helpers {
+            // SAFETY: the block is closed and run_block (on &mut self) waited
+            // for `inside` to reach 0 at the end of the previous block, so no
+            // helper reads `job` now; those that check in later see `open`
+            // set below (SeqCst, after this write) before reading it.
+            unsafe {
+                *sh.job.get() = Job {
+                    plan,
+                    work: (work as *const W).cast(),
+                    run: run_erased::<W>,
+                };
+            }
+            sh.block.fetch_add(1, Ordering::Relaxed);
+            sh.open.store(true, Ordering::SeqCst);
+        }
+        work_loop(plan, self.helpers.len() + 1, 0, &sh.remaining, |item, worker| work.run(item, worker));
+        if helpers {
+            sh.open.store(false, Ordering::SeqCst);
+            let mut spins = 0;
+            while sh.inside.load(Ordering::SeqCst) != 0 {
+                backoff(&mut spins);
+            }
+        }
+        std::mem::forget(guard);
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        self.wake_helpers();
+        for handle in self.helpers.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// CPUs online in the system; unlike `available_parallelism`, not narrowed
+/// by the calling thread's own pinning.
+fn online_cpus() -> usize {
+    // SAFETY: a query without pointers; returns -1 on failure.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or_else(thread::available_cpus)
+}
+
+/// Spins one round; after many rounds yields the CPU, so that a thread of
+/// the same real-time priority sharing this CPU (a misconfiguration) can
+/// still make progress instead of being starved forever.
+#[inline]
+fn backoff(spins: &mut u32) {
+    *spins = spins.wrapping_add(1);
+    if *spins % 8192 == 0 {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
+fn setup_helper(cpu: Option<usize>, fifo: Option<i32>) -> HelperSetup {
+    let mut setup = HelperSetup { cpu: None, fifo: false, warnings: Vec::new() };
+    if let Some(cpu) = cpu {
+        match thread::pin_to_cpu(cpu) {
+            Ok(()) => setup.cpu = Some(cpu),
+            Err(e) => setup.warnings.push(e.to_string()),
+        }
+    }
+    if let Some(priority) = fifo {
+        match thread::set_fifo_priority(priority) {
+            Ok(()) => setup.fifo = true,
+            Err(e) => setup.warnings.push(e.to_string()),
+        }
+    }
+    setup
+}
+
+/// Runs ready items until the block's sinks have all run.
+#[inline]
+fn work_loop(plan: &Plan, threads: usize, worker: usize, remaining: &AtomicU32, run: impl Fn(ItemId, usize)) {
+    let mut spins = 0;
+    // Sinks this thread ran and has not yet subtracted from `remaining`:
+    // flushed only when it runs out of work, so the shared counter sees one
+    // decrement per idle moment instead of one per sink.
+    let mut sinks_done = 0u32;
+    let mut chunk = 0..0;
+    loop {
+        let next = plan.ready.pop().or_else(|| {
+            if chunk.is_empty() {
+                chunk = plan.claim_initial(threads)?;
+            }
+            chunk.next().map(|i| plan.initially_ready()[i])
+        });
+        let Some(mut q) = next else {
+            if sinks_done > 0 {
+                // AcqRel: the last flush carries every item's effects
+                // (through the chain of count decrements) to the threads
+                // that see zero.
+                let before = remaining.fetch_sub(sinks_done, Ordering::AcqRel);
+                sinks_done = 0;
+                if before == 0 {
+                    unreachable!("more sinks ran than the plan has");
+                }
+            }
+            if remaining.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            backoff(&mut spins);
+            continue;
+        };
+        loop {
+            for &item in plan.run(q) {
+                run(item, worker);
+            }
+            let successors = plan.successors(q);
+            if successors.is_empty() {
+                sinks_done += 1;
+                break;
+            }
+            let mut next = None;
+            for &s in successors {
+                if plan.counts[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    if next.is_none() {
+                        next = Some(s);
+                    } else {
+                        plan.ready.push(s);
+                    }
+                }
+            }
+            match next {
+                Some(n) => q = n,
+                None => break,
+            }
+        }
+    }
+}
+
+fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
+    let mut served = 0u64;
+    loop {
+        waiter.wait();
+        let mut since = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if sh.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            if sh.open.load(Ordering::Acquire) && sh.block.load(Ordering::Relaxed) != served {
+                if let Some(block) = join_block(sh, worker, served) {
+                    served = block;
+                    since = Instant::now();
+                }
+            }
+            spins = spins.wrapping_add(1);
+            if spins % 64 == 0 {
+                // A new signal (the next block, or an early wake) restarts the budget.
+                if waiter.try_wait() {
+                    since = Instant::now();
+                } else if since.elapsed() >= sh.spin {
+                    break;
+                }
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Checks in to the open block and works in it; returns its number, or
+/// `None` if it closed first or was already served.
+fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<u64> {
+    sh.inside.fetch_add(1, Ordering::SeqCst);
+    let mut joined = None;
+    if sh.open.load(Ordering::SeqCst) {
+        let block = sh.block.load(Ordering::Relaxed);
+        if block != served {
+            // SAFETY: we are inside an open block, so the caller of run_block
+            // wrote `job` before opening (SeqCst store seen by our SeqCst
+            // load) and will not return, nor write `job`, before we leave.
+            let job = unsafe { &*sh.job.get() };
+            // SAFETY: `job.plan` comes from the `&Plan` of the running block.
+            let plan = unsafe { &*job.plan };
+            let guard = AbortOnUnwind;
+            work_loop(plan, sh.threads, worker, &sh.remaining, |item, w| {
+                // SAFETY: `job.work` and `job.run` were made together from
+                // the block's `&W`, alive until the block ends.
+                unsafe { (job.run)(job.work, item, w) }
+            });
+            std::mem::forget(guard);
+            joined = Some(block);
+        }
+    }
+    // Release: everything this helper did in the block happens before the
+    // caller's SeqCst load that sees `inside` back at zero.
+    sh.inside.fetch_sub(1, Ordering::Release);
+    joined
+}

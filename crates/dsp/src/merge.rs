@@ -1,0 +1,282 @@
+//! Deterministic summation for parallel groups: each child of a parallel
+//! group writes its bus contributions into a private slot, and the slots are
+//! replayed in child order afterwards, so that the shared buses receive the
+//! same additions, in the same order, as if the group ran sequentially.
+//! Parallel output then equals sequential output bit for bit.
+//!
+//! # Why replay, and not private sums
+//!
+//! Float addition is not associative: `(bus + a1) + a2` differs from
+//! `bus + (a1 + a2)` in the last bit. A slot therefore keeps every
+//! contribution separately (target and samples, in the order written) and
+//! [`MergeBuffers::replay`] performs exactly the additions the sequential
+//! schedule would have performed.
+//!
+//! # How the engine uses it
+//!
+//! * The engine gives every parallel group a range of slots, one per child
+//!   in child order, and adds a *merge item* after the group in the tree it
+//!   hands to the compiler: `Seq[Par[a, b, c], Item(merge)]`. The merge item
+//!   runs after every child and before anything that follows the group (it
+//!   also serves as the group's barrier).
+//! * While a synth under child `k` runs, its `Out`/`OffsetOut` (and any
+//!   write that accumulates into a shared bus) calls
+//!   [`SlotWriter::add`] on slot `k` instead of adding to the bus; `In` of a
+//!   bus adds [`SlotWriter::add_pending`] on top of the bus so that a child
+//!   reads its own earlier writes. `ReplaceOut` is not an accumulation and
+//!   must stay outside parallel groups for exact results.
+//! * The merge item calls [`MergeBuffers::replay`] over the group's slots
+//!   with a closure that adds the samples to the bus (and marks it touched).
+//!   For a parallel group nested inside a child of another one, the merge
+//!   item instead calls [`MergeBuffers::forward`] into the enclosing slot, so
+//!   the outer replay keeps the sequential order across both levels.
+//! * Exactness holds when no child reads a bus that a sibling writes; such a
+//!   read is unordered in a parallel group anyway.
+//!
+//! ```
+//! use magnetar_dsp::merge::MergeBuffers;
+//!
+//! let merge = MergeBuffers::new(2, 4, 16);
+//! // Children run in any order, each into its own slot.
+//! merge.writer(1).unwrap().add(0, &[0.25; 4]).unwrap();
+//! merge.writer(0).unwrap().add(0, &[0.5; 4]).unwrap();
+//! let mut bus = [1.0f32; 4];
+//! merge.replay(0..2, |target, samples| {
+//!     assert_eq!(target, 0);
+//!     for (b, s) in bus.iter_mut().zip(samples) {
+//!         *b += s;
+//!     }
+//! }).unwrap();
+//! assert_eq!(bus, [(1.0f32 + 0.5) + 0.25; 4]);
+//! ```
+
+use std::cell::UnsafeCell;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Why a slot operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// The slot index is outside the buffers.
+    #[error("merge slot {0} does not exist")]
+    NoSuchSlot(usize),
+    /// Another thread holds the slot (two items were given the same slot).
+    #[error("merge slot {0} is already in use")]
+    SlotBusy(usize),
+    /// The slot's contribution list or sample storage is full.
+    #[error("merge slot {0} is full")]
+    SlotFull(usize),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Contribution {
+    target: u32,
+    start: u32,
+    len: u32,
+}
+
+#[derive(Debug)]
+struct Log {
+    entries: Vec<Contribution>,
+    samples: Vec<f32>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    busy: AtomicBool,
+    log: UnsafeCell<Log>,
+}
+
+/// Per-child contribution logs with fixed capacity, allocated up front.
+#[derive(Debug)]
+pub struct MergeBuffers {
+    slots: Box<[Slot]>,
+    max_entries: usize,
+    max_samples: usize,
+}
+
+// SAFETY: a slot's log is only reached through a `SlotWriter` (or replay /
+// forward, which claim the slot the same way), and claiming is an atomic
+// swap of `busy`, so at most one thread accesses a log at a time.
+unsafe impl Sync for MergeBuffers {}
+
+impl MergeBuffers {
+    /// `slots` slots, each holding up to `max_entries` contributions and
+    /// `max_samples` samples in total.
+    pub fn new(slots: usize, max_entries: usize, max_samples: usize) -> Self {
+        let slots = (0..slots)
+            .map(|_| Slot {
+                busy: AtomicBool::new(false),
+                log: UnsafeCell::new(Log {
+                    entries: Vec::with_capacity(max_entries),
+                    samples: Vec::with_capacity(max_samples),
+                }),
+            })
+            .collect();
+        Self { slots, max_entries, max_samples }
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no slots.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Claims slot `slot` for writing until the writer is dropped.
+    pub fn writer(&self, slot: usize) -> Result<SlotWriter<'_>, MergeError> {
+        let s = self.slots.get(slot).ok_or(MergeError::NoSuchSlot(slot))?;
+        // Acquire: see the previous holder's writes (and a replay's clear).
+        if s.busy.swap(true, Ordering::Acquire) {
+            return Err(MergeError::SlotBusy(slot));
+        }
+        Ok(SlotWriter { buffers: self, slot })
+    }
+
+    /// Hands every contribution of `slots`, slot by slot in index order and
+    /// in write order within a slot, to `sink(target, samples)`, then empties
+    /// those slots.
+    pub fn replay(&self, slots: Range<usize>, mut sink: impl FnMut(u32, &[f32])) -> Result<(), MergeError> {
+        for slot in slots {
+            let mut w = self.writer(slot)?;
+            let log = w.log();
+            for c in &log.entries {
+                sink(c.target, &log.samples[c.start as usize..(c.start + c.len) as usize]);
+            }
+            log.entries.clear();
+            log.samples.clear();
+        }
+        Ok(())
+    }
+
+    /// Appends the contributions of `slots` (in order) to slot `into`, then
+    /// empties them: the merge of a parallel group nested in a child of an
+    /// outer one.
+    pub fn forward(&self, slots: Range<usize>, into: usize) -> Result<(), MergeError> {
+        let mut dest = self.writer(into)?;
+        let mut result = Ok(());
+        self.replay(slots, |target, samples| {
+            if result.is_ok() {
+                result = dest.add(target, samples);
+            }
+        })?;
+        result
+    }
+}
+
+/// Exclusive access to one slot; releases it when dropped.
+#[derive(Debug)]
+pub struct SlotWriter<'a> {
+    buffers: &'a MergeBuffers,
+    slot: usize,
+}
+
+impl SlotWriter<'_> {
+    fn log(&mut self) -> &mut Log {
+        // SAFETY: this writer claimed the slot (busy swapped false -> true),
+        // so no other reference to the log exists until it is dropped.
+        unsafe { &mut *self.buffers.slots[self.slot].log.get() }
+    }
+
+    /// Records that `samples` are to be added to bus `target`.
+    pub fn add(&mut self, target: u32, samples: &[f32]) -> Result<(), MergeError> {
+        let (max_entries, max_samples, slot) = (self.buffers.max_entries, self.buffers.max_samples, self.slot);
+        let log = self.log();
+        if log.entries.len() >= max_entries || log.samples.len() + samples.len() > max_samples {
+            return Err(MergeError::SlotFull(slot));
+        }
+        let start = log.samples.len() as u32;
+        log.samples.extend_from_slice(samples);
+        log.entries.push(Contribution { target, start, len: samples.len() as u32 });
+        Ok(())
+    }
+
+    /// Adds this slot's pending contributions to `target` onto `out`, in
+    /// write order, as the bus would hold them in a sequential run.
+    pub fn add_pending(&mut self, target: u32, out: &mut [f32]) {
+        let log = self.log();
+        for c in log.entries.iter().filter(|c| c.target == target) {
+            let samples = &log.samples[c.start as usize..(c.start + c.len) as usize];
+            for (o, s) in out.iter_mut().zip(samples) {
+                *o += s;
+            }
+        }
+    }
+}
+
+impl Drop for SlotWriter<'_> {
+    fn drop(&mut self) {
+        // Release: the next holder sees what we wrote.
+        self.buffers.slots[self.slot].busy.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_adds_contributions_in_slot_order_whatever_order_they_were_written() {
+        let merge = MergeBuffers::new(3, 4, 64);
+        let values = [1.0e8f32, 1.0, -1.0e8];
+        for slot in [2, 0, 1] {
+            merge.writer(slot).unwrap().add(7, &[values[slot]]).unwrap();
+        }
+        let mut bus = 0.0f32;
+        merge.replay(0..3, |t, s| {
+            assert_eq!(t, 7);
+            bus += s[0];
+        })
+        .unwrap();
+        let sequential = ((0.0f32 + 1.0e8) + 1.0) + -1.0e8;
+        assert_eq!(bus.to_bits(), sequential.to_bits());
+    }
+
+    #[test]
+    fn a_slot_cannot_be_claimed_twice_at_once() {
+        let merge = MergeBuffers::new(1, 1, 1);
+        let w = merge.writer(0).unwrap();
+        assert_eq!(merge.writer(0).unwrap_err(), MergeError::SlotBusy(0));
+        drop(w);
+        assert!(merge.writer(0).is_ok());
+        assert_eq!(merge.writer(5).unwrap_err(), MergeError::NoSuchSlot(5));
+    }
+
+    #[test]
+    fn a_full_slot_refuses_more_instead_of_growing() {
+        let merge = MergeBuffers::new(1, 2, 4);
+        let mut w = merge.writer(0).unwrap();
+        w.add(0, &[1.0; 3]).unwrap();
+        assert_eq!(w.add(0, &[1.0; 2]), Err(MergeError::SlotFull(0)));
+        w.add(1, &[1.0]).unwrap();
+        assert_eq!(w.add(2, &[]), Err(MergeError::SlotFull(0)));
+    }
+
+    #[test]
+    fn a_child_reads_its_own_pending_writes() {
+        let merge = MergeBuffers::new(1, 4, 8);
+        let mut w = merge.writer(0).unwrap();
+        w.add(3, &[0.5, 0.5]).unwrap();
+        w.add(4, &[9.0, 9.0]).unwrap();
+        w.add(3, &[0.25, 0.25]).unwrap();
+        let mut bus = [1.0f32, 2.0];
+        w.add_pending(3, &mut bus);
+        assert_eq!(bus, [1.75, 2.75]);
+    }
+
+    #[test]
+    fn forward_keeps_the_sequential_order_across_nested_groups() {
+        // Outer child 0 = Seq[x, Par[y, z]]: slot 0; inner slots 1, 2.
+        let merge = MergeBuffers::new(3, 8, 8);
+        merge.writer(2).unwrap().add(0, &[3.0]).unwrap();
+        merge.writer(0).unwrap().add(0, &[1.0]).unwrap();
+        merge.writer(1).unwrap().add(0, &[2.0]).unwrap();
+        merge.forward(1..3, 0).unwrap();
+        let mut order = Vec::new();
+        merge.replay(0..1, |_, s| order.push(s[0])).unwrap();
+        assert_eq!(order, [1.0, 2.0, 3.0]);
+    }
+}

@@ -360,8 +360,13 @@ impl Engine {
 
     /// Computes one block: runs the tree from the root.
     pub fn run_block(&mut self) {
+        let started = self.world.gc.is_some().then(std::time::Instant::now);
         if self.tree.node(ROOT).state == CalcState::Run {
             self.calc_group(ROOT);
+        }
+        // Between this block and the next: the collector's snapshot (paper 000, ch. 10).
+        if let Some(t) = started {
+            magnetar_ugens::gc_units::between_blocks(&mut self.world, t);
         }
     }
 
@@ -406,7 +411,9 @@ impl Engine {
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
                 synth.calc(world, &mut self.scratch);
-                self.after_synth(idx);
+                if synth.has_requests() {
+                    self.after_synth(idx);
+                }
             }
         }
     }

@@ -41,6 +41,8 @@ pub struct Step {
     /// its done flag is the one the step sets.
     pub unit: u32,
     pub lanes: usize,
+    /// Whether the step runs at audio rate (a block per call) or not (one value).
+    pub audio: bool,
     pub inputs: Vec<WireRef>,
     pub outputs: Vec<WireRef>,
 }
@@ -121,6 +123,7 @@ impl GraphDef {
                     ctor,
                     unit: last as u32,
                     lanes: members.len(),
+                    audio: units[last].rate == Rate::Audio,
                     inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
                     outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),
                 }

@@ -84,8 +84,7 @@ impl Synth {
         let base = self.wires.as_mut_ptr();
         for &si in &def.calc_steps {
             let step = &def.steps[si as usize];
-            let audio = def.units[step.unit as usize].rate == Rate::Audio;
-            let (rate, n) = if audio { (&full, bs) } else { (&block, 1) };
+            let (rate, n) = if step.audio { (&full, bs) } else { (&block, 1) };
             // SAFETY: as in `construct`.
             let mut io = unsafe { Wires::new(base, scratch, &step.inputs, &step.outputs, bs, n) };
             let mut cx =
@@ -126,6 +125,12 @@ impl Synth {
         if index < self.ctx.control_map.len() {
             self.ctx.control_map[index] = map;
         }
+    }
+
+    /// Whether units asked for done actions or node frees this block.
+    #[inline]
+    pub fn has_requests(&self) -> bool {
+        !self.ctx.done_actions.is_empty() || !self.ctx.free_requests.is_empty()
     }
 
     pub fn num_units(&self) -> usize {

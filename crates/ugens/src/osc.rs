@@ -625,6 +625,47 @@ impl FSinOscBatch {
     }
 }
 
+impl FSinOscBatch {
+    /// Lanes `base..base + W` for `n` samples (lanes past the last one are
+    /// padding: computed, never written out).
+    #[inline(always)]
+    fn run_chunk<const W: usize>(&mut self, io: &mut Wires<'_>, base: usize, n: usize) {
+        let live = (self.lanes - base).min(W);
+        let mut b1 = [0.0f64; W];
+        let mut y1 = [0.0f64; W];
+        let mut y2 = [0.0f64; W];
+        b1.copy_from_slice(&self.b1[base..base + W]);
+        y1.copy_from_slice(&self.y1[base..base + W]);
+        y2.copy_from_slice(&self.y2[base..base + W]);
+        let mut outs = [std::ptr::null_mut::<f32>(); W];
+        for (j, o) in outs.iter_mut().enumerate().take(live) {
+            *o = io.out_ptr(base + j);
+        }
+        for s in 0..n {
+            let mut y0 = [0.0f64; W];
+            for j in 0..W {
+                y0[j] = b1[j] * y1[j] - y2[j];
+                y2[j] = y1[j];
+                y1[j] = y0[j];
+            }
+            if live == W {
+                for j in 0..W {
+                    // SAFETY: `out_ptr` points at `n` samples of lane j's own
+                    // output, which no other lane or input shares.
+                    unsafe { *outs[j].add(s) = y0[j] as f32 };
+                }
+            } else {
+                for j in 0..live {
+                    // SAFETY: as above.
+                    unsafe { *outs[j].add(s) = y0[j] as f32 };
+                }
+            }
+        }
+        self.y1[base..base + W].copy_from_slice(&y1);
+        self.y2[base..base + W].copy_from_slice(&y2);
+    }
+}
+
 impl Unit for FSinOscBatch {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         if !self.fixed {
@@ -637,33 +678,17 @@ impl Unit for FSinOscBatch {
             }
         }
         let n = io.n();
-        for base in (0..self.lanes).step_by(FSIN_CHUNK) {
-            let live = (self.lanes - base).min(FSIN_CHUNK);
-            let mut b1 = [0.0f64; FSIN_CHUNK];
-            let mut y1 = [0.0f64; FSIN_CHUNK];
-            let mut y2 = [0.0f64; FSIN_CHUNK];
-            b1.copy_from_slice(&self.b1[base..base + FSIN_CHUNK]);
-            y1.copy_from_slice(&self.y1[base..base + FSIN_CHUNK]);
-            y2.copy_from_slice(&self.y2[base..base + FSIN_CHUNK]);
-            let mut outs = [std::ptr::null_mut::<f32>(); FSIN_CHUNK];
-            for (j, o) in outs.iter_mut().enumerate().take(live) {
-                *o = io.out_ptr(base + j);
+        let mut base = 0;
+        while base < self.lanes {
+            // Eight lanes at a time, or four when no more than four are left,
+            // so that small batches do not compute padding.
+            if self.lanes - base > 4 {
+                self.run_chunk::<8>(io, base, n);
+                base += 8;
+            } else {
+                self.run_chunk::<4>(io, base, n);
+                base += 4;
             }
-            for s in 0..n {
-                let mut y0 = [0.0f64; FSIN_CHUNK];
-                for j in 0..FSIN_CHUNK {
-                    y0[j] = b1[j] * y1[j] - y2[j];
-                    y2[j] = y1[j];
-                    y1[j] = y0[j];
-                }
-                for j in 0..live {
-                    // SAFETY: `out_ptr` points at `n` samples of lane j's own
-                    // output, which no other lane or input shares.
-                    unsafe { *outs[j].add(s) = y0[j] as f32 };
-                }
-            }
-            self.y1[base..base + FSIN_CHUNK].copy_from_slice(&y1);
-            self.y2[base..base + FSIN_CHUNK].copy_from_slice(&y2);
         }
     }
 }

@@ -248,7 +248,7 @@ def main() -> int:
         for name, r in search.items():
             probes = ", ".join(f"{n}: {'ok' if ok else 'xrun'}" for n, ok, _ in r["probes"])
             failed = "—" if r["failed"] is None else str(r["failed"])
-            passed = str(r["passed"]) if any(ok for _, ok, _ in r["probes"]) else "none (xruns when idle)"
+            passed = str(r["passed"]) if any(ok for _, ok, _ in r["probes"]) else "none"
             cap.append(f"| {name} | {passed} | {failed} | {probes} |")
     out = "\n".join(table + cap)
     print(out)

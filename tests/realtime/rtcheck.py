@@ -262,3 +262,41 @@ def quit_server(server: ServerProcess, client: OscClient | None = None) -> None:
             if own:
                 c.close()
     server.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# Interference from outside the test
+# ---------------------------------------------------------------------------------------------
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def foreign_rt_cpu_seconds(own_pids: set[int]) -> float:
+    """CPU time used so far by SCHED_FIFO/SCHED_RR threads of processes not in own_pids.
+
+    On a shared machine other people's real-time threads (their audio servers, their jackd)
+    outrank or share our audio thread's cores; an xrun while they ran is not ours."""
+    total = 0
+    for pid_dir in Path("/proc").iterdir():
+        if not pid_dir.name.isdigit() or int(pid_dir.name) in own_pids:
+            continue
+        try:
+            tasks = list((pid_dir / "task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            # Fields 14, 15 (utime, stime) and 41 (policy), counted from 1 with pid and comm first.
+            if int(fields[41 - 3]) in (1, 2):
+                total += int(fields[14 - 3]) + int(fields[15 - 3])
+    return total / CLK_TCK
+
+
+def steal_seconds() -> float:
+    """Time the hypervisor gave our virtual CPUs to someone else, summed over CPUs."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    return int(fields[8]) / CLK_TCK

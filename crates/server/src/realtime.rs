@@ -837,6 +837,25 @@ fn describe(p: &OscPacket) -> String {
     }
 }
 
+/// Set by SIGINT/SIGTERM: the server then shuts down as on `/quit`, so the
+/// audio driver (a JACK client, say) is closed properly.
+static STOP_SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_sig: libc::c_int) {
+    // Only an atomic store: all a signal handler may safely do.
+    STOP_SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+fn install_stop_signals() {
+    let handler: extern "C" fn(libc::c_int) = on_stop_signal;
+    // SAFETY: the handler only performs an atomic store, which is
+    // async-signal-safe; installing it has no other preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    }
+}
+
 /// Boots the real-time server and runs until `/quit`. Returns the exit code.
 pub fn run(cli: &Cli) -> i32 {
     let mut engine_opts = cli.engine.clone();
@@ -994,10 +1013,11 @@ pub fn run(cli: &Cli) -> i32 {
         verbosity: cli.verbosity,
         pending_defs: Vec::new(),
     };
+    install_stop_signals();
     let stats = running.stats();
     let mut reported_xruns = 0;
     let mut next_xrun_check = std::time::Instant::now();
-    while control.quit.is_none() {
+    while control.quit.is_none() && !STOP_SIGNALLED.load(Ordering::SeqCst) {
         match control_rx.recv_timeout(std::time::Duration::from_millis(250)) {
             Ok(ControlMsg::Net(inc)) => control.handle_net(inc),
             Ok(ControlMsg::Audio(m)) => control.handle_audio(m),

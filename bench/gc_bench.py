@@ -58,18 +58,24 @@ def main():
     ap.add_argument("--curve-secs", type=float, default=0.25)
     ap.add_argument("--target", default=os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")))
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--from-log", help="rebuild the section from the printed output of an earlier run")
     a = ap.parse_args()
 
     boehm = os.path.exists("/usr/include/gc/gc.h")
-    exe = build(a.target, boehm)
     collectors = ["concurrent", "stw"] + (["boehm"] if boehm else [])
-    common = ["--block", str(a.block), "--seconds", str(a.seconds), "--fifo", str(a.fifo)]
-    results = []
-    for kb in a.live_kb.split(","):
-        for c in collectors:
-            results.append((kb, c, summary(run(exe, common + ["--collector", c, "--live-kb", kb]))))
-    idle = curve(run(exe, ["--seconds", "0.2", "--curve", "--curve-secs", str(a.curve_secs)]))
-    loaded = curve(run(exe, ["--seconds", "0.2", "--curve", "--curve-secs", str(a.curve_secs), "--load"]))
+    sizes = a.live_kb.split(",")
+    if a.from_log:
+        chunks = open(a.from_log).read().split("p(M) best memcpy bandwidth")[1:]
+        outs = iter(chunks)
+    else:
+        exe = build(a.target, boehm)
+        common = ["--block", str(a.block), "--seconds", str(a.seconds), "--fifo", str(a.fifo)]
+        curve_args = ["--seconds", "0.2", "--curve", "--curve-secs", str(a.curve_secs)]
+        jobs = [common + ["--collector", c, "--live-kb", kb] for kb in sizes for c in collectors]
+        jobs += [curve_args, curve_args + ["--load"]]
+        outs = (run(exe, j) for j in jobs)
+    results = [(kb, c, summary(next(outs))) for kb in sizes for c in collectors]
+    idle, loaded = curve(next(outs)), curve(next(outs))
 
     names = {"concurrent": "first collector (concurrent)", "stw": "same, stop-the-world", "boehm": "Boehm GC 8.2 (libgc)"}
     cmd = (f"python3 bench/gc_bench.py --seconds {a.seconds:g} --block {a.block} --fifo {a.fifo} "
@@ -93,6 +99,14 @@ def main():
         full = f"{s['full_snap_max_ms']} ({s['full_snap_count']})" if c == "concurrent" else "n/a"
         L.append(f"| {kb} kB | {names[c]} | {s['blk_min_ms']} / {s['blk_mean_ms']} / {s['blk_p99_ms']} / {s['blk_max_ms']} "
                  f"| {nf} | {s['gc_audio_pct']} % / {s['gc_other_pct']} % | {full} | {s['overruns']} / {s['late']} / {s['blocks']} |")
+    for kb in sizes:
+        by = {c: s for k, c, s in results if k == kb}
+        ours = by["concurrent"]
+        nf, full = float(ours["nf_max_ms"]), float(ours["blk_max_ms"])
+        for c in collectors[1:]:
+            other = float(by[c]["blk_max_ms"])
+            L.append(f"- {kb} kB: worst blocking of {names[c]} / first collector = {other / nf:.1f}x "
+                     f"without the forced full snapshot, {other / full:.1f}x including it.")
     L += ["", "Snapshot bandwidth curve (memcpy of each size, repeated for "
           f"{a.curve_secs:g} s; MB = 10^6 B): best / median / worst copy time in ms; "
           "\"loaded\" runs a thread copying 20 MB buffers in a loop on the other core.", "",

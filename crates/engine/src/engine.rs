@@ -3,7 +3,7 @@
 use crate::graph_def::{DefError, GraphDef};
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, ROOT};
 use crate::synth::Synth;
-use magnetar_ugens::{Registry, World};
+use magnetar_ugens::{Lanes, Registry, World, MAX_LANES};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -131,6 +131,10 @@ pub struct Engine {
     pub log: Vec<String>,
     /// What the driver measured, for `/status`.
     pub driver_load: crate::queries::DriverLoad,
+    /// Audio wires of synths running side by side, one slice each.
+    lane_scratch: Vec<f32>,
+    /// Whether consecutive synths of one def may run side by side.
+    pub lockstep: bool,
     /// Audio wires of the synth being computed (shared: they only hold a
     /// value within one synth's block).
     scratch: Vec<f32>,
@@ -168,6 +172,8 @@ impl Engine {
             replies: Vec::new(),
             buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
             scratch: Vec::new(),
+            lane_scratch: Vec::new(),
+            lockstep: true,
             log: Vec::new(),
             removed_defs: Vec::new(),
             memory_probe: None,
@@ -187,6 +193,7 @@ impl Engine {
                     let name = g.name.clone();
                     if g.scratch_len > self.scratch.len() {
                         self.scratch.resize(g.scratch_len, 0.0);
+                        self.lane_scratch.resize(g.scratch_len * MAX_LANES, 0.0);
                     }
                     self.defs.insert(name.clone(), Arc::new(g));
                     results.push(Ok(name));
@@ -218,6 +225,16 @@ impl Engine {
     pub fn swap_scratch(&mut self, bigger: Vec<f32>) -> Vec<f32> {
         if bigger.len() >= self.scratch.len() {
             std::mem::replace(&mut self.scratch, bigger)
+        } else {
+            bigger
+        }
+    }
+
+    /// Swaps in a larger lane scratch (`MAX_LANES` times the scratch);
+    /// returns the old one.
+    pub fn swap_lane_scratch(&mut self, bigger: Vec<f32>) -> Vec<f32> {
+        if bigger.len() >= self.lane_scratch.len() {
+            std::mem::replace(&mut self.lane_scratch, bigger)
         } else {
             bigger
         }
@@ -373,9 +390,97 @@ impl Engine {
     fn calc_group(&mut self, group: NodeIdx) {
         let mut child = self.tree.group(group).and_then(|g| g.head);
         while let Some(c) = child {
+            if let Some(def) = self.lockstep_candidate(c) {
+                // Consecutive synths of one lockstep-safe def run side by side.
+                let mut run = [c; MAX_LANES];
+                let mut k = 1;
+                let mut last = c;
+                while k < MAX_LANES {
+                    match self.tree.node(last).next {
+                        Some(nx) if self.lockstep_candidate(nx) == Some(def) => {
+                            run[k] = nx;
+                            k += 1;
+                            last = nx;
+                        }
+                        _ => break,
+                    }
+                }
+                if k >= 2 {
+                    let next = self.tree.node(last).next;
+                    self.calc_lockstep(&run[..k]);
+                    child = next;
+                    continue;
+                }
+            }
             let next = self.tree.node(c).next;
             self.calc_node(c);
             child = next;
+        }
+    }
+
+    /// The def of a synth that may join a lockstep run: running, its def
+    /// lockstep-safe, and none of its controls mapped to a bus.
+    fn lockstep_candidate(&self, idx: NodeIdx) -> Option<*const GraphDef> {
+        if !self.lockstep || self.tree.node(idx).state != CalcState::Run {
+            return None;
+        }
+        let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };
+        if !s.def.lockstep || s.def.scratch_len * MAX_LANES > self.lane_scratch.len() {
+            return None;
+        }
+        if s.ctx.control_map.iter().any(|m| *m != magnetar_ugens::ControlMap::Own) {
+            return None;
+        }
+        Some(Arc::as_ptr(&s.def))
+    }
+
+    /// Runs synths of one def step by step: step 1 of each, then step 2, ...
+    /// Steps with a lane kernel compute all synths at once. Equivalent to
+    /// running them one after another for lockstep-safe defs (see
+    /// `graph_def::lockstep_safe`): their only shared effect, one bus write
+    /// per synth, still happens in synth order.
+    fn calc_lockstep(&mut self, run: &[NodeIdx]) {
+        let k = run.len();
+        let mut synths: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+        for (l, &idx) in run.iter().enumerate() {
+            let s = self.tree.synth_mut(idx).expect("lockstep candidates are synths");
+            synths[l] = s;
+        }
+        // SAFETY: the pointers are to distinct synths owned by the tree,
+        // which is not changed until the run is done.
+        let def = Arc::clone(unsafe { &(*synths[0]).def });
+        let sl = def.scratch_len;
+        let bs = self.world.block_size;
+        let full = self.world.full_rate;
+        let block = self.world.buf_rate;
+        let base = self.lane_scratch.as_mut_ptr();
+        for &si in &def.calc_steps {
+            let si = si as usize;
+            let step = &def.steps[si];
+            match step.lane {
+                Some(kernel) => {
+                    let mut lanes = Lanes::new();
+                    for (l, &sp) in synths.iter().enumerate().take(k) {
+                        // SAFETY: synth `l` uses its own slice of the lane
+                        // scratch (checked large enough in lockstep_candidate).
+                        let (unit, io) = unsafe { (*sp).lane_parts(si, bs, base.add(l * sl)) };
+                        lanes.push(unit, io);
+                    }
+                    kernel(&mut lanes, if step.audio { &full } else { &block });
+                }
+                None => {
+                    for (l, &sp) in synths.iter().enumerate().take(k) {
+                        // SAFETY: as above.
+                        unsafe { (*sp).calc_step(si, &mut self.world, base.add(l * sl)) };
+                    }
+                }
+            }
+        }
+        for (l, &idx) in run.iter().enumerate() {
+            // SAFETY: as above.
+            if unsafe { (*synths[l]).has_requests() } {
+                self.after_synth(idx);
+            }
         }
     }
 

@@ -43,6 +43,8 @@ pub struct Step {
     pub lanes: usize,
     /// Whether the step runs at audio rate (a block per call) or not (one value).
     pub audio: bool,
+    /// A kernel that runs this step for several synths of the def at once.
+    pub lane: Option<magnetar_ugens::LaneKernel>,
     pub inputs: Vec<WireRef>,
     pub outputs: Vec<WireRef>,
 }
@@ -66,6 +68,9 @@ pub struct GraphDef {
     pub local_len: usize,
     /// Samples of shared scratch the audio wires need.
     pub scratch_len: usize,
+    /// Whether synths of this def may run step by step side by side (see
+    /// `lockstep_safe`).
+    pub lockstep: bool,
     /// Real-time memory a synth of this def took when created and when its
     /// units were built, as last measured (0 until one was).
     pub new_bytes: std::sync::atomic::AtomicUsize,
@@ -124,11 +129,17 @@ impl GraphDef {
                     unit: last as u32,
                     lanes: members.len(),
                     audio: units[last].rate == Rate::Audio,
+                    lane: if members.len() == 1 && protos[last].pure {
+                        registry.lanes(&units[last].name)
+                    } else {
+                        None
+                    },
                     inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
                     outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),
                 }
             })
             .collect();
+        let lockstep = lockstep_safe(def, &protos) && steps.iter().any(|st| st.lane.is_some());
         let calc_steps = steps
             .iter()
             .enumerate()
@@ -154,6 +165,7 @@ impl GraphDef {
             calc_steps,
             local_len,
             scratch_len,
+            lockstep,
             new_bytes: Default::default(),
             construct_bytes: Default::default(),
         })
@@ -352,4 +364,43 @@ fn place_wires(
         })
         .collect();
     (units, local_len, scratch_bufs as usize * block_size)
+}
+
+/// Whether consecutive synths of this def may run step by step side by side
+/// (step 1 of every synth, then step 2, ...) instead of synth by synth, with
+/// the same result. True when, besides pure units, the def only reads its
+/// own controls, writes buses through at most one unit (so writes to a bus
+/// keep their synth order), and ends itself through envelopes whose done
+/// action touches no other node (0, 1 or 2; done actions run after the
+/// synths' block either way). Controls mapped to buses are checked per
+/// block by the engine.
+fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
+    let constant = |input: &sd::Input| match *input {
+        sd::Input::Constant(c) => def.constants.get(c as usize).copied(),
+        sd::Input::Unit { .. } => None,
+    };
+    let mut writers = 0;
+    for p in protos {
+        if p.pure {
+            continue;
+        }
+        let name = p.spec.name.as_str();
+        let self_only_done = |index: usize| {
+            p.spec.inputs.get(index).and_then(constant).is_some_and(|a| a == 0.0 || a == 1.0 || a == 2.0)
+        };
+        let ok = match name {
+            "Control" | "TrigControl" | "LagControl" | "AudioControl" => true,
+            "Out" | "ReplaceOut" | "XOut" | "OffsetOut" => {
+                writers += 1;
+                writers == 1
+            }
+            "EnvGen" | "Linen" => self_only_done(4),
+            "Line" | "XLine" => self_only_done(3),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
 }

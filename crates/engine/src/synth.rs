@@ -93,6 +93,39 @@ impl Synth {
         }
     }
 
+    /// Computes step `si` only (the engine may run several synths of one
+    /// def step by step side by side). `scratch` holds this synth's audio
+    /// wires for the whole block.
+    ///
+    /// # Safety
+    /// `scratch` must point at `def.scratch_len` samples that nothing else
+    /// uses during this synth's block.
+    pub unsafe fn calc_step(&mut self, si: usize, world: &mut World, scratch: *mut f32) {
+        let full = world.full_rate;
+        let block = world.buf_rate;
+        let bs = world.block_size;
+        let step = &self.def.steps[si];
+        let (rate, n) = if step.audio { (&full, bs) } else { (&block, 1) };
+        // SAFETY: as in `calc`, with the scratch the caller vouches for.
+        let mut io = unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, bs, n) };
+        let mut cx =
+            UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
+        self.units[si].next(&mut io, &mut cx);
+    }
+
+    /// The unit and wires of step `si`, for a lane kernel.
+    ///
+    /// # Safety
+    /// As for [`Self::calc_step`].
+    pub unsafe fn lane_parts(&mut self, si: usize, bs: usize, scratch: *mut f32) -> (&mut dyn Unit, Wires<'_>) {
+        let Synth { def, units, wires, .. } = self;
+        let step = &def.steps[si];
+        let n = if step.audio { bs } else { 1 };
+        // SAFETY: as in `calc`, with the scratch the caller vouches for.
+        let io = unsafe { Wires::new(wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, bs, n) };
+        (&mut *units[si], io)
+    }
+
     /// Lets units that owe the world something settle it before the
     /// synth is freed (only units that were built).
     pub fn run_dtors(&mut self, world: &mut World) {

@@ -5,12 +5,117 @@
 //! Reports per-block blocking time, GC CPU shares, full-snapshot time of the pointer heap,
 //! and (with `--curve`) the memcpy bandwidth curve for heap sizes 0.5-100 MB.
 //!
+//! `--collector` picks the memory manager the same workload runs on: `concurrent` (the
+//! first collector), `stw` (the same collector marking and sweeping inside `between_blocks`),
+//! or `boehm` (Boehm-Demers-Weiser GC from libgc, build with `--features boehm`).
+//!
 //! `cargo run --release -p magnetar-gc --example gc_bench -- [--seconds 10] [--heap-mb 4]
-//!  [--block 256] [--curve] [--curve-secs 0.25] [--load]`
+//!  [--block 256] [--collector concurrent|stw|boehm] [--live-kb 64] [--curve] [--curve-secs 0.25]
+//!  [--load] [--fifo PRIORITY]`
+//!
+//! `--fifo` runs the audio loop (only it: the collector threads keep the normal policy, as in
+//! the thesis) under SCHED_FIFO at that priority.
+//!
+//! `--live-kb` keeps that much long-lived state (the instruments' tables and score, as a
+//! chain of 64-byte objects) reachable for the whole run; the thesis's run used at most about
+//! 70 kB of its 4 MB pointer heap.
 
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use magnetar_gc::{measure_memcpy_bandwidth, Collector, GcConfig, SnapshotKind, WORD};
+use magnetar_gc::{measure_memcpy_bandwidth, Collector, CollectorMode, GcConfig, SnapshotKind, WORD};
+
+/// Boehm GC through its C API (Debian's libgc-dev).
+#[cfg(feature = "boehm")]
+mod boehm {
+    #[link(name = "gc")]
+    extern "C" {
+        pub fn GC_init();
+        pub fn GC_malloc(n: usize) -> *mut u8;
+        pub fn GC_malloc_atomic(n: usize) -> *mut u8;
+        pub fn GC_malloc_uncollectable(n: usize) -> *mut u8;
+        pub fn GC_get_gc_no() -> usize;
+        pub fn GC_get_heap_size() -> usize;
+    }
+}
+
+/// The memory manager under test, with one interface for the workload.
+enum Heap {
+    Ours(Collector),
+    /// Root slots (uncollectable, so Boehm scans them), time spent in allocation calls this
+    /// block (where Boehm collects), and the longest single call.
+    #[cfg_attr(not(feature = "boehm"), allow(dead_code))]
+    Boehm { roots: &'static mut [*mut u8], in_alloc: Duration, worst_call: Duration, allocs: u64 },
+}
+
+impl Heap {
+    fn alloc(&mut self, n: usize) -> Option<NonNull<u8>> {
+        self.alloc_in(n, false)
+    }
+
+    fn alloc_atomic(&mut self, n: usize) -> Option<NonNull<u8>> {
+        self.alloc_in(n, true)
+    }
+
+    fn alloc_in(&mut self, n: usize, atomic: bool) -> Option<NonNull<u8>> {
+        match self {
+            Heap::Ours(gc) if atomic => gc.alloc_atomic(n),
+            Heap::Ours(gc) => gc.alloc(n),
+            #[cfg(feature = "boehm")]
+            Heap::Boehm { in_alloc, worst_call, allocs, .. } => {
+                let t = Instant::now();
+                // SAFETY: plain C allocation calls after GC_init; the result is checked for null.
+                let p = unsafe { if atomic { boehm::GC_malloc_atomic(n) } else { boehm::GC_malloc(n) } };
+                let d = t.elapsed();
+                *in_alloc += d;
+                *worst_call = (*worst_call).max(d);
+                *allocs += 1;
+                NonNull::new(p)
+            }
+            #[cfg(not(feature = "boehm"))]
+            Heap::Boehm { .. } => None,
+        }
+    }
+
+    fn roots_mut(&mut self) -> &mut [*mut u8] {
+        match self {
+            Heap::Ours(gc) => gc.roots_mut(),
+            Heap::Boehm { roots, .. } => roots,
+        }
+    }
+
+    /// The between-blocks call: returns the block's GC blocking time and whether a full
+    /// (worst-case) snapshot was taken.
+    fn between_blocks(&mut self, budget: Duration) -> (Duration, bool) {
+        match self {
+            Heap::Ours(gc) => {
+                let r = gc.between_blocks(budget);
+                (r.blocked, r.snapshot == SnapshotKind::Full)
+            }
+            Heap::Boehm { in_alloc, .. } => (std::mem::take(in_alloc), false),
+        }
+    }
+}
+
+#[cfg(feature = "boehm")]
+fn boehm_heap() -> Heap {
+    // SAFETY: GC_init is called once, before any other GC call; the uncollectable block is
+    // scanned as a root and never freed, so the 'static slice stays valid.
+    let roots = unsafe {
+        boehm::GC_init();
+        let p = boehm::GC_malloc_uncollectable(8 * WORD) as *mut *mut u8;
+        assert!(!p.is_null(), "GC_malloc_uncollectable failed");
+        std::slice::from_raw_parts_mut(p, 8)
+    };
+    roots.fill(std::ptr::null_mut());
+    Heap::Boehm { roots, in_alloc: Duration::ZERO, worst_call: Duration::ZERO, allocs: 0 }
+}
+
+#[cfg(not(feature = "boehm"))]
+fn boehm_heap() -> Heap {
+    eprintln!("this build has no Boehm GC: rebuild with --features boehm (needs libgc-dev)");
+    std::process::exit(2);
+}
 
 const SR: f64 = 44_100.0;
 
@@ -78,10 +183,23 @@ struct Args {
     curve: bool,
     curve_secs: f64,
     load: bool,
+    collector: String,
+    live_kb: f64,
+    fifo: Option<i32>,
 }
 
 fn parse_args() -> Args {
-    let mut a = Args { seconds: 10.0, heap_mb: 4.0, block: 256, curve: false, curve_secs: 0.25, load: false };
+    let mut a = Args {
+        seconds: 10.0,
+        heap_mb: 4.0,
+        block: 256,
+        curve: false,
+        curve_secs: 0.25,
+        load: false,
+        collector: "concurrent".into(),
+        live_kb: 64.0,
+        fifo: None,
+    };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < argv.len() {
@@ -91,6 +209,9 @@ fn parse_args() -> Args {
             "--heap-mb" => a.heap_mb = val(i).unwrap_or(a.heap_mb),
             "--block" => a.block = val(i).map(|v| v as usize).unwrap_or(a.block),
             "--curve-secs" => a.curve_secs = val(i).unwrap_or(a.curve_secs),
+            "--fifo" => a.fifo = val(i).map(|v| v as i32),
+            "--live-kb" => a.live_kb = val(i).unwrap_or(a.live_kb),
+            "--collector" => a.collector = argv.get(i + 1).cloned().unwrap_or_default(),
             "--curve" => {
                 a.curve = true;
                 i += 1;
@@ -112,12 +233,12 @@ fn parse_args() -> Args {
 }
 
 /// Allocate a typed pointer-heap object (zero filled).
-fn new<T>(gc: &mut Collector) -> *mut T {
+fn new<T>(gc: &mut Heap) -> *mut T {
     gc.alloc(std::mem::size_of::<T>()).map_or(std::ptr::null_mut(), |p| p.as_ptr() as *mut T)
 }
 
 /// Start a voice of `kind` (0 synth note, 1 grain, 2 insect, 3 pluck) and push it on the list.
-fn spawn(gc: &mut Collector, rng: &mut Rng, kind: usize) {
+fn spawn(gc: &mut Heap, rng: &mut Rng, kind: usize) {
     let v: *mut Voice = new(gc);
     let osc: *mut Osc = new(gc);
     let env: *mut Env = new(gc);
@@ -180,7 +301,7 @@ fn spawn(gc: &mut Collector, rng: &mut Rng, kind: usize) {
     roots[0] = v as *mut u8;
 }
 
-fn new_frame(gc: &mut Collector, v: &mut Voice) -> *mut Frame {
+fn new_frame(gc: &mut Heap, v: &mut Voice) -> *mut Frame {
     let f: *mut Frame = new(gc);
     if !f.is_null() {
         // SAFETY: fresh zeroed Frame block owned by this thread.
@@ -194,7 +315,7 @@ fn new_frame(gc: &mut Collector, v: &mut Voice) -> *mut Frame {
 }
 
 /// Render one block of all voices; unlink finished ones (they become garbage).
-fn render(gc: &mut Collector, out: &mut [f32], reverb: *mut f32, reverb_len: usize, reverb_pos: &mut usize) {
+fn render(gc: &mut Heap, out: &mut [f32], reverb: *mut f32, reverb_len: usize, reverb_pos: &mut usize) {
     out.fill(0.0);
     let frames = out.len() / 2;
     // The list head lives in root slot 0; work on a local copy and store it back at the end.
@@ -264,7 +385,7 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     let args = parse_args();
     let heap = (args.heap_mb * 1024.0 * 1024.0) as usize / WORD * WORD;
-    let loader = args.load.then(|| {
+    let mut loader = args.load.then(|| {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let s = stop.clone();
         let h = std::thread::spawn(move || {
@@ -279,13 +400,35 @@ fn main() {
     });
     let pm = measure_memcpy_bandwidth(64 << 20, Duration::from_millis(300));
     println!("p(M) best memcpy bandwidth (64 MB): {:.3} MB/ms", pm.best / 1e9);
-    let mut gc = Collector::new(GcConfig {
-        pointer_heap_bytes: heap,
-        atomic_heap_bytes: 128 << 20,
-        snapshot_bandwidth: Some(pm.best),
-        ..GcConfig::default()
-    })
-    .expect("collector");
+    let mode = match args.collector.as_str() {
+        "concurrent" => Some(CollectorMode::Concurrent),
+        "stw" => Some(CollectorMode::StopTheWorld),
+        "boehm" => None,
+        other => {
+            eprintln!("unknown collector {other} (concurrent, stw, boehm)");
+            std::process::exit(2);
+        }
+    };
+    let mut gc = match mode {
+        Some(mode) => Heap::Ours(
+            Collector::new(GcConfig {
+                pointer_heap_bytes: heap,
+                atomic_heap_bytes: 128 << 20,
+                snapshot_bandwidth: Some(pm.best),
+                mode,
+                ..GcConfig::default()
+            })
+            .expect("collector"),
+        ),
+        None => boehm_heap(),
+    };
+    println!("collector: {}", args.collector);
+    if let Some(prio) = args.fifo {
+        let param = libc::sched_param { sched_priority: prio };
+        // SAFETY: plain system call on the calling thread with a valid parameter block.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+        println!("audio thread SCHED_FIFO {prio}: {}", if rc == 0 { "yes" } else { "refused" });
+    }
 
     // Reverb delay line: atomic memory kept alive from root slot 1.
     let reverb_len = 9601;
@@ -294,6 +437,14 @@ fn main() {
     unsafe { std::ptr::write_bytes(reverb, 0, reverb_len) };
     gc.roots_mut()[1] = reverb as *mut u8;
     let mut reverb_pos = 0;
+    // Long-lived state: a chain of 64-byte objects from root slot 2.
+    for _ in 0..(args.live_kb * 1024.0 / 64.0) as usize {
+        let node = gc.alloc(64).expect("live state").as_ptr() as *mut *mut u8;
+        let roots = gc.roots_mut();
+        // SAFETY: fresh 64-byte, word-aligned block; its first word links to the previous head.
+        unsafe { node.write(roots[2]) };
+        roots[2] = node as *mut u8;
+    }
 
     let period = Duration::from_secs_f64(args.block as f64 / SR);
     let blocks = (args.seconds / period.as_secs_f64()) as usize;
@@ -301,7 +452,7 @@ fn main() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let (mut dsp, mut blocking, mut blocking_nf) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks), Vec::new());
     let mut kinds = [0usize; 4];
-    let mut late = 0;
+    let (mut late, mut overrun) = (0, 0);
     let scale = args.seconds / 60.0;
     let per_block = |count: f64, secs: f64| count * scale / (secs * scale / period.as_secs_f64());
     let mut acc = [0f64; 4];
@@ -327,11 +478,17 @@ fn main() {
         }
         render(&mut gc, &mut out, reverb, reverb_len, &mut reverb_pos);
         let dsp_t = t0.elapsed();
-        let r = gc.between_blocks(period.saturating_sub(dsp_t));
-        dsp.push(dsp_t);
-        blocking.push(r.blocked);
-        if r.snapshot != SnapshotKind::Full {
-            blocking_nf.push(r.blocked);
+        let tb = Instant::now();
+        let (blocked, full) = gc.between_blocks(period.saturating_sub(dsp_t));
+        let block_time = dsp_t + tb.elapsed();
+        // Boehm's blocking happened inside the block's allocation calls: take it out of DSP.
+        dsp.push(if matches!(gc, Heap::Boehm { .. }) { dsp_t.saturating_sub(blocked) } else { dsp_t });
+        blocking.push(blocked);
+        if !full {
+            blocking_nf.push(blocked);
+        }
+        if block_time > period {
+            overrun += 1;
         }
         deadline += period;
         let now = Instant::now();
@@ -348,45 +505,74 @@ fn main() {
         gc.between_blocks(period);
         std::thread::sleep(period);
     }
-    let s = gc.stats();
-    if let Some((stop, h)) = loader {
+    if let Some((stop, h)) = loader.take() {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         h.join().unwrap();
     }
 
     let audio: Duration = dsp.iter().sum();
     let block_total: Duration = blocking.iter().sum();
-    let conc = s.mark.total + s.sweep.total + s.free_busy;
     blocking.sort();
     blocking_nf.sort();
     dsp.sort();
-    let denom = (audio + block_total + conc).as_secs_f64();
-    println!("workload: {} blocks of {} frames ({:.2} ms) in {:.1} s; voices synth/grain/insect/pluck {:?}; late blocks {late}",
+    println!("long-lived state: {} kB", args.live_kb);
+    println!("workload: {} blocks of {} frames ({:.3} ms) in {:.1} s; voices synth/grain/insect/pluck {:?}",
         blocks, args.block, ms(period), wall.as_secs_f64(), kinds);
-    println!("pointer heap {:.1} MB: used peak-ish {} B, live {} B; atomic used {} B; allocations {}, failures {}",
-        heap as f64 / 1048576.0, s.pointer_heap_used, s.pointer_live_bytes, s.atomic_heap_used, s.allocations, s.alloc_failures);
+    println!("deadlines: {overrun} blocks whose DSP + GC time exceeded the period; {late} wake-ups late (OS scheduling included)");
     println!("audio (dsp) per block ms: min {:.4} mean {:.4} max {:.4}", ms(dsp[0]), ms(audio) / blocks as f64, ms(dsp[dsp.len() - 1]));
     println!("blocking per block ms (all): min {:.4} mean {:.4} p99 {:.4} p99.9 {:.4} max {:.4}",
         ms(blocking[0]), ms(block_total) / blocks as f64, ms(pct(&blocking, 0.99)), ms(pct(&blocking, 0.999)), ms(blocking[blocking.len() - 1]));
-    if !blocking_nf.is_empty() {
+    if !blocking_nf.is_empty() && blocking_nf.len() != blocking.len() {
         let tot: Duration = blocking_nf.iter().sum();
         println!("blocking per block ms (without full snapshots): min {:.4} mean {:.4} p99 {:.4} p99.9 {:.4} max {:.4}",
             ms(blocking_nf[0]), ms(tot) / blocking_nf.len() as f64, ms(pct(&blocking_nf, 0.99)), ms(pct(&blocking_nf, 0.999)), ms(blocking_nf[blocking_nf.len() - 1]));
     }
-    let line = |name: &str, t: magnetar_gc::TimeSummary| {
-        println!("{name:>17}: count {:6} total {:9.3} ms min {:.4} mean {:.4} max {:.4} ms",
-            t.count, ms(t.total), ms(t.min), ms(t.mean()), ms(t.max));
-    };
-    line("roots snapshot", s.roots_snapshot);
-    line("partial snapshot", s.partial_snapshot);
-    line("full snapshot", s.full_snapshot);
-    line("mark", s.mark);
-    line("sweep", s.sweep);
-    println!("free thread busy {:.3} ms; cycles {}; snapshot failures {}; warnings {:#x}; full-snapshot target {:.4} ms",
-        ms(s.free_busy), s.cycles, s.snapshot_failures, s.warnings, ms(s.full_snapshot_duration));
-    println!("GC share of (audio + gc) time: blocking {:.2} %, concurrent {:.2} %",
-        100.0 * block_total.as_secs_f64() / denom, 100.0 * conc.as_secs_f64() / denom);
-    println!("GC share of wall time: blocking {:.3} %, concurrent {:.3} %", 100.0 * s.blocking_share(), 100.0 * s.concurrent_share());
+    let busy = (audio + block_total).as_secs_f64();
+    match &gc {
+        Heap::Ours(c) => {
+            let s = c.stats();
+            let conc = s.mark.total + s.sweep.total + s.free_busy;
+            let mark_sweep_in_block = if mode == Some(CollectorMode::StopTheWorld) { Duration::ZERO } else { conc };
+            println!("pointer heap {:.1} MB: used {} B, live {} B; atomic used {} B; allocations {}, failures {}",
+                heap as f64 / 1048576.0, s.pointer_heap_used, s.pointer_live_bytes, s.atomic_heap_used, s.allocations, s.alloc_failures);
+            let line = |name: &str, t: magnetar_gc::TimeSummary| {
+                println!("{name:>17}: count {:6} total {:9.3} ms min {:.4} mean {:.4} max {:.4} ms",
+                    t.count, ms(t.total), ms(t.min), ms(t.mean()), ms(t.max));
+            };
+            line("roots snapshot", s.roots_snapshot);
+            line("partial snapshot", s.partial_snapshot);
+            line("full snapshot", s.full_snapshot);
+            line("mark", s.mark);
+            line("sweep", s.sweep);
+            println!("free thread busy {:.3} ms; cycles {}; snapshot failures {}; warnings {:#x}; full-snapshot target {:.4} ms",
+                ms(s.free_busy), s.cycles, s.snapshot_failures, s.warnings, ms(s.full_snapshot_duration));
+            println!("GC share of CPU (audio + gc): on the audio thread {:.2} %, on other threads {:.2} %",
+                100.0 * block_total.as_secs_f64() / (busy + mark_sweep_in_block.as_secs_f64()),
+                100.0 * mark_sweep_in_block.as_secs_f64() / (busy + mark_sweep_in_block.as_secs_f64()));
+            println!("GC share of wall time: on the audio thread {:.3} %, on other threads {:.3} %",
+                100.0 * block_total.as_secs_f64() / wall.as_secs_f64(), 100.0 * mark_sweep_in_block.as_secs_f64() / wall.as_secs_f64());
+            println!("SUMMARY collector={} blk_min_ms={:.4} blk_mean_ms={:.4} blk_p99_ms={:.4} blk_max_ms={:.4} gc_audio_pct={:.2} gc_other_pct={:.2} full_snap_max_ms={:.4} full_snap_count={} overruns={} late={} blocks={} nf_mean_ms={:.4} nf_p99_ms={:.4} nf_max_ms={:.4}",
+                args.collector, ms(blocking[0]), ms(block_total) / blocks as f64, ms(pct(&blocking, 0.99)), ms(blocking[blocking.len() - 1]),
+                100.0 * block_total.as_secs_f64() / wall.as_secs_f64(),
+                100.0 * mark_sweep_in_block.as_secs_f64() / wall.as_secs_f64(),
+                ms(s.full_snapshot.max), s.full_snapshot.count, overrun, late, blocks,
+                ms(blocking_nf.iter().sum::<Duration>()) / blocking_nf.len().max(1) as f64,
+                ms(pct(&blocking_nf, 0.99)), ms(blocking_nf[blocking_nf.len() - 1]));
+        }
+        Heap::Boehm { worst_call, allocs, .. } => {
+            #[cfg(feature = "boehm")]
+            // SAFETY: plain queries after GC_init.
+            let (gcs, heap_size) = unsafe { (boehm::GC_get_gc_no(), boehm::GC_get_heap_size()) };
+            #[cfg(not(feature = "boehm"))]
+            let (gcs, heap_size) = (0usize, 0usize);
+            println!("boehm: {gcs} collections, heap {heap_size} B, {allocs} allocations, longest allocation call {:.4} ms", ms(*worst_call));
+            println!("GC share of CPU (audio + gc): on the audio thread {:.2} % (time inside GC_malloc)", 100.0 * block_total.as_secs_f64() / busy);
+            println!("GC share of wall time: {:.3} % on the audio thread", 100.0 * block_total.as_secs_f64() / wall.as_secs_f64());
+            println!("SUMMARY collector=boehm blk_min_ms={:.4} blk_mean_ms={:.4} blk_p99_ms={:.4} blk_max_ms={:.4} gc_audio_pct={:.2} gc_other_pct=0 full_snap_max_ms=nan full_snap_count=0 overruns={} late={} blocks={}",
+                ms(blocking[0]), ms(block_total) / blocks as f64, ms(pct(&blocking, 0.99)), ms(blocking[blocking.len() - 1]),
+                100.0 * block_total.as_secs_f64() / wall.as_secs_f64(), overrun, late, blocks);
+        }
+    }
     drop(gc);
 
     if args.curve {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use crate::config::{GcConfig, WORD};
+use crate::config::{CollectorMode, GcConfig, WORD};
 use crate::error::GcError;
 use crate::ilock::InterruptibleLock;
 use crate::mark::{HeapView, Tracer};
@@ -119,6 +119,8 @@ pub enum SnapshotKind {
     Full,
     /// The copy did not fit the budget (or the free thread held the lock); retried later.
     Failed,
+    /// Stop-the-world mode: a whole mark and sweep ran inside this call.
+    Collected,
 }
 
 /// Result of one `between_blocks` call.
@@ -175,6 +177,17 @@ pub struct Collector {
     free_thread: Option<JoinHandle<()>>,
     collector_handle: Thread,
     free_handle: Thread,
+    /// Root slots not handed out by `claim_root_slot`, lowest index first.
+    free_slots: Vec<u32>,
+    claimed: Box<[bool]>,
+    /// The block table and dead list when collecting on the audio thread (stop-the-world mode).
+    in_block: Option<Box<InBlock>>,
+}
+
+/// Stop-the-world mode's private state.
+struct InBlock {
+    tracer: Tracer,
+    dead: Vec<(usize, usize)>,
 }
 
 // SAFETY: the raw pointers in `roots` are plain values the collector copies, never
@@ -278,6 +291,11 @@ impl Collector {
             free_thread: Some(free_thread),
             collector_handle,
             free_handle,
+            free_slots: (0..config.root_slots as u32).collect(),
+            claimed: vec![false; config.root_slots].into_boxed_slice(),
+            in_block: (config.mode == CollectorMode::StopTheWorld).then(|| {
+                Box::new(InBlock { tracer: Tracer::new(expected), dead: Vec::with_capacity(expected) })
+            }),
         })
     }
 
@@ -336,6 +354,33 @@ impl Collector {
         &mut self.roots
     }
 
+    /// The built-in root slots, read-only.
+    pub fn roots(&self) -> &[*mut u8] {
+        &self.roots
+    }
+
+    /// Hand out a root slot for one user (say a UGen) to keep its objects alive through;
+    /// `None` when every slot is taken. Slots come from the highest index down, so code that
+    /// indexes `roots_mut` directly from 0 does not meet them unless the table is nearly full.
+    /// Never allocates.
+    pub fn claim_root_slot(&mut self) -> Option<usize> {
+        let slot = self.free_slots.pop()? as usize;
+        self.claimed[slot] = true;
+        self.roots[slot] = std::ptr::null_mut();
+        Some(slot)
+    }
+
+    /// Give a claimed slot back: it is cleared, so whatever only it held becomes garbage.
+    /// Slots that are not claimed are ignored (a second release is harmless).
+    pub fn release_root_slot(&mut self, slot: usize) {
+        if self.claimed.get(slot) == Some(&true) {
+            self.claimed[slot] = false;
+            self.roots[slot] = std::ptr::null_mut();
+            // Capacity is root_slots, so this push never reallocates.
+            self.free_slots.push(slot as u32);
+        }
+    }
+
     /// Register `bytes` of memory at `start` as roots (the thesis's global variables).
     ///
     /// # Safety
@@ -376,7 +421,9 @@ impl Collector {
             self.warnings |= WARN_SAFETY_BUFFER;
         }
         let mut kind = SnapshotKind::None;
-        if self.skip_next {
+        if self.in_block.is_some() {
+            kind = self.collect_in_block(t0);
+        } else if self.skip_next {
             self.skip_next = false;
         } else if self.shared.state.load(Ordering::Acquire) == IDLE && !budget.is_zero() {
             let window = match self.last_full {
@@ -399,6 +446,75 @@ impl Collector {
             st.blocking_without_full.record(blocked);
         }
         BlockReport { snapshot: kind, blocked }
+    }
+
+    /// Stop-the-world mode: on the same schedule as the snapshots (after allocations, never two
+    /// blocks in a row, at least once per period), mark the live heap, sweep, zero and free.
+    fn collect_in_block(&mut self, t0: Instant) -> SnapshotKind {
+        if self.skip_next {
+            self.skip_next = false;
+            return SnapshotKind::None;
+        }
+        let due = self.last_full.map_or(true, |t| t0 >= t + self.period);
+        if self.writer_len == 0 && !due {
+            return SnapshotKind::None;
+        }
+        let Some(mut ib) = self.in_block.take() else { return SnapshotKind::None };
+        self.skip_next = true;
+        if due {
+            self.last_full = Some(t0);
+        }
+        let rt = Instant::now();
+        let roots_words = self.copy_roots();
+        let sh = &*self.shared;
+        sh.stats.roots_snapshot.record(rt.elapsed());
+        let recs = sh.records[self.writer].base() as *const Record;
+        for k in 0..self.writer_len {
+            // SAFETY: k < writer_len <= capacity of the writer stack, which only this thread uses.
+            let r = unsafe { recs.add(k).read() };
+            ib.tracer.add_block(r.start, r.size, !self.ptr_pool.contains(r.start));
+        }
+        self.writer_len = 0;
+        let view = HeapView {
+            ptr_base: sh.ptr_heap.addr(),
+            ptr_used: self.ptr_pool.used_bytes(),
+            atomic_base: sh.atomic_heap.addr(),
+            atomic_used: self.atomic_pool.used_bytes(),
+            // No snapshot: blocks are scanned where they live.
+            snapshot: sh.ptr_heap.addr(),
+        };
+        let tm = Instant::now();
+        // SAFETY: the roots snapshot holds `roots_words` words; the pointer heap holds
+        // `ptr_used` readable bytes and nobody else writes it (the free thread is idle in
+        // this mode and the mutator is this thread).
+        unsafe { ib.tracer.mark(sh.roots_snapshot.base() as *const usize, roots_words, &view) };
+        let ts = Instant::now();
+        sh.stats.mark.record(ts - tm);
+        ib.dead.clear();
+        let dead = &mut ib.dead;
+        let freed = ib.tracer.sweep(|start, size| dead.push((start, size)));
+        for &(start, size) in ib.dead.iter() {
+            let in_ptr_heap = self.ptr_pool.contains(start);
+            if in_ptr_heap || sh.poison_atomic {
+                // SAFETY: the block is dead (unreachable from the roots), inside a heap this
+                // collector owns, and `size` bytes long; nothing else refers to it.
+                unsafe { std::slice::from_raw_parts_mut(start as *mut usize, size / WORD) }.fill(sh.fill);
+            }
+            if in_ptr_heap {
+                self.ptr_pool.free(start, size);
+            } else {
+                self.atomic_pool.free(start, size);
+            }
+        }
+        sh.stats.sweep.record(ts.elapsed());
+        let s = &sh.stats;
+        SharedStats::add(&s.blocks_freed, freed as u64);
+        s.live_blocks.store(ib.tracer.live_blocks() as u64, Ordering::Relaxed);
+        s.interior_pointers.store(ib.tracer.interior_found, Ordering::Relaxed);
+        s.false_pointers.store(ib.tracer.false_found, Ordering::Relaxed);
+        SharedStats::add(&s.cycles, 1);
+        self.in_block = Some(ib);
+        SnapshotKind::Collected
     }
 
     fn snapshot_and_start(&mut self, budget: Duration, window: Window, t0: Instant) -> SnapshotKind {

@@ -7,6 +7,19 @@ use crate::error::GcError;
 /// Machine word; blocks, roots and snapshots are scanned a word at a time.
 pub const WORD: usize = std::mem::size_of::<usize>();
 
+/// Where the mark-and-sweep work runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CollectorMode {
+    /// The thesis's first collector: a snapshot between blocks, mark and sweep on a
+    /// collector thread, zeroing on a free thread.
+    #[default]
+    Concurrent,
+    /// The same collector without the snapshot: `between_blocks` marks the live heap, sweeps,
+    /// zeroes and frees on the audio thread (the thesis's `NO_SNAPSHOT` baseline). For comparison
+    /// only; its pause grows with the live heap, and its tables use the system allocator.
+    StopTheWorld,
+}
+
 /// Sizes, limits and timing of one collector. All memory is reserved by
 /// [`Collector::new`](crate::Collector::new); nothing grows afterwards on the audio side.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +51,8 @@ pub struct GcConfig {
     pub poison: Option<u64>,
     /// Touch every page at start-up so that no page fault happens on the audio thread.
     pub prefault: bool,
+    /// Concurrent (the real-time collector) or stop-the-world (a baseline for benchmarks).
+    pub mode: CollectorMode,
 }
 
 impl Default for GcConfig {
@@ -55,6 +70,7 @@ impl Default for GcConfig {
             num_cpus: None,
             poison: None,
             prefault: true,
+            mode: CollectorMode::Concurrent,
         }
     }
 }

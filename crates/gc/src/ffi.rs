@@ -182,6 +182,7 @@ pub unsafe extern "C" fn mgc_new(cfg: *const MgcConfig, err: *mut c_char, err_le
         num_cpus: (c.num_cpus != 0).then_some(c.num_cpus as usize),
         poison: (c.use_poison != 0).then_some(c.poison),
         prefault: c.prefault != 0,
+        ..GcConfig::default()
     };
     match Collector::new(config) {
         Ok(gc) => Box::into_raw(Box::new(MgcCollector(gc))),
@@ -266,7 +267,7 @@ pub unsafe extern "C" fn mgc_remove_roots(gc: *mut MgcCollector, id: c_int) {
 }
 
 /// Call after each DSP block with the time to spare. Returns 0 none, 1 partial snapshot,
-/// 2 full snapshot, 3 snapshot did not fit.
+/// 2 full snapshot, 3 snapshot did not fit, 4 stop-the-world collection inside the call.
 ///
 /// # Safety
 /// As `mgc_alloc`.
@@ -279,6 +280,7 @@ pub unsafe extern "C" fn mgc_between_blocks(gc: *mut MgcCollector, budget_ns: u6
         SnapshotKind::Partial => 1,
         SnapshotKind::Full => 2,
         SnapshotKind::Failed => 3,
+        SnapshotKind::Collected => 4,
     }
 }
 

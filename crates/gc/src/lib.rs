@@ -10,6 +10,10 @@
 //! * The collector thread marks conservatively over the snapshot (explicit stack, hash table
 //!   of block starts, cached interior and false addresses) and sweeps; a free thread zeroes
 //!   dead blocks and hands them back to the audio thread's allocator through a ring.
+//! * Root slots can be handed out one per user ([`Collector::claim_root_slot`]); magnetar's
+//!   UGens reach the heap this way through `magnetar_ugens::gc_units`.
+//! * [`CollectorMode::StopTheWorld`] runs the same mark and sweep inside `between_blocks`
+//!   instead (the thesis's `NO_SNAPSHOT` baseline), for benchmarks.
 //!
 //! ```
 //! use std::time::Duration;
@@ -36,7 +40,7 @@ mod spsc;
 mod stats;
 
 pub use collector::{BlockReport, Collector, Monitor, RootRegionId, SnapshotKind, MAX_ROOT_REGIONS};
-pub use config::{GcConfig, WORD};
+pub use config::{CollectorMode, GcConfig, WORD};
 pub use error::GcError;
 pub use snapshot::{measure_memcpy_bandwidth, Bandwidth, CHUNK_BYTES};
 pub use stats::{

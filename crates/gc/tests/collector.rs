@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use magnetar_gc::{Collector, GcConfig, SnapshotKind, WORD, WARN_ALLOCATION_FAILED, WARN_SAFETY_BUFFER};
+use magnetar_gc::{Collector, CollectorMode, GcConfig, SnapshotKind, WORD, WARN_ALLOCATION_FAILED, WARN_SAFETY_BUFFER};
 
 const POISON: u64 = 0xDEAD_BEEF_DEAD_BEEF;
 const MAGIC: usize = 0x5AFE_C0DE_0000_0000;
@@ -304,4 +304,41 @@ fn too_many_allocations_between_snapshots_fail_instead_of_growing() {
     assert_eq!(ok, 100);
     gc.between_blocks(BUDGET);
     assert!(gc.alloc(WORD).is_some(), "the transport stack is switched at the snapshot");
+}
+
+#[test]
+fn stop_the_world_mode_frees_garbage_inside_the_call_and_keeps_reachable_blocks() {
+    let mut gc = Collector::new(GcConfig { mode: CollectorMode::StopTheWorld, ..config() }).unwrap();
+    let kept = gc.alloc(4 * WORD).unwrap().as_ptr() as usize;
+    let child = gc.alloc(4 * WORD).unwrap().as_ptr() as usize;
+    set_word(kept, 2, child);
+    set_word(child, 0, MAGIC);
+    gc.roots_mut()[0] = kept as *mut u8;
+    let garbage = gc.alloc(4 * WORD).unwrap().as_ptr() as usize;
+    set_word(garbage, 0, MAGIC);
+    // No waiting on other threads: the first call after allocating collects.
+    let r = gc.between_blocks(BUDGET);
+    assert_eq!(r.snapshot, SnapshotKind::Collected);
+    let s = gc.stats();
+    assert_eq!((s.cycles, s.blocks_freed, s.live_blocks), (1, 1, 2));
+    assert_eq!(word(child, 0), MAGIC, "a block reachable through another stays intact");
+    assert_eq!(word(garbage, 0), POISON as usize, "the dead block was poisoned at once");
+    assert_eq!(gc.between_blocks(BUDGET).snapshot, SnapshotKind::None, "never two blocks in a row");
+}
+
+#[test]
+fn claimed_root_slots_are_distinct_and_releasing_one_lets_its_objects_go() {
+    let mut gc = Collector::new(GcConfig { root_slots: 3, ..config() }).unwrap();
+    let slots: Vec<usize> = std::iter::from_fn(|| gc.claim_root_slot()).collect();
+    assert_eq!(slots, vec![2, 1, 0], "every slot once, from the top");
+    let p = gc.alloc(2 * WORD).unwrap().as_ptr();
+    gc.roots_mut()[slots[0]] = p;
+    let c0 = gc.stats().cycles;
+    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2));
+    assert_eq!(gc.stats().pointer_live_bytes, 2 * WORD);
+    gc.release_root_slot(slots[0]);
+    gc.release_root_slot(slots[0]);
+    assert!(run_blocks_until(&mut gc, |gc| gc.stats().pointer_live_bytes == 0));
+    assert_eq!(gc.claim_root_slot(), Some(slots[0]), "a released slot can be claimed again");
+    assert_eq!(gc.claim_root_slot(), None, "a double release did not create a second free slot");
 }

@@ -57,7 +57,7 @@ const NTP_UNIX_OFFSET: u64 = 2_208_988_800;
 enum ToAudio {
     Packet { packet: OscPacket, from: ReplyAddr },
     /// Stage 3 of `/d_recv` and friends.
-    InstallDefs { defs: Vec<Arc<GraphDef>>, scratch: Option<Vec<f32>>, done: Done },
+    InstallDefs { defs: Vec<Arc<GraphDef>>, scratch: Option<(Vec<f32>, Vec<f32>)>, done: Done },
     /// Stage 3 of buffer commands that replace a buffer's contents.
     InstallBuffer { bufnum: usize, buf: SndBuf, done: Done },
     /// Stage 3 of commands with nothing to install (`/sync`, `/b_close`, failures).
@@ -322,8 +322,10 @@ impl Audio {
         match m {
             ToAudio::Packet { packet, from } => self.take_packet(packet, from, block_start, block_end, sr),
             ToAudio::InstallDefs { defs, scratch, done } => {
-                if let Some(s) = scratch {
+                if let Some((s, lanes)) = scratch {
                     let old = self.engine.swap_scratch(s);
+                    self.send(FromAudio::Garbage(Garbage::Scratch(old)));
+                    let old = self.engine.swap_lane_scratch(lanes);
                     self.send(FromAudio::Garbage(Garbage::Scratch(old)));
                 }
                 let mut replaced = std::mem::take(&mut self.replaced_defs);
@@ -743,11 +745,13 @@ impl Control {
         }
     }
 
-    fn grow_scratch(&mut self, defs: &[Arc<GraphDef>]) -> Option<Vec<f32>> {
+    /// New scratch areas (one synth's, and one per lane for synths run side
+    /// by side) when a def needs more than the audio thread has.
+    fn grow_scratch(&mut self, defs: &[Arc<GraphDef>]) -> Option<(Vec<f32>, Vec<f32>)> {
         let need = defs.iter().map(|d| d.scratch_len).max().unwrap_or(0);
         (need > self.scratch_len).then(|| {
             self.scratch_len = need;
-            vec![0.0; need]
+            (vec![0.0; need], vec![0.0; need * magnetar_ugens::MAX_LANES])
         })
     }
 
@@ -881,6 +885,12 @@ pub fn run(cli: &Cli) -> i32 {
     }
     let mut engine = Engine::new(engine_opts.clone());
     engine.record_events = true;
+    // The garbage-collected heap UGens such as GrainCloud allocate from; the
+    // engine runs its collector between blocks (paper 000).
+    match magnetar_ugens::gc_units::realtime_collector() {
+        Ok(gc) => engine.world.gc = Some(gc),
+        Err(e) => eprintln!("WARNING: no garbage-collected heap for UGens: {e}"),
+    }
     engine.memory_probe = Some(|| {
         let s = magnetar_mem::status();
         (s.free(), s.used)

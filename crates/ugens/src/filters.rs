@@ -22,6 +22,14 @@ pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, Ringz, Rlpf, TwoPol
 
 pub fn register(r: &mut Registry) {
     r.add::<Lpf>("LPF");
+    r.add_lanes("LPF", twopole::section_lanes::<twopole::LpfDesign>);
+    r.add_lanes("HPF", twopole::section_lanes::<twopole::HpfDesign>);
+    r.add_lanes("BPF", twopole::section_lanes::<twopole::BpfDesign>);
+    r.add_lanes("BRF", twopole::section_lanes::<twopole::BrfDesign>);
+    r.add_lanes("RLPF", twopole::section_lanes::<twopole::RlpfDesign>);
+    r.add_lanes("RHPF", twopole::section_lanes::<twopole::RhpfDesign>);
+    r.add_lanes("Resonz", twopole::section_lanes::<twopole::ResonzDesign>);
+    r.add_lanes("Ringz", twopole::section_lanes::<twopole::RingzDesign>);
     r.add::<Hpf>("HPF");
     r.add::<Bpf>("BPF");
     r.add::<Brf>("BRF");

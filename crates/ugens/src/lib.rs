@@ -23,8 +23,9 @@ pub mod pan;
 pub mod bufio;
 pub mod info;
 pub mod reply;
+pub mod gc_units;
 
-pub use registry::{Registry, UnitCtor};
+pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;
 pub use unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};
 pub use world::{ControlMap, SndBuf, SynthCtx, World};

@@ -8,8 +8,8 @@
 
 pub(crate) mod tables;
 
-use crate::registry::Registry;
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::registry::{Lanes, Registry, MAX_LANES};
+use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, World};
 use tables::{
     d2i, f2i, lookup13, lookupi1, pair13, phase_frac, sine_tables, sc_clip, sc_max, SineTables, BAD_VALUE, SINE_MASK,
@@ -30,7 +30,9 @@ pub fn register(r: &mut Registry) {
     r.add::<OscN>("OscN");
     r.add::<COsc>("COsc");
     r.add::<Saw>("Saw");
+    r.add_lanes("Saw", saw_lanes);
     r.add::<Pulse>("Pulse");
+    r.add_lanes("Pulse", pulse_lanes);
     r.add::<Blip>("Blip");
     r.add::<Formant>("Formant");
     r.add::<LFSaw>("LFSaw");
@@ -809,14 +811,17 @@ pub struct Saw {
 
 impl Saw {
     fn calc(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let t = sine_tables();
         let p = self.h.plan(io.in0(0), cx.rate.sample_rate);
+        self.block(&p, io.out(0), cx.rate.slope_factor);
+    }
+
+    fn block(&mut self, p: &BlockPlan, out: &mut [f32], slope_factor: f64) {
+        let t = sine_tables();
         let n2 = p.n.wrapping_mul(2).wrapping_add(1);
         let (mut phase, mut y1) = (self.phase, self.y1);
-        let out = io.out(0);
         if p.crossfade {
             let pn2 = p.prev_n.wrapping_mul(2).wrapping_add(1);
-            let xfade_slope = cx.rate.slope_factor as f32;
+            let xfade_slope = slope_factor as f32;
             let mut xfade = 0.0f32;
             for o in out.iter_mut() {
                 y1 = match dsf_denom(t, phase) {
@@ -840,6 +845,59 @@ impl Saw {
         }
         self.phase = phase;
         self.y1 = y1;
+    }
+}
+
+/// The same Saw step of several synths: lanes whose harmonic count holds
+/// this block run side by side, sample by sample, each with exactly its own
+/// arithmetic; a lane that crossfades to a new count runs alone.
+pub(crate) fn saw_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let t = sine_tables();
+    let k = lanes.len;
+    let mut m = 0;
+    let mut units: [*mut Saw; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut phase = [0i32; MAX_LANES];
+    let mut y1 = [0f32; MAX_LANES];
+    let mut freq = [0i32; MAX_LANES];
+    let mut n2 = [0i32; MAX_LANES];
+    let mut scale = [0f32; MAX_LANES];
+    let mut n = 0;
+    for l in 0..k {
+        let io = lanes.ios[l].as_mut().expect("lane filled");
+        let Some(saw) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Saw>()) else { return };
+        n = io.n();
+        let p = saw.h.plan(io.in0(0), rate.sample_rate);
+        if p.crossfade {
+            saw.block(&p, io.out(0), rate.slope_factor);
+            continue;
+        }
+        units[m] = saw;
+        out[m] = io.out_ptr(0);
+        phase[m] = saw.phase;
+        y1[m] = saw.y1;
+        freq[m] = p.freq;
+        n2[m] = p.n.wrapping_mul(2).wrapping_add(1);
+        scale[m] = p.scale;
+        m += 1;
+    }
+    for i in 0..n {
+        for j in 0..m {
+            y1[j] = match dsf_denom(t, phase[j]) {
+                None => 1.0 + 0.999 * y1[j],
+                Some(d) => (dsf_ratio(t, phase[j], n2[j], d) - 1.0) * scale[j] + 0.999 * y1[j],
+            };
+            // SAFETY: lane j's own output, valid for the block.
+            unsafe { *out[j].add(i) = y1[j] };
+            phase[j] = phase[j].wrapping_add(freq[j]);
+        }
+    }
+    for j in 0..m {
+        // SAFETY: distinct units borrowed through `lanes`, no other
+        // reference to them is live here.
+        let saw = unsafe { &mut *units[j] };
+        saw.phase = phase[j];
+        saw.y1 = y1[j];
     }
 }
 
@@ -878,21 +936,25 @@ impl Construct for Pulse {
     }
 }
 
-impl Unit for Pulse {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let t = sine_tables();
-        let p = self.h.plan(io.in0(0), cx.rate.sample_rate);
+impl Pulse {
+    /// The block's plan and pulse-width ramp (`phaseoff`, its slope).
+    fn begin(&mut self, io: &Wires<'_>, rate: &RateInfo) -> (BlockPlan, i32, i32) {
+        let p = self.h.plan(io.in0(0), rate.sample_rate);
         let duty = io.in0(1);
+        let phaseoff = self.phaseoff;
+        let next_phaseoff = f2i(duty * (1u32 << 28) as f32);
+        let phaseoff_slope = d2i(next_phaseoff.wrapping_sub(phaseoff) as f64 * rate.slope_factor);
+        self.phaseoff = next_phaseoff;
+        (p, phaseoff, phaseoff_slope)
+    }
+
+    fn block(&mut self, p: &BlockPlan, mut phaseoff: i32, phaseoff_slope: i32, out: &mut [f32], slope_factor: f64) {
+        let t = sine_tables();
         let n2 = p.n.wrapping_mul(2).wrapping_add(1);
         let (mut phase, mut y1) = (self.phase, self.y1);
-        let mut phaseoff = self.phaseoff;
-        let next_phaseoff = f2i(duty * (1u32 << 28) as f32);
-        let phaseoff_slope = d2i(next_phaseoff.wrapping_sub(phaseoff) as f64 * cx.rate.slope_factor);
-        self.phaseoff = next_phaseoff;
-        let out = io.out(0);
         if p.crossfade {
             let pn2 = p.prev_n.wrapping_mul(2).wrapping_add(1);
-            let xfade_slope = cx.rate.slope_factor as f32;
+            let xfade_slope = slope_factor as f32;
             let mut xfade = 0.0f32;
             let pul = |ph: i32, xfade: f32| match dsf_denom(t, ph) {
                 None => 1.0,
@@ -925,6 +987,76 @@ impl Unit for Pulse {
         }
         self.phase = phase;
         self.y1 = y1;
+    }
+}
+
+impl Unit for Pulse {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let (p, phaseoff, phaseoff_slope) = self.begin(io, cx.rate);
+        self.block(&p, phaseoff, phaseoff_slope, io.out(0), cx.rate.slope_factor);
+    }
+}
+
+/// The same Pulse step of several synths, side by side as in `saw_lanes`.
+pub(crate) fn pulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let t = sine_tables();
+    let k = lanes.len;
+    let mut m = 0;
+    let mut units: [*mut Pulse; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut phase = [0i32; MAX_LANES];
+    let mut phaseoff = [0i32; MAX_LANES];
+    let mut phaseoff_slope = [0i32; MAX_LANES];
+    let mut y1 = [0f32; MAX_LANES];
+    let mut freq = [0i32; MAX_LANES];
+    let mut n2 = [0i32; MAX_LANES];
+    let mut scale = [0f32; MAX_LANES];
+    let mut rscale = [0f32; MAX_LANES];
+    let mut n = 0;
+    for l in 0..k {
+        let io = lanes.ios[l].as_mut().expect("lane filled");
+        let Some(pulse) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Pulse>()) else {
+            return;
+        };
+        n = io.n();
+        let (p, off, off_slope) = pulse.begin(io, rate);
+        if p.crossfade {
+            pulse.block(&p, off, off_slope, io.out(0), rate.slope_factor);
+            continue;
+        }
+        units[m] = pulse;
+        out[m] = io.out_ptr(0);
+        phase[m] = pulse.phase;
+        phaseoff[m] = off;
+        phaseoff_slope[m] = off_slope;
+        y1[m] = pulse.y1;
+        freq[m] = p.freq;
+        n2[m] = p.n.wrapping_mul(2).wrapping_add(1);
+        scale[m] = p.scale;
+        rscale[m] = 1.0 / p.scale + 1.0;
+        m += 1;
+    }
+    for i in 0..n {
+        for j in 0..m {
+            let pul = |ph: i32| match dsf_denom(t, ph) {
+                None => rscale[j],
+                Some(d) => dsf_ratio(t, ph, n2[j], d),
+            };
+            let pul1 = pul(phase[j]);
+            let pul2 = pul(phase[j].wrapping_add(phaseoff[j]));
+            y1[j] = (pul1 - pul2) * scale[j] + 0.999 * y1[j];
+            // SAFETY: lane j's own output, valid for the block.
+            unsafe { *out[j].add(i) = y1[j] };
+            phase[j] = phase[j].wrapping_add(freq[j]);
+            phaseoff[j] = phaseoff[j].wrapping_add(phaseoff_slope[j]);
+        }
+    }
+    for j in 0..m {
+        // SAFETY: distinct units borrowed through `lanes`; no other
+        // reference to them is live here.
+        let pulse = unsafe { &mut *units[j] };
+        pulse.phase = phase[j];
+        pulse.y1 = y1[j];
     }
 }
 

@@ -1,6 +1,6 @@
 //! Name → constructor table for every UGen magnetar knows.
 
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use std::collections::HashMap;
 
 pub type UnitCtor = fn(&UnitSpec<'_>, &mut Wires<'_>, &mut UnitCtx<'_>) -> Box<dyn Unit>;
@@ -17,10 +17,46 @@ pub struct BatchEntry {
     pub ctor: UnitCtor,
 }
 
+/// Most synths whose same step one lane kernel computes at once.
+pub const MAX_LANES: usize = 16;
+
+/// The same step of up to [`MAX_LANES`] synths: unit `l` and its wires.
+pub struct Lanes<'a> {
+    pub units: [Option<&'a mut dyn Unit>; MAX_LANES],
+    pub ios: [Option<Wires<'a>>; MAX_LANES],
+    pub len: usize,
+}
+
+impl<'a> Lanes<'a> {
+    pub fn new() -> Lanes<'a> {
+        Lanes { units: std::array::from_fn(|_| None), ios: std::array::from_fn(|_| None), len: 0 }
+    }
+
+    pub fn push(&mut self, unit: &'a mut dyn Unit, io: Wires<'a>) {
+        assert!(self.len < MAX_LANES, "more lanes than a kernel takes");
+        self.units[self.len] = Some(unit);
+        self.ios[self.len] = Some(io);
+        self.len += 1;
+    }
+}
+
+impl Default for Lanes<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Computes the same step of several synths together, lane by lane, with
+/// exactly the arithmetic each unit would do alone. All units are of the
+/// UGen the kernel is registered for. Only for pure units: the kernel sees
+/// nothing of the world but the rate.
+pub type LaneKernel = fn(lanes: &mut Lanes<'_>, rate: &RateInfo);
+
 #[derive(Default)]
 pub struct Registry {
     ctors: HashMap<&'static str, UnitCtor>,
     batches: HashMap<&'static str, BatchEntry>,
+    lanes: HashMap<&'static str, LaneKernel>,
 }
 
 /// UGens that only read their inputs and write their outputs (and their own
@@ -61,6 +97,7 @@ impl Registry {
         crate::bufio::register(&mut r);
         crate::info::register(&mut r);
         crate::reply::register(&mut r);
+        crate::gc_units::register(&mut r);
         r
     }
 
@@ -80,6 +117,16 @@ impl Registry {
     pub fn add_batch(&mut self, name: &'static str, batchable: Batchable, ctor: UnitCtor) {
         let previous = self.batches.insert(name, BatchEntry { batchable, ctor });
         assert!(previous.is_none(), "batch for UGen {name} registered twice");
+    }
+
+    /// Lets the same step of several synths of one def run together.
+    pub fn add_lanes(&mut self, name: &'static str, kernel: LaneKernel) {
+        let previous = self.lanes.insert(name, kernel);
+        assert!(previous.is_none(), "lane kernel for UGen {name} registered twice");
+    }
+
+    pub fn lanes(&self, name: &str) -> Option<LaneKernel> {
+        self.lanes.get(name).copied()
     }
 
     pub fn batch(&self, name: &str) -> Option<BatchEntry> {

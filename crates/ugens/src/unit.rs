@@ -271,8 +271,20 @@ impl<'a> UnitCtx<'a> {
     }
 }
 
+/// Lets the engine reach a unit's concrete type (for lane kernels that
+/// compute the same step of several synths together).
+pub trait AsAny: std::any::Any {
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
 /// A running unit generator.
-pub trait Unit: Send + 'static {
+pub trait Unit: AsAny + Send + 'static {
     /// Computes `io.n()` samples of every output.
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>);
 

@@ -91,6 +91,9 @@ pub struct World {
     pub rgen: RGen,
     /// `/tr` and SendReply messages produced during this block.
     pub triggers: Vec<Trigger>,
+    /// The garbage-collected heap units may allocate from (see `gc_units`); none unless the
+    /// server installs one.
+    pub gc: Option<magnetar_gc::Collector>,
 }
 
 impl World {
@@ -119,6 +122,7 @@ impl World {
             buffers: vec![SndBuf::default(); num_buffers],
             rgen: RGen::new(seed),
             triggers: Vec::with_capacity(64),
+            gc: None,
         }
     }
 

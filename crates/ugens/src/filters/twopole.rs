@@ -112,13 +112,112 @@ impl<D: Design> Construct for Section<D> {
     }
 }
 
+impl<D: Design> Section<D> {
+    fn run(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
+        if D::SINGLE && self.single {
+            self.next_single(io, rate);
+        } else {
+            self.next_block(io, rate, Loops::of(rate));
+        }
+    }
+}
+
 impl<D: Design> Unit for Section<D> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        if D::SINGLE && self.single {
-            self.next_single(io, cx.rate);
-        } else {
-            self.next_block(io, cx.rate, Loops::of(cx.rate));
+        self.run(io, cx.rate);
+    }
+}
+
+use crate::registry::{Lanes, MAX_LANES};
+
+/// The same Section step of several synths, computed side by side: each
+/// lane does exactly the ticks and coefficient steps its unit would do
+/// alone, so the latency of one filter's recurrence hides behind the others.
+pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let k = lanes.len;
+    let single_rate = D::SINGLE && rate.buf_length == 1;
+    let mut secs: [*mut Section<D>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    for l in 0..k {
+        let unit = lanes.units[l].as_mut().expect("lane filled");
+        match unit.as_any_mut().downcast_mut::<Section<D>>() {
+            Some(sec) => secs[l] = sec,
+            None => return,
         }
+    }
+    if single_rate {
+        for l in 0..k {
+            // SAFETY: distinct units, borrowed mutably through `lanes`.
+            let sec = unsafe { &mut *secs[l] };
+            sec.run(lanes.ios[l].as_mut().expect("lane filled"), rate);
+        }
+        return;
+    }
+    let ios = &mut lanes.ios;
+    let lp = Loops::of(rate);
+    let mut inp: [In<'_>; MAX_LANES] = [In::silent(); MAX_LANES];
+    let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut c = [[0.0f64; 3]; MAX_LANES];
+    let mut slope = [[0.0f64; 3]; MAX_LANES];
+    let mut target = [[0.0f64; 3]; MAX_LANES];
+    let mut changed = [false; MAX_LANES];
+    let mut s1 = [0.0f64; MAX_LANES];
+    let mut s2 = [0.0f64; MAX_LANES];
+    let mut params = [[0.0f32; 3]; MAX_LANES];
+    for l in 0..k {
+        // SAFETY: each pointer came from a distinct unit borrowed mutably
+        // by `units`, which outlives this function's use of it.
+        let sec = unsafe { &*secs[l] };
+        let io = ios[l].as_mut().expect("lane filled");
+        out[l] = io.out_ptr(0);
+        inp[l] = In::new(io, 0);
+        let (p, _) = Section::<D>::read_params(io);
+        params[l] = p;
+        c[l] = sec.c;
+        s1[l] = sec.s1;
+        s2[l] = sec.s2;
+        if sec.changed(&p) {
+            changed[l] = true;
+            target[l] = D::coefs(&p, rate, false);
+            for kk in 0..3 {
+                slope[l][kk] = (target[l][kk] - c[l][kk]) * lp.slope;
+            }
+        }
+    }
+    let mut tick_all = |i: usize, c: &[[f64; 3]; MAX_LANES]| {
+        for l in 0..k {
+            let (s0, y) = D::tick(inp[l].at(i) as f64, &c[l], s1[l], s2[l]);
+            // SAFETY: `out_ptr` is valid for the block and lane l's alone.
+            unsafe { *out[l].add(i) = y as f32 };
+            s2[l] = s1[l];
+            s1[l] = s0;
+        }
+    };
+    let mut i = 0;
+    for _ in 0..lp.loops {
+        tick_all(i, &c);
+        tick_all(i + 1, &c);
+        tick_all(i + 2, &c);
+        i += 3;
+        for l in 0..k {
+            if changed[l] {
+                for kk in 0..3 {
+                    c[l][kk] += slope[l][kk];
+                }
+            }
+        }
+    }
+    for _ in 0..lp.remain {
+        tick_all(i, &c);
+        i += 1;
+    }
+    for l in 0..k {
+        // SAFETY: as above; no other reference to the unit is live now.
+        let sec = unsafe { &mut *secs[l] };
+        if changed[l] {
+            sec.params = params[l];
+            sec.c = target[l];
+        }
+        sec.finish(s1[l], s2[l]);
     }
 }
 

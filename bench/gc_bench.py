@@ -62,7 +62,7 @@ def main():
     a = ap.parse_args()
 
     boehm = os.path.exists("/usr/include/gc/gc.h")
-    collectors = ["concurrent", "stw"] + (["boehm"] if boehm else [])
+    collectors = ["concurrent", "stw", "replicating"] + (["boehm"] if boehm else [])
     sizes = a.live_kb.split(",")
     if a.from_log:
         chunks = open(a.from_log).read().split("p(M) best memcpy bandwidth")[1:]
@@ -77,7 +77,8 @@ def main():
     results = [(kb, c, summary(next(outs))) for kb in sizes for c in collectors]
     idle, loaded = curve(next(outs)), curve(next(outs))
 
-    names = {"concurrent": "first collector (concurrent)", "stw": "same, stop-the-world", "boehm": "Boehm GC 8.2 (libgc)"}
+    names = {"concurrent": "first collector (concurrent)", "stw": "same, stop-the-world",
+             "replicating": "second collector (heap replication)", "boehm": "Boehm GC 8.2 (libgc)"}
     cmd = (f"python3 bench/gc_bench.py --seconds {a.seconds:g} --block {a.block} --fifo {a.fifo} "
            f"--live-kb {a.live_kb}")
     L = [BEGIN, "## Garbage collector (paper 000, appendix A.1 workload)", "",

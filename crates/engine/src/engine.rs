@@ -24,6 +24,12 @@ pub struct EngineOptions {
     pub random_seeds: usize,
     /// Seed for the world's random generator; scsynth seeds from the clock.
     pub seed: Option<u32>,
+    /// Threads that compute parallel groups (supernova's `-T`); 1 runs
+    /// everything on the calling thread.
+    pub threads: usize,
+    /// Whether the engine serves a real-time driver (helpers then get
+    /// real-time priority).
+    pub realtime: bool,
 }
 
 impl Default for EngineOptions {
@@ -42,6 +48,8 @@ impl Default for EngineOptions {
             num_wire_bufs: 64,
             random_seeds: 64,
             seed: None,
+            threads: 1,
+            realtime: false,
         }
     }
 }
@@ -63,6 +71,15 @@ pub fn flush_denormals_on_this_thread() {
         };
     }
 }
+
+/// Pointers to the synths of the parallel group being computed; empty
+/// between blocks.
+#[derive(Default)]
+struct JobList(Vec<*mut Synth>);
+
+// SAFETY: the pointers are only filled and used within one `calc_parallel`
+// call, on the thread that owns the engine; between calls the list is empty.
+unsafe impl Send for JobList {}
 
 /// Parses a SynthDef file and compiles every def in it (variants too);
 /// a def that uses an unknown UGen fails alone.
@@ -135,6 +152,10 @@ pub struct Engine {
     lane_scratch: Vec<f32>,
     /// Whether consecutive synths of one def may run side by side.
     pub lockstep: bool,
+    /// Threads for parallel groups, when more than one was asked for.
+    parallel: Option<crate::parallel::Parallel>,
+    /// Synths of the parallel group being computed.
+    parallel_jobs: JobList,
     /// Audio wires of the synth being computed (shared: they only hold a
     /// value within one synth's block).
     scratch: Vec<f32>,
@@ -159,7 +180,7 @@ impl Engine {
             options.num_output_channels,
             seed,
         );
-        Engine {
+        let mut engine = Engine {
             options,
             world,
             tree: NodeTree::new(),
@@ -174,12 +195,21 @@ impl Engine {
             scratch: Vec::new(),
             lane_scratch: Vec::new(),
             lockstep: true,
+            parallel: None,
+            parallel_jobs: JobList(Vec::with_capacity(crate::parallel::MAX_PARALLEL_CHILDREN)),
             log: Vec::new(),
             removed_defs: Vec::new(),
             memory_probe: None,
             driver_load: Default::default(),
             scratch_ended: Vec::with_capacity(256),
+        };
+        if engine.options.threads > 1 {
+            match crate::parallel::Parallel::new(engine.options.threads, &engine.world, engine.options.realtime) {
+                Ok(p) => engine.parallel = Some(p),
+                Err(e) => eprintln!("WARNING: parallel groups will run on one thread: {e}"),
+            }
         }
+        engine
     }
 
     /// Installs every def in a SynthDef file's bytes. Defs that use an
@@ -248,6 +278,11 @@ impl Engine {
         self.world.sample_rate = sample_rate;
         self.world.full_rate = magnetar_ugens::RateInfo::full(sample_rate, bs);
         self.world.buf_rate = magnetar_ugens::RateInfo::block(sample_rate, bs);
+    }
+
+    /// Threads computing parallel groups (1 without helpers).
+    pub fn threads(&self) -> usize {
+        self.parallel.as_ref().map_or(1, |p| p.threads())
     }
 
     fn event(&mut self, kind: NodeEventKind, idx: NodeIdx) {
@@ -388,6 +423,9 @@ impl Engine {
     }
 
     fn calc_group(&mut self, group: NodeIdx) {
+        if self.parallel.is_some() && self.tree.group(group).is_some_and(|g| g.parallel) && self.calc_parallel(group) {
+            return;
+        }
         let mut child = self.tree.group(group).and_then(|g| g.head);
         while let Some(c) = child {
             if let Some(def) = self.lockstep_candidate(c) {
@@ -416,6 +454,61 @@ impl Engine {
             self.calc_node(c);
             child = next;
         }
+    }
+
+    /// Runs a parallel group's children on several threads when they all
+    /// qualify (running synths of parallel-safe defs, unmapped controls);
+    /// returns false, having done nothing, otherwise.
+    fn calc_parallel(&mut self, group: NodeIdx) -> bool {
+        let mut jobs = std::mem::take(&mut self.parallel_jobs.0);
+        jobs.clear();
+        let mut child = self.tree.group(group).and_then(|g| g.head);
+        let mut ok = true;
+        while let Some(c) = child {
+            child = self.tree.node(c).next;
+            let running = self.tree.node(c).state == CalcState::Run;
+            let Some(s) = self.tree.synth_mut(c) else {
+                ok = false;
+                break;
+            };
+            let qualifies = running
+                && s.def.parallel
+                && s.def.scratch_len * MAX_LANES <= self.lane_scratch.len()
+                && s.ctx.control_map.iter().all(|m| *m == magnetar_ugens::ControlMap::Own);
+            if !qualifies || jobs.len() == jobs.capacity() {
+                ok = false;
+                break;
+            }
+            jobs.push(s as *mut Synth);
+        }
+        let threads = self.threads();
+        let sl = self.scratch.len();
+        ok = ok && jobs.len() >= 2 && threads * sl <= self.lane_scratch.len();
+        if ok {
+            let parallel = self.parallel.as_mut().expect("checked by the caller");
+            if !parallel.matches(&self.world) {
+                ok = false;
+            } else {
+                // SAFETY: the jobs are distinct running synths of this tree,
+                // which nothing else touches until the call returns; the lane
+                // scratch holds a slice of `sl` samples per thread.
+                let complete =
+                    unsafe { parallel.run_group(&jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), sl) };
+                if !complete {
+                    self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
+                }
+                let mut c = self.tree.group(group).and_then(|g| g.head);
+                while let Some(idx) = c {
+                    c = self.tree.node(idx).next;
+                    if self.tree.synth_mut(idx).is_some_and(|s| s.has_requests()) {
+                        self.after_synth(idx);
+                    }
+                }
+            }
+        }
+        jobs.clear();
+        self.parallel_jobs.0 = jobs;
+        ok
     }
 
     /// The def of a synth that may join a lockstep run: running, its def

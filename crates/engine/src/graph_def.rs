@@ -71,6 +71,10 @@ pub struct GraphDef {
     /// Whether synths of this def may run step by step side by side (see
     /// `lockstep_safe`).
     pub lockstep: bool,
+    /// Whether synths of this def in a parallel group may run on any
+    /// thread: lockstep-safe with `Out` or `ReplaceOut` as the bus writer,
+    /// whose writes the engine replays in child order.
+    pub parallel: bool,
     /// Real-time memory a synth of this def took when created and when its
     /// units were built, as last measured (0 until one was).
     pub new_bytes: std::sync::atomic::AtomicUsize,
@@ -139,7 +143,10 @@ impl GraphDef {
                 }
             })
             .collect();
-        let lockstep = lockstep_safe(def, &protos) && steps.iter().any(|st| st.lane.is_some());
+        let safe = lockstep_safe(def, &protos);
+        let lockstep = safe && steps.iter().any(|st| st.lane.is_some());
+        let parallel = safe
+            && !protos.iter().any(|p| matches!(p.spec.name.as_str(), "XOut" | "OffsetOut"));
         let calc_steps = steps
             .iter()
             .enumerate()
@@ -166,6 +173,7 @@ impl GraphDef {
             local_len,
             scratch_len,
             lockstep,
+            parallel,
             new_bytes: Default::default(),
             construct_bytes: Default::default(),
         })

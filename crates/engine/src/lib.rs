@@ -9,6 +9,7 @@ pub mod commands;
 pub mod engine;
 pub mod graph_def;
 pub mod node_tree;
+pub mod parallel;
 pub mod queries;
 pub mod synth;
 

@@ -7,10 +7,12 @@
 //!
 //! `--collector` picks the memory manager the same workload runs on: `concurrent` (the
 //! first collector), `stw` (the same collector marking and sweeping inside `between_blocks`),
-//! or `boehm` (Boehm-Demers-Weiser GC from libgc, build with `--features boehm`).
+//! `replicating` (the second collector: write barrier, roots-only pause), or `boehm`
+//! (Boehm-Demers-Weiser GC from libgc, build with `--features boehm`). Every pointer store
+//! into the heap goes through `Heap::write_ptr`, the barrier, whatever the collector.
 //!
 //! `cargo run --release -p magnetar-gc --example gc_bench -- [--seconds 10] [--heap-mb 4]
-//!  [--block 256] [--collector concurrent|stw|boehm] [--live-kb 64] [--curve] [--curve-secs 0.25]
+//!  [--block 256] [--collector concurrent|stw|replicating|boehm] [--live-kb 64] [--curve] [--curve-secs 0.25]
 //!  [--load] [--fifo PRIORITY]`
 //!
 //! `--fifo` runs the audio loop (only it: the collector threads keep the normal policy, as in
@@ -74,6 +76,20 @@ impl Heap {
             }
             #[cfg(not(feature = "boehm"))]
             Heap::Boehm { .. } => None,
+        }
+    }
+
+    /// A pointer store into a heap object: the write barrier for the replicating collector,
+    /// a plain store for the others.
+    ///
+    /// # Safety
+    /// `slot` must be valid for an aligned pointer write.
+    unsafe fn write_ptr<T>(&mut self, slot: *mut *mut T, value: *mut T) {
+        match self {
+            // SAFETY: forwarded from this function's contract; this thread owns the collector.
+            Heap::Ours(gc) => unsafe { gc.write_ptr(slot as *mut *mut u8, value as *mut u8) },
+            // SAFETY: as above.
+            Heap::Boehm { .. } => unsafe { slot.write(value) },
         }
     }
 
@@ -263,9 +279,9 @@ fn spawn(gc: &mut Heap, rng: &mut Rng, kind: usize) {
         (*env).decay = 0.9995;
         (*pan).left = angle.cos() as f32;
         (*pan).right = angle.sin() as f32;
-        (*v).osc = osc;
-        (*v).env = env;
-        (*v).pan = pan;
+        gc.write_ptr(&raw mut (*v).osc, osc);
+        gc.write_ptr(&raw mut (*v).env, env);
+        gc.write_ptr(&raw mut (*v).pan, pan);
         (*v).remaining = remaining;
         (*v).kind = kind;
     }
@@ -275,7 +291,7 @@ fn spawn(gc: &mut Heap, rng: &mut Rng, kind: usize) {
             // SAFETY: fresh block as above.
             unsafe {
                 (*m).incr = (20.0 + rng.unit() * 40.0) / SR;
-                (*v).osc2 = m;
+                gc.write_ptr(&raw mut (*v).osc2, m);
             }
         }
     }
@@ -290,15 +306,15 @@ fn spawn(gc: &mut Heap, rng: &mut Rng, kind: usize) {
             }
             // SAFETY: v is a fresh Voice.
             unsafe {
-                (*v).delay = d;
+                gc.write_ptr(&raw mut (*v).delay, d);
                 (*v).delay_len = len;
             }
         }
     }
-    let roots = gc.roots_mut();
+    let head = gc.roots_mut()[0] as *mut Voice;
     // SAFETY: v is a fresh Voice; roots[0] is the list head.
-    unsafe { (*v).next = roots[0] as *mut Voice };
-    roots[0] = v as *mut u8;
+    unsafe { gc.write_ptr(&raw mut (*v).next, head) };
+    gc.roots_mut()[0] = v as *mut u8;
 }
 
 fn new_frame(gc: &mut Heap, v: &mut Voice) -> *mut Frame {
@@ -306,7 +322,7 @@ fn new_frame(gc: &mut Heap, v: &mut Voice) -> *mut Frame {
     if !f.is_null() {
         // SAFETY: fresh zeroed Frame block owned by this thread.
         unsafe {
-            (*f).voice = v;
+            gc.write_ptr(&raw mut (*f).voice, v as *mut Voice);
             (*f).block = v.remaining;
             (*f).gain = 1.0;
         }
@@ -355,10 +371,10 @@ fn render(gc: &mut Heap, out: &mut [f32], reverb: *mut f32, reverb_len: usize, r
             }
             let frame: *mut Frame = new_frame(gc_alloc, v);
             if !frame.is_null() {
-                v.frame = frame; // the previous frame becomes garbage
+                gc_alloc.write_ptr(&raw mut v.frame, frame); // the previous frame becomes garbage
             }
             if v.remaining == 0 {
-                *link = v.next; // unlinked: garbage from now on
+                gc_alloc.write_ptr(link, v.next); // unlinked: garbage from now on
             } else {
                 link = &mut v.next;
             }
@@ -403,9 +419,10 @@ fn main() {
     let mode = match args.collector.as_str() {
         "concurrent" => Some(CollectorMode::Concurrent),
         "stw" => Some(CollectorMode::StopTheWorld),
+        "replicating" => Some(CollectorMode::Replicating),
         "boehm" => None,
         other => {
-            eprintln!("unknown collector {other} (concurrent, stw, boehm)");
+            eprintln!("unknown collector {other} (concurrent, stw, replicating, boehm)");
             std::process::exit(2);
         }
     };
@@ -440,10 +457,10 @@ fn main() {
     // Long-lived state: a chain of 64-byte objects from root slot 2.
     for _ in 0..(args.live_kb * 1024.0 / 64.0) as usize {
         let node = gc.alloc(64).expect("live state").as_ptr() as *mut *mut u8;
-        let roots = gc.roots_mut();
+        let head = gc.roots_mut()[2];
         // SAFETY: fresh 64-byte, word-aligned block; its first word links to the previous head.
-        unsafe { node.write(roots[2]) };
-        roots[2] = node as *mut u8;
+        unsafe { gc.write_ptr(node, head) };
+        gc.roots_mut()[2] = node as *mut u8;
     }
 
     let period = Duration::from_secs_f64(args.block as f64 / SR);
@@ -531,7 +548,7 @@ fn main() {
     match &gc {
         Heap::Ours(c) => {
             let s = c.stats();
-            let conc = s.mark.total + s.sweep.total + s.free_busy;
+            let conc = s.merge.total + s.mark.total + s.sweep.total + s.free_busy;
             let mark_sweep_in_block = if mode == Some(CollectorMode::StopTheWorld) { Duration::ZERO } else { conc };
             println!("pointer heap {:.1} MB: used {} B, live {} B; atomic used {} B; allocations {}, failures {}",
                 heap as f64 / 1048576.0, s.pointer_heap_used, s.pointer_live_bytes, s.atomic_heap_used, s.allocations, s.alloc_failures);
@@ -542,10 +559,15 @@ fn main() {
             line("roots snapshot", s.roots_snapshot);
             line("partial snapshot", s.partial_snapshot);
             line("full snapshot", s.full_snapshot);
+            line("merge (replica)", s.merge);
             line("mark", s.mark);
             line("sweep", s.sweep);
             println!("free thread busy {:.3} ms; cycles {}; snapshot failures {}; warnings {:#x}; full-snapshot target {:.4} ms",
                 ms(s.free_busy), s.cycles, s.snapshot_failures, s.warnings, ms(s.full_snapshot_duration));
+            if mode == Some(CollectorMode::Replicating) {
+                println!("write barrier: {} distinct slots logged, {} collections fell back to the whole complementary block",
+                    s.barrier_logged, s.barrier_overflows);
+            }
             println!("GC share of CPU (audio + gc): on the audio thread {:.2} %, on other threads {:.2} %",
                 100.0 * block_total.as_secs_f64() / (busy + mark_sweep_in_block.as_secs_f64()),
                 100.0 * mark_sweep_in_block.as_secs_f64() / (busy + mark_sweep_in_block.as_secs_f64()));

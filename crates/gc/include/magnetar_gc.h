@@ -1,7 +1,7 @@
 /* magnetar_gc.h - C interface of the magnetar realtime snapshot garbage collector.
  *
- * One collector per audio thread. mgc_alloc, mgc_alloc_atomic, mgc_roots, mgc_add_roots,
- * mgc_remove_roots and mgc_between_blocks must all be called from that one thread;
+ * One collector per audio thread. mgc_alloc, mgc_alloc_atomic, mgc_write_ptr, mgc_roots,
+ * mgc_add_roots, mgc_remove_roots and mgc_between_blocks must all be called from that one thread;
  * mgc_get_stats and mgc_is_collecting may be called from any thread.
  * Licence: GPL-3.0-or-later. */
 #ifndef MAGNETAR_GC_H
@@ -30,6 +30,8 @@ typedef struct mgc_config {
     uint32_t use_poison;              /* non-zero: fill freed memory with `poison` */
     uint64_t poison;
     uint32_t prefault;                /* non-zero: touch every page at start-up */
+    uint32_t mode;                    /* MGC_MODE_* */
+    size_t barrier_log_entries;       /* replicating: distinct slots logged per collection */
 } mgc_config;
 
 typedef struct mgc_time {
@@ -62,6 +64,9 @@ typedef struct mgc_stats {
     double blocking_share;   /* blocking time / wall time */
     double concurrent_share; /* mark + sweep + free time / wall time */
     uint32_t warnings;       /* MGC_WARN_* bits */
+    uint64_t barrier_logged;    /* replicating: distinct heap slots the barrier logged */
+    uint64_t barrier_overflows; /* replicating: collections that scanned the whole block */
+    mgc_time merge;             /* replicating: complementary block into snapshot */
 } mgc_stats;
 
 #define MGC_WARN_SAFETY_BUFFER 1u
@@ -73,6 +78,12 @@ typedef struct mgc_stats {
 #define MGC_SNAPSHOT_PARTIAL 1
 #define MGC_SNAPSHOT_FULL 2
 #define MGC_SNAPSHOT_FAILED 3
+#define MGC_SNAPSHOT_COLLECTED 4  /* stop-the-world: mark and sweep ran inside the call */
+#define MGC_SNAPSHOT_REPLICATED 5 /* replicating: roots copied, collection started */
+
+#define MGC_MODE_CONCURRENT 0     /* first collector: heap snapshot between blocks */
+#define MGC_MODE_STOP_THE_WORLD 1 /* baseline: mark and sweep inside mgc_between_blocks */
+#define MGC_MODE_REPLICATING 2    /* second collector: write barrier, roots-only pause */
 
 void mgc_config_default(mgc_config *cfg);
 /* NULL on error; the reason is written to err (NUL-terminated) when err_len > 0. */
@@ -82,6 +93,11 @@ void mgc_delete(mgc_collector *gc);
 /* Realtime safe: bounded time, no system allocator, no lock. NULL when full. */
 void *mgc_alloc(mgc_collector *gc, size_t size);        /* zero-filled (or poison) */
 void *mgc_alloc_atomic(mgc_collector *gc, size_t size); /* contents unspecified */
+
+/* Write barrier: *slot = value. In MGC_MODE_REPLICATING every pointer store into
+ * mgc_alloc memory must go through it (stores of non-pointer data need not); elsewhere and
+ * in the other modes it is a plain store. Realtime safe. */
+void mgc_write_ptr(mgc_collector *gc, void **slot, void *value);
 
 void **mgc_roots(mgc_collector *gc, size_t *count);
 int mgc_add_roots(mgc_collector *gc, const void *start, size_t bytes); /* id >= 0, or -1 */

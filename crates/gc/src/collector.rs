@@ -28,6 +28,11 @@ const FREE_RING: usize = 16 * 1024;
 /// How often the audio thread may retry the interruptible lock before skipping a snapshot.
 const LOCK_SPINS: u32 = 256;
 
+/// A complementary-block word the barrier has not written since the collector last merged it.
+/// A mutator storing this very value leaves the snapshot's older word in place: it is never a
+/// heap address, so at worst the older value keeps a block alive for one more write.
+const UNUSED: usize = usize::MAX;
+
 const IDLE: u32 = 0;
 const WORKING: u32 = 1;
 
@@ -46,6 +51,41 @@ struct CycleInput {
     roots_words: usize,
     records: usize,
     nrecords: usize,
+    /// Replicating mode: the complementary block and stack to merge first.
+    merge: Option<MergeInput>,
+}
+
+/// The half of the replication state handed to the collector at a swap.
+#[derive(Clone, Copy, Default)]
+struct MergeInput {
+    /// Index into `Replica::comp` and `Replica::logs`.
+    half: usize,
+    /// Entries in that half's stack.
+    logged: usize,
+    /// The stack overflowed: scan the whole complementary block instead.
+    overflowed: bool,
+}
+
+/// The second collector's memory: two complementary blocks of the pointer heap's size, filled
+/// with `UNUSED` except where the barrier wrote, and two stacks of the byte offsets written.
+/// `Shared::snapshot` is the persistent snapshot they are merged into.
+struct Replica {
+    comp: [Region; 2],
+    logs: [Region; 2],
+    log_cap: usize,
+}
+
+/// The audio thread's side of the write barrier (`comp_block_wb`, `comp_stack_wb`).
+struct Barrier {
+    heap_base: usize,
+    heap_len: usize,
+    /// Complementary block the barrier writes; 0 when not replicating (plain stores).
+    comp: usize,
+    log: *mut usize,
+    logged: usize,
+    cap: usize,
+    overflowed: bool,
+    half: usize,
 }
 
 /// State shared by the audio thread and the collector threads.
@@ -56,6 +96,8 @@ struct Shared {
     roots_snapshot: Region,
     /// The two halves of the transport stack; the audio thread writes one, the collector reads the other.
     records: [Region; 2],
+    /// Present in replicating mode only.
+    replica: Option<Replica>,
     cycle: UnsafeCell<CycleInput>,
     /// IDLE: the audio thread owns `cycle`, the snapshot, the roots snapshot and both record
     /// stacks. WORKING: the collector owns `cycle`, the snapshots and the stack named in `cycle`.
@@ -101,6 +143,9 @@ impl Shared {
             interior_pointers: s.interior_pointers.load(Relaxed),
             false_pointers: s.false_pointers.load(Relaxed),
             warnings: s.warnings.load(Relaxed) as u32,
+            barrier_logged: s.barrier_logged.load(Relaxed),
+            barrier_overflows: s.barrier_overflows.load(Relaxed),
+            merge: s.merge.read(),
             safe_limit_bytes: self.safe_limit,
             full_snapshot_duration: self.full_duration,
             elapsed: self.created.elapsed(),
@@ -121,6 +166,9 @@ pub enum SnapshotKind {
     Failed,
     /// Stop-the-world mode: a whole mark and sweep ran inside this call.
     Collected,
+    /// Replicating mode: the complementary blocks were swapped and only the roots copied; a
+    /// collection started.
+    Replicated,
 }
 
 /// Result of one `between_blocks` call.
@@ -182,6 +230,7 @@ pub struct Collector {
     claimed: Box<[bool]>,
     /// The block table and dead list when collecting on the audio thread (stop-the-world mode).
     in_block: Option<Box<InBlock>>,
+    barrier: Barrier,
 }
 
 /// Stop-the-world mode's private state.
@@ -192,7 +241,8 @@ struct InBlock {
 
 // SAFETY: the raw pointers in `roots` are plain values the collector copies, never
 // dereferences; root regions are read only on the thread that owns the Collector, which
-// `add_roots` requires to be valid; the pools' memory is owned by `shared`.
+// `add_roots` requires to be valid; the pools' memory and the barrier's complementary block
+// and log are owned by `shared`, and only the thread holding the Collector writes them.
 unsafe impl Send for Collector {}
 
 impl Collector {
@@ -217,6 +267,26 @@ impl Collector {
             Region::new(rec_bytes, true, "allocation records")?,
             Region::new(rec_bytes, true, "allocation records")?,
         ];
+        let replica = if config.mode == CollectorMode::Replicating {
+            let log_bytes = config
+                .barrier_log_entries
+                .checked_mul(WORD)
+                .ok_or(GcError::InvalidConfig("barrier_log_entries too large"))?;
+            let comp = [
+                Region::new(config.pointer_heap_bytes, true, "complementary block")?,
+                Region::new(config.pointer_heap_bytes, true, "complementary block")?,
+            ];
+            for c in &comp {
+                // SAFETY: the region is pointer_heap_bytes long (a whole number of words),
+                // word aligned, and not shared with any thread yet.
+                unsafe { std::slice::from_raw_parts_mut(c.base() as *mut usize, c.len() / WORD) }.fill(UNUSED);
+            }
+            let logs =
+                [Region::new(log_bytes, true, "barrier log")?, Region::new(log_bytes, true, "barrier log")?];
+            Some(Replica { comp, logs, log_cap: config.barrier_log_entries })
+        } else {
+            None
+        };
         let bandwidth = match config.snapshot_bandwidth {
             Some(b) => b,
             None => calibrate(&ptr_heap, &snapshot),
@@ -229,6 +299,7 @@ impl Collector {
             snapshot,
             roots_snapshot,
             records,
+            replica,
             cycle: UnsafeCell::new(CycleInput::default()),
             state: AtomicU32::new(IDLE),
             shutdown: AtomicBool::new(false),
@@ -267,6 +338,30 @@ impl Collector {
             }
         };
         let collector_handle = collector_thread.thread().clone();
+        // The persistent snapshot starts equal to the heap (both hold only fill so far); from
+        // here on the heap's pointer words reach it only through the complementary blocks.
+        let barrier = match &shared.replica {
+            Some(r) => Barrier {
+                heap_base: shared.ptr_heap.addr(),
+                heap_len: shared.ptr_heap.len(),
+                comp: r.comp[0].addr(),
+                log: r.logs[0].base() as *mut usize,
+                logged: 0,
+                cap: r.log_cap,
+                overflowed: false,
+                half: 0,
+            },
+            None => Barrier {
+                heap_base: shared.ptr_heap.addr(),
+                heap_len: shared.ptr_heap.len(),
+                comp: 0,
+                log: std::ptr::null_mut(),
+                logged: 0,
+                cap: 0,
+                overflowed: false,
+                half: 0,
+            },
+        };
         Ok(Collector {
             shared,
             ptr_pool,
@@ -296,6 +391,7 @@ impl Collector {
             in_block: (config.mode == CollectorMode::StopTheWorld).then(|| {
                 Box::new(InBlock { tracer: Tracer::new(expected), dead: Vec::with_capacity(expected) })
             }),
+            barrier,
         })
     }
 
@@ -310,6 +406,50 @@ impl Collector {
     /// by pointers to it but never copied or scanned. Its contents are unspecified.
     pub fn alloc_atomic(&mut self, size: usize) -> Option<NonNull<u8>> {
         self.alloc_in(size, true)
+    }
+
+    /// Store `value` into `*slot`: the write barrier every pointer store into the pointer heap
+    /// must go through in [`CollectorMode::Replicating`] (`WRITE_HEAP_POINTER` in the thesis).
+    ///
+    /// In replicating mode a store to a word-aligned slot inside the pointer heap is also
+    /// written to the complementary block, and the slot's offset is pushed on the barrier log
+    /// the first time it is written since the last collection; when the log is full the next
+    /// collection scans the whole complementary block instead (still correct, slower). Stores
+    /// elsewhere (roots, atomic blocks, the mutator's own memory) are plain stores, and so is
+    /// every store in the other modes, so code can use the barrier whatever the mode.
+    /// Bounded time: a compare, two stores, at most one push.
+    ///
+    /// Stores of non-pointer data (samples, counters) may bypass the barrier: the snapshot then
+    /// keeps the word's older value, which can at worst keep a block alive longer. A pointer
+    /// stored into the pointer heap without the barrier is invisible to the collector, which
+    /// may then free the block it points to.
+    ///
+    /// # Safety
+    /// `slot` must be valid for a pointer-sized, aligned write, and must be written only from
+    /// the thread that owns this collector.
+    #[inline]
+    pub unsafe fn write_ptr(&mut self, slot: *mut *mut u8, value: *mut u8) {
+        let b = &mut self.barrier;
+        let off = (slot as usize).wrapping_sub(b.heap_base);
+        if b.comp != 0 && off < b.heap_len && off % WORD == 0 {
+            let mirror = (b.comp + off) as *mut usize;
+            // SAFETY: off < heap_len and the complementary block is heap_len bytes and word
+            // aligned; the audio thread owns the writer half until it swaps them.
+            let first = unsafe { mirror.read() } == UNUSED;
+            // SAFETY: as above.
+            unsafe { mirror.write(value as usize) };
+            if first {
+                if b.logged < b.cap {
+                    // SAFETY: logged < cap, the stack's length; owned like the block above.
+                    unsafe { b.log.add(b.logged).write(off) };
+                    b.logged += 1;
+                } else {
+                    b.overflowed = true;
+                }
+            }
+        }
+        // SAFETY: valid and aligned per the contract.
+        unsafe { slot.write(value) };
     }
 
     fn alloc_in(&mut self, size: usize, atomic: bool) -> Option<NonNull<u8>> {
@@ -413,7 +553,8 @@ impl Collector {
     ///
     /// Puts back a bounded number of freed blocks, then, if the collector is idle and this is
     /// not the block right after a snapshot, copies the roots and the pointer heap (partial or
-    /// full, see the thesis's ch. 10) and starts a concurrent collection. Never blocks.
+    /// full, see the thesis's ch. 10) and starts a concurrent collection. In replicating mode
+    /// it copies only the roots and swaps the barrier's complementary blocks. Never blocks.
     pub fn between_blocks(&mut self, budget: Duration) -> BlockReport {
         let t0 = Instant::now();
         self.take_back_freed(self.max_frees_per_block);
@@ -425,6 +566,19 @@ impl Collector {
             kind = self.collect_in_block(t0);
         } else if self.skip_next {
             self.skip_next = false;
+        } else if self.barrier.comp != 0 {
+            // Start a collection when the collector is idle and there may be garbage
+            // (allocations, pointer stores, or root changes, which are not tracked and so are
+            // assumed once per period). Like the first collector, never two blocks in a row: the
+            // pause would allow it, but it halves the collector thread's load.
+            let due = self.last_full.map_or(true, |t| t0 >= t + self.period);
+            let b = &self.barrier;
+            if self.shared.state.load(Ordering::Acquire) == IDLE
+                && (self.writer_len > 0 || b.logged > 0 || b.overflowed || due)
+            {
+                kind = self.swap_and_start(t0);
+                self.skip_next = true;
+            }
         } else if self.shared.state.load(Ordering::Acquire) == IDLE && !budget.is_zero() {
             let window = match self.last_full {
                 None => Window::Inside,
@@ -575,6 +729,7 @@ impl Collector {
             roots_words,
             records: self.writer,
             nrecords: self.writer_len,
+            merge: None,
         };
         // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
         // so the collector is not reading `cycle`.
@@ -585,6 +740,51 @@ impl Collector {
         sh.state.store(WORKING, Ordering::Release);
         self.collector_handle.unpark();
         kind
+    }
+
+    /// Replicating mode's critical section: copy the roots, hand the collector the allocation
+    /// records and the barrier's half of the replication state, and give the barrier the other
+    /// half (which the collector left all `UNUSED` with an empty stack).
+    fn swap_and_start(&mut self, t0: Instant) -> SnapshotKind {
+        let rt = Instant::now();
+        let roots_words = self.copy_roots();
+        let sh = &*self.shared;
+        sh.stats.roots_snapshot.record(rt.elapsed());
+        let Some(replica) = &sh.replica else { return SnapshotKind::None };
+        let b = &mut self.barrier;
+        SharedStats::add(&sh.stats.barrier_logged, b.logged as u64);
+        if b.overflowed {
+            SharedStats::add(&sh.stats.barrier_overflows, 1);
+        }
+        let input = CycleInput {
+            view: HeapView {
+                ptr_base: sh.ptr_heap.addr(),
+                ptr_used: self.ptr_pool.used_bytes(),
+                atomic_base: sh.atomic_heap.addr(),
+                atomic_used: self.atomic_pool.used_bytes(),
+                snapshot: sh.snapshot.addr(),
+            },
+            roots_words,
+            records: self.writer,
+            nrecords: self.writer_len,
+            merge: Some(MergeInput { half: b.half, logged: b.logged, overflowed: b.overflowed }),
+        };
+        // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
+        // so the collector is not reading `cycle`.
+        unsafe { *sh.cycle.get() = input };
+        self.writer ^= 1;
+        self.writer_len = 0;
+        b.half ^= 1;
+        b.comp = replica.comp[b.half].addr();
+        b.log = replica.logs[b.half].base() as *mut usize;
+        b.logged = 0;
+        b.overflowed = false;
+        if self.last_full.map_or(true, |t| t0 >= t + self.period) {
+            self.last_full = Some(t0);
+        }
+        sh.state.store(WORKING, Ordering::Release);
+        self.collector_handle.unpark();
+        SnapshotKind::Replicated
     }
 
     /// Copy the root slots and registered regions into the roots snapshot; returns words.
@@ -702,6 +902,13 @@ fn collector_main(shared: Arc<Shared>, mut to_free: Producer<(usize, usize)>, fr
         // SAFETY: state is WORKING (Acquire above), so the audio thread finished writing
         // `cycle` and will not touch it until we store IDLE.
         let input = unsafe { *shared.cycle.get() };
+        if let (Some(m), Some(r)) = (input.merge, &shared.replica) {
+            let tm = Instant::now();
+            // SAFETY: while WORKING the collector owns the persistent snapshot and this half of
+            // the replication state; the audio thread writes only the other half.
+            unsafe { merge(&shared, r, m) };
+            shared.stats.merge.record(tm.elapsed());
+        }
         let t0 = Instant::now();
         let recs = shared.records[input.records].base() as *const Record;
         let (abase, asize) = (shared.atomic_heap.addr(), shared.atomic_heap.len());
@@ -719,6 +926,21 @@ fn collector_main(shared: Arc<Shared>, mut to_free: Producer<(usize, usize)>, fr
         shared.stats.mark.record(t1 - t0);
         dead.clear();
         let freed = tracer.sweep(|start, size| dead.push((start, size)));
+        if input.merge.is_some() {
+            // The persistent snapshot outlives this cycle: a dead block's words there must read
+            // as fill, like the heap words the free thread is about to fill, so that the block
+            // is consistent when it is allocated again (and stale pointers in it die with it).
+            let (pbase, plen) = (shared.ptr_heap.addr(), shared.ptr_heap.len());
+            for &(start, size) in &dead {
+                let off = start.wrapping_sub(pbase);
+                if off < plen {
+                    // SAFETY: the block lies inside the pointer heap, so off..off+size lies
+                    // inside the snapshot, which the collector owns while WORKING.
+                    unsafe { std::slice::from_raw_parts_mut((shared.snapshot.addr() + off) as *mut usize, size / WORD) }
+                        .fill(shared.fill);
+                }
+            }
+        }
         shared.stats.sweep.record(t1.elapsed());
         for &block in &dead {
             let mut b = block;
@@ -739,6 +961,39 @@ fn collector_main(shared: Arc<Shared>, mut to_free: Producer<(usize, usize)>, fr
         s.false_pointers.store(tracer.false_found, Ordering::Relaxed);
         SharedStats::add(&s.cycles, 1);
         shared.state.store(IDLE, Ordering::Release);
+    }
+}
+
+/// Bring the persistent snapshot up to date with one half of the replication state
+/// (the thesis's unloading of `comp_block_gc`), leaving that half all `UNUSED` with an empty stack.
+///
+/// # Safety
+/// The caller must own the snapshot and `m.half` of `r` (the collector while WORKING).
+unsafe fn merge(shared: &Shared, r: &Replica, m: MergeInput) {
+    let comp = r.comp[m.half].base() as *mut usize;
+    let snap = shared.snapshot.base() as *mut usize;
+    let take = |w: usize| {
+        // SAFETY: w < heap words; the complementary block and the snapshot are both
+        // heap-sized and owned by the caller.
+        unsafe {
+            let v = comp.add(w).read();
+            if v != UNUSED {
+                snap.add(w).write(v);
+                comp.add(w).write(UNUSED);
+            }
+        }
+    };
+    if m.overflowed {
+        for w in 0..shared.ptr_heap.len() / WORD {
+            take(w);
+        }
+    } else {
+        let log = r.logs[m.half].base() as *const usize;
+        for k in 0..m.logged {
+            // SAFETY: k < logged <= the stack's capacity; the barrier stored only word-aligned
+            // offsets below the heap length.
+            take(unsafe { log.add(k).read() } / WORD);
+        }
     }
 }
 

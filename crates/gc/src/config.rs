@@ -18,6 +18,11 @@ pub enum CollectorMode {
     /// zeroes and frees on the audio thread (the thesis's `NO_SNAPSHOT` baseline). For comparison
     /// only; its pause grows with the live heap, and its tables use the system allocator.
     StopTheWorld,
+    /// The thesis's second collector (heap replication): pointer stores go through
+    /// [`Collector::write_ptr`](crate::Collector::write_ptr), which also writes them into a
+    /// complementary block; between blocks only the roots are copied, and the collector thread
+    /// merges the complementary block into a persistent snapshot before marking it.
+    Replicating,
 }
 
 /// Sizes, limits and timing of one collector. All memory is reserved by
@@ -53,6 +58,10 @@ pub struct GcConfig {
     pub prefault: bool,
     /// Concurrent (the real-time collector) or stop-the-world (a baseline for benchmarks).
     pub mode: CollectorMode,
+    /// Replicating mode: distinct pointer-heap slots the write barrier logs between two
+    /// collections (the complementary stack). More distinct slots make the collector scan the
+    /// whole complementary block instead, which costs heap/WORD reads on the collector thread.
+    pub barrier_log_entries: usize,
 }
 
 impl Default for GcConfig {
@@ -71,6 +80,7 @@ impl Default for GcConfig {
             poison: None,
             prefault: true,
             mode: CollectorMode::Concurrent,
+            barrier_log_entries: 1 << 14,
         }
     }
 }
@@ -86,6 +96,9 @@ impl GcConfig {
         }
         if self.max_allocations_per_cycle == 0 {
             return Err(GcError::InvalidConfig("max_allocations_per_cycle must be > 0"));
+        }
+        if self.mode == CollectorMode::Replicating && self.barrier_log_entries == 0 {
+            return Err(GcError::InvalidConfig("barrier_log_entries must be > 0"));
         }
         if self.max_frees_per_block == 0 {
             return Err(GcError::InvalidConfig("max_frees_per_block must be > 0"));

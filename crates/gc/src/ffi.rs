@@ -5,7 +5,7 @@ use std::ptr;
 use std::time::Duration;
 
 use crate::collector::{Collector, RootRegionId, SnapshotKind};
-use crate::config::GcConfig;
+use crate::config::{CollectorMode, GcConfig};
 use crate::stats::{GcStats, TimeSummary};
 
 /// Opaque collector handle (`mgc_collector` in C).
@@ -29,6 +29,10 @@ pub struct MgcConfig {
     pub use_poison: u32,
     pub poison: u64,
     pub prefault: u32,
+    /// `MGC_MODE_*`: 0 concurrent, 1 stop-the-world, 2 replicating.
+    pub mode: u32,
+    /// Replicating mode: distinct slots the write barrier logs per collection.
+    pub barrier_log_entries: usize,
 }
 
 #[repr(C)]
@@ -68,6 +72,9 @@ pub struct MgcStats {
     pub blocking_share: f64,
     pub concurrent_share: f64,
     pub warnings: u32,
+    pub barrier_logged: u64,
+    pub barrier_overflows: u64,
+    pub merge: MgcTime,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -107,6 +114,9 @@ impl From<&GcStats> for MgcStats {
             blocking_share: s.blocking_share(),
             concurrent_share: s.concurrent_share(),
             warnings: s.warnings,
+            barrier_logged: s.barrier_logged,
+            barrier_overflows: s.barrier_overflows,
+            merge: s.merge.into(),
         }
     }
 }
@@ -135,6 +145,8 @@ pub unsafe extern "C" fn mgc_config_default(cfg: *mut MgcConfig) {
         use_poison: 0,
         poison: 0,
         prefault: 1,
+        mode: 0,
+        barrier_log_entries: d.barrier_log_entries,
     };
     // SAFETY: non-null and writable per the contract.
     unsafe { cfg.write(c) };
@@ -169,6 +181,12 @@ pub unsafe extern "C" fn mgc_new(cfg: *const MgcConfig, err: *mut c_char, err_le
     let (Some(period), Some(window)) = (secs(c.full_snapshot_period_s), secs(c.full_snapshot_window_s)) else {
         return fail("full-snapshot period and window must be non-negative seconds".into());
     };
+    let mode = match c.mode {
+        0 => CollectorMode::Concurrent,
+        1 => CollectorMode::StopTheWorld,
+        2 => CollectorMode::Replicating,
+        _ => return fail("unknown collector mode".into()),
+    };
     let config = GcConfig {
         pointer_heap_bytes: c.pointer_heap_bytes,
         atomic_heap_bytes: c.atomic_heap_bytes,
@@ -182,7 +200,8 @@ pub unsafe extern "C" fn mgc_new(cfg: *const MgcConfig, err: *mut c_char, err_le
         num_cpus: (c.num_cpus != 0).then_some(c.num_cpus as usize),
         poison: (c.use_poison != 0).then_some(c.poison),
         prefault: c.prefault != 0,
-        ..GcConfig::default()
+        mode,
+        barrier_log_entries: c.barrier_log_entries,
     };
     match Collector::new(config) {
         Ok(gc) => Box::into_raw(Box::new(MgcCollector(gc))),
@@ -267,7 +286,8 @@ pub unsafe extern "C" fn mgc_remove_roots(gc: *mut MgcCollector, id: c_int) {
 }
 
 /// Call after each DSP block with the time to spare. Returns 0 none, 1 partial snapshot,
-/// 2 full snapshot, 3 snapshot did not fit, 4 stop-the-world collection inside the call.
+/// 2 full snapshot, 3 snapshot did not fit, 4 stop-the-world collection inside the call,
+/// 5 replicating mode swapped its complementary blocks and started a collection.
 ///
 /// # Safety
 /// As `mgc_alloc`.
@@ -281,7 +301,19 @@ pub unsafe extern "C" fn mgc_between_blocks(gc: *mut MgcCollector, budget_ns: u6
         SnapshotKind::Full => 2,
         SnapshotKind::Failed => 3,
         SnapshotKind::Collected => 4,
+        SnapshotKind::Replicated => 5,
     }
+}
+
+/// Store `value` into `*slot` through the write barrier (see [`Collector::write_ptr`]): in
+/// replicating mode every pointer store into the pointer heap must use it. Realtime safe.
+///
+/// # Safety
+/// As `mgc_alloc`; `slot` must be valid for an aligned pointer-sized write.
+#[no_mangle]
+pub unsafe extern "C" fn mgc_write_ptr(gc: *mut MgcCollector, slot: *mut *mut c_void, value: *mut c_void) {
+    // SAFETY: valid and exclusively used per the contract; the slot contract is forwarded.
+    unsafe { (*gc).0.write_ptr(slot as *mut *mut u8, value as *mut u8) };
 }
 
 /// Copy the statistics into `out`.

@@ -14,6 +14,12 @@
 //!   UGens reach the heap this way through `magnetar_ugens::gc_units`.
 //! * [`CollectorMode::StopTheWorld`] runs the same mark and sweep inside `between_blocks`
 //!   instead (the thesis's `NO_SNAPSHOT` baseline), for benchmarks.
+//! * [`CollectorMode::Replicating`] is the thesis's second collector (heap replication, ch. 12):
+//!   mutator code stores pointers into the heap with [`Collector::write_ptr`], which also
+//!   writes them into a complementary block and logs the slot; `between_blocks` only swaps
+//!   the two complementary blocks and copies the roots, so its pause no longer depends on the
+//!   heap. The collector thread merges the complementary block into a persistent snapshot
+//!   (the whole block when the log overflowed) and marks and sweeps it with the same code.
 //!
 //! ```
 //! use std::time::Duration;

@@ -82,7 +82,10 @@ pub(crate) struct SharedStats {
     pub(crate) atomic_live_bytes: AtomicU64,
     pub(crate) blocks_returned: AtomicU64,
     pub(crate) warnings: AtomicU64,
+    pub(crate) barrier_logged: AtomicU64,
+    pub(crate) barrier_overflows: AtomicU64,
     // collector thread
+    pub(crate) merge: TimeStat,
     pub(crate) mark: TimeStat,
     pub(crate) sweep: TimeStat,
     pub(crate) cycles: AtomicU64,
@@ -132,6 +135,14 @@ pub struct GcStats {
     pub false_pointers: u64,
     /// Bitwise OR of the `WARN_*` flags raised so far.
     pub warnings: u32,
+    /// Replicating mode: distinct pointer-heap slots the write barrier logged.
+    pub barrier_logged: u64,
+    /// Replicating mode: collections whose barrier log had overflowed, so the collector
+    /// scanned the whole complementary block.
+    pub barrier_overflows: u64,
+    /// Replicating mode: merging the complementary block into the persistent snapshot
+    /// (collector thread, before each mark).
+    pub merge: TimeSummary,
     /// Pointer-heap usage above which the worst case is no longer guaranteed.
     pub safe_limit_bytes: usize,
     /// Time a full snapshot is padded to: pointer heap size / p(M).
@@ -146,9 +157,9 @@ impl GcStats {
         ratio(self.blocking.total, self.elapsed)
     }
 
-    /// Share of wall time the collector threads worked (mark, sweep, free), off the audio thread.
+    /// Share of wall time the collector threads worked (merge, mark, sweep, free), off the audio thread.
     pub fn concurrent_share(&self) -> f64 {
-        ratio(self.mark.total + self.sweep.total + self.free_busy, self.elapsed)
+        ratio(self.merge.total + self.mark.total + self.sweep.total + self.free_busy, self.elapsed)
     }
 }
 

@@ -80,7 +80,7 @@ usage: magnetar [options]
    -V <verbosity>                      0 normal, -1 quieter, -2 quietest
    -U <ugen-plugins-path>              accepted for compatibility
    -P <restricted-path>                file commands may only touch files under it
-   -T <threads>                        DSP threads (default: number of cores)
+   -T <threads>                        threads for parallel groups (default: number of cores)
 ";
 
 fn parse_num<T: std::str::FromStr>(flag: &str, value: &str, what: &'static str) -> Result<T, CliError> {
@@ -156,7 +156,11 @@ impl Cli {
                 'V' | 'v' => cli.verbosity = parse_num(flag, v, "verbosity")?,
                 'U' => cli.ugen_plugin_path = Some(v.into()),
                 'P' => cli.restricted_path = Some(v.into()),
-                'T' => cli.threads = Some(parse_num(flag, v, "thread count")?),
+                'T' => {
+                    let t: usize = parse_num(flag, v, "thread count")?;
+                    cli.threads = Some(t);
+                    e.threads = t.max(1);
+                }
                 'L' => cli.memory_locking = true,
                 'N' => {
                     let sr: f64 = parse_num(flag, args[i + 4], "sample rate")?;
@@ -176,6 +180,10 @@ impl Cli {
                 _ => unreachable!("letters are filtered above"),
             }
             i += 1 + needs;
+        }
+        if cli.threads.is_none() {
+            // supernova's default: one thread per core.
+            cli.engine.threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         }
         if cli.udp_port.is_none() && cli.tcp_port.is_none() && cli.nrt.is_none() {
             return Err(CliError::NoMode);

@@ -883,6 +883,7 @@ pub fn run(cli: &Cli) -> i32 {
         eprintln!("ERROR: {e}");
         return 1;
     }
+    engine_opts.realtime = true;
     let mut engine = Engine::new(engine_opts.clone());
     engine.record_events = true;
     // The garbage-collected heap UGens such as GrainCloud allocate from; the

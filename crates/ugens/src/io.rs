@@ -55,6 +55,16 @@ fn control_value(cx: &UnitCtx<'_>, index: usize) -> f32 {
     }
 }
 
+/// Records a bus write for replay (only in a worker's private world, whose
+/// log has room reserved; a full log drops the record, and the engine then
+/// falls back to running that group in order).
+#[inline]
+fn log_touch(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize) {
+    if w.touch_log.len() < w.touch_log.capacity() {
+        w.touch_log.push(crate::world::BusTouch { audio, replace, bus: bus as u32 });
+    }
+}
+
 /// Copies a block, or fills it when the source is a single (control) value.
 #[inline]
 fn copy_block(out: &mut [f32], input: &[f32]) {
@@ -410,6 +420,9 @@ impl Unit for Out {
                     continue;
                 }
                 let input = io.inp(i + 1);
+                if w.log_touches {
+                    log_touch(w, true, self.kind == OutKind::Replace, ch);
+                }
                 let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
                 if self.kind == OutKind::Mix && w.audio_touched[ch] == counter {
                     if input.len() == 1 {
@@ -433,6 +446,9 @@ impl Unit for Out {
                     continue;
                 }
                 let x = io.in0(i + 1);
+                if w.log_touches {
+                    log_touch(w, false, self.kind == OutKind::Replace, ch);
+                }
                 if self.kind == OutKind::Mix && w.control_touched[ch] == counter {
                     w.control_bus[ch] += x;
                 } else {

@@ -28,4 +28,4 @@ pub mod gc_units;
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;
 pub use unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};
-pub use world::{ControlMap, SndBuf, SynthCtx, World};
+pub use world::{BusTouch, ControlMap, SndBuf, SynthCtx, World};

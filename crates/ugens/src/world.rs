@@ -69,6 +69,15 @@ pub struct Trigger {
     pub values: Vec<f32>,
 }
 
+/// One bus write, as logged for replay: which bus, and whether the write
+/// replaced the bus's content or mixed into it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BusTouch {
+    pub audio: bool,
+    pub replace: bool,
+    pub bus: u32,
+}
+
 /// The part of the server's world that units see.
 pub struct World {
     pub full_rate: RateInfo,
@@ -91,6 +100,10 @@ pub struct World {
     pub rgen: RGen,
     /// `/tr` and SendReply messages produced during this block.
     pub triggers: Vec<Trigger>,
+    /// When set, bus writers log what they wrote (a worker's private world
+    /// in a parallel group, whose writes are replayed in child order).
+    pub log_touches: bool,
+    pub touch_log: Vec<BusTouch>,
     /// The garbage-collected heap units may allocate from (see `gc_units`); none unless the
     /// server installs one.
     pub gc: Option<magnetar_gc::Collector>,
@@ -122,6 +135,8 @@ impl World {
             buffers: vec![SndBuf::default(); num_buffers],
             rgen: RGen::new(seed),
             triggers: Vec::with_capacity(64),
+            log_touches: false,
+            touch_log: Vec::new(),
             gc: None,
         }
     }

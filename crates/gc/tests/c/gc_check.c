@@ -117,5 +117,49 @@ int main(void) {
            (unsigned long long)s.cycles, (unsigned long long)s.blocks_freed, s.blocking.max_ms,
            s.full_snapshot.mean_ms);
     mgc_delete(gc);
+
+    /* The second collector: pointer stores into the heap go through mgc_write_ptr. */
+    cfg.mode = MGC_MODE_REPLICATING;
+    cfg.barrier_log_entries = 8; /* small, so the whole-block fallback runs too */
+    gc = mgc_new(&cfg, err, sizeof err);
+    if (!gc) { fprintf(stderr, "gc_check: replicating mgc_new failed: %s\n", err); return 1; }
+    roots = mgc_roots(gc, &nroots);
+    head = NULL;
+    for (int k = 0; k < NODES; k++) {
+        struct node *n = mgc_alloc(gc, sizeof *n);
+        struct node *g = mgc_alloc(gc, sizeof *g);
+        CHECK(n && g, "replicating alloc failed at %d", k);
+        if (!n || !g) break;
+        n->canary = MAGIC + (uint64_t)k;
+        mgc_write_ptr(gc, (void **)&n->next, head);
+        mgc_write_ptr(gc, (void **)&n->samples, mgc_alloc_atomic(gc, 64 * sizeof(double)));
+        if (n->samples) n->samples[0] = (double)k;
+        g->canary = MAGIC + (uint64_t)k;
+        g->next = (struct node *)MARK;
+        garbage[k] = g;
+        head = n;
+        mgc_write_ptr(gc, &roots[0], head);
+        if (k % 10 == 0) block(gc);
+    }
+    run_cycles(gc, 4);
+    i = NODES - 1, bad_nodes = 0;
+    for (struct node *n = head; n; n = n->next, i--)
+        if (n->canary != MAGIC + (uint64_t)i || !n->samples || n->samples[0] != (double)i) bad_nodes++;
+    CHECK(i == -1 && bad_nodes == 0, "replicating: list damaged: %d bad, ended at %d", bad_nodes, i);
+    unfreed = 0;
+    for (int k = 0; k < NODES; k++)
+        if (garbage[k]->canary == MAGIC + (uint64_t)k && garbage[k]->next == (struct node *)MARK) unfreed++;
+    CHECK(unfreed == 0, "replicating: %d garbage nodes not freed", unfreed);
+    roots[0] = NULL;
+    run_cycles(gc, 4);
+    mgc_get_stats(gc, &s);
+    CHECK(s.pointer_live_bytes == 0 && s.atomic_live_bytes == 0, "replicating: live bytes left: %zu + %zu",
+          s.pointer_live_bytes, s.atomic_live_bytes);
+    CHECK(s.partial_snapshot.count == 0 && s.full_snapshot.count == 0, "replicating: the heap was copied");
+    CHECK(s.merge.count >= 8 && s.barrier_overflows >= 1, "replicating: merges %llu, overflows %llu",
+          (unsigned long long)s.merge.count, (unsigned long long)s.barrier_overflows);
+    printf("gc_check: replicating %llu cycles, %llu blocks freed, blocking max %.3f ms, merge max %.3f ms\n",
+           (unsigned long long)s.cycles, (unsigned long long)s.blocks_freed, s.blocking.max_ms, s.merge.max_ms);
+    mgc_delete(gc);
     return failures ? 1 : 0;
 }

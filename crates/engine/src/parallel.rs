@@ -1,0 +1,239 @@
+//! Parallel groups on several threads.
+//!
+//! The children of a `/p_new` group may run in any order, so the engine
+//! hands them to the DSP queue executor (`magnetar-dsp`), which runs them on
+//! its pinned threads. Each thread computes into a private copy of the
+//! world's buses; every bus write a child makes is logged and kept in that
+//! child's merge slot, and after the group the writes are replayed onto the
+//! real buses in child order. The buses then receive exactly the writes, in
+//! exactly the order, a sequential run would have made: the output is the
+//! same bit for bit (Supernova does not promise this; magnetar does).
+//!
+//! Only groups whose children are all running synths of parallel-safe defs
+//! (see `GraphDef::parallel`: no bus reads, no buffers, no randomness, one
+//! `Out` or `ReplaceOut`, unmapped controls) take this path; any other
+//! parallel group runs its children in order, as scsynth does.
+
+use crate::synth::Synth;
+use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
+use magnetar_dsp::merge::MergeBuffers;
+use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
+use magnetar_ugens::World;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Most children a parallel group may have to run in parallel.
+pub const MAX_PARALLEL_CHILDREN: usize = 1024;
+/// Bus writes one child may make per block (channels of its one writer).
+const MAX_WRITES_PER_CHILD: usize = 64;
+
+const CONTROL_BIT: u32 = 1 << 31;
+const REPLACE_BIT: u32 = 1 << 30;
+
+pub struct Parallel {
+    executor: Executor,
+    flat: FlatTree,
+    plan: Plan,
+    /// One private world (buses only matter) per thread.
+    worlds: Vec<UnsafeCell<World>>,
+    merge: MergeBuffers,
+    jobs: Vec<*mut Synth>,
+    lost: AtomicBool,
+}
+
+// SAFETY: the raw synth pointers in `jobs` are only used during one
+// `run_group` call, while the engine that owns the synths is borrowed
+// mutably; each private world is only touched by the thread whose index it
+// has (see `Job::run`).
+unsafe impl Send for Parallel {}
+
+impl Parallel {
+    /// Starts `threads` threads (the caller included) and sizes private
+    /// worlds like `like`. Real-time helpers get SCHED_FIFO just below the
+    /// clock driver's audio thread, so a spinning helper never keeps it from
+    /// its core; non-real-time helpers stay ordinary threads (a real-time
+    /// spinner could starve the rendering thread on a busy machine).
+    pub fn new(threads: usize, like: &World, realtime: bool) -> Result<Parallel, String> {
+        let config = ExecutorConfig {
+            threads,
+            fifo_priority: realtime.then_some(40),
+            pin: realtime,
+            ..Default::default()
+        };
+        let executor = Executor::new(config).map_err(|e| e.to_string())?;
+        let bs = like.block_size;
+        let worlds = (0..threads)
+            .map(|_| {
+                let mut w = World::new(
+                    like.sample_rate,
+                    bs,
+                    like.num_audio_buses(),
+                    like.num_control_buses(),
+                    0,
+                    like.num_input_channels,
+                    like.num_output_channels,
+                    0,
+                );
+                w.log_touches = true;
+                w.touch_log = Vec::with_capacity(MAX_WRITES_PER_CHILD);
+                UnsafeCell::new(w)
+            })
+            .collect();
+        Ok(Parallel {
+            executor,
+            flat: FlatTree::with_capacity(MAX_PARALLEL_CHILDREN + 4, 0),
+            plan: Plan::with_capacity(MAX_PARALLEL_CHILDREN + 4, MAX_PARALLEL_CHILDREN * 2),
+            worlds,
+            merge: MergeBuffers::new(MAX_PARALLEL_CHILDREN, MAX_WRITES_PER_CHILD, MAX_WRITES_PER_CHILD * bs),
+            jobs: Vec::with_capacity(MAX_PARALLEL_CHILDREN),
+            lost: AtomicBool::new(false),
+        })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.executor.threads()
+    }
+
+    /// Whether private worlds still match the world (rates change once,
+    /// when the driver decides).
+    pub fn matches(&self, world: &World) -> bool {
+        // SAFETY: no block is running; the caller holds `&self`.
+        let w = unsafe { &*self.worlds[0].get() };
+        w.sample_rate == world.sample_rate && w.block_size == world.block_size
+    }
+
+    /// Runs the synths (children of one parallel group, in child order) on
+    /// the executor's threads, then replays their bus writes in order.
+    /// `scratch` holds one audio scratch area of `scratch_len` samples per
+    /// thread. Returns false if a child's writes did not fit the merge
+    /// buffers (the caller then treats the output of this block as lost).
+    ///
+    /// # Safety
+    /// The pointers must be to distinct, constructed, running synths that
+    /// nothing else touches during the call, and `scratch` must hold
+    /// `threads() * scratch_len` samples.
+    pub unsafe fn run_group(
+        &mut self,
+        synths: &[*mut Synth],
+        world: &mut World,
+        scratch: *mut f32,
+        scratch_len: usize,
+    ) -> bool {
+        self.jobs.clear();
+        self.jobs.extend_from_slice(synths);
+        self.flat.clear();
+        self.flat.begin_par();
+        for i in 0..synths.len() {
+            self.flat.item(ItemId(i as u32));
+        }
+        if self.flat.end().is_err() || self.plan.compile_flat(&self.flat).is_err() {
+            return false;
+        }
+        for cell in &self.worlds {
+            // SAFETY: no block is running yet; each world is only ours here.
+            let w = unsafe { &mut *cell.get() };
+            w.buf_counter = world.buf_counter;
+            w.full_rate = world.full_rate;
+            w.buf_rate = world.buf_rate;
+        }
+        self.lost.store(false, Ordering::Relaxed);
+        let job = Job {
+            synths: &self.jobs,
+            worlds: &self.worlds,
+            merge: &self.merge,
+            scratch,
+            scratch_len,
+            lost: &self.lost,
+        };
+        self.executor.run_block(&self.plan, &job);
+
+        let counter = world.buf_counter;
+        let bs = world.block_size;
+        let replayed = self.merge.replay(0..synths.len(), |target, samples| {
+            let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
+            let replace = target & REPLACE_BIT != 0;
+            if target & CONTROL_BIT != 0 {
+                if bus < world.control_bus.len() {
+                    if !replace && world.control_touched[bus] == counter {
+                        world.control_bus[bus] += samples[0];
+                    } else {
+                        world.control_bus[bus] = samples[0];
+                        world.control_touched[bus] = counter;
+                    }
+                }
+            } else if let Some(out) = world.audio_bus.get_mut(bus * bs..(bus + 1) * bs) {
+                if !replace && world.audio_touched[bus] == counter {
+                    for (o, x) in out.iter_mut().zip(samples) {
+                        *o += *x;
+                    }
+                } else {
+                    out.copy_from_slice(&samples[..bs]);
+                    world.audio_touched[bus] = counter;
+                }
+            }
+        });
+        replayed.is_ok() && !self.lost.load(Ordering::Relaxed)
+    }
+}
+
+struct Job<'a> {
+    synths: &'a [*mut Synth],
+    worlds: &'a [UnsafeCell<World>],
+    merge: &'a MergeBuffers,
+    scratch: *mut f32,
+    scratch_len: usize,
+    lost: &'a AtomicBool,
+}
+
+// SAFETY: items are distinct synths and each worker index owns one private
+// world and one scratch slice; the executor runs each item exactly once.
+unsafe impl Sync for Job<'_> {}
+
+impl Work for Job<'_> {
+    fn run(&self, item: ItemId, worker: usize) {
+        let i = item.0 as usize;
+        // SAFETY: item `i` is run once per block, by one thread, and no one
+        // else touches synth `i` meanwhile (`run_group`'s contract).
+        let synth = unsafe { &mut *self.synths[i] };
+        // SAFETY: only the thread with index `worker` uses this world.
+        let w = unsafe { &mut *self.worlds[worker].get() };
+        // SAFETY: thread `worker`'s own slice of the scratch area.
+        let scratch =
+            unsafe { std::slice::from_raw_parts_mut(self.scratch.add(worker * self.scratch_len), self.scratch_len) };
+        w.touch_log.clear();
+        synth.calc(w, scratch);
+        if w.touch_log.len() == w.touch_log.capacity() {
+            self.lost.store(true, Ordering::Relaxed);
+        }
+        let bs = w.block_size;
+        match self.merge.writer(i) {
+            Ok(mut slot) => {
+                for t in &w.touch_log {
+                    let bus = t.bus as usize;
+                    let mut target = t.bus;
+                    if t.replace {
+                        target |= REPLACE_BIT;
+                    }
+                    let written = if t.audio {
+                        &w.audio_bus[bus * bs..(bus + 1) * bs]
+                    } else {
+                        target |= CONTROL_BIT;
+                        &w.control_bus[bus..bus + 1]
+                    };
+                    if slot.add(target, written).is_err() {
+                        self.lost.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            Err(_) => self.lost.store(true, Ordering::Relaxed),
+        }
+        // The next child on this thread starts from untouched buses.
+        for t in &w.touch_log {
+            if t.audio {
+                w.audio_touched[t.bus as usize] = -1;
+            } else {
+                w.control_touched[t.bus as usize] = -1;
+            }
+        }
+    }
+}

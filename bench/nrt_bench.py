@@ -84,7 +84,9 @@ SCORES = {
 
 
 def time_render(binary, score_path, out_path):
-    cmd = [binary, "-o", "2", "-N", str(score_path), "_", str(out_path), "48000", "WAV", "float"]
+    # magnetar single-threaded, as the comparison with scsynth asks.
+    threads = ["-T", "1"] if Path(binary).name == "magnetar" else []
+    cmd = [binary, *threads, "-o", "2", "-N", str(score_path), "_", str(out_path), "48000", "WAV", "float"]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     dt = time.perf_counter() - t0

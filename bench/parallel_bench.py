@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The Supernova paper's throughput experiments, in non-real-time: the same
+scores rendered by scsynth, supernova -T 1 / -T 2 and magnetar -T 1 / -T 2 in
+one run; wall time per render, several repetitions interleaved.
+
+Usage: python3 bench/parallel_bench.py [--reps N] [--seconds S] [--no-write]
+Writes/updates the "Parallel groups" section of BENCHMARKS.md.
+"""
+
+import argparse
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+
+from supriya import ugens as U  # noqa: E402
+
+from nrt import MAGNETAR, SCSYNTH, Score, build, msg  # noqa: E402
+
+BEGIN = "<!-- parallel-bench:begin -->"
+END = "<!-- parallel-bench:end -->"
+SUPERNOVA = shutil.which("supernova") or "/usr/bin/supernova"
+
+
+def fsin_bank(name, n, shared_bus):
+    def body(b):
+        sig = U.Mix.new([U.FSinOsc.ar(frequency=b["freq"] * (i + 1)) for i in range(n)]) * (0.1 / n)
+        U.Out.ar(bus=0 if shared_bus else b["bus"], source=sig)
+
+    return build(name, body, freq=100.0, bus=0.0)
+
+
+def one_group(n_synths, n_osc, shared_bus):
+    def make(seconds):
+        d = fsin_bank("bank", n_osc, shared_bus)
+        s = Score([d]).add(0, msg("/p_new", 1, 0, 0))
+        s.add(0, *(msg("/s_new", "bank", 1000 + i, 1, 1, "freq", 50.0 + i, "bus", float(2 + (i % 120)))
+                   for i in range(n_synths)))
+        return s.end(seconds)
+    return make
+
+
+def two_groups(seconds):
+    small, big = fsin_bank("small", 4, True), fsin_bank("big", 128, True)
+    s = Score([small, big]).add(0, msg("/p_new", 1, 0, 0), msg("/p_new", 2, 3, 1))
+    s.add(0, *(msg("/s_new", "small", 1000 + i, 1, 1, "freq", 60.0 + i) for i in range(64)))
+    s.add(0, *(msg("/s_new", "big", 2000 + i, 1, 2, "freq", 30.0 + i) for i in range(4)))
+    return s.end(seconds)
+
+
+SCORES = {
+    "256 x 4 FSinOsc, one parallel group, separate buses": one_group(256, 4, False),
+    "256 x 4 FSinOsc, one parallel group, one shared bus": one_group(256, 4, True),
+    "16 x 128 FSinOsc, one parallel group": one_group(16, 128, True),
+    "two parallel groups: 64 small, then 4 big": two_groups,
+}
+
+ENGINES = [
+    ("scsynth", [SCSYNTH]),
+    ("supernova -T 1", [SUPERNOVA, "-T", "1"]),
+    ("supernova -T 2", [SUPERNOVA, "-T", "2"]),
+    ("magnetar -T 1", [MAGNETAR, "-T", "1"]),
+    ("magnetar -T 2", [MAGNETAR, "-T", "2"]),
+]
+
+
+def render(cmd, score, out):
+    full = [*cmd, "-o", "2", "-a", "1024", "-N", str(score), "_", str(out), "48000", "WAV", "float"]
+    t0 = time.perf_counter()
+    p = subprocess.run(full, capture_output=True, text=True, errors="replace")
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(full)} failed ({p.returncode}): {(p.stdout + p.stderr)[-800:]}")
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for name, make in SCORES.items():
+            score = tmp / "score.osc"
+            score.write_bytes(make(args.seconds).encode(str(tmp)))
+            times = {e: [] for e, _ in ENGINES}
+            for _ in range(args.reps):
+                for e, cmd in ENGINES:
+                    times[e].append(render(cmd, score, tmp / "out.wav"))
+            row = {e: statistics.median(ts) for e, ts in times.items()}
+            rows.append((name, row))
+            print(name, "  ".join(f"{e}: {t:.3f}s" for e, t in row.items()), flush=True)
+    if args.no_write:
+        return
+    command = "python3 bench/parallel_bench.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    lines = [BEGIN, "## Parallel groups (the Supernova paper's experiments, NRT)", "",
+             f"Command: `{command.strip()}` ({args.seconds:g} s of audio at 48 kHz, median of {args.reps} "
+             "interleaved renders, wall time). magnetar runs a parallel group's children on its threads only "
+             "when they are running synths of parallel-safe defs; its output is bit-identical to a "
+             "sequential run.", "",
+             "| score | " + " | ".join(e for e, _ in ENGINES) + " | magnetar -T 1 / -T 2 | supernova -T 2 / magnetar -T 2 |",
+             "|---|" + "---|" * (len(ENGINES) + 2)]
+    for name, row in rows:
+        lines.append(f"| {name} | " + " | ".join(f"{row[e]:.3f} s" for e, _ in ENGINES)
+                     + f" | {row['magnetar -T 1'] / row['magnetar -T 2']:.2f}x"
+                     + f" | {row['supernova -T 2'] / row['magnetar -T 2']:.2f}x |")
+    lines.append(END)
+    section = "\n".join(lines) + "\n"
+    path = ROOT / "BENCHMARKS.md"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = head + section.rstrip("\n") + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+    print("updated", path)
+
+
+if __name__ == "__main__":
+    main()

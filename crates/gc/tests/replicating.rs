@@ -7,67 +7,17 @@ use std::time::{Duration, Instant};
 
 use magnetar_gc::{Collector, CollectorMode, GcConfig, GcStats, SnapshotKind, WORD};
 
-const POISON: u64 = 0xDEAD_BEEF_DEAD_BEEF;
-const MAGIC: usize = 0x5AFE_C0DE_0000_0000;
-const BUDGET: Duration = Duration::from_millis(3);
+mod common;
+use common::{run_blocks_until, set_word, small_heap, word, Rng, BUDGET, MAGIC, POISON};
 
 fn config(log_entries: usize) -> GcConfig {
-    GcConfig {
-        pointer_heap_bytes: 1 << 20,
-        atomic_heap_bytes: 1 << 20,
-        root_slots: 64,
-        snapshot_bandwidth: Some(2e9),
-        full_snapshot_period: Duration::from_millis(40),
-        full_snapshot_window: Duration::from_millis(40),
-        poison: Some(POISON),
-        mode: CollectorMode::Replicating,
-        barrier_log_entries: log_entries,
-        ..GcConfig::default()
-    }
-}
-
-/// Run blocks (with a short pause, like an audio period) until `done` or a timeout.
-fn run_blocks_until(gc: &mut Collector, mut done: impl FnMut(&mut Collector) -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(5) {
-        gc.between_blocks(BUDGET);
-        if done(gc) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_micros(300));
-    }
-    false
-}
-
-fn word(addr: usize, k: usize) -> usize {
-    // SAFETY: callers pass addresses of blocks they allocated with at least k+1 words, inside
-    // the collector's heap, which lives as long as the collector.
-    unsafe { ((addr as *const usize).add(k)).read() }
-}
-
-/// A non-pointer store: needs no barrier.
-fn set_word(addr: usize, k: usize, v: usize) {
-    // SAFETY: as in `word`, and the block is reachable (so not being zeroed by the collector).
-    unsafe { ((addr as *mut usize).add(k)).write(v) }
+    GcConfig { mode: CollectorMode::Replicating, barrier_log_entries: log_entries, ..small_heap() }
 }
 
 /// A pointer store, through the barrier.
 fn set_ptr(gc: &mut Collector, addr: usize, k: usize, v: usize) {
     // SAFETY: as in `set_word`; the slot is word aligned and this thread owns the collector.
     unsafe { gc.write_ptr((addr as *mut *mut u8).add(k), v as *mut u8) }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 as usize
-    }
-    fn below(&mut self, n: usize) -> usize {
-        self.next() % n
-    }
 }
 
 /// Object layout: [canary, id, atomic buffer ptr, child slots...].

@@ -230,7 +230,16 @@ impl Engine {
                 }
                 Ok((Position::Before(n), Some(n)))
             }
-            _ => Err(format!("add action {action} is not one of 0-4")),
+            // Extension: 5 and 6 add a satellite that runs just before or
+            // just after the target node and is paused and freed with it.
+            5 | 6 => {
+                let n = self.node_arg(args)?;
+                if n == ROOT {
+                    return Err("the root group can't have satellites".into());
+                }
+                Ok((if action == 5 { Position::SatelliteBefore(n) } else { Position::SatelliteAfter(n) }, None))
+            }
+            _ => Err(format!("add action {action} is not one of 0-4 (or 5-6 for satellites)")),
         }
     }
 
@@ -305,7 +314,10 @@ impl Engine {
                 // scsynth tolerates re-creating a group that already sits in the same parent.
                 let target_parent = match pos {
                     Position::Head(g) | Position::Tail(g) => Some(g),
-                    Position::Before(n) | Position::After(n) => self.tree.node(n).parent,
+                    Position::Before(n)
+                    | Position::After(n)
+                    | Position::SatelliteBefore(n)
+                    | Position::SatelliteAfter(n) => self.tree.node(n).parent,
                 };
                 let same = replaced.is_none()
                     && self.tree.node(existing).is_group()
@@ -583,7 +595,7 @@ impl Engine {
         let movable = |this: &Engine, n: NodeIdx, p: Position| {
             let anchor_node = match p {
                 Position::Head(g) | Position::Tail(g) => g,
-                Position::Before(t) | Position::After(t) => t,
+                Position::Before(t) | Position::After(t) | Position::SatelliteBefore(t) | Position::SatelliteAfter(t) => t,
             };
             n != ROOT && !this.tree.is_ancestor(n, anchor_node) && n != anchor_node
         };

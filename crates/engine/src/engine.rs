@@ -325,6 +325,11 @@ impl Engine {
 
     /// Runs unit destructors and queues `/n_end` for a subtree about to go.
     fn retire_subtree(&mut self, idx: NodeIdx) {
+        let n = self.tree.node(idx);
+        let satellites: Vec<NodeIdx> = n.sat_before.iter().chain(&n.sat_after).copied().collect();
+        for s in satellites {
+            self.retire_subtree(s);
+        }
         if self.tree.node(idx).is_group() {
             for c in self.tree.children(idx) {
                 self.retire_subtree(c);
@@ -451,8 +456,47 @@ impl Engine {
                 }
             }
             let next = self.tree.node(c).next;
-            self.calc_node(c);
+            self.calc_with_satellites(c);
             child = next;
+        }
+    }
+
+    /// Runs a node with its satellites: those before it, the node, those
+    /// after it. Satellites only run while their reference does.
+    fn calc_with_satellites(&mut self, idx: NodeIdx) {
+        if !self.tree.has_satellites(idx) {
+            self.calc_node(idx);
+            return;
+        }
+        let runs = matches!(self.tree.node(idx).state, CalcState::Run | CalcState::FirstCalc);
+        if runs {
+            self.calc_satellites(idx, true);
+        }
+        self.calc_node(idx);
+        if runs && self.tree.is_live(idx) {
+            self.calc_satellites(idx, false);
+        }
+    }
+
+    fn calc_satellites(&mut self, idx: NodeIdx, before: bool) {
+        fn list(t: &NodeTree, idx: NodeIdx, before: bool) -> &[NodeIdx] {
+            let n = t.node(idx);
+            if before {
+                &n.sat_before
+            } else {
+                &n.sat_after
+            }
+        }
+        let mut i = 0;
+        while let Some(&s) = list(&self.tree, idx, before).get(i) {
+            self.calc_with_satellites(s);
+            if !self.tree.is_live(idx) {
+                return;
+            }
+            // A satellite that ended was deleted, and the next one moved up.
+            if list(&self.tree, idx, before).get(i) == Some(&s) {
+                i += 1;
+            }
         }
     }
 
@@ -466,7 +510,7 @@ impl Engine {
         let mut ok = true;
         while let Some(c) = child {
             child = self.tree.node(c).next;
-            let running = self.tree.node(c).state == CalcState::Run;
+            let running = self.tree.node(c).state == CalcState::Run && !self.tree.has_satellites(c);
             let Some(s) = self.tree.synth_mut(c) else {
                 ok = false;
                 break;
@@ -514,7 +558,7 @@ impl Engine {
     /// The def of a synth that may join a lockstep run: running, its def
     /// lockstep-safe, and none of its controls mapped to a bus.
     fn lockstep_candidate(&self, idx: NodeIdx) -> Option<*const GraphDef> {
-        if !self.lockstep || self.tree.node(idx).state != CalcState::Run {
+        if !self.lockstep || self.tree.node(idx).state != CalcState::Run || self.tree.has_satellites(idx) {
             return None;
         }
         let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };

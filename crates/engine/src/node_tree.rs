@@ -39,6 +39,12 @@ pub struct Node {
     pub next: Option<NodeIdx>,
     pub state: CalcState,
     pub kind: NodeKind,
+    /// For a satellite node: the node it runs next to (it is in no group's
+    /// list of children; `parent` is its reference's group).
+    pub satellite_of: Option<NodeIdx>,
+    /// Satellites that run just before and just after this node, in order.
+    pub sat_before: Vec<NodeIdx>,
+    pub sat_after: Vec<NodeIdx>,
 }
 
 impl Node {
@@ -55,6 +61,10 @@ pub enum Position {
     Tail(NodeIdx),
     Before(NodeIdx),
     After(NodeIdx),
+    /// A satellite that runs just before (or after) the reference node, and
+    /// is paused and freed with it.
+    SatelliteBefore(NodeIdx),
+    SatelliteAfter(NodeIdx),
 }
 
 pub struct NodeTree {
@@ -84,6 +94,9 @@ impl NodeTree {
             next: None,
             state: CalcState::Run,
             kind: NodeKind::Group(GroupData { head: None, tail: None, parallel: false }),
+            satellite_of: None,
+            sat_before: Vec::new(),
+            sat_after: Vec::new(),
         };
         let mut by_id = HashMap::new();
         by_id.insert(0, ROOT);
@@ -158,7 +171,17 @@ impl NodeTree {
             NodeKind::Group(_) => self.num_groups += 1,
             NodeKind::Synth(_) => self.num_synths += 1,
         }
-        let node = Node { id, parent: None, prev: None, next: None, state, kind };
+        let node = Node {
+            id,
+            parent: None,
+            prev: None,
+            next: None,
+            state,
+            kind,
+            satellite_of: None,
+            sat_before: Vec::new(),
+            sat_after: Vec::new(),
+        };
         let idx = if let Some(i) = self.free_slots.pop() {
             self.nodes[i as usize] = Some(node);
             i
@@ -174,6 +197,22 @@ impl NodeTree {
     /// (the root) does nothing, as in scsynth.
     pub fn link(&mut self, idx: NodeIdx, pos: Position) {
         match pos {
+            Position::SatelliteBefore(r) | Position::SatelliteAfter(r) => {
+                let parent = self.node(r).parent;
+                {
+                    let n = self.node_mut(idx);
+                    n.parent = parent;
+                    n.prev = None;
+                    n.next = None;
+                    n.satellite_of = Some(r);
+                }
+                let reference = self.node_mut(r);
+                if matches!(pos, Position::SatelliteBefore(_)) {
+                    reference.sat_before.push(idx);
+                } else {
+                    reference.sat_after.push(idx);
+                }
+            }
             Position::Head(g) => {
                 let old_head = self.group(g).expect("head of a group").head;
                 {
@@ -235,8 +274,18 @@ impl NodeTree {
         }
     }
 
-    /// Takes a node out of its group without deleting it.
+    /// Takes a node out of its group (or off its reference node) without
+    /// deleting it.
     pub fn unlink(&mut self, idx: NodeIdx) {
+        if let Some(r) = self.node(idx).satellite_of {
+            let reference = self.node_mut(r);
+            reference.sat_before.retain(|&s| s != idx);
+            reference.sat_after.retain(|&s| s != idx);
+            let n = self.node_mut(idx);
+            n.satellite_of = None;
+            n.parent = None;
+            return;
+        }
         let (parent, prev, next) = {
             let n = self.node(idx);
             (n.parent, n.prev, n.next)
@@ -283,6 +332,10 @@ impl NodeTree {
             return;
         }
         self.delete_children(idx, ended);
+        // Satellites go with the node they run next to.
+        while let Some(&s) = self.node(idx).sat_before.first().or(self.node(idx).sat_after.first()) {
+            self.delete(s, ended);
+        }
         self.unlink(idx);
         let node = self.nodes[idx as usize].take().expect("live node");
         match node.kind {
@@ -345,6 +398,12 @@ impl NodeTree {
         false
     }
 
+    /// Whether a node has satellites.
+    pub fn has_satellites(&self, idx: NodeIdx) -> bool {
+        let n = self.node(idx);
+        !n.sat_before.is_empty() || !n.sat_after.is_empty()
+    }
+
     /// Children of a group, in order.
     pub fn children(&self, group: NodeIdx) -> Vec<NodeIdx> {
         let mut out = Vec::new();
@@ -399,6 +458,22 @@ mod tests {
         assert_eq!(ids(&t, ROOT), vec![4]);
         assert!(!t.contains_id(1) && !t.contains_id(3));
         assert_eq!(t.num_groups, 2);
+    }
+
+    #[test]
+    fn satellites_stay_out_of_the_group_and_go_with_their_reference() {
+        let mut t = NodeTree::new();
+        let a = group(&mut t, 1, Position::Head(ROOT));
+        let before = group(&mut t, 2, Position::SatelliteBefore(a));
+        let after = group(&mut t, 3, Position::SatelliteAfter(a));
+        assert_eq!(ids(&t, ROOT), vec![1]);
+        assert_eq!(t.node(a).sat_before, vec![before]);
+        assert_eq!(t.node(a).sat_after, vec![after]);
+        assert_eq!(t.node(before).parent, Some(ROOT));
+        let mut ended = Vec::new();
+        t.delete(a, &mut ended);
+        assert_eq!(ended, vec![2, 3, 1]);
+        assert!(!t.contains_id(2) && !t.contains_id(3));
     }
 
     #[test]

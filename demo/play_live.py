@@ -29,7 +29,7 @@ def main(binary, record_path, port=57150):
     server = subprocess.Popen([binary, "-u", str(port), "-o", "2"], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, env=env)
     for line in server.stdout:
-        print("  magnetar:", line.rstrip())
+        print("  |", line.rstrip())
         if "server ready" in line:
             break
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

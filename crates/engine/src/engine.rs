@@ -280,6 +280,11 @@ impl Engine {
         self.world.buf_rate = magnetar_ugens::RateInfo::block(sample_rate, bs);
     }
 
+    /// Parallel groups computed on several threads so far.
+    pub fn parallel_groups_run(&self) -> u64 {
+        self.parallel.as_ref().map_or(0, |p| p.groups_run)
+    }
+
     /// Threads computing parallel groups (1 without helpers).
     pub fn threads(&self) -> usize {
         self.parallel.as_ref().map_or(1, |p| p.threads())

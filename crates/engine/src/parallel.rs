@@ -39,6 +39,8 @@ pub struct Parallel {
     merge: MergeBuffers,
     jobs: Vec<*mut Synth>,
     lost: AtomicBool,
+    /// Groups run on several threads so far.
+    pub groups_run: u64,
 }
 
 // SAFETY: the raw synth pointers in `jobs` are only used during one
@@ -87,6 +89,7 @@ impl Parallel {
             merge: MergeBuffers::new(MAX_PARALLEL_CHILDREN, MAX_WRITES_PER_CHILD, MAX_WRITES_PER_CHILD * bs),
             jobs: Vec::with_capacity(MAX_PARALLEL_CHILDREN),
             lost: AtomicBool::new(false),
+            groups_run: 0,
         })
     }
 
@@ -146,6 +149,7 @@ impl Parallel {
             lost: &self.lost,
         };
         self.executor.run_block(&self.plan, &job);
+        self.groups_run += 1;
 
         let counter = world.buf_counter;
         let bs = world.block_size;

@@ -185,3 +185,47 @@ fn garbage_and_bad_commands_get_answers_and_the_server_keeps_running() {
     c.send("/status", vec![]);
     c.expect("/status.reply");
 }
+
+#[test]
+fn a_full_real_time_pool_fails_the_synth_and_the_server_goes_on() {
+    let port = free_port();
+    // A 64 KB pool: room for a few synths only.
+    let _server = Server::boot(&["-u", &port.to_string(), "-m", "64"]);
+    let c = Udp::connect(port);
+    c.send("/rtMemoryStatus", vec![]);
+    let status = c.expect("/rtMemoryStatus.reply");
+    let OscArg::Int(free_before) = status.args[0] else { panic!("{status:?}") };
+    assert!(free_before > 0 && free_before <= 64 * 1024, "{status:?}");
+
+    c.send("/d_recv", vec![OscArg::Blob(sine_def())]);
+    c.expect("/done");
+    let mut failed_at = None;
+    for n in 0..400 {
+        c.send("/s_new", vec![s("sine"), OscArg::Int(2000 + n), OscArg::Int(1), OscArg::Int(0)]);
+        c.send("/sync", vec![OscArg::Int(n)]);
+        // Either the synth fits (only /synced comes) or it fails first.
+        let mut buf = vec![0u8; 65536];
+        loop {
+            let len = c.sock.recv(&mut buf).expect("reply");
+            match decode(&buf[..len]) {
+                Ok(OscPacket::Message(m)) if m.address.as_name() == Some("/fail") => {
+                    assert_eq!(m.args[1], s("out of real time memory"));
+                    failed_at = Some(n);
+                }
+                Ok(OscPacket::Message(m)) if m.address.as_name() == Some("/synced") => break,
+                _ => {}
+            }
+        }
+        if failed_at.is_some() {
+            break;
+        }
+    }
+    let n = failed_at.expect("the pool runs out before 400 synths");
+    assert!(n > 0, "at least one synth fits");
+    c.send("/status", vec![]);
+    let status = c.expect("/status.reply");
+    assert_eq!(status.args[2], OscArg::Int(n), "the synths that fit all run");
+    c.send("/rtMemoryStatus", vec![]);
+    let OscArg::Int(free_after) = c.expect("/rtMemoryStatus.reply").args[0] else { panic!() };
+    assert!(free_after < free_before);
+}

@@ -180,25 +180,26 @@ impl Engine {
             options.num_output_channels,
             seed,
         );
+        let (max_nodes, max_defs) = (options.max_nodes, options.max_synthdefs);
         let mut engine = Engine {
             options,
             world,
-            tree: NodeTree::new(),
-            defs: HashMap::new(),
+            tree: NodeTree::with_capacity(max_nodes),
+            defs: HashMap::with_capacity(max_defs),
             registry: Registry::with_all(),
             sample_offset: 0,
             subsample_offset: 0.0,
-            events: Vec::new(),
+            events: Vec::with_capacity(256),
             record_events: false,
-            replies: Vec::new(),
+            replies: Vec::with_capacity(256),
             buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
             scratch: Vec::new(),
             lane_scratch: Vec::new(),
             lockstep: true,
             parallel: None,
             parallel_jobs: JobList(Vec::with_capacity(crate::parallel::MAX_PARALLEL_CHILDREN)),
-            log: Vec::new(),
-            removed_defs: Vec::new(),
+            log: Vec::with_capacity(16),
+            removed_defs: Vec::with_capacity(16),
             memory_probe: None,
             driver_load: Default::default(),
             scratch_ended: Vec::with_capacity(256),
@@ -237,8 +238,8 @@ impl Engine {
     /// Installs defs compiled elsewhere (the real-time server compiles them
     /// off the audio thread). Returns the defs they replace, to be dropped
     /// off the audio thread too.
-    pub fn install_defs(&mut self, defs: Vec<Arc<GraphDef>>, out_replaced: &mut Vec<Arc<GraphDef>>) {
-        for g in defs {
+    pub fn install_defs(&mut self, defs: &mut Vec<Arc<GraphDef>>, out_replaced: &mut Vec<Arc<GraphDef>>) {
+        for g in defs.drain(..) {
             if let Some(old) = self.defs.insert(g.name.clone(), g) {
                 out_replaced.push(old);
             }

@@ -85,6 +85,16 @@ impl Default for NodeTree {
 }
 
 impl NodeTree {
+    /// A tree holding only the root group, with room for `capacity` nodes
+    /// reserved now (the real-time thread then never grows the tables).
+    pub fn with_capacity(capacity: usize) -> NodeTree {
+        let mut t = NodeTree::new();
+        t.nodes.reserve(capacity);
+        t.free_slots.reserve(capacity);
+        t.by_id.reserve(capacity);
+        t
+    }
+
     /// A tree holding only the root group, node 0.
     pub fn new() -> NodeTree {
         let root = Node {

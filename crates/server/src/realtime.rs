@@ -108,6 +108,8 @@ enum Garbage {
     Buffer(SndBuf),
     Defs(Vec<Arc<GraphDef>>),
     Scratch(Vec<f32>),
+    Messages(Vec<OscMessage>),
+    Bytes(Vec<u8>),
 }
 
 enum ControlMsg {
@@ -321,7 +323,7 @@ impl Audio {
     fn take_control(&mut self, m: ToAudio, block_start: u64, block_end: u64, sr: f64) {
         match m {
             ToAudio::Packet { packet, from } => self.take_packet(packet, from, block_start, block_end, sr),
-            ToAudio::InstallDefs { defs, scratch, done } => {
+            ToAudio::InstallDefs { mut defs, scratch, done } => {
                 if let Some((s, lanes)) = scratch {
                     let old = self.engine.swap_scratch(s);
                     self.send(FromAudio::Garbage(Garbage::Scratch(old)));
@@ -329,7 +331,9 @@ impl Audio {
                     self.send(FromAudio::Garbage(Garbage::Scratch(old)));
                 }
                 let mut replaced = std::mem::take(&mut self.replaced_defs);
-                self.engine.install_defs(defs, &mut replaced);
+                self.engine.install_defs(&mut defs, &mut replaced);
+                // The list came from the control thread: it goes back there.
+                self.send(FromAudio::Garbage(Garbage::Defs(defs)));
                 if !replaced.is_empty() {
                     self.send(FromAudio::Garbage(Garbage::Defs(replaced)));
                 } else {
@@ -355,17 +359,22 @@ impl Audio {
     }
 
     /// Stage 3's end: run the completion message, then owe the replies.
+    /// Everything `done` holds was allocated on the control thread and goes
+    /// back there to be freed.
     fn finish(&mut self, done: Done) {
-        if let Some(c) = &done.completion {
-            match osc::decode(c) {
-                Ok(OscPacket::Message(m)) => self.perform_message(m, &done.from),
-                Ok(OscPacket::Bundle(b)) => self.perform_bundle(b, &done.from),
+        let Done { from, mut replies, completion } = done;
+        if let Some(c) = completion {
+            match osc::decode(&c) {
+                Ok(OscPacket::Message(m)) => self.perform_message(m, &from),
+                Ok(OscPacket::Bundle(b)) => self.perform_bundle(b, &from),
                 Err(e) => self.send(FromAudio::Log(format!("bad completion message: {e}\n"))),
             }
+            self.send(FromAudio::Garbage(Garbage::Bytes(c)));
         }
-        for msg in done.replies {
-            self.send(FromAudio::Reply { to: done.from.clone(), msg });
+        for msg in replies.drain(..) {
+            self.send(FromAudio::Reply { to: from.clone(), msg });
         }
+        self.send(FromAudio::Garbage(Garbage::Messages(replies)));
     }
 
     /// Hands node notifications, triggers and printed text to the control

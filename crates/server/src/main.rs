@@ -1,14 +1,7 @@
 //! `magnetar`: a SuperCollider-compatible synthesis server.
 
-mod cli;
-#[allow(dead_code)]
-mod driver;
-#[allow(dead_code)]
-mod net;
-mod nrt;
-mod realtime;
-
-use cli::{Cli, USAGE};
+use magnetar_server::cli::{Cli, USAGE};
+use magnetar_server::{nrt, realtime};
 
 // The audio thread allocates from the real-time pool; every other thread,
 // and the audio thread if the pool ever runs dry, from the system heap,

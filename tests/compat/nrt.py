@@ -494,6 +494,7 @@ class Stats:
     mean: float
     rms: float
     std: float
+    diff_std: float
     slope: float
     quantiles: np.ndarray
     nonzero_fraction: float
@@ -502,7 +503,7 @@ class Stats:
         q = ", ".join(f"{v:.4g}" for v in self.quantiles)
         return (
             f"min {self.min:.4g} max {self.max:.4g} mean {self.mean:.4g} rms {self.rms:.4g} "
-            f"std {self.std:.4g} slope {self.slope:.2f} dB/oct nonzero {self.nonzero_fraction:.4f} "
+            f"std {self.std:.4g} diff-std {self.diff_std:.4g} slope {self.slope:.2f} dB/oct nonzero {self.nonzero_fraction:.4f} "
             f"quantiles[10,25,50,75,90] {q}"
         )
 
@@ -515,6 +516,7 @@ def stats(x: np.ndarray, sr: int = SR, with_slope: bool = True) -> Stats:
         mean=float(x.mean()),
         rms=float(np.sqrt(np.mean(x * x))),
         std=float(x.std()),
+        diff_std=float(np.diff(x).std()) if len(x) > 1 else 0.0,
         slope=spectral_slope_db_per_octave(x, sr) if with_slope else 0.0,
         quantiles=np.quantile(x, [0.1, 0.25, 0.5, 0.75, 0.9]),
         nonzero_fraction=float(np.count_nonzero(x)) / len(x),
@@ -533,6 +535,7 @@ def assert_stats_close(
     mean_tol: float | None = 0.1,
     rms_rel_tol: float | None = 0.15,
     std_rel_tol: float | None = None,
+    diff_std_rel_tol: float | None = None,
     slope_tol_db: float | None = 1.5,
     quantile_tol: float | None = 0.12,
     nonzero_rel_tol: float | None = None,
@@ -543,8 +546,10 @@ def assert_stats_close(
     """Compare the statistics of a random signal with scsynth's own rendering.
 
     Tolerances for range, mean and quantiles are fractions of the reference's peak-to-peak span;
-    rms and std are relative; slope is absolute dB/octave; ``None`` skips a check.  Also requires
-    equal shapes, finite output and (optionally) output within ``bounds``.
+    rms, std, diff-std (the spread of sample-to-sample steps, which settles quickly even for
+    signals that wander, like pink noise) and the fraction of nonzero samples are relative;
+    slope is absolute dB/octave; ``None`` skips a check.  Also requires equal shapes, finite
+    output and (optionally) output within ``bounds``.
     """
     assert ref.shape == dut.shape, f"{label}: shape differs: scsynth {ref.shape}, magnetar {dut.shape}"
     assert np.all(np.isfinite(dut)), f"{label}: magnetar output has non-finite samples"
@@ -565,6 +570,16 @@ def assert_stats_close(
         problems.append("rms")
     if std_rel_tol is not None and abs(ds.std - rs.std) > std_rel_tol * max(rs.std, 1e-12):
         problems.append("std")
+    if diff_std_rel_tol is not None and abs(ds.diff_std - rs.diff_std) > diff_std_rel_tol * max(rs.diff_std, 1e-12):
+        problems.append("diff-std")
+    if slope_tol_db is not None and abs(ds.slope - rs.slope) > slope_tol_db:
+        problems.append("slope")
+    if quantile_tol is not None and np.any(np.abs(ds.quantiles - rs.quantiles) > quantile_tol * span):
+        problems.append("quantiles")
+    if nonzero_rel_tol is not None and abs(ds.nonzero_fraction - rs.nonzero_fraction) > nonzero_rel_tol * max(
+        rs.nonzero_fraction, 1e-12
+    ):
+        problems.append("nonzero fraction")
     assert not problems, (
         f"{label}: statistics differ ({', '.join(problems)})\n  scsynth:  {rs}\n  magnetar: {ds}"
     )

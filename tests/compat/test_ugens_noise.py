@@ -20,9 +20,13 @@ from nrt import (
 AUDIO = dict(slope_tol_db=1.5)
 CONTROL = dict(slope_tol_db=2.0, decimate=BLOCK)
 # pink noise wanders slowly (its lowest octaves barely move in a short render): compare the
-# spread around the mean and the -3 dB/octave slope rather than range or mean
-PINK = dict(AUDIO, range_tol=None, mean_tol=None, quantile_tol=None, rms_rel_tol=None, std_rel_tol=0.3, bounds=(-1.0, 1.0))
-PINK_KR = dict(PINK, slope_tol_db=2.0, decimate=BLOCK)
+# spread around the mean, the spread of its steps and the -3 dB/octave slope rather than range
+# or mean.  At control rate a 2 s render holds only 1500 values, too few for the spread around
+# the mean to settle (two honest generators differ by more than 30% about one run in twenty),
+# so there the step spread and the slope carry the comparison.
+PINK = dict(AUDIO, range_tol=None, mean_tol=None, quantile_tol=None, rms_rel_tol=None, std_rel_tol=0.3,
+            diff_std_rel_tol=0.1, bounds=(-1.0, 1.0))
+PINK_KR = dict(PINK, std_rel_tol=None, diff_std_rel_tol=0.15, slope_tol_db=2.0, decimate=BLOCK)
 SPARSE = dict(slope_tol_db=None, quantile_tol=None, nonzero_rel_tol=0.3, rms_rel_tol=0.2)
 
 CASES = [
@@ -73,7 +77,8 @@ SCALAR = {
 
 @pytest.mark.parametrize("name", SCALAR)
 def test_scalar_random_distribution_matches_scsynth(tmp_path, name):
-    n = 320
+    # enough draws that two honest generators' quantiles agree to a few hundredths of the span
+    n = 2000
     sd, _ = graph_def("scalar_rand", lambda b: SCALAR[name]())
     score = Score([sd])
     for i in range(n):
@@ -87,7 +92,7 @@ def test_scalar_random_distribution_matches_scsynth(tmp_path, name):
     assert ref.shape == dut.shape
     pick = np.arange(n) * BLOCK + BLOCK - 1
     r, d = ref[pick, 0], dut[pick, 0]
-    assert len(np.unique(r)) > n // 20, "scsynth drew too few distinct values; the case is broken"
+    assert len(np.unique(r)) > 15, "scsynth drew too few distinct values; the case is broken"
     if name == "ExpRand":
         # log-uniform: compare in the log domain, where it is uniform
         assert np.all(d > 0), "ExpRand produced non-positive values"

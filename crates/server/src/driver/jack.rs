@@ -28,6 +28,68 @@ pub const ENV_DEFAULT_OUTPUTS: &str = "SC_JACK_DEFAULT_OUTPUTS";
 /// so a server started by any client gets the same wiring.
 const DEFAULT_CONNECT_PATTERN: &str = "system";
 
+/// Keeps JACK's thread cancellation out of our notification callbacks.
+///
+/// JACK stops its threads with `pthread_cancel` and runs them with
+/// *asynchronous* cancellation: deactivating kills the process thread, closing
+/// kills the notification thread, and the cancellation may strike at any
+/// instruction. If it strikes inside our code, the unwind meets Rust frames
+/// that cannot unwind and glibc aborts the whole process ("FATAL: exception
+/// not rethrown"); a notification (a graph reorder caused by our own ports
+/// disconnecting) is often still running when closing kills its thread.
+///
+/// While a callback runs, the guard switches the thread to deferred
+/// cancellation and holds cancellation off; on the way out it enables it again,
+/// which under the deferred type never acts on the spot. A request that arrived
+/// meanwhile then takes effect at the thread's next cancellation point, its
+/// socket read inside libjack, where unwinding is safe. Once the client is
+/// closing the thread stays deferred; otherwise the guard restores the old
+/// type (the process thread, which runs the buffer-size callback once at
+/// start, waits on a futex that is no cancellation point and needs it).
+/// Each switch updates a flag in the thread's descriptor: no system call.
+struct NoCancel<'a> {
+    old_state: libc::c_int,
+    old_type: libc::c_int,
+    closing: &'a AtomicBool,
+}
+
+// Not exported by the `libc` crate; the values are glibc's and musl's.
+extern "C" {
+    fn pthread_setcancelstate(state: libc::c_int, oldstate: *mut libc::c_int) -> libc::c_int;
+    fn pthread_setcanceltype(kind: libc::c_int, oldtype: *mut libc::c_int) -> libc::c_int;
+}
+const PTHREAD_CANCEL_DISABLE: libc::c_int = 1;
+const PTHREAD_CANCEL_DEFERRED: libc::c_int = 0;
+
+impl<'a> NoCancel<'a> {
+    fn hold(closing: &'a AtomicBool) -> Self {
+        let (mut old_state, mut old_type) = (0, 0);
+        // SAFETY: both calls change only the calling thread's own cancellation
+        // settings and write through valid out-pointers. Disabling first means
+        // no request can act between the two.
+        unsafe {
+            pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut old_state);
+            pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &mut old_type);
+        }
+        NoCancel { old_state, old_type, closing }
+    }
+}
+
+impl Drop for NoCancel<'_> {
+    fn drop(&mut self) {
+        let mut ignored = 0;
+        // SAFETY: as in `hold`, on the same thread. Enabling under the deferred
+        // type never cancels here; the type goes back only while nobody can
+        // have asked for a cancellation (we close only after `closing` is set).
+        unsafe {
+            pthread_setcancelstate(self.old_state, &mut ignored);
+            if self.old_type != PTHREAD_CANCEL_DEFERRED && !self.closing.load(Ordering::Acquire) {
+                pthread_setcanceltype(self.old_type, &mut ignored);
+            }
+        }
+    }
+}
+
 /// State shared between the process callback, the notification thread and the
 /// controlling thread.
 struct Shared {
@@ -37,6 +99,8 @@ struct Shared {
     shut_down: AtomicBool,
     /// Set off the audio thread to make it restart its period clock.
     dll_reset: AtomicBool,
+    /// Set before deactivating: callbacks from here on do no work.
+    closing: AtomicBool,
 }
 
 pub(crate) struct JackHandle {
@@ -56,6 +120,7 @@ impl JackHandle {
 
     /// Deactivates (JACK waits for a running callback to return) and closes.
     pub(crate) fn stop(self) {
+        self.shared.closing.store(true, Ordering::Release);
         if let Err(e) = self.client.deactivate() {
             if !self.shared.shut_down.load(Ordering::Acquire) {
                 eprintln!("{IDENT}: couldn't deactivate the client: {e}");
@@ -118,6 +183,7 @@ pub(crate) fn try_start_jack(
         output_latency_ns: AtomicU64::new(0),
         shut_down: AtomicBool::new(false),
         dll_reset: AtomicBool::new(false),
+        closing: AtomicBool::new(false),
     });
     let handler = JackProcess {
         tables: SliceTables::new(ins.len(), outs.len()),
@@ -324,6 +390,14 @@ struct JackProcess {
 
 impl jack::ProcessHandler for JackProcess {
     fn process(&mut self, _: &jack::Client, ps: &jack::ProcessScope) -> jack::Control {
+        // JACK cancels this thread once deactivation has let a cycle pass
+        // without us; keep whatever cycles still come then short and silent.
+        if self.shared.closing.load(Ordering::Relaxed) {
+            for port in &mut self.outs {
+                port.as_mut_slice(ps).fill(0.0);
+            }
+            return jack::Control::Continue;
+        }
         if !self.thread_ready {
             flush_denormals();
             self.thread_ready = true;
@@ -373,6 +447,7 @@ impl jack::ProcessHandler for JackProcess {
     }
 
     fn buffer_size(&mut self, _: &jack::Client, size: jack::Frames) -> jack::Control {
+        let _hold = NoCancel::hold(&self.shared.closing);
         let size = size as usize;
         self.shared.period_frames.store(size, Ordering::Relaxed);
         self.shared.dll_reset.store(true, Ordering::Relaxed);
@@ -398,16 +473,19 @@ struct Notifications {
 
 impl jack::NotificationHandler for Notifications {
     unsafe fn shutdown(&mut self, _status: jack::ClientStatus, reason: &str) {
+        let _hold = NoCancel::hold(&self.shared.closing);
         self.shared.shut_down.store(true, Ordering::Release);
         eprintln!("{IDENT}: killed by jack ({reason})");
     }
 
     fn sample_rate(&mut self, _: &jack::Client, srate: jack::Frames) -> jack::Control {
+        let _hold = NoCancel::hold(&self.shared.closing);
         self.shared.sample_rate.store((srate as f64).to_bits(), Ordering::Relaxed);
         jack::Control::Continue
     }
 
     fn graph_reorder(&mut self, client: &jack::Client) -> jack::Control {
+        let _hold = NoCancel::hold(&self.shared.closing);
         // The output latency is the longest playback latency of our outputs.
         let frames = self
             .out_names
@@ -427,6 +505,7 @@ impl jack::NotificationHandler for Notifications {
     }
 
     fn xrun(&mut self, _: &jack::Client) -> jack::Control {
+        let _hold = NoCancel::hold(&self.shared.closing);
         self.stats.count_server_xrun();
         // As scsynth does: a lost cycle breaks the period clock's continuity.
         self.shared.dll_reset.store(true, Ordering::Relaxed);

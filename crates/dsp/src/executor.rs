@@ -5,7 +5,8 @@
 //!
 //! 1. The caller signals every helper (a latched binary event: a helper that
 //!    is still busy or spinning sees it later; one asleep is woken), then
-//!    resets the activation counts and the ready stack and *opens* the block.
+//!    resets the activation counts and the ready stack, *opens* the block and
+//!    signals once more, for a helper that went back to sleep meanwhile.
 //! 2. Threads claim the initially ready items in shrinking chunks (an atomic
 //!    cursor: one operation per chunk, not per item) and pop items readied
 //!    during the block from the ready stack, and run them. Running an item
@@ -294,6 +295,13 @@ impl Executor {
             }
             sh.block.fetch_add(1, Ordering::Relaxed);
             sh.open.store(true, Ordering::SeqCst);
+            // Again, now that the block is open: a helper woken by the first
+            // signal whose spin budget ran out before the store above (this
+            // thread preempted in between) has gone back to sleep and would
+            // sleep through the whole block. A helper still spinning only
+            // finds the event set (one swap, no system call) and spins one
+            // budget longer after the block.
+            self.wake_helpers();
         }
         work_loop(plan, self.helpers.len() + 1, 0, &sh.remaining, |item, worker| work.run(item, worker));
         if helpers {

@@ -559,6 +559,10 @@ def assert_stats_close(
     rs = stats(ref, sr, with_slope=slope_tol_db is not None)
     ds = stats(dut, sr, with_slope=slope_tol_db is not None)
     span = max(rs.max - rs.min, 1e-12)
+
+    def off_rel(d: float, r: float, tol: float | None) -> bool:
+        return tol is not None and abs(d - r) > tol * max(r, 1e-12)
+
     problems = []
     if range_tol is not None and (
         abs(ds.min - rs.min) > range_tol * span or abs(ds.max - rs.max) > range_tol * span
@@ -566,19 +570,17 @@ def assert_stats_close(
         problems.append("range")
     if mean_tol is not None and abs(ds.mean - rs.mean) > mean_tol * span:
         problems.append("mean")
-    if rms_rel_tol is not None and abs(ds.rms - rs.rms) > rms_rel_tol * max(rs.rms, 1e-12):
+    if off_rel(ds.rms, rs.rms, rms_rel_tol):
         problems.append("rms")
-    if std_rel_tol is not None and abs(ds.std - rs.std) > std_rel_tol * max(rs.std, 1e-12):
+    if off_rel(ds.std, rs.std, std_rel_tol):
         problems.append("std")
-    if diff_std_rel_tol is not None and abs(ds.diff_std - rs.diff_std) > diff_std_rel_tol * max(rs.diff_std, 1e-12):
+    if off_rel(ds.diff_std, rs.diff_std, diff_std_rel_tol):
         problems.append("diff-std")
     if slope_tol_db is not None and abs(ds.slope - rs.slope) > slope_tol_db:
         problems.append("slope")
     if quantile_tol is not None and np.any(np.abs(ds.quantiles - rs.quantiles) > quantile_tol * span):
         problems.append("quantiles")
-    if nonzero_rel_tol is not None and abs(ds.nonzero_fraction - rs.nonzero_fraction) > nonzero_rel_tol * max(
-        rs.nonzero_fraction, 1e-12
-    ):
+    if off_rel(ds.nonzero_fraction, rs.nonzero_fraction, nonzero_rel_tol):
         problems.append("nonzero fraction")
     assert not problems, (
         f"{label}: statistics differ ({', '.join(problems)})\n  scsynth:  {rs}\n  magnetar: {ds}"

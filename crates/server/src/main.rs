@@ -21,6 +21,10 @@ fn main() {
             std::process::exit(1);
         }
     };
+    // Scalar lane kernels only (same output): lets tests compare both.
+    if std::env::var_os("MAGNETAR_SCALAR_KERNELS").is_some_and(|v| v == "1") {
+        magnetar_ugens::vector::set_scalar_only(true);
+    }
     if cli.nrt.is_some() {
         match nrt::render(&cli) {
             Ok(_) => std::process::exit(0),

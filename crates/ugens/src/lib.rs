@@ -24,6 +24,7 @@ pub mod bufio;
 pub mod info;
 pub mod reply;
 pub mod gc_units;
+pub mod vector;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

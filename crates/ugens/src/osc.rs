@@ -6,6 +6,8 @@
 //! Phases and increments use the same integer and float widths as scsynth so
 //! that outputs match it sample for sample.
 
+#[cfg(target_arch = "x86_64")]
+mod dsf_x8;
 pub(crate) mod tables;
 
 use crate::registry::{Lanes, Registry, MAX_LANES};
@@ -881,6 +883,15 @@ pub(crate) fn saw_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         scale[m] = p.scale;
         m += 1;
     }
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        let lanes = dsf_x8::SawLanes { phase: &mut phase, y1: &mut y1, freq: &freq, n2: &n2, scale: &scale, out: &out };
+        // SAFETY: AVX2 is present; each out[j], j < m, is lane j's own
+        // output, valid for n samples.
+        unsafe { dsf_x8::saw(t, lanes, m, n) };
+        store_saw_lanes(&units[..m], &phase, &y1);
+        return;
+    }
     for i in 0..n {
         for j in 0..m {
             y1[j] = match dsf_denom(t, phase[j]) {
@@ -892,10 +903,14 @@ pub(crate) fn saw_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
             phase[j] = phase[j].wrapping_add(freq[j]);
         }
     }
-    for j in 0..m {
+    store_saw_lanes(&units[..m], &phase, &y1);
+}
+
+fn store_saw_lanes(units: &[*mut Saw], phase: &[i32], y1: &[f32]) {
+    for (j, &unit) in units.iter().enumerate() {
         // SAFETY: distinct units borrowed through `lanes`, no other
         // reference to them is live here.
-        let saw = unsafe { &mut *units[j] };
+        let saw = unsafe { &mut *unit };
         saw.phase = phase[j];
         saw.y1 = y1[j];
     }
@@ -1036,6 +1051,25 @@ pub(crate) fn pulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         rscale[m] = 1.0 / p.scale + 1.0;
         m += 1;
     }
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        let lanes = dsf_x8::PulseLanes {
+            phase: &mut phase,
+            phaseoff: &mut phaseoff,
+            phaseoff_slope: &phaseoff_slope,
+            y1: &mut y1,
+            freq: &freq,
+            n2: &n2,
+            scale: &scale,
+            rscale: &rscale,
+            out: &out,
+        };
+        // SAFETY: AVX2 is present; each out[j], j < m, is lane j's own
+        // output, valid for n samples.
+        unsafe { dsf_x8::pulse(t, lanes, m, n) };
+        store_pulse_lanes(&units[..m], &phase, &y1);
+        return;
+    }
     for i in 0..n {
         for j in 0..m {
             let pul = |ph: i32| match dsf_denom(t, ph) {
@@ -1051,10 +1085,14 @@ pub(crate) fn pulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
             phaseoff[j] = phaseoff[j].wrapping_add(phaseoff_slope[j]);
         }
     }
-    for j in 0..m {
+    store_pulse_lanes(&units[..m], &phase, &y1);
+}
+
+fn store_pulse_lanes(units: &[*mut Pulse], phase: &[i32], y1: &[f32]) {
+    for (j, &unit) in units.iter().enumerate() {
         // SAFETY: distinct units borrowed through `lanes`; no other
         // reference to them is live here.
-        let pulse = unsafe { &mut *units[j] };
+        let pulse = unsafe { &mut *unit };
         pulse.phase = phase[j];
         pulse.y1 = y1[j];
     }

@@ -18,6 +18,11 @@ pub struct SineTables {
     /// `sine` in wavetable format: pairs (2a - b, b - a) for linear
     /// interpolation with one multiply-add.
     pub wavetable: [f32; 2 * SINE_SIZE],
+    /// `sine[i]` and `sine[i + 1]` side by side: one 64-bit load fetches
+    /// both interpolation points.
+    pub sine_pairs: [[f32; 2]; SINE_SIZE],
+    /// The same for `cosecant`.
+    pub cosecant_pairs: [[f32; 2]; SINE_SIZE],
 }
 
 static TABLES: OnceLock<Box<SineTables>> = OnceLock::new();
@@ -33,6 +38,8 @@ fn build() -> Box<SineTables> {
         sine: [0.0; SINE_SIZE + 1],
         cosecant: [0.0; SINE_SIZE + 1],
         wavetable: [0.0; 2 * SINE_SIZE],
+        sine_pairs: [[0.0; 2]; SINE_SIZE],
+        cosecant_pairs: [[0.0; 2]; SINE_SIZE],
     });
     let twopi = std::f64::consts::PI * 2.0;
     let index_to_phase = twopi / SINE_SIZE as f64;
@@ -54,6 +61,10 @@ fn build() -> Box<SineTables> {
         t.cosecant[sz - i] = BAD_VALUE;
         t.cosecant[half - i] = BAD_VALUE;
         t.cosecant[half + i] = BAD_VALUE;
+    }
+    for i in 0..SINE_SIZE {
+        t.sine_pairs[i] = [t.sine[i], t.sine[i + 1]];
+        t.cosecant_pairs[i] = [t.cosecant[i], t.cosecant[i + 1]];
     }
     t
 }

@@ -1,0 +1,295 @@
+//! Eight Saw or Pulse lanes per instruction (AVX2).
+//!
+//! The band-limited harmonic sum of `dsf_denom` / `dsf_ratio`, evaluated for
+//! eight phases at once. Every lane does the same IEEE operations in the same
+//! order as the scalar code (loads, subtract, multiply, add, divide; no fused
+//! multiply-add), so each lane's result is bit for bit the scalar one; the
+//! tests at the bottom check that over every table index.
+
+#![cfg(target_arch = "x86_64")]
+
+use super::tables::{SineTables, BAD_VALUE, SINE_MASK, SINE_SIZE};
+use crate::registry::MAX_LANES;
+use std::arch::x86_64::*;
+
+// Lanes are loaded eight at a time from the kernels' lane arrays.
+const _: () = assert!(MAX_LANES % 8 == 0);
+
+/// The harmonic sum at eight phases: the value where the denominator is
+/// usable, and a mask of the lanes where it vanished (`dsf_denom` = None).
+struct Dsf8 {
+    value: __m256,
+    vanished: __m256,
+}
+
+/// `phase_frac` for eight phases.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn frac(phase: __m256i) -> __m256 {
+    let mantissa = _mm256_and_si256(_mm256_slli_epi32::<7>(phase), _mm256_set1_epi32(0x007F_FF80));
+    let one_to_two = _mm256_castsi256_ps(_mm256_or_si256(mantissa, _mm256_set1_epi32(0x3F80_0000)));
+    _mm256_sub_ps(one_to_two, _mm256_set1_ps(1.0))
+}
+
+/// `pair13` for eight phases, from a table of side-by-side pairs: two
+/// four-element 64-bit gathers instead of two eight-element ones.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pair(pairs: &[[f32; 2]; SINE_SIZE], phase: __m256i) -> (__m256, __m256) {
+    let idx = _mm256_and_si256(_mm256_srli_epi32::<16>(phase), _mm256_set1_epi32(SINE_MASK as i32));
+    let mut at = [0u32; 8];
+    // SAFETY: a store into a local array of eight.
+    unsafe { _mm256_storeu_si256(at.as_mut_ptr().cast(), idx) };
+    let base = pairs.as_ptr().cast::<f64>();
+    // SAFETY: every index is at most SINE_MASK, inside the table.
+    let two = |j: usize| unsafe {
+        _mm_castpd_ps(_mm_loadh_pd(_mm_load_sd(base.add(at[j] as usize)), base.add(at[j + 1] as usize)))
+    };
+    let lo = _mm256_set_m128(two(2), two(0));
+    let hi = _mm256_set_m128(two(6), two(4));
+    // lo = a0 b0 a1 b1 | a2 b2 a3 b3, hi = a4 b4 a5 b5 | a6 b6 a7 b7.
+    let a = _mm256_shuffle_ps::<0b10_00_10_00>(lo, hi); // a0 a1 a4 a5 | a2 a3 a6 a7
+    let b = _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi);
+    let in_order = |v: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)));
+    (in_order(a), in_order(b))
+}
+
+/// `a + (b - a) * f`, the tables' linear interpolation.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lerp(a: __m256, b: __m256, f: __m256) -> __m256 {
+    _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), f))
+}
+
+/// `dsf_denom` then `dsf_ratio` for eight lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn dsf(t: &SineTables, phase: __m256i, n2: __m256i) -> Dsf8 {
+    let f = frac(phase);
+    let (c0, c1) = pair(&t.cosecant_pairs, phase);
+    let bad_value = _mm256_set1_ps(BAD_VALUE);
+    let bad = _mm256_or_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(c0, bad_value), _mm256_cmp_ps::<_CMP_EQ_OQ>(c1, bad_value));
+    let np = _mm256_mullo_epi32(phase, n2);
+    let (n0, n1) = pair(&t.sine_pairs, np);
+    let numer = lerp(n0, n1, frac(np));
+    let times_cosecant = _mm256_mul_ps(numer, lerp(c0, c1, f));
+    if _mm256_movemask_ps(bad) == 0 {
+        return Dsf8 { value: times_cosecant, vanished: _mm256_setzero_ps() };
+    }
+    let (s0, s1) = pair(&t.sine_pairs, phase);
+    let denom = lerp(s0, s1, f);
+    let magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0), denom);
+    let tiny = _mm256_cmp_ps::<_CMP_LT_OQ>(magnitude, _mm256_set1_ps(0.0005));
+    let over_sine = _mm256_div_ps(numer, denom);
+    Dsf8 { value: _mm256_blendv_ps(times_cosecant, over_sine, bad), vanished: _mm256_and_ps(bad, tiny) }
+}
+
+/// Writes `n` samples of up to eight lanes, one vector per sample from
+/// `next` (lane j in element j), to the lanes' outputs: eight samples at a
+/// time are transposed so that each lane gets one contiguous store.
+///
+/// # Safety
+/// Each `out[j]` is valid for `n` writes and aliased by nothing live.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn emit(out: &[*mut f32], n: usize, mut next: impl FnMut() -> __m256) {
+    let mut i = 0;
+    while i + 8 <= n {
+        let rows: [__m256; 8] = std::array::from_fn(|_| next());
+        let cols = transpose8(rows);
+        for (j, &o) in out.iter().enumerate() {
+            // SAFETY: samples i..i + 8 of lane j's output, by the contract.
+            unsafe { _mm256_storeu_ps(o.add(i), cols[j]) };
+        }
+        i += 8;
+    }
+    let mut lane_out = [0.0f32; 8];
+    while i < n {
+        _mm256_storeu_ps(lane_out.as_mut_ptr(), next());
+        for (j, &o) in out.iter().enumerate() {
+            // SAFETY: sample i of lane j's output, by the contract.
+            unsafe { *o.add(i) = lane_out[j] };
+        }
+        i += 1;
+    }
+}
+
+/// Transposes an 8×8 block: row k of the result holds element k of every
+/// input row.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
+    let lo = |a, b| _mm256_unpacklo_ps(a, b);
+    let hi = |a, b| _mm256_unpackhi_ps(a, b);
+    let (t0, t1, t2, t3) = (lo(r[0], r[1]), hi(r[0], r[1]), lo(r[2], r[3]), hi(r[2], r[3]));
+    let (t4, t5, t6, t7) = (lo(r[4], r[5]), hi(r[4], r[5]), lo(r[6], r[7]), hi(r[6], r[7]));
+    let first = |a, b| _mm256_shuffle_ps::<0x44>(a, b);
+    let second = |a, b| _mm256_shuffle_ps::<0xEE>(a, b);
+    let (u0, u1, u2, u3) = (first(t0, t2), second(t0, t2), first(t1, t3), second(t1, t3));
+    let (u4, u5, u6, u7) = (first(t4, t6), second(t4, t6), first(t5, t7), second(t5, t7));
+    let low = |a, b| _mm256_permute2f128_ps::<0x20>(a, b);
+    let high = |a, b| _mm256_permute2f128_ps::<0x31>(a, b);
+    [low(u0, u4), low(u1, u5), low(u2, u6), low(u3, u7), high(u0, u4), high(u1, u5), high(u2, u6), high(u3, u7)]
+}
+
+/// Per-lane state of a Saw lane kernel, in lane order. Lanes past the
+/// used count are ignored padding.
+pub(super) struct SawLanes<'a> {
+    pub phase: &'a mut [i32; MAX_LANES],
+    pub y1: &'a mut [f32; MAX_LANES],
+    pub freq: &'a [i32; MAX_LANES],
+    pub n2: &'a [i32; MAX_LANES],
+    pub scale: &'a [f32; MAX_LANES],
+    pub out: &'a [*mut f32; MAX_LANES],
+}
+
+/// Runs `n` samples of `m` Saw lanes, eight at a time.
+///
+/// # Safety
+/// The CPU has AVX2; `out[j]` for `j < m` is valid for
+/// `n` writes and no other live reference aliases it.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
+    for start in (0..m).step_by(8) {
+        let used = (m - start).min(8);
+        let ld_i = |a: &[i32; MAX_LANES]| _mm256_loadu_si256(a[start..start + 8].as_ptr().cast());
+        let ld_f = |a: &[f32; MAX_LANES]| _mm256_loadu_ps(a[start..start + 8].as_ptr());
+        let (mut phase, freq, n2) = (ld_i(s.phase), ld_i(s.freq), ld_i(s.n2));
+        let (mut y1, scale) = (ld_f(s.y1), ld_f(s.scale));
+        let (one, decay) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.999));
+        let next = || {
+            let d = dsf(t, phase, n2);
+            let leak = _mm256_mul_ps(decay, y1);
+            let sum = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(d.value, one), scale), leak);
+            y1 = _mm256_blendv_ps(sum, _mm256_add_ps(one, leak), d.vanished);
+            phase = _mm256_add_epi32(phase, freq);
+            y1
+        };
+        // SAFETY: the caller's contract on `out`.
+        unsafe { emit(&s.out[start..start + used], n, next) };
+        _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
+        _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+    }
+}
+
+/// Per-lane state of a Pulse lane kernel (two saws `phaseoff` apart).
+pub(super) struct PulseLanes<'a> {
+    pub phase: &'a mut [i32; MAX_LANES],
+    pub phaseoff: &'a mut [i32; MAX_LANES],
+    pub phaseoff_slope: &'a [i32; MAX_LANES],
+    pub y1: &'a mut [f32; MAX_LANES],
+    pub freq: &'a [i32; MAX_LANES],
+    pub n2: &'a [i32; MAX_LANES],
+    pub scale: &'a [f32; MAX_LANES],
+    pub rscale: &'a [f32; MAX_LANES],
+    pub out: &'a [*mut f32; MAX_LANES],
+}
+
+/// Runs `n` samples of `m` Pulse lanes, eight at a time.
+///
+/// # Safety
+/// As for `saw`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize) {
+    for start in (0..m).step_by(8) {
+        let used = (m - start).min(8);
+        let ld_i = |a: &[i32; MAX_LANES]| _mm256_loadu_si256(a[start..start + 8].as_ptr().cast());
+        let ld_f = |a: &[f32; MAX_LANES]| _mm256_loadu_ps(a[start..start + 8].as_ptr());
+        let (mut phase, mut phaseoff) = (ld_i(s.phase), ld_i(s.phaseoff));
+        let (off_slope, freq, n2) = (ld_i(s.phaseoff_slope), ld_i(s.freq), ld_i(s.n2));
+        let (mut y1, scale, rscale) = (ld_f(s.y1), ld_f(s.scale), ld_f(s.rscale));
+        let decay = _mm256_set1_ps(0.999);
+        let next = || {
+            let d1 = dsf(t, phase, n2);
+            let d2 = dsf(t, _mm256_add_epi32(phase, phaseoff), n2);
+            let pul1 = _mm256_blendv_ps(d1.value, rscale, d1.vanished);
+            let pul2 = _mm256_blendv_ps(d2.value, rscale, d2.vanished);
+            y1 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(pul1, pul2), scale), _mm256_mul_ps(decay, y1));
+            phase = _mm256_add_epi32(phase, freq);
+            phaseoff = _mm256_add_epi32(phaseoff, off_slope);
+            y1
+        };
+        // SAFETY: the caller's contract on `out`.
+        unsafe { emit(&s.out[start..start + used], n, next) };
+        _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
+        _mm256_storeu_si256(s.phaseoff[start..start + 8].as_mut_ptr().cast(), phaseoff);
+        _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables::sine_tables;
+    use super::super::{dsf_denom, dsf_ratio};
+    use super::*;
+
+    /// Every lane equals the scalar harmonic sum, bit for bit, at every
+    /// table index (and fractions within it), including the zeros of the
+    /// sine where the cosecant table is unusable.
+    #[test]
+    fn transpose_moves_element_k_of_row_j_to_element_j_of_row_k() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let m: [[f32; 8]; 8] = std::array::from_fn(|j| std::array::from_fn(|k| (j * 8 + k) as f32));
+        // SAFETY: AVX2 checked; loads and stores of local arrays.
+        let got = unsafe {
+            let rows = m.map(|r| _mm256_loadu_ps(r.as_ptr()));
+            transpose8(rows).map(|v| {
+                let mut a = [0f32; 8];
+                _mm256_storeu_ps(a.as_mut_ptr(), v);
+                a
+            })
+        };
+        for j in 0..8 {
+            for k in 0..8 {
+                assert_eq!(got[k][j], m[j][k]);
+            }
+        }
+    }
+
+    #[test]
+    fn eight_lanes_match_the_scalar_sum() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let t = sine_tables();
+        let mut checked = 0u32;
+        let mut vanished = 0u32;
+        for n in [1, 2, 7, 40, 120, 239, 1000] {
+            let n2 = 2 * n + 1;
+            for base in (0..(1u32 << 29)).step_by(1 << 16) {
+                let mut phases = [0i32; 8];
+                for (k, p) in phases.iter_mut().enumerate() {
+                    // Spread the lanes over fractions and over the whole cycle.
+                    *p = base.wrapping_add((k as u32) * 0x1357_9BDF).wrapping_mul(1 + (k as u32 & 1) * 4) as i32;
+                }
+                // SAFETY: AVX2 checked above.
+                let d = unsafe {
+                    dsf(t, _mm256_loadu_si256(phases.as_ptr().cast()), _mm256_set1_epi32(n2))
+                };
+                let (mut value, mut mask) = ([0f32; 8], [0f32; 8]);
+                // SAFETY: plain stores into local arrays.
+                unsafe {
+                    _mm256_storeu_ps(value.as_mut_ptr(), d.value);
+                    _mm256_storeu_ps(mask.as_mut_ptr(), d.vanished);
+                }
+                for k in 0..8 {
+                    match dsf_denom(t, phases[k]) {
+                        None => {
+                            assert!(mask[k].to_bits() != 0, "phase {:#x}: scalar vanished, lanes did not", phases[k]);
+                            vanished += 1;
+                        }
+                        Some(den) => {
+                            assert_eq!(mask[k].to_bits(), 0, "phase {:#x}: lanes vanished, scalar did not", phases[k]);
+                            let want = dsf_ratio(t, phases[k], n2, den);
+                            assert_eq!(value[k].to_bits(), want.to_bits(), "phase {:#x} n2 {n2}", phases[k]);
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 50_000 && vanished > 0, "checked {checked}, vanished {vanished}");
+    }
+}

@@ -8,6 +8,7 @@
 //! C++ loops are unrolled by three).
 
 pub(crate) mod sig;
+mod lanes4;
 mod lags;
 mod onepole;
 mod twopole;

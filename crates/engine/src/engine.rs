@@ -612,9 +612,10 @@ impl Engine {
                     kernel(&mut lanes, if step.audio { &full } else { &block });
                 }
                 None => {
+                    let rate = if step.audio { &full } else { &block };
                     for (l, &sp) in synths.iter().enumerate().take(k) {
-                        // SAFETY: as above.
-                        unsafe { (*sp).calc_step(si, &mut self.world, base.add(l * sl)) };
+                        // SAFETY: as above; every synth of the run has this def.
+                        unsafe { (*sp).calc_step(si, step, rate, &mut self.world, base.add(l * sl)) };
                     }
                 }
             }

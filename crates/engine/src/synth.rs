@@ -1,7 +1,7 @@
 //! A running instance of a GraphDef: its wires, its units and its controls.
 
-use crate::graph_def::GraphDef;
-use magnetar_ugens::{ControlMap, Rate, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World};
+use crate::graph_def::{GraphDef, Step};
+use magnetar_ugens::{ControlMap, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World};
 use std::sync::Arc;
 
 pub struct Synth {
@@ -95,19 +95,17 @@ impl Synth {
 
     /// Computes step `si` only (the engine may run several synths of one
     /// def step by step side by side). `scratch` holds this synth's audio
-    /// wires for the whole block.
+    /// wires for the whole block; `step` is `def.steps[si]` and `rate` its
+    /// rate, looked up once by the caller for all the synths it runs.
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else
-    /// uses during this synth's block.
-    pub unsafe fn calc_step(&mut self, si: usize, world: &mut World, scratch: *mut f32) {
-        let full = world.full_rate;
-        let block = world.buf_rate;
-        let bs = world.block_size;
-        let step = &self.def.steps[si];
-        let (rate, n) = if step.audio { (&full, bs) } else { (&block, 1) };
+    /// uses during this synth's block; `step` is this synth's def's step `si`.
+    pub unsafe fn calc_step(&mut self, si: usize, step: &Step, rate: &RateInfo, world: &mut World, scratch: *mut f32) {
+        let n = if step.audio { world.block_size } else { 1 };
         // SAFETY: as in `calc`, with the scratch the caller vouches for.
-        let mut io = unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, bs, n) };
+        let mut io =
+            unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
         let mut cx =
             UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
         self.units[si].next(&mut io, &mut cx);

@@ -7,6 +7,7 @@ import supriya
 from supriya import ugens as U
 from supriya.ugens import Parameter
 
+import extra_ugens as X
 from nrt import SR, Score, build, check_score, msg
 
 PRIVATE = 64
@@ -86,6 +87,45 @@ def test_node_reordering_and_pausing_in_an_effect_chain(tmp_path):
     s.add(0.1, msg("/n_after", 1001, 1000), msg("/n_set", 1001, "cut", 2500.0))
     s.add(0.15, msg("/n_run", 1001, 0)).add(0.2, msg("/n_run", 1001, 1)).end(0.25)
     check_score(tmp_path, s, channels=1)
+
+
+# ------------------------------------------------------------------------------ many voices of one def
+# Consecutive synths of one def are computed side by side (several synths per instruction
+# for band-limited oscillators and second-order filters); counts around and past the
+# group sizes, frequency changes that make Saw and Pulse cross-fade their harmonic count in
+# some voices only, moving filter coefficients, and block sizes with and without a remainder
+# after the filters' groups of three samples.
+
+
+def bank_def():
+    def body(b):
+        width = U.SinOsc.kr(frequency=0.7) * 0.3 + 0.5
+        src = U.Saw.ar(frequency=b["freq"]) + U.Pulse.ar(frequency=b["freq"] * 1.5, width=width)
+        cut, rq = b["cut"], b["rq"]
+        moving = cut * (U.SinOsc.kr(frequency=1.3) * 0.4 + 1.0)
+        mix = (U.LPF.ar(source=src, frequency=moving) + U.HPF.ar(source=src, frequency=cut)
+               + U.BPF.ar(source=src, frequency=moving, reciprocal_of_q=rq) + U.BRF.ar(source=src, frequency=cut, reciprocal_of_q=rq)
+               + U.RLPF.ar(source=src, frequency=moving, reciprocal_of_q=rq) + U.RHPF.ar(source=src, frequency=cut, reciprocal_of_q=rq)
+               + X.Resonz.ar(source=src, frequency=moving, bwr=rq) + U.Ringz.ar(source=src * 0.05, frequency=cut, decay_time=0.05))
+        U.Out.ar(bus=b["out"], source=mix * 0.02)
+
+    return build("bank", body, freq=220.0, cut=1500.0, rq=0.4, out=0.0)
+
+
+@pytest.mark.parametrize("kernels", ["vector", "scalar"])
+@pytest.mark.parametrize("block", ["64", "16", "1"])
+@pytest.mark.parametrize("voices", [3, 8, 13, 17, 23])
+def test_many_voices_of_one_def_side_by_side(tmp_path, monkeypatch, voices, block, kernels):
+    # The scalar lane loops are what a CPU without AVX2 runs.
+    monkeypatch.setenv("MAGNETAR_SCALAR_KERNELS", "1" if kernels == "scalar" else "0")
+    s = Score([bank_def()])
+    for i in range(voices):
+        s.add(0.0, msg("/s_new", "bank", 1000 + i, 1, 0, "freq", 60.0 + 47.3 * i, "cut", 300.0 + 211.0 * i,
+                       "rq", 0.15 + 0.05 * (i % 7), "out", float(i % 2)))
+    # Every third voice jumps in pitch (its harmonic count changes), every fourth filter moves.
+    s.add(0.1, *(msg("/n_set", 1000 + i, "freq", 2000.0 + 97.0 * i) for i in range(0, voices, 3)))
+    s.add(0.17, *(msg("/n_set", 1000 + i, "cut", 4000.0 - 90.0 * i) for i in range(0, voices, 4)))
+    check_score(tmp_path, s.end(0.25), channels=2, options=["-z", block])
 
 
 # ------------------------------------------------------------------------------ controls

@@ -300,9 +300,9 @@ impl Collector {
             .num_cpus
             .unwrap_or_else(|| thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         let pf = config.prefault;
-        let ptr_heap = Region::new(config.pointer_heap_bytes, pf, "pointer heap")?;
+        let ptr_heap = Region::new_huge(config.pointer_heap_bytes, pf, "pointer heap")?;
         let atomic_heap = Region::new(config.atomic_heap_bytes, pf, "atomic heap")?;
-        let snapshot = Region::new(config.pointer_heap_bytes, true, "snapshot")?;
+        let snapshot = Region::new_huge(config.pointer_heap_bytes, true, "snapshot")?;
         let roots_words = config.root_slots + config.max_root_region_bytes / WORD;
         let roots_snapshot = Region::new(roots_words.max(1) * WORD, true, "roots snapshot")?;
         let rec_bytes = config
@@ -972,7 +972,8 @@ fn calibrate(heap: &Region, snapshot: &Region) -> f64 {
     while n < 3 || (n < 50 && start.elapsed() < Duration::from_millis(30)) {
         let t = Instant::now();
         // SAFETY: both regions are `len` bytes, distinct, and no thread uses them yet.
-        unsafe { std::ptr::copy_nonoverlapping(heap.base(), snapshot.base(), heap.len()) };
+        unsafe { snapshot::copy_streaming(heap.base(), snapshot.base(), heap.len()) };
+        snapshot::store_fence();
         best = best.min(t.elapsed());
         n += 1;
     }

@@ -13,7 +13,10 @@
 //!
 //! `cargo run --release -p magnetar-gc --example gc_bench -- [--seconds 10] [--heap-mb 4]
 //!  [--block 256] [--collector concurrent|stw|replicating|boehm] [--live-kb 64] [--curve] [--curve-secs 0.25]
-//!  [--load] [--fifo PRIORITY]`
+//!  [--load] [--fifo PRIORITY] [--full-period 1.0]`
+//!
+//! `--full-period` sets how often (seconds) the full, worst-case snapshot is forced; a short
+//! period gives many samples of its time in a short run.
 //!
 //! `--fifo` runs the audio loop (only it: the collector threads keep the normal policy, as in
 //! the thesis) under SCHED_FIFO at that priority.
@@ -202,6 +205,7 @@ struct Args {
     collector: String,
     live_kb: f64,
     fifo: Option<i32>,
+    full_period: f64,
 }
 
 fn parse_args() -> Args {
@@ -215,6 +219,7 @@ fn parse_args() -> Args {
         collector: "concurrent".into(),
         live_kb: 64.0,
         fifo: None,
+        full_period: 1.0,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -227,6 +232,7 @@ fn parse_args() -> Args {
             "--curve-secs" => a.curve_secs = val(i).unwrap_or(a.curve_secs),
             "--fifo" => a.fifo = val(i).map(|v| v as i32),
             "--live-kb" => a.live_kb = val(i).unwrap_or(a.live_kb),
+            "--full-period" => a.full_period = val(i).filter(|v| *v > 0.0).unwrap_or(a.full_period),
             "--collector" => a.collector = argv.get(i + 1).cloned().unwrap_or_default(),
             "--curve" => {
                 a.curve = true;
@@ -433,6 +439,7 @@ fn main() {
                 atomic_heap_bytes: 128 << 20,
                 snapshot_bandwidth: Some(pm.best),
                 mode,
+                full_snapshot_period: Duration::from_secs_f64(args.full_period),
                 ..GcConfig::default()
             })
             .expect("collector"),
@@ -565,8 +572,8 @@ fn main() {
             println!("free thread busy {:.3} ms; cycles {}; snapshot failures {}; warnings {:#x}; full-snapshot target {:.4} ms",
                 ms(s.free_busy), s.cycles, s.snapshot_failures, s.warnings, ms(s.full_snapshot_duration));
             if mode == Some(CollectorMode::Replicating) {
-                println!("write barrier: {} distinct slots logged, {} collections fell back to the whole complementary block",
-                    s.barrier_logged, s.barrier_overflows);
+                println!("write barrier: {} distinct slots logged, {} spare log segments chained ({} reserved), {} collections fell back to the whole complementary block",
+                    s.barrier_logged, s.barrier_segments_taken, s.barrier_spare_segments, s.barrier_overflows);
             }
             println!("GC share of CPU (audio + gc): on the audio thread {:.2} %, on other threads {:.2} %",
                 100.0 * block_total.as_secs_f64() / (busy + mark_sweep_in_block.as_secs_f64()),

@@ -31,7 +31,9 @@ typedef struct mgc_config {
     uint64_t poison;
     uint32_t prefault;                /* non-zero: touch every page at start-up */
     uint32_t mode;                    /* MGC_MODE_* */
-    size_t barrier_log_entries;       /* replicating: distinct slots logged per collection */
+    size_t barrier_log_entries;       /* replicating: distinct slots per barrier log segment */
+    size_t barrier_log_spare_segments; /* replicating: spare log segments reserved at start */
+    size_t barrier_log_max_segments;  /* replicating: most spare segments ever reserved */
 } mgc_config;
 
 typedef struct mgc_time {
@@ -67,6 +69,8 @@ typedef struct mgc_stats {
     uint64_t barrier_logged;    /* replicating: distinct heap slots the barrier logged */
     uint64_t barrier_overflows; /* replicating: collections that scanned the whole block */
     mgc_time merge;             /* replicating: complementary block into snapshot */
+    uint64_t barrier_segments_taken; /* replicating: spare log segments chained */
+    uint64_t barrier_spare_segments; /* replicating: spare log segments reserved so far */
 } mgc_stats;
 
 #define MGC_WARN_SAFETY_BUFFER 1u

@@ -5,7 +5,7 @@
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
@@ -60,19 +60,33 @@ struct CycleInput {
 struct MergeInput {
     /// Index into `Replica::comp` and `Replica::logs`.
     half: usize,
-    /// Entries in that half's stack.
+    /// Entries in the last segment of that half's stack (the home segment when `chained` is 0).
     logged: usize,
-    /// The stack overflowed: scan the whole complementary block instead.
+    /// Spare segments chained after the home one; all but the last are full.
+    chained: usize,
+    /// The stack overflowed with no spare segment left: scan the whole complementary block.
     overflowed: bool,
 }
 
 /// The second collector's memory: two complementary blocks of the pointer heap's size, filled
 /// with `UNUSED` except where the barrier wrote, and two stacks of the byte offsets written.
 /// `Shared::snapshot` is the persistent snapshot they are merged into.
+///
+/// Each stack is a home segment plus a chain of spare segments of the same size, which travel
+/// between the threads by address: the collector thread puts free ones on a ring, the barrier
+/// takes one when its segment fills and records it in its half's `chains` table.
 struct Replica {
     comp: [Region; 2],
     logs: [Region; 2],
+    /// Per half, the addresses of the spare segments chained after the home one, in order.
+    chains: [Region; 2],
+    /// Entries per segment.
     log_cap: usize,
+    /// Spare segments that may exist at once (the length of each `chains` table).
+    max_spares: usize,
+    /// Every spare segment, kept here so that none is freed while either thread may hold its
+    /// address. Only the collector thread locks it, to add segments; never the audio thread.
+    spares: Mutex<Vec<Region>>,
 }
 
 /// The audio thread's side of the write barrier (`comp_block_wb`, `comp_stack_wb`).
@@ -81,11 +95,41 @@ struct Barrier {
     heap_len: usize,
     /// Complementary block the barrier writes; 0 when not replicating (plain stores).
     comp: usize,
+    /// The segment being filled.
     log: *mut usize,
     logged: usize,
     cap: usize,
     overflowed: bool,
     half: usize,
+    /// Spare segments from the collector thread; `None` when not replicating.
+    spares: Option<Consumer<usize>>,
+    /// This half's chain table and the segments recorded in it so far.
+    chain: *mut usize,
+    chained: usize,
+    chain_cap: usize,
+    /// Spare segments taken since the last swap.
+    taken: u64,
+}
+
+impl Barrier {
+    /// The current segment is full: chain a spare one, or give up on the log until the swap.
+    /// Bounded time: one ring pop, no allocation.
+    #[cold]
+    fn next_segment(&mut self) {
+        let seg = if self.chained < self.chain_cap { self.spares.as_mut().and_then(Consumer::pop) } else { None };
+        match seg {
+            Some(seg) => {
+                // SAFETY: chained < chain_cap, the table's length in words; the audio thread
+                // owns this half's table until the swap hands it over.
+                unsafe { self.chain.add(self.chained).write(seg) };
+                self.chained += 1;
+                self.taken += 1;
+                self.log = seg as *mut usize;
+                self.logged = 0;
+            }
+            None => self.overflowed = true,
+        }
+    }
 }
 
 /// State shared by the audio thread and the collector threads.
@@ -145,6 +189,8 @@ impl Shared {
             warnings: s.warnings.load(Relaxed) as u32,
             barrier_logged: s.barrier_logged.load(Relaxed),
             barrier_overflows: s.barrier_overflows.load(Relaxed),
+            barrier_segments_taken: s.barrier_segments_taken.load(Relaxed),
+            barrier_spare_segments: s.barrier_spare_segments.load(Relaxed),
             merge: s.merge.read(),
             safe_limit_bytes: self.safe_limit,
             full_snapshot_duration: self.full_duration,
@@ -254,9 +300,9 @@ impl Collector {
             .num_cpus
             .unwrap_or_else(|| thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         let pf = config.prefault;
-        let ptr_heap = Region::new(config.pointer_heap_bytes, pf, "pointer heap")?;
+        let ptr_heap = Region::new_huge(config.pointer_heap_bytes, pf, "pointer heap")?;
         let atomic_heap = Region::new(config.atomic_heap_bytes, pf, "atomic heap")?;
-        let snapshot = Region::new(config.pointer_heap_bytes, true, "snapshot")?;
+        let snapshot = Region::new_huge(config.pointer_heap_bytes, true, "snapshot")?;
         let roots_words = config.root_slots + config.max_root_region_bytes / WORD;
         let roots_snapshot = Region::new(roots_words.max(1) * WORD, true, "roots snapshot")?;
         let rec_bytes = config
@@ -283,7 +329,22 @@ impl Collector {
             }
             let logs =
                 [Region::new(log_bytes, true, "barrier log")?, Region::new(log_bytes, true, "barrier log")?];
-            Some(Replica { comp, logs, log_cap: config.barrier_log_entries })
+            let max_spares = config.barrier_log_max_segments;
+            let chain_bytes = max_spares.max(1) * WORD;
+            let chains =
+                [Region::new(chain_bytes, true, "barrier log chain")?, Region::new(chain_bytes, true, "barrier log chain")?];
+            let mut spares = Vec::with_capacity(max_spares);
+            for _ in 0..config.barrier_log_spare_segments {
+                spares.push(Region::new(log_bytes, true, "barrier log segment")?);
+            }
+            Some(Replica {
+                comp,
+                logs,
+                chains,
+                log_cap: config.barrier_log_entries,
+                max_spares,
+                spares: Mutex::new(spares),
+            })
         } else {
             None
         };
@@ -315,6 +376,15 @@ impl Collector {
         let atomic_pool = Poolmem::new(shared.atomic_heap.addr(), config.atomic_heap_bytes, fill);
 
         let (dead_tx, dead_rx) = spsc::channel(FREE_RING);
+        // Room for every spare segment that may ever exist, so that giving one back never fails.
+        let (mut spare_tx, spare_rx) = spsc::channel::<usize>(config.barrier_log_max_segments.max(1));
+        if let Some(r) = &shared.replica {
+            let spares = r.spares.lock().unwrap_or_else(|e| e.into_inner());
+            for seg in spares.iter() {
+                let _ = spare_tx.push(seg.addr());
+            }
+            shared.stats.barrier_spare_segments.store(spares.len() as u64, Ordering::Relaxed);
+        }
         let (back_tx, back_rx) = spsc::channel(FREE_RING);
         let s = shared.clone();
         let free_thread = thread::Builder::new()
@@ -327,7 +397,7 @@ impl Collector {
         let expected = config.max_allocations_per_cycle;
         let collector_thread = match thread::Builder::new()
             .name("magnetar-gc-mark".into())
-            .spawn(move || collector_main(s, dead_tx, fh, expected))
+            .spawn(move || collector_main(s, dead_tx, spare_tx, fh, expected))
         {
             Ok(t) => t,
             Err(_) => {
@@ -350,6 +420,11 @@ impl Collector {
                 cap: r.log_cap,
                 overflowed: false,
                 half: 0,
+                spares: Some(spare_rx),
+                chain: r.chains[0].base() as *mut usize,
+                chained: 0,
+                chain_cap: r.max_spares,
+                taken: 0,
             },
             None => Barrier {
                 heap_base: shared.ptr_heap.addr(),
@@ -360,6 +435,11 @@ impl Collector {
                 cap: 0,
                 overflowed: false,
                 half: 0,
+                spares: None,
+                chain: std::ptr::null_mut(),
+                chained: 0,
+                chain_cap: 0,
+                taken: 0,
             },
         };
         Ok(Collector {
@@ -413,11 +493,14 @@ impl Collector {
     ///
     /// In replicating mode a store to a word-aligned slot inside the pointer heap is also
     /// written to the complementary block, and the slot's offset is pushed on the barrier log
-    /// the first time it is written since the last collection; when the log is full the next
-    /// collection scans the whole complementary block instead (still correct, slower). Stores
+    /// the first time it is written since the last collection. When the log's segment is full
+    /// the barrier chains a spare segment the collector thread prepared; only when none is
+    /// left does the next collection scan the whole complementary block instead (still
+    /// correct, slower). Stores
     /// elsewhere (roots, atomic blocks, the mutator's own memory) are plain stores, and so is
     /// every store in the other modes, so code can use the barrier whatever the mode.
-    /// Bounded time: a compare, two stores, at most one push.
+    /// Bounded time: a compare, two stores, at most one push (and one ring pop when a
+    /// segment fills).
     ///
     /// Stores of non-pointer data (samples, counters) may bypass the barrier: the snapshot then
     /// keeps the word's older value, which can at worst keep a block alive longer. A pointer
@@ -438,13 +521,16 @@ impl Collector {
             let first = unsafe { mirror.read() } == UNUSED;
             // SAFETY: as above.
             unsafe { mirror.write(value as usize) };
-            if first {
-                if b.logged < b.cap {
-                    // SAFETY: logged < cap, the stack's length; owned like the block above.
+            // Once overflowed the whole block is scanned anyway: logging is moot.
+            if first && !b.overflowed {
+                if b.logged == b.cap {
+                    b.next_segment();
+                }
+                if !b.overflowed {
+                    // SAFETY: logged < cap, the segment's length (next_segment started a fresh
+                    // one if it was full); owned like the block above.
                     unsafe { b.log.add(b.logged).write(off) };
                     b.logged += 1;
-                } else {
-                    b.overflowed = true;
                 }
             }
         }
@@ -574,7 +660,7 @@ impl Collector {
             let due = self.last_full.map_or(true, |t| t0 >= t + self.period);
             let b = &self.barrier;
             if self.shared.state.load(Ordering::Acquire) == IDLE
-                && (self.writer_len > 0 || b.logged > 0 || b.overflowed || due)
+                && (self.writer_len > 0 || b.logged > 0 || b.chained > 0 || b.overflowed || due)
             {
                 kind = self.swap_and_start(t0);
                 self.skip_next = true;
@@ -752,7 +838,9 @@ impl Collector {
         sh.stats.roots_snapshot.record(rt.elapsed());
         let Some(replica) = &sh.replica else { return SnapshotKind::None };
         let b = &mut self.barrier;
-        SharedStats::add(&sh.stats.barrier_logged, b.logged as u64);
+        SharedStats::add(&sh.stats.barrier_logged, (b.chained * b.cap + b.logged) as u64);
+        SharedStats::add(&sh.stats.barrier_segments_taken, b.taken);
+        b.taken = 0;
         if b.overflowed {
             SharedStats::add(&sh.stats.barrier_overflows, 1);
         }
@@ -767,7 +855,7 @@ impl Collector {
             roots_words,
             records: self.writer,
             nrecords: self.writer_len,
-            merge: Some(MergeInput { half: b.half, logged: b.logged, overflowed: b.overflowed }),
+            merge: Some(MergeInput { half: b.half, logged: b.logged, chained: b.chained, overflowed: b.overflowed }),
         };
         // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
         // so the collector is not reading `cycle`.
@@ -778,6 +866,8 @@ impl Collector {
         b.comp = replica.comp[b.half].addr();
         b.log = replica.logs[b.half].base() as *mut usize;
         b.logged = 0;
+        b.chain = replica.chains[b.half].base() as *mut usize;
+        b.chained = 0;
         b.overflowed = false;
         if self.last_full.map_or(true, |t| t0 >= t + self.period) {
             self.last_full = Some(t0);
@@ -882,14 +972,21 @@ fn calibrate(heap: &Region, snapshot: &Region) -> f64 {
     while n < 3 || (n < 50 && start.elapsed() < Duration::from_millis(30)) {
         let t = Instant::now();
         // SAFETY: both regions are `len` bytes, distinct, and no thread uses them yet.
-        unsafe { std::ptr::copy_nonoverlapping(heap.base(), snapshot.base(), heap.len()) };
+        unsafe { snapshot::copy_streaming(heap.base(), snapshot.base(), heap.len()) };
+        snapshot::store_fence();
         best = best.min(t.elapsed());
         n += 1;
     }
     heap.len() as f64 / best.max(Duration::from_nanos(100)).as_secs_f64()
 }
 
-fn collector_main(shared: Arc<Shared>, mut to_free: Producer<(usize, usize)>, free_thread: Thread, expected: usize) {
+fn collector_main(
+    shared: Arc<Shared>,
+    mut to_free: Producer<(usize, usize)>,
+    mut spare_tx: Producer<usize>,
+    free_thread: Thread,
+    expected: usize,
+) {
     let mut tracer = Tracer::new(expected);
     let mut dead: Vec<(usize, usize)> = Vec::with_capacity(1024);
     loop {
@@ -908,6 +1005,8 @@ fn collector_main(shared: Arc<Shared>, mut to_free: Producer<(usize, usize)>, fr
             // the replication state; the audio thread writes only the other half.
             unsafe { merge(&shared, r, m) };
             shared.stats.merge.record(tm.elapsed());
+            // SAFETY: as for the merge: this half's chain table is ours while WORKING.
+            unsafe { recycle_segments(&shared, r, m, &mut spare_tx) };
         }
         let t0 = Instant::now();
         let recs = shared.records[input.records].base() as *const Record;
@@ -987,14 +1086,50 @@ unsafe fn merge(shared: &Shared, r: &Replica, m: MergeInput) {
         for w in 0..shared.ptr_heap.len() / WORD {
             take(w);
         }
-    } else {
-        let log = r.logs[m.half].base() as *const usize;
-        for k in 0..m.logged {
-            // SAFETY: k < logged <= the stack's capacity; the barrier stored only word-aligned
-            // offsets below the heap length.
+        return;
+    }
+    let chain = r.chains[m.half].base() as *const usize;
+    for s in 0..=m.chained {
+        let (log, entries) = match s {
+            0 => (r.logs[m.half].base() as *const usize, if m.chained == 0 { m.logged } else { r.log_cap }),
+            // SAFETY: s - 1 < chained <= the chain table's length; the barrier wrote it.
+            _ => (unsafe { chain.add(s - 1).read() } as *const usize, if s == m.chained { m.logged } else { r.log_cap }),
+        };
+        for k in 0..entries {
+            // SAFETY: k < entries <= the segment's capacity; the barrier stored only
+            // word-aligned offsets below the heap length.
             take(unsafe { log.add(k).read() } / WORD);
         }
     }
+}
+
+/// Give the spare segments one half's stack used back to the barrier, and, if that stack ran
+/// out of them, reserve more (here, off the audio thread) up to the configured limit.
+///
+/// # Safety
+/// The caller must own `m.half` of `r` (the collector while WORKING).
+unsafe fn recycle_segments(shared: &Shared, r: &Replica, m: MergeInput, spare_tx: &mut Producer<usize>) {
+    let chain = r.chains[m.half].base() as *const usize;
+    for s in 0..m.chained {
+        // SAFETY: s < chained <= the chain table's length; the barrier wrote it.
+        let seg = unsafe { chain.add(s).read() };
+        // The ring holds every segment there can be, so this cannot fail.
+        let _ = spare_tx.push(seg);
+    }
+    if !m.overflowed {
+        return;
+    }
+    let mut spares = r.spares.lock().unwrap_or_else(|e| e.into_inner());
+    // Double the reserve (at least one more), within the limit.
+    let want = spares.len().max(1).min(r.max_spares - spares.len());
+    for _ in 0..want {
+        let Ok(seg) = Region::new(r.log_cap * WORD, true, "barrier log segment") else { break };
+        if spare_tx.push(seg.addr()).is_err() {
+            break;
+        }
+        spares.push(seg);
+    }
+    shared.stats.barrier_spare_segments.store(spares.len() as u64, Ordering::Relaxed);
 }
 
 fn free_main(shared: Arc<Shared>, mut from_collector: Consumer<(usize, usize)>, mut to_audio: Producer<(usize, usize)>) {

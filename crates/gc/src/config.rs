@@ -58,10 +58,17 @@ pub struct GcConfig {
     pub prefault: bool,
     /// Concurrent (the real-time collector) or stop-the-world (a baseline for benchmarks).
     pub mode: CollectorMode,
-    /// Replicating mode: distinct pointer-heap slots the write barrier logs between two
-    /// collections (the complementary stack). More distinct slots make the collector scan the
-    /// whole complementary block instead, which costs heap/WORD reads on the collector thread.
+    /// Replicating mode: distinct pointer-heap slots one segment of the write barrier's log
+    /// (the complementary stack) holds. When a segment fills, the barrier chains a spare one.
     pub barrier_log_entries: usize,
+    /// Replicating mode: spare log segments reserved at start-up. The barrier takes one from
+    /// a ring when its segment fills (no allocation on the audio thread); the collector thread
+    /// puts them back after merging. Only when none is left does the next collection scan the
+    /// whole complementary block instead (heap/WORD reads on the collector thread).
+    pub barrier_log_spare_segments: usize,
+    /// Replicating mode: after a collection that had to scan the whole block for want of
+    /// spares, the collector thread reserves more, up to this many spare segments in all.
+    pub barrier_log_max_segments: usize,
 }
 
 impl Default for GcConfig {
@@ -81,6 +88,8 @@ impl Default for GcConfig {
             prefault: true,
             mode: CollectorMode::Concurrent,
             barrier_log_entries: 1 << 14,
+            barrier_log_spare_segments: 4,
+            barrier_log_max_segments: 64,
         }
     }
 }
@@ -99,6 +108,9 @@ impl GcConfig {
         }
         if self.mode == CollectorMode::Replicating && self.barrier_log_entries == 0 {
             return Err(GcError::InvalidConfig("barrier_log_entries must be > 0"));
+        }
+        if self.barrier_log_max_segments < self.barrier_log_spare_segments {
+            return Err(GcError::InvalidConfig("barrier_log_max_segments must be >= barrier_log_spare_segments"));
         }
         if self.max_frees_per_block == 0 {
             return Err(GcError::InvalidConfig("max_frees_per_block must be > 0"));

@@ -31,8 +31,12 @@ pub struct MgcConfig {
     pub prefault: u32,
     /// `MGC_MODE_*`: 0 concurrent, 1 stop-the-world, 2 replicating.
     pub mode: u32,
-    /// Replicating mode: distinct slots the write barrier logs per collection.
+    /// Replicating mode: distinct slots one barrier log segment holds.
     pub barrier_log_entries: usize,
+    /// Replicating mode: spare log segments reserved at start-up.
+    pub barrier_log_spare_segments: usize,
+    /// Replicating mode: the most spare segments the collector thread may reserve.
+    pub barrier_log_max_segments: usize,
 }
 
 #[repr(C)]
@@ -75,6 +79,8 @@ pub struct MgcStats {
     pub barrier_logged: u64,
     pub barrier_overflows: u64,
     pub merge: MgcTime,
+    pub barrier_segments_taken: u64,
+    pub barrier_spare_segments: u64,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -117,6 +123,8 @@ impl From<&GcStats> for MgcStats {
             barrier_logged: s.barrier_logged,
             barrier_overflows: s.barrier_overflows,
             merge: s.merge.into(),
+            barrier_segments_taken: s.barrier_segments_taken,
+            barrier_spare_segments: s.barrier_spare_segments,
         }
     }
 }
@@ -147,6 +155,8 @@ pub unsafe extern "C" fn mgc_config_default(cfg: *mut MgcConfig) {
         prefault: 1,
         mode: 0,
         barrier_log_entries: d.barrier_log_entries,
+        barrier_log_spare_segments: d.barrier_log_spare_segments,
+        barrier_log_max_segments: d.barrier_log_max_segments,
     };
     // SAFETY: non-null and writable per the contract.
     unsafe { cfg.write(c) };
@@ -202,6 +212,8 @@ pub unsafe extern "C" fn mgc_new(cfg: *const MgcConfig, err: *mut c_char, err_le
         prefault: c.prefault != 0,
         mode,
         barrier_log_entries: c.barrier_log_entries,
+        barrier_log_spare_segments: c.barrier_log_spare_segments,
+        barrier_log_max_segments: c.barrier_log_max_segments,
     };
     match Collector::new(config) {
         Ok(gc) => Box::into_raw(Box::new(MgcCollector(gc))),

@@ -19,7 +19,8 @@
 //!   writes them into a complementary block and logs the slot; `between_blocks` only swaps
 //!   the two complementary blocks and copies the roots, so its pause no longer depends on the
 //!   heap. The collector thread merges the complementary block into a persistent snapshot
-//!   (the whole block when the log overflowed) and marks and sweeps it with the same code.
+//!   and marks and sweeps it with the same code. A full log chains spare segments the
+//!   collector thread hands over; only when none is left is the whole block merged.
 //!
 //! ```
 //! use std::time::Duration;

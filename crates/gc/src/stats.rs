@@ -84,6 +84,9 @@ pub(crate) struct SharedStats {
     pub(crate) warnings: AtomicU64,
     pub(crate) barrier_logged: AtomicU64,
     pub(crate) barrier_overflows: AtomicU64,
+    pub(crate) barrier_segments_taken: AtomicU64,
+    // collector thread
+    pub(crate) barrier_spare_segments: AtomicU64,
     // collector thread
     pub(crate) merge: TimeStat,
     pub(crate) mark: TimeStat,
@@ -137,9 +140,14 @@ pub struct GcStats {
     pub warnings: u32,
     /// Replicating mode: distinct pointer-heap slots the write barrier logged.
     pub barrier_logged: u64,
-    /// Replicating mode: collections whose barrier log had overflowed, so the collector
-    /// scanned the whole complementary block.
+    /// Replicating mode: collections whose barrier log had overflowed with no spare segment
+    /// left, so the collector fell back to scanning the whole complementary block.
     pub barrier_overflows: u64,
+    /// Replicating mode: spare log segments the barrier chained on because its segment was full.
+    pub barrier_segments_taken: u64,
+    /// Replicating mode: spare log segments reserved so far (grows after fallbacks, up to
+    /// `GcConfig::barrier_log_max_segments`).
+    pub barrier_spare_segments: u64,
     /// Replicating mode: merging the complementary block into the persistent snapshot
     /// (collector thread, before each mark).
     pub merge: TimeSummary,

@@ -1,6 +1,7 @@
 //! The second collector (heap replication) as a program using it sees it: pointer stores go
 //! through `write_ptr`, the pause copies only the roots, reachable objects survive, garbage is
-//! freed, and a full barrier log falls back to scanning the whole complementary block.
+//! freed, a full barrier log segment is followed by a spare one, and a full log with no spare
+//! left falls back to scanning the whole complementary block.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -12,6 +13,11 @@ use common::{run_blocks_until, set_word, small_heap, word, Rng, BUDGET, MAGIC, P
 
 fn config(log_entries: usize) -> GcConfig {
     GcConfig { mode: CollectorMode::Replicating, barrier_log_entries: log_entries, ..small_heap() }
+}
+
+/// A log of one segment and no spares: overflowing it means a whole-block scan.
+fn no_spares(log_entries: usize) -> GcConfig {
+    GcConfig { barrier_log_spare_segments: 0, barrier_log_max_segments: 0, ..config(log_entries) }
 }
 
 /// A pointer store, through the barrier.
@@ -51,8 +57,8 @@ impl Model {
 
 /// Mutate a random object graph through the barrier for `millis` while collections run, check
 /// every reachable object after every block, then check every unreachable one was freed.
-fn stress(log_entries: usize, millis: u64, seed: u64) -> GcStats {
-    let mut gc = Collector::new(config(log_entries)).unwrap();
+fn stress(config: GcConfig, millis: u64, seed: u64) -> GcStats {
+    let mut gc = Collector::new(config).unwrap();
     let mut rng = Rng(seed);
     let mut m = Model { objs: HashMap::new(), roots: vec![None; 64], next_id: 1 };
     let mut dead: Vec<(usize, u64)> = Vec::new();
@@ -187,7 +193,7 @@ fn stress(log_entries: usize, millis: u64, seed: u64) -> GcStats {
 
 #[test]
 fn random_graph_mutated_through_the_barrier_keeps_reachable_and_frees_unreachable_objects() {
-    let s = stress(1 << 14, 1200, 0x1234_5678_9abc_def1);
+    let s = stress(config(1 << 14), 1200, 0x1234_5678_9abc_def1);
     assert_eq!(s.barrier_overflows, 0, "a roomy log never overflows: {s:?}");
     assert!(s.barrier_logged > 100 && s.merge.count >= s.cycles.saturating_sub(1));
 }
@@ -195,13 +201,89 @@ fn random_graph_mutated_through_the_barrier_keeps_reachable_and_frees_unreachabl
 #[test]
 fn random_graph_with_an_overflowing_barrier_log_falls_back_to_the_whole_block() {
     // 8 distinct slots per collection: most collections overflow, some do not.
-    let s = stress(8, 1200, 0x0bad_cafe_f00d_d00d);
+    let s = stress(no_spares(8), 1200, 0x0bad_cafe_f00d_d00d);
     assert!(s.barrier_overflows > 5, "the fallback ran: {s:?}");
 }
 
 #[test]
+fn random_graph_outgrowing_one_log_segment_chains_spares_instead_of_scanning_the_block() {
+    // 8 distinct slots per segment, as above, but with spare segments to chain.
+    let cfg = GcConfig { barrier_log_spare_segments: 32, barrier_log_max_segments: 32, ..config(8) };
+    let s = stress(cfg, 1200, 0x0bad_cafe_f00d_d00d);
+    assert!(s.barrier_segments_taken > 5, "stores outgrew one segment: {s:?}");
+    assert_eq!(s.barrier_overflows, 0, "no collection fell back to scanning the whole block: {s:?}");
+}
+
+#[test]
+fn many_stores_in_one_cycle_fill_several_segments_without_a_fallback() {
+    let mut gc = Collector::new(GcConfig { barrier_log_spare_segments: 8, ..config(16) }).unwrap();
+    let head = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+    gc.roots_mut()[0] = head as *mut u8;
+    let c0 = gc.stats().cycles;
+    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2 && !gc.is_collecting()));
+    // 100 distinct pointer slots written within one block: six segments and a bit.
+    let mut prev = head;
+    let mut nodes = Vec::new();
+    for i in 0..100 {
+        let n = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+        set_word(n, 1, MAGIC ^ i);
+        set_ptr(&mut gc, prev, 0, n);
+        nodes.push(n);
+        prev = n;
+    }
+    let garbage = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+    set_word(garbage, 1, MAGIC);
+    let c0 = gc.stats().cycles;
+    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 3));
+    let s = gc.stats();
+    assert_eq!(s.barrier_overflows, 0, "spare segments absorbed the stores: {s:?}");
+    assert!(s.barrier_segments_taken >= 6, "100 slots need at least six more 16-entry segments: {s:?}");
+    assert!(s.barrier_logged >= 100, "every store was logged: {s:?}");
+    for (i, &n) in nodes.iter().enumerate() {
+        assert_eq!(word(n, 1), MAGIC ^ i, "chain node {i} was freed");
+    }
+    assert_ne!(word(garbage, 1), MAGIC, "the unlinked block was freed");
+}
+
+#[test]
+fn running_out_of_spares_falls_back_until_the_collector_has_reserved_enough() {
+    let mut gc =
+        Collector::new(GcConfig { barrier_log_spare_segments: 1, barrier_log_max_segments: 16, ..config(16) })
+            .unwrap();
+    let head = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+    gc.roots_mut()[0] = head as *mut u8;
+    let mut nodes = Vec::new();
+    let mut last_round_fallbacks = 0;
+    for round in 0..5 {
+        let before = gc.stats().barrier_overflows;
+        // Each round rewrites 100 distinct slots within one block.
+        let c0 = gc.stats().cycles;
+        assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2 && !gc.is_collecting()));
+        let mut prev = head;
+        nodes.clear();
+        for i in 0..100 {
+            let n = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+            set_word(n, 1, MAGIC ^ i);
+            set_ptr(&mut gc, prev, 0, n);
+            nodes.push(n);
+            prev = n;
+        }
+        let c0 = gc.stats().cycles;
+        assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2), "round {round}");
+        for (i, &n) in nodes.iter().enumerate() {
+            assert_eq!(word(n, 1), MAGIC ^ i, "round {round}: chain node {i} was freed");
+        }
+        last_round_fallbacks = gc.stats().barrier_overflows - before;
+    }
+    let s = gc.stats();
+    assert!(s.barrier_overflows >= 1, "one spare was not enough at first: {s:?}");
+    assert_eq!(last_round_fallbacks, 0, "by the last round there were enough spares: {s:?}");
+    assert!(s.barrier_spare_segments >= 6, "the collector reserved more spares: {s:?}");
+}
+
+#[test]
 fn objects_reachable_only_through_overflowed_stores_survive() {
-    let mut gc = Collector::new(config(4)).unwrap();
+    let mut gc = Collector::new(no_spares(4)).unwrap();
     let head = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
     gc.roots_mut()[0] = head as *mut u8;
     // Let the collector see the head first, so the chain below reaches it only via stores.

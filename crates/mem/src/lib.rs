@@ -40,6 +40,9 @@ struct PoolState {
     peak: AtomicUsize,
     misses: AtomicU64,
     leaked: AtomicU64,
+    /// The last [`largest_free_block`] measured on the pool's thread, for
+    /// other threads to read.
+    largest_free: AtomicUsize,
     deferred_tx: mpsc::Sender<(usize, usize)>,
     deferred_rx: UnsafeCell<mpsc::Receiver<(usize, usize)>>,
 }
@@ -120,9 +123,14 @@ pub fn install_pool(bytes: usize) -> Result<(), PoolError> {
         peak: AtomicUsize::new(0),
         misses: AtomicU64::new(0),
         leaked: AtomicU64::new(0),
+        largest_free: AtomicUsize::new(0),
         deferred_tx: tx,
         deferred_rx: UnsafeCell::new(rx),
     });
+    // Nothing is allocated yet: the whole arena is the largest block.
+    // SAFETY: no other thread can see the state before it is published below.
+    let whole = unsafe { probe_largest_free(&state) };
+    state.largest_free.store(whole, Ordering::Relaxed);
     let ptr = Box::into_raw(state);
     if POOL.compare_exchange(std::ptr::null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire).is_err() {
         // SAFETY: `ptr` came from Box::into_raw above and was never shared.
@@ -184,6 +192,80 @@ pub fn status() -> PoolStatus {
         },
         None => PoolStatus::default(),
     }
+}
+
+/// The largest single allocation the pool can serve right now, in bytes.
+///
+/// The free total says nothing about fragmentation: a pool with half its
+/// memory free in small holes cannot serve one big request. On the pool's
+/// thread this measures the pool (a binary search of about 25 trial
+/// allocations, each O(1) and undone at once: a few microseconds, with no
+/// system call, so `/rtMemoryStatus` may call it on the audio thread) and
+/// remembers the result; other threads may not touch the pool's bookkeeping
+/// and get the value last measured there. TLSF only hands out a block from a
+/// size class whose every member fits the request, so the answer may be up
+/// to one sixteenth (one second-level class) below the biggest hole itself.
+pub fn largest_free_block() -> usize {
+    let Some(p) = pool() else { return 0 };
+    if in_pool() {
+        // SAFETY: we are the pool's thread (checked just above).
+        let largest = unsafe { probe_largest_free(p) };
+        p.largest_free.store(largest, Ordering::Relaxed);
+        largest
+    } else {
+        p.largest_free.load(Ordering::Relaxed)
+    }
+}
+
+/// Binary search for the largest request the TLSF allocator accepts. Each
+/// successful trial block is freed at once; freeing coalesces it with the
+/// remainder it was split from, so the pool is left as it was found (up to
+/// the order of blocks inside one free list).
+///
+/// # Safety
+/// Must run on the pool's thread, or before the pool is published.
+unsafe fn probe_largest_free(p: &PoolState) -> usize {
+    // SAFETY: the caller has exclusive access to the pool's bookkeeping.
+    let tlsf = unsafe { &mut *p.tlsf.get() };
+    // Sizes in granules: every block is a whole number of them.
+    const GRAIN: usize = 32;
+    let fits = |tlsf: &mut Pool, size: usize| -> bool {
+        let Ok(layout) = Layout::from_size_align(size, 1) else { return false };
+        match tlsf.allocate(layout) {
+            Some(ptr) => {
+                // SAFETY: the block was just allocated from this pool with
+                // alignment 1 and nothing else has seen it.
+                unsafe { tlsf.deallocate(ptr, 1) };
+                true
+            }
+            None => false,
+        }
+    };
+    // Invariant: `lo` granules fit (0 trivially), `hi` granules do not.
+    let (mut lo, mut hi) = (0usize, p.len / GRAIN + 1);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(tlsf, mid * GRAIN) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    if lo == 0 {
+        return if fits(tlsf, 1) { 1 } else { 0 };
+    }
+    // Refine inside the last granule: a request needs its header too, so
+    // the limit is rarely a whole number of granules.
+    let (mut lo_b, mut hi_b) = (lo * GRAIN, (lo + 1) * GRAIN);
+    while hi_b - lo_b > 1 {
+        let mid = lo_b + (hi_b - lo_b) / 2;
+        if fits(tlsf, mid) {
+            lo_b = mid;
+        } else {
+            hi_b = mid;
+        }
+    }
+    lo_b
 }
 
 /// Bytes a block of `size` takes in the pool's accounting.

@@ -120,7 +120,9 @@ int main(void) {
 
     /* The second collector: pointer stores into the heap go through mgc_write_ptr. */
     cfg.mode = MGC_MODE_REPLICATING;
-    cfg.barrier_log_entries = 8; /* small, so the whole-block fallback runs too */
+    cfg.barrier_log_entries = 8; /* small, and no spare segments, so the whole-block fallback runs too */
+    cfg.barrier_log_spare_segments = 0;
+    cfg.barrier_log_max_segments = 0;
     gc = mgc_new(&cfg, err, sizeof err);
     if (!gc) { fprintf(stderr, "gc_check: replicating mgc_new failed: %s\n", err); return 1; }
     roots = mgc_roots(gc, &nroots);

@@ -141,6 +141,9 @@ pub struct Engine {
     /// Reads the real-time memory pool: (free, used) bytes. Set by the
     /// real-time server; without it memory is not checked.
     pub memory_probe: Option<fn() -> (usize, usize)>,
+    /// The largest block the pool can hand out, for `/rtMemoryStatus`
+    /// (without it the free total is reported).
+    pub largest_free_probe: Option<fn() -> usize>,
     /// Defs removed by `/d_free`, kept until no synth uses them; the
     /// server then reports `/d_removed`.
     pub removed_defs: Vec<Arc<GraphDef>>,
@@ -201,6 +204,7 @@ impl Engine {
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
             memory_probe: None,
+            largest_free_probe: None,
             driver_load: Default::default(),
             scratch_ended: Vec::with_capacity(256),
         };

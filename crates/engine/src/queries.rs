@@ -284,9 +284,9 @@ impl Engine {
             Some(probe) => probe().0,
             None => self.options.rt_memory_kb * 1024,
         };
-        let free = free.min(i32::MAX as usize) as i32;
-        // TLSF does not track its largest free block; the free total bounds it.
-        self.reply(Reply::RtMemoryStatus { free, largest_free_chunk: free });
+        let largest = self.largest_free_probe.map_or(free, |probe| probe().min(free));
+        let clamp = |v: usize| v.min(i32::MAX as usize) as i32;
+        self.reply(Reply::RtMemoryStatus { free: clamp(free), largest_free_chunk: clamp(largest) });
         Ok(())
     }
 

@@ -905,6 +905,7 @@ pub fn run(cli: &Cli) -> i32 {
         let s = magnetar_mem::status();
         (s.free(), s.used)
     });
+    engine.largest_free_probe = Some(magnetar_mem::largest_free_block);
     if let Some(dir) = &cli.restricted_path {
         engine.buffer_commands = BufferCommands::new(Some(dir.into()));
     }

@@ -228,4 +228,17 @@ fn a_full_real_time_pool_fails_the_synth_and_the_server_goes_on() {
     c.send("/rtMemoryStatus", vec![]);
     let OscArg::Int(free_after) = c.expect("/rtMemoryStatus.reply").args[0] else { panic!() };
     assert!(free_after < free_before);
+
+    // Freeing every other synth leaves holes: more memory is free than any
+    // one request can get, and the reply says so.
+    for id in (0..n).step_by(2) {
+        c.send("/n_free", vec![OscArg::Int(2000 + id)]);
+    }
+    c.send("/sync", vec![OscArg::Int(1)]);
+    c.expect("/synced");
+    c.send("/rtMemoryStatus", vec![]);
+    let reply = c.expect("/rtMemoryStatus.reply");
+    let (OscArg::Int(free), OscArg::Int(largest)) = (&reply.args[0], &reply.args[1]) else { panic!("{reply:?}") };
+    assert!(*free > free_after, "{reply:?}");
+    assert!(*largest > 0 && largest < free, "largest free chunk {largest} of {free} free");
 }

@@ -290,6 +290,11 @@ impl Engine {
         self.parallel.as_ref().map_or(0, |p| p.groups_run)
     }
 
+    /// DSP queues compiled for parallel groups so far.
+    pub fn parallel_queues_compiled(&self) -> u64 {
+        self.parallel.as_ref().map_or(0, |p| p.plans_compiled)
+    }
+
     /// Threads computing parallel groups (1 without helpers).
     pub fn threads(&self) -> usize {
         self.parallel.as_ref().map_or(1, |p| p.threads())

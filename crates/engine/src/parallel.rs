@@ -30,10 +30,16 @@ const MAX_WRITES_PER_CHILD: usize = 64;
 const CONTROL_BIT: u32 = 1 << 31;
 const REPLACE_BIT: u32 = 1 << 30;
 
+/// Compiled queues kept for reuse: a parallel group's queue depends only
+/// on its number of children, so a group whose children did not change
+/// reuses its queue; a few sizes are kept for consecutive groups.
+const CACHED_PLANS: usize = 4;
+
 pub struct Parallel {
     executor: Executor,
     flat: FlatTree,
-    plan: Plan,
+    /// (children, queue) pairs, the most recently used first.
+    plans: Vec<(usize, Plan)>,
     /// One private world (buses only matter) per thread.
     worlds: Vec<UnsafeCell<World>>,
     merge: MergeBuffers,
@@ -41,6 +47,9 @@ pub struct Parallel {
     lost: AtomicBool,
     /// Groups run on several threads so far.
     pub groups_run: u64,
+    /// Queues compiled so far (a group whose children did not change since
+    /// its last block reuses its queue).
+    pub plans_compiled: u64,
 }
 
 // SAFETY: the raw synth pointers in `jobs` are only used during one
@@ -84,12 +93,15 @@ impl Parallel {
         Ok(Parallel {
             executor,
             flat: FlatTree::with_capacity(MAX_PARALLEL_CHILDREN + 4, 0),
-            plan: Plan::with_capacity(MAX_PARALLEL_CHILDREN + 4, MAX_PARALLEL_CHILDREN * 2),
+            plans: (0..CACHED_PLANS)
+                .map(|_| (usize::MAX, Plan::with_capacity(MAX_PARALLEL_CHILDREN + 4, MAX_PARALLEL_CHILDREN * 2)))
+                .collect(),
             worlds,
             merge: MergeBuffers::new(MAX_PARALLEL_CHILDREN, MAX_WRITES_PER_CHILD, MAX_WRITES_PER_CHILD * bs),
             jobs: Vec::with_capacity(MAX_PARALLEL_CHILDREN),
             lost: AtomicBool::new(false),
             groups_run: 0,
+            plans_compiled: 0,
         })
     }
 
@@ -124,13 +136,25 @@ impl Parallel {
     ) -> bool {
         self.jobs.clear();
         self.jobs.extend_from_slice(synths);
-        self.flat.clear();
-        self.flat.begin_par();
-        for i in 0..synths.len() {
-            self.flat.item(ItemId(i as u32));
-        }
-        if self.flat.end().is_err() || self.plan.compile_flat(&self.flat).is_err() {
-            return false;
+        let n = synths.len();
+        match self.plans.iter().position(|(k, _)| *k == n) {
+            // Most recently used first: a rotation moves no plan's storage.
+            Some(at) => self.plans[..=at].rotate_right(1),
+            None => {
+                self.plans.rotate_right(1);
+                let (k, plan) = &mut self.plans[0];
+                *k = usize::MAX;
+                self.flat.clear();
+                self.flat.begin_par();
+                for i in 0..n {
+                    self.flat.item(ItemId(i as u32));
+                }
+                if self.flat.end().is_err() || plan.compile_flat(&self.flat).is_err() {
+                    return false;
+                }
+                *k = n;
+                self.plans_compiled += 1;
+            }
         }
         for cell in &self.worlds {
             // SAFETY: no block is running yet; each world is only ours here.
@@ -148,7 +172,7 @@ impl Parallel {
             scratch_len,
             lost: &self.lost,
         };
-        self.executor.run_block(&self.plan, &job);
+        self.executor.run_block(&self.plans[0].1, &job);
         self.groups_run += 1;
 
         let counter = world.buf_counter;

@@ -160,3 +160,38 @@ fn parallel_groups_render_exactly_what_one_thread_renders() {
     assert!(two.parallel_groups_run() > BLOCKS as u64 / 2, "most blocks ran a group on two threads");
     assert_eq!(one.parallel_groups_run(), 0);
 }
+
+#[test]
+fn a_parallel_groups_queue_is_compiled_again_only_when_its_children_change() {
+    let mut e = engine(2);
+    let s_new = |id: i32, group: i32| {
+        OscMessage::new("/s_new", vec![OscArg::Str("sine".into()), i(id), i(1), i(group), OscArg::Str("out".into()), OscArg::Float(0.0)])
+    };
+    let run = |e: &mut Engine, blocks: usize| {
+        for _ in 0..blocks {
+            e.run_block();
+            e.advance_block_counter();
+        }
+    };
+    // Two consecutive parallel groups of different sizes.
+    e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
+    e.perform_message(&OscMessage::new("/p_new", vec![i(2), i(1), i(0)])).unwrap();
+    for id in 100..106 {
+        e.perform_message(&s_new(id, 1)).unwrap();
+    }
+    for id in 200..203 {
+        e.perform_message(&s_new(id, 2)).unwrap();
+    }
+    run(&mut e, 2); // the synths' first blocks run them in order
+    let compiled = e.parallel_queues_compiled();
+    let groups = e.parallel_groups_run();
+    run(&mut e, 200);
+    assert_eq!(e.parallel_groups_run() - groups, 400, "both groups ran in parallel on every block");
+    assert_eq!(compiled, 2, "one queue per group size");
+    assert_eq!(e.parallel_queues_compiled(), compiled, "unchanged groups reuse their queues");
+
+    // A new child changes one group: its queue is compiled once more.
+    e.perform_message(&s_new(106, 1)).unwrap();
+    run(&mut e, 200);
+    assert_eq!(e.parallel_queues_compiled(), compiled + 1);
+}

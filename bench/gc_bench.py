@@ -108,6 +108,12 @@ def main():
             other = float(by[c]["blk_max_ms"])
             L.append(f"- {kb} kB: worst blocking of {names[c]} / first collector = {other / nf:.1f}x "
                      f"without the forced full snapshot, {other / full:.1f}x including it.")
+        if "replicating" in by:
+            second = float(by["replicating"]["blk_max_ms"])
+            for c in ("stw", "boehm"):
+                if c in by and second > 0:
+                    L.append(f"- {kb} kB: worst blocking of {names[c]} / second collector = "
+                             f"{float(by[c]['blk_max_ms']) / second:.1f}x.")
     L += ["", "Snapshot bandwidth curve (memcpy of each size, repeated for "
           f"{a.curve_secs:g} s; MB = 10^6 B): best / median / worst copy time in ms; "
           "\"loaded\" runs a thread copying 20 MB buffers in a loop on the other core.", "",

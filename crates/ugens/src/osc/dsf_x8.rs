@@ -31,8 +31,8 @@ fn frac(phase: __m256i) -> __m256 {
     _mm256_sub_ps(one_to_two, _mm256_set1_ps(1.0))
 }
 
-/// `pair13` for eight phases, from a table of side-by-side pairs: two
-/// four-element 64-bit gathers instead of two eight-element ones.
+/// `pair13` for eight phases, from a table of side-by-side pairs: one
+/// 64-bit load per lane fetches both points.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn pair(pairs: &[[f32; 2]; SINE_SIZE], phase: __m256i) -> (__m256, __m256) {
@@ -45,13 +45,11 @@ fn pair(pairs: &[[f32; 2]; SINE_SIZE], phase: __m256i) -> (__m256, __m256) {
     let two = |j: usize| unsafe {
         _mm_castpd_ps(_mm_loadh_pd(_mm_load_sd(base.add(at[j] as usize)), base.add(at[j + 1] as usize)))
     };
-    let lo = _mm256_set_m128(two(2), two(0));
-    let hi = _mm256_set_m128(two(6), two(4));
-    // lo = a0 b0 a1 b1 | a2 b2 a3 b3, hi = a4 b4 a5 b5 | a6 b6 a7 b7.
-    let a = _mm256_shuffle_ps::<0b10_00_10_00>(lo, hi); // a0 a1 a4 a5 | a2 a3 a6 a7
-    let b = _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi);
-    let in_order = |v: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)));
-    (in_order(a), in_order(b))
+    // Loaded so that one shuffle per half yields the lanes in order:
+    // lo = a0 b0 a1 b1 | a4 b4 a5 b5, hi = a2 b2 a3 b3 | a6 b6 a7 b7.
+    let lo = _mm256_set_m128(two(4), two(0));
+    let hi = _mm256_set_m128(two(6), two(2));
+    (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi))
 }
 
 /// `a + (b - a) * f`, the tables' linear interpolation.

@@ -38,12 +38,12 @@ def driver(request):
 
 @pytest.fixture
 def magnetar(driver):
-    """magnetar(record=None, block=64, period=256) → a booted server on ``driver``; quit at teardown."""
+    """magnetar(record=None, block=64, period=256, extra=()) → a booted server on ``driver``; quit at teardown."""
     started = []
 
-    def _boot(record: Path | None = None, block: int = 64, period: int = 256):
+    def _boot(record: Path | None = None, block: int = 64, period: int = 256, extra: tuple[str, ...] = ()):
         try:
-            s = boot_magnetar(driver, block=block, period=period, record=record)
+            s = boot_magnetar(driver, block=block, period=period, record=record, extra=extra)
         except BootError as e:
             pytest.fail(f"magnetar did not boot: {e}", pytrace=False)
         started.append(s)

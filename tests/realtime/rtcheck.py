@@ -85,7 +85,7 @@ class RtStats:
     audio_tid: int
     xruns: int
     # Later fields, in the order the server sends them (README: poolUsed poolPeak poolMisses
-    # allPeriods allHeapOps); older servers send none of them.
+    # allPeriods allHeapOps parallelGroups); older servers send none of them.
     more: tuple = ()
 
     def field(self, index: int) -> int | None:

@@ -233,6 +233,7 @@ impl Audio {
                     OscArg::Long(pool.misses as i64),
                     OscArg::Long(self.all_periods as i64),
                     OscArg::Long(self.all_heap_ops as i64),
+                    OscArg::Long(self.engine.parallel_groups_run() as i64),
                 ],
             );
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });

@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Xrun benchmark: scsynth and magnetar, one after the other, on the same JACK dummy server.
+"""Xrun benchmark: scsynth, supernova and magnetar, one after the other, on the same JACK dummy server.
 
 For each JACK period (default 64 and 256 frames at 48 kHz) and each server, counts xruns over
-a fixed time idle and with a load of synths of a small def (4 FSinOsc summed into Out).  Then,
-at the smallest period, finds by search the largest number of those synths each server plays
-for a whole minute without an xrun.
+a fixed time idle and with a load of synths of a small def (4 FSinOsc summed into Out), all in
+one parallel group (/p_new; scsynth runs it as a plain group).  Then, at the search period
+(default the smallest), finds by search the largest number of those synths each server plays
+for a whole minute without an xrun.  Servers: scsynth, magnetar with one thread and with two,
+supernova with two (`--servers` picks some).
 
 Xruns are counted the same way for both servers: from jackd's own reports during the server's
 run ("JackEngine::XRun: client = ... was not finished" when the client was late, and
 "JackTimedDriver::Process XRun" when the dummy driver itself woke late, which a busy machine
 causes whoever the client is).  magnetar's own count (/magnetar_rtStats) is shown beside it.
 
-Usage: python3 bench/rt_xruns.py [--seconds 30] [--load 50] [--periods 64 256] [--search-seconds 60]
-                                 [--search-budget 240] [--search-start 500] [--no-search] [--no-write]
-Environment: MAGNETAR (default target/release/magnetar), SCSYNTH (default scsynth on PATH).
-Updates the "rt-xruns" section of BENCHMARKS.md when both servers completed every run.
+Usage: python3 bench/rt_xruns.py [--seconds 30] [--load 50] [--periods 64 256] [--search-period P]
+                                 [--search-seconds 60] [--search-budget 240] [--search-start 500]
+                                 [--servers NAME ...] [--no-search] [--no-write]
+Environment: MAGNETAR (default target/release/magnetar), SCSYNTH (default scsynth on PATH),
+SUPERNOVA (default supernova on PATH).
+Updates the "rt-xruns" section of BENCHMARKS.md when every server completed every run.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -41,6 +46,7 @@ END = "<!-- rt-xruns:end -->"
 RATE = 48000
 BLOCK = 64
 DEF_NAME = "xrun_fsin4"
+GROUP = 2  # the parallel group every synth goes into
 XRUN_LINE = re.compile(r"XRun")
 CLIENT_XRUN = re.compile(r"JackEngine::XRun: client = (.*) was not finished")
 
@@ -69,7 +75,7 @@ class Count:
 class Session:
     """One server on the JACK server, with a client and a way to count jackd's xrun reports."""
 
-    def __init__(self, name: str, exe: str, jack: PrivateJack):
+    def __init__(self, name: str, exe: str, jack: PrivateJack, threads: list[str]):
         self.name = name
         self.jack = jack
         env = dict(os.environ)
@@ -78,7 +84,7 @@ class Session:
         env["SC_JACK_DEFAULT_OUTPUTS"] = "system"
         env["SC_JACK_DEFAULT_INPUTS"] = "system"
         env.pop("MAGNETAR_RECORD", None)
-        extra = ["-z", str(BLOCK), "-Z", str(jack.period)]
+        extra = ["-z", str(BLOCK), "-Z", str(jack.period), *threads]
         self.server = ServerProcess(exe, extra=extra, env=env)
         self.client: OscClient | None = None
         self.command = " ".join(self.server.args)
@@ -88,6 +94,8 @@ class Session:
         self.client = OscClient(self.server.port)
         self.client.send(("/d_recv", compile_defs(load_def())))
         self.client.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+        self.client.send(("/p_new", GROUP, 1, 0))
+        self.client.sync(timeout=5)
         time.sleep(1.0)  # past the port connections and first periods
         return self
 
@@ -99,10 +107,10 @@ class Session:
     def set_synths(self, n: int) -> None:
         c = self.client
         assert c is not None
-        c.send(("/g_freeAll", 0))
+        c.send(("/g_freeAll", GROUP))
         c.sync(timeout=10)
         for k in range(0, n, 100):
-            msgs = [("/s_new", DEF_NAME, -1, 1, 0, "freq", 100.0 + 3.0 * i) for i in range(k, min(n, k + 100))]
+            msgs = [("/s_new", DEF_NAME, -1, 1, GROUP, "freq", 100.0 + 3.0 * i) for i in range(k, min(n, k + 100))]
             c.send(bundle(None, *msgs))
             c.sync(timeout=30)
         running = c.status(timeout=5).contents[2]
@@ -112,7 +120,7 @@ class Session:
         time.sleep(1.0)  # let the creation periods pass
 
     def _own(self) -> int | None:
-        return rt_stats(self.server.port).xruns if self.name == "magnetar" else None
+        return rt_stats(self.server.port).xruns if self.name.startswith("magnetar") else None
 
     def count(self, seconds: float, stop_on_first: bool = False) -> Count:
         log_start = len(self.jack.log_text())
@@ -141,12 +149,30 @@ class Session:
         )
 
 
-def search_capacity(name: str, exe: str, jack: PrivateJack, seconds: float, budget: float, start: int, log) -> dict:
+def servers(names: list[str]) -> dict[str, tuple[str, list[str]]]:
+    """Executable and thread option of each named server configuration."""
+    exes = executables()
+    supernova = os.environ.get("SUPERNOVA") or shutil.which("supernova") or "/usr/bin/supernova"
+    known = {
+        "scsynth": (exes["scsynth"], []),
+        "magnetar": (exes["magnetar"], ["-T", "1"]),
+        "magnetar -T 2": (exes["magnetar"], ["-T", "2"]),
+        "supernova -T 2": (supernova, ["-T", "2"]),
+    }
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown servers {unknown}; known: {list(known)}")
+    return {n: known[n] for n in names}
+
+
+def search_capacity(
+    name: str, exe: str, threads: list[str], jack: PrivateJack, seconds: float, budget: float, start: int, log
+) -> dict:
     """Largest synth count with no xrun (jackd's report) in `seconds`, within `budget` seconds."""
     passed, failed = 0, None
     probes = []
     t_start = time.monotonic()
-    with Session(name, exe, jack) as s:
+    with Session(name, exe, jack, threads) as s:
         n = start
         while True:
             s.set_synths(n)
@@ -180,6 +206,8 @@ def main() -> int:
     ap.add_argument("--search-seconds", type=float, default=60.0, help="length a synth count must last")
     ap.add_argument("--search-budget", type=float, default=240.0, help="seconds of searching per server")
     ap.add_argument("--search-start", type=int, default=500, help="first synth count tried")
+    ap.add_argument("--search-period", type=int, help="JACK period of the search (default: the smallest)")
+    ap.add_argument("--servers", nargs="+", default=["scsynth", "magnetar", "magnetar -T 2", "supernova -T 2"])
     ap.add_argument("--no-search", action="store_true")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
@@ -188,7 +216,8 @@ def main() -> int:
         print(msg, file=sys.stderr, flush=True)
 
     os.environ["SC_SYNTHDEF_PATH"] = tempfile.mkdtemp(prefix="rt-xruns-defs-")
-    exes = executables()
+    exes = servers(args.servers)
+    search_period = args.search_period or min(args.periods)
     rows: list[tuple] = []
     commands: dict[str, str] = {}
     search: dict[str, dict] = {}
@@ -197,11 +226,11 @@ def main() -> int:
     for period in args.periods:
         jack = PrivateJack(rate=RATE, period=period).start()
         try:
-            for name, exe in exes.items():
+            for name, (exe, threads) in exes.items():
                 for load in (0, args.load):
                     log(f"{name}, -p {period}, {load} synths, {args.seconds:g} s ...")
                     try:
-                        with Session(name, exe, jack) as s:
+                        with Session(name, exe, jack, threads) as s:
                             commands[name] = s.command
                             s.set_synths(load)
                             c = s.count(args.seconds)
@@ -210,12 +239,12 @@ def main() -> int:
                         continue
                     rows.append((period, name, load, c))
                     log(f"  jackd: {c.jack_xruns} xruns ({c.client_late} client late); own: {c.own_xruns}")
-            if not args.no_search and period == min(args.periods):
-                for name, exe in exes.items():
+            if not args.no_search and period == search_period:
+                for name, (exe, threads) in exes.items():
                     log(f"{name}: searching the largest synth count without xrun at -p {period} ...")
                     try:
                         search[name] = search_capacity(
-                            name, exe, jack, args.search_seconds, args.search_budget, args.search_start, log
+                            name, exe, threads, jack, args.search_seconds, args.search_budget, args.search_start, log
                         )
                     except (BootError, RuntimeError, TimeoutError, OSError) as e:
                         errors.append(f"{name} search: {e}")
@@ -235,10 +264,11 @@ def main() -> int:
         )
     cap = []
     if search:
-        p = min(args.periods)
+        p = search_period
         cap = [
             "",
-            f"Largest number of `{DEF_NAME}` synths (4 FSinOsc → Out) played {args.search_seconds:g} s at "
+            f"Largest number of `{DEF_NAME}` synths (4 FSinOsc → Out, in one parallel group) played "
+            f"{args.search_seconds:g} s at "
             f"-p {p} with no xrun reported by jackd (a probe stops at its first xrun; search budget "
             f"{args.search_budget:g} s per server):",
             "",
@@ -266,7 +296,7 @@ def main() -> int:
             "## Xruns on JACK's dummy backend",
             "",
             f"Command: `{cmd.strip()}` ({time.strftime('%Y-%m-%d')}, `jackd -d dummy -r {RATE} -p P`, "
-            "one server at a time, both connected to system ports).",
+            "one server at a time, each connected to the system ports; synths in one /p_new group).",
             "Servers: " + "; ".join(f"`{c}`" for c in commands.values()) + " (-Z is the JACK period).",
             "Xruns are jackd's own reports while the server ran (client late, or the dummy driver itself "
             "woke late, which a busy shared machine causes regardless of the client).",

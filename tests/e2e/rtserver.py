@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCSYNTH = os.environ.get("SCSYNTH", shutil.which("scsynth") or "/usr/bin/scsynth")
 MAGNETAR = os.environ.get("MAGNETAR", str(ROOT / "target" / "release" / "magnetar"))
 READY_LINE = "SuperCollider 3 server ready."
+# supernova announces itself differently (benchmarks boot it too).
+READY_LINES = (READY_LINE, "Supernova ready")
 BOOT_TIMEOUT = 10.0
 
 # Seconds between 1900-01-01 (OSC/NTP epoch) and 1970-01-01 (Unix epoch).
@@ -204,7 +206,7 @@ class ServerProcess:
         for line in self.proc.stdout:
             line = line.rstrip("\n")
             self.lines.append(line)
-            if READY_LINE in line:
+            if any(r in line for r in READY_LINES):
                 self.ready.set()
 
     def alive(self) -> bool:

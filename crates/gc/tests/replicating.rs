@@ -27,6 +27,43 @@ fn set_ptr(gc: &mut Collector, addr: usize, k: usize, v: usize) {
 }
 
 /// Object layout: [canary, id, atomic buffer ptr, child slots...].
+/// A collector with its roots holding one two-word head block, after two
+/// cycles (so that the collector has seen the head before the stores below).
+fn settled_with_head(config: GcConfig) -> (Collector, usize) {
+    let mut gc = Collector::new(config).unwrap();
+    let head = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+    gc.roots_mut()[0] = head as *mut u8;
+    settle(&mut gc);
+    (gc, head)
+}
+
+/// Runs blocks until two more cycles have finished and none is under way.
+fn settle(gc: &mut Collector) {
+    let c0 = gc.stats().cycles;
+    assert!(run_blocks_until(gc, |gc| gc.stats().cycles >= c0 + 2 && !gc.is_collecting()));
+}
+
+/// Links `n` new blocks into a chain from `head` through the barrier, all
+/// within one block; each block's second word holds `MAGIC ^ i`.
+fn store_chain(gc: &mut Collector, head: usize, n: usize) -> Vec<usize> {
+    let mut prev = head;
+    let mut nodes = Vec::with_capacity(n);
+    for i in 0..n {
+        let b = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+        set_word(b, 1, MAGIC ^ i);
+        set_ptr(gc, prev, 0, b);
+        nodes.push(b);
+        prev = b;
+    }
+    nodes
+}
+
+fn assert_chain_alive(nodes: &[usize], label: &str) {
+    for (i, &n) in nodes.iter().enumerate() {
+        assert_eq!(word(n, 1), MAGIC ^ i, "{label}chain node {i} was freed");
+    }
+}
+
 const HEADER: usize = 3;
 
 struct Obj {
@@ -216,21 +253,9 @@ fn random_graph_outgrowing_one_log_segment_chains_spares_instead_of_scanning_the
 
 #[test]
 fn many_stores_in_one_cycle_fill_several_segments_without_a_fallback() {
-    let mut gc = Collector::new(GcConfig { barrier_log_spare_segments: 8, ..config(16) }).unwrap();
-    let head = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-    gc.roots_mut()[0] = head as *mut u8;
-    let c0 = gc.stats().cycles;
-    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2 && !gc.is_collecting()));
+    let (mut gc, head) = settled_with_head(GcConfig { barrier_log_spare_segments: 8, ..config(16) });
     // 100 distinct pointer slots written within one block: six segments and a bit.
-    let mut prev = head;
-    let mut nodes = Vec::new();
-    for i in 0..100 {
-        let n = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-        set_word(n, 1, MAGIC ^ i);
-        set_ptr(&mut gc, prev, 0, n);
-        nodes.push(n);
-        prev = n;
-    }
+    let nodes = store_chain(&mut gc, head, 100);
     let garbage = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
     set_word(garbage, 1, MAGIC);
     let c0 = gc.stats().cycles;
@@ -239,40 +264,23 @@ fn many_stores_in_one_cycle_fill_several_segments_without_a_fallback() {
     assert_eq!(s.barrier_overflows, 0, "spare segments absorbed the stores: {s:?}");
     assert!(s.barrier_segments_taken >= 6, "100 slots need at least six more 16-entry segments: {s:?}");
     assert!(s.barrier_logged >= 100, "every store was logged: {s:?}");
-    for (i, &n) in nodes.iter().enumerate() {
-        assert_eq!(word(n, 1), MAGIC ^ i, "chain node {i} was freed");
-    }
+    assert_chain_alive(&nodes, "");
     assert_ne!(word(garbage, 1), MAGIC, "the unlinked block was freed");
 }
 
 #[test]
 fn running_out_of_spares_falls_back_until_the_collector_has_reserved_enough() {
-    let mut gc =
-        Collector::new(GcConfig { barrier_log_spare_segments: 1, barrier_log_max_segments: 16, ..config(16) })
-            .unwrap();
-    let head = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-    gc.roots_mut()[0] = head as *mut u8;
-    let mut nodes = Vec::new();
+    let (mut gc, head) =
+        settled_with_head(GcConfig { barrier_log_spare_segments: 1, barrier_log_max_segments: 16, ..config(16) });
     let mut last_round_fallbacks = 0;
     for round in 0..5 {
         let before = gc.stats().barrier_overflows;
         // Each round rewrites 100 distinct slots within one block.
-        let c0 = gc.stats().cycles;
-        assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2 && !gc.is_collecting()));
-        let mut prev = head;
-        nodes.clear();
-        for i in 0..100 {
-            let n = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-            set_word(n, 1, MAGIC ^ i);
-            set_ptr(&mut gc, prev, 0, n);
-            nodes.push(n);
-            prev = n;
-        }
+        settle(&mut gc);
+        let nodes = store_chain(&mut gc, head, 100);
         let c0 = gc.stats().cycles;
         assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2), "round {round}");
-        for (i, &n) in nodes.iter().enumerate() {
-            assert_eq!(word(n, 1), MAGIC ^ i, "round {round}: chain node {i} was freed");
-        }
+        assert_chain_alive(&nodes, &format!("round {round}: "));
         last_round_fallbacks = gc.stats().barrier_overflows - before;
     }
     let s = gc.stats();
@@ -283,30 +291,16 @@ fn running_out_of_spares_falls_back_until_the_collector_has_reserved_enough() {
 
 #[test]
 fn objects_reachable_only_through_overflowed_stores_survive() {
-    let mut gc = Collector::new(no_spares(4)).unwrap();
-    let head = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-    gc.roots_mut()[0] = head as *mut u8;
-    // Let the collector see the head first, so the chain below reaches it only via stores.
-    let c0 = gc.stats().cycles;
-    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2 && !gc.is_collecting()));
-    let mut prev = head;
-    let mut nodes = Vec::new();
-    for i in 0..100 {
-        let n = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-        set_word(n, 1, MAGIC ^ i);
-        set_ptr(&mut gc, prev, 0, n);
-        nodes.push(n);
-        prev = n;
-    }
+    // The collector sees the head first, so the chain below reaches it only via stores.
+    let (mut gc, head) = settled_with_head(no_spares(4));
+    let nodes = store_chain(&mut gc, head, 100);
     let garbage = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
     set_word(garbage, 1, MAGIC);
     let c0 = gc.stats().cycles;
     assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 3));
     let s = gc.stats();
     assert!(s.barrier_overflows >= 1, "100 stores overflowed a 4-entry log");
-    for (i, &n) in nodes.iter().enumerate() {
-        assert_eq!(word(n, 1), MAGIC ^ i, "chain node {i} was freed");
-    }
+    assert_chain_alive(&nodes, "");
     assert_ne!(word(garbage, 1), MAGIC, "the unlinked block was freed");
 }
 

@@ -282,15 +282,21 @@ class Pair:
         return self.ref.read(), self.dut.read()
 
 
-def render_both(score: Score | bytes, tmp_path: Path, *, allow_errors: bool = False, **kw) -> Pair:
-    """Render with scsynth (reference) and magnetar (under test) into sibling directories."""
+def render_both(
+    score: Score | bytes, tmp_path: Path, *, allow_errors: bool = False, dut_options: Sequence[str] = (), **kw
+) -> Pair:
+    """Render with scsynth (reference) and magnetar (under test) into sibling directories;
+    ``dut_options`` go to magnetar only (options scsynth does not have, such as -T)."""
     dut_bin = magnetar_binary()
     ref = render(SCSYNTH, "scsynth", score, tmp_path / "scsynth", **kw)
     if not allow_errors:
         errs = ref.errors()
         assert not errs, "the case itself is broken: scsynth reported\n" + "\n".join(errs)
     assert ref.returncode == 0, f"scsynth failed ({ref.returncode}):\n{ref.log[-3000:]}"
-    dut = render(dut_bin, "magnetar", score, tmp_path / "magnetar", **kw)
+    dut_kw = dict(kw)
+    if dut_options:
+        dut_kw["options"] = [*kw.get("options", ("-o", "2")), *dut_options]
+    dut = render(dut_bin, "magnetar", score, tmp_path / "magnetar", **dut_kw)
     assert dut.returncode == 0, (
         f"magnetar exited with {dut.returncode}\ncommand: {' '.join(dut.cmd)}\n{dut.log[-3000:]}"
     )

@@ -163,6 +163,29 @@ def test_controls_mapped_to_control_buses(tmp_path):
 # ------------------------------------------------------------------------------ buses
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_parallel_group_of_bus_readers_behind_their_sources(tmp_path, threads):
+    """Sources write private buses before a /p_new group whose children read them (In.ar,
+    In.kr, InFeedback), filter and sum into the outputs: on two threads the group is spread
+    over both, and the result is still what scsynth plays in order."""
+    src = build("src", lambda b: U.Out.ar(bus=b["out"], source=U.Saw.ar(frequency=b["freq"]) * 0.2), out=20.0, freq=110.0)
+
+    def reader(b):
+        x = U.In.ar(bus=b["in"], channel_count=1) + U.InFeedback.ar(bus=b["fb"], channel_count=1) * 0.5
+        cutoff = U.In.kr(bus=b["cbus"], channel_count=1)
+        U.Out.ar(bus=b["out"], source=U.RLPF.ar(source=x, frequency=cutoff, reciprocal_of_q=0.3) * b["amp"])
+
+    rd = build("rd", reader, **{"in": 20.0, "fb": 21.0, "cbus": 5.0, "out": 0.0, "amp": 0.2})
+    s = Score([src, rd]).add(0.0, msg("/c_set", 5, 800.0, 6, 2500.0), msg("/p_new", 1, 1, 0))
+    s.add(0.0, msg("/s_new", "src", 10, 0, 0, "out", 20.0, "freq", 110.0),
+          msg("/s_new", "src", 11, 0, 0, "out", 21.0, "freq", 173.0))
+    for k in range(6):
+        s.add(0.0, msg("/s_new", "rd", 100 + k, 1, 1, "in", 20.0 + k % 2, "fb", 21.0 - k % 2,
+                       "cbus", 5.0 + k % 2, "out", float(k % 2), "amp", 0.1 + 0.03 * k))
+    s.add(0.1, msg("/c_set", 5, 1600.0), msg("/n_set", 103, "in", 21.0))
+    check_score(tmp_path, s.end(0.2), channels=2, dut_options=["-T", threads])
+
+
 def test_mixed_audio_and_control_writers_on_the_same_buses(tmp_path):
     a = build("a", lambda b: (U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=300.0) * 0.2), U.Out.kr(bus=0, source=U.LFSaw.kr(frequency=4.0))))
     k = build("k", lambda b: (U.Out.ar(bus=0, source=U.K2A.ar(source=U.SinOsc.kr(frequency=5.0) * 0.3)), U.Out.kr(bus=0, source=U.LFTri.kr(frequency=3.0) * 0.5)))

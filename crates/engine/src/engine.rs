@@ -1,6 +1,6 @@
 //! The engine: world state, node tree and SynthDefs, one block at a time.
 
-use crate::graph_def::{DefError, GraphDef};
+use crate::graph_def::{BusSource, DefError, GraphDef};
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, ROOT};
 use crate::synth::Synth;
 use magnetar_ugens::{Lanes, Registry, World, MAX_LANES};
@@ -159,6 +159,8 @@ pub struct Engine {
     parallel: Option<crate::parallel::Parallel>,
     /// Synths of the parallel group being computed.
     parallel_jobs: JobList,
+    /// The buses they read and write this block.
+    bus_use: crate::parallel::BusUse,
     /// Audio wires of the synth being computed (shared: they only hold a
     /// value within one synth's block).
     scratch: Vec<f32>,
@@ -184,6 +186,7 @@ impl Engine {
             seed,
         );
         let (max_nodes, max_defs) = (options.max_nodes, options.max_synthdefs);
+        let bus_counts = (world.num_audio_buses(), world.num_control_buses());
         let mut engine = Engine {
             options,
             world,
@@ -201,6 +204,7 @@ impl Engine {
             lockstep: true,
             parallel: None,
             parallel_jobs: JobList(Vec::with_capacity(crate::parallel::MAX_PARALLEL_CHILDREN)),
+            bus_use: crate::parallel::BusUse::new(bus_counts.0, bus_counts.1),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
             memory_probe: None,
@@ -538,11 +542,27 @@ impl Engine {
                 ok = false;
                 break;
             }
+            if jobs.is_empty() {
+                self.bus_use.clear();
+            }
+            // The buses it will read and write, from its controls as they are now.
+            let value = |src: BusSource| match src {
+                BusSource::Constant(v) => Some(v),
+                BusSource::Control(i) => s.ctx.controls.get(i as usize).copied(),
+                BusSource::Unknown => None,
+            };
+            for r in &s.def.bus_reads {
+                self.bus_use.read(r.audio, value(r.bus), r.channels);
+            }
+            if let Some(w) = &s.def.bus_write {
+                self.bus_use.write(w.audio, value(w.bus), w.channels);
+            }
             jobs.push(s as *mut Synth);
         }
         let threads = self.threads();
         let sl = self.scratch.len();
-        ok = ok && jobs.len() >= 2 && threads * sl <= self.lane_scratch.len();
+        // A child reading what another writes depends on their order: run in order.
+        ok = ok && jobs.len() >= 2 && threads * sl <= self.lane_scratch.len() && self.bus_use.independent();
         if ok {
             let parallel = self.parallel.as_mut().expect("checked by the caller");
             if !parallel.matches(&self.world) {
@@ -551,8 +571,9 @@ impl Engine {
                 // SAFETY: the jobs are distinct running synths of this tree,
                 // which nothing else touches until the call returns; the lane
                 // scratch holds a slice of `sl` samples per thread.
-                let complete =
-                    unsafe { parallel.run_group(&jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), sl) };
+                let complete = unsafe {
+                    parallel.run_group(&jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), sl, &self.bus_use)
+                };
                 if !complete {
                     self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
                 }

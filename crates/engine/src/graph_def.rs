@@ -34,6 +34,24 @@ pub struct UnitDef {
     pub outputs: Vec<WireRef>,
 }
 
+/// Where a unit's bus number comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BusSource {
+    Constant(f32),
+    /// A control-rate `Control` value (its index in the synth's controls).
+    Control(u32),
+    /// Computed by other units: any bus, as far as anyone can tell before.
+    Unknown,
+}
+
+/// A bus reader or writer of a def.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BusAccess {
+    pub audio: bool,
+    pub bus: BusSource,
+    pub channels: u32,
+}
+
 /// One unit to build and run: a unit of the def, or a batch of several.
 pub struct Step {
     pub ctor: UnitCtor,
@@ -72,9 +90,15 @@ pub struct GraphDef {
     /// `lockstep_safe`).
     pub lockstep: bool,
     /// Whether synths of this def in a parallel group may run on any
-    /// thread: lockstep-safe with `Out` or `ReplaceOut` as the bus writer,
-    /// whose writes the engine replays in child order.
+    /// thread: lockstep-safe, or reading buses with `In`/`InFeedback`, with
+    /// `Out` or `ReplaceOut` as the bus writer, whose writes the engine
+    /// replays in child order.
     pub parallel: bool,
+    /// The buses a synth of a parallel def reads, and the one it writes:
+    /// where each bus number comes from, so the engine can tell before a
+    /// block whether children of a parallel group depend on each other.
+    pub bus_reads: Vec<BusAccess>,
+    pub bus_write: Option<BusAccess>,
     /// Real-time memory a synth of this def took when created and when its
     /// units were built, as last measured (0 until one was).
     pub new_bytes: std::sync::atomic::AtomicUsize,
@@ -145,7 +169,8 @@ impl GraphDef {
             .collect();
         let safe = lockstep_safe(def, &protos);
         let lockstep = safe && steps.iter().any(|st| st.lane.is_some());
-        let parallel = safe
+        let (bus_reads, bus_write) = bus_accesses(def, &protos);
+        let parallel = (safe || parallel_reader_safe(def, &protos))
             && !protos.iter().any(|p| matches!(p.spec.name.as_str(), "XOut" | "OffsetOut"));
         let calc_steps = steps
             .iter()
@@ -174,6 +199,8 @@ impl GraphDef {
             scratch_len,
             lockstep,
             parallel,
+            bus_reads,
+            bus_write,
             new_bytes: Default::default(),
             construct_bytes: Default::default(),
         })
@@ -374,6 +401,48 @@ fn place_wires(
     (units, local_len, scratch_bufs as usize * block_size)
 }
 
+/// Lockstep-safe but for bus readers: `In` and `InFeedback` may read too
+/// (parallel groups give them the buses as they were before the group).
+fn parallel_reader_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
+    units_safe(def, protos, true)
+}
+
+/// The def's bus readers (`In`, `InFeedback`) and its writer (`Out`,
+/// `ReplaceOut`), with where their bus numbers come from.
+fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Option<BusAccess>) {
+    let source = |input: Option<&sd::Input>| match input {
+        Some(sd::Input::Constant(c)) => def.constants.get(*c as usize).map_or(BusSource::Unknown, |&v| BusSource::Constant(v)),
+        Some(&sd::Input::Unit { unit, output }) => match protos.get(unit as usize) {
+            Some(p) if p.spec.name == "Control" && p.rate == Rate::Control => {
+                BusSource::Control(p.spec.special_index.max(0) as u32 + output)
+            }
+            _ => BusSource::Unknown,
+        },
+        None => BusSource::Unknown,
+    };
+    let mut reads = Vec::new();
+    let mut write = None;
+    for p in protos {
+        let audio = p.rate == Rate::Audio;
+        match p.spec.name.as_str() {
+            "In" | "InFeedback" => reads.push(BusAccess {
+                audio: audio || p.spec.name == "InFeedback",
+                bus: source(p.spec.inputs.first()),
+                channels: p.spec.outputs.len() as u32,
+            }),
+            "Out" | "ReplaceOut" => {
+                write = Some(BusAccess {
+                    audio,
+                    bus: source(p.spec.inputs.first()),
+                    channels: p.spec.inputs.len().saturating_sub(1) as u32,
+                })
+            }
+            _ => {}
+        }
+    }
+    (reads, write)
+}
+
 /// Whether consecutive synths of this def may run step by step side by side
 /// (step 1 of every synth, then step 2, ...) instead of synth by synth, with
 /// the same result. True when, besides pure units, the def only reads its
@@ -383,6 +452,10 @@ fn place_wires(
 /// synths' block either way). Controls mapped to buses are checked per
 /// block by the engine.
 fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
+    units_safe(def, protos, false)
+}
+
+fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], bus_reads: bool) -> bool {
     let constant = |input: &sd::Input| match *input {
         sd::Input::Constant(c) => def.constants.get(c as usize).copied(),
         sd::Input::Unit { .. } => None,
@@ -404,6 +477,7 @@ fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
             }
             "EnvGen" | "Linen" => self_only_done(4),
             "Line" | "XLine" => self_only_done(3),
+            "In" | "InFeedback" => bus_reads,
             _ => false,
         };
         if !ok {

@@ -10,9 +10,12 @@
 //! same bit for bit (Supernova does not promise this; magnetar does).
 //!
 //! Only groups whose children are all running synths of parallel-safe defs
-//! (see `GraphDef::parallel`: no bus reads, no buffers, no randomness, one
-//! `Out` or `ReplaceOut`, unmapped controls) take this path; any other
-//! parallel group runs its children in order, as scsynth does.
+//! (see `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, no
+//! buffers, no randomness, one `Out` or `ReplaceOut`, unmapped controls)
+//! take this path, and only in blocks where no child writes a bus that a
+//! child reads (`BusUse`): readers then get the buses as the group found
+//! them, copied into each private world. Any other parallel group runs its
+//! children in order, as scsynth does.
 
 use crate::synth::Synth;
 use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
@@ -29,6 +32,99 @@ const MAX_WRITES_PER_CHILD: usize = 64;
 
 const CONTROL_BIT: u32 = 1 << 31;
 const REPLACE_BIT: u32 = 1 << 30;
+
+/// Bus ranges the children of one parallel group read and write in a
+/// block, worked out before it from their controls. The group may run on
+/// several threads only if no child writes a bus that any child reads:
+/// then every reader sees the bus as it was before the group, as in a
+/// sequential run, and no order among siblings matters (which is why no
+/// per-bus locks are needed: writes go to private buses and are replayed in
+/// child order afterwards). Storage is reserved up front.
+pub struct BusUse {
+    /// (audio, first bus, channels) of every read.
+    reads: Vec<(bool, u32, u32)>,
+    read_audio: Vec<u64>,
+    read_control: Vec<u64>,
+    written_audio: Vec<u64>,
+    written_control: Vec<u64>,
+    /// A read or a write whose bus could not be told in advance.
+    read_any: bool,
+    write_any: bool,
+    wrote: bool,
+}
+
+/// Most bus reads a parallel group's children may make in one block.
+const MAX_GROUP_READS: usize = 4 * MAX_PARALLEL_CHILDREN;
+
+impl BusUse {
+    pub fn new(audio_buses: usize, control_buses: usize) -> BusUse {
+        BusUse {
+            reads: Vec::with_capacity(MAX_GROUP_READS),
+            read_audio: vec![0; audio_buses.div_ceil(64)],
+            read_control: vec![0; control_buses.div_ceil(64)],
+            written_audio: vec![0; audio_buses.div_ceil(64)],
+            written_control: vec![0; control_buses.div_ceil(64)],
+            read_any: false,
+            write_any: false,
+            wrote: false,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.reads.clear();
+        for set in [&mut self.read_audio, &mut self.read_control, &mut self.written_audio, &mut self.written_control] {
+            set.fill(0);
+        }
+        self.read_any = false;
+        self.write_any = false;
+        self.wrote = false;
+    }
+
+    /// The range `[first, first + channels)` of a bus number, if it is a
+    /// valid one (a unit given an invalid number may keep using its last).
+    fn range(bus: f32, channels: u32, buses: usize) -> Option<(u32, u32)> {
+        let first = bus as i64;
+        (first >= 0 && first as usize + channels as usize <= buses).then_some((first as u32, channels))
+    }
+
+    fn mark(set: &mut [u64], (first, channels): (u32, u32)) {
+        for b in first..first + channels {
+            set[b as usize / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// Records a read of `channels` buses from number `bus` (None: unknown).
+    pub fn read(&mut self, audio: bool, bus: Option<f32>, channels: u32) {
+        let buses = 64 * if audio { self.read_audio.len() } else { self.read_control.len() };
+        match bus.and_then(|b| Self::range(b, channels, buses)) {
+            Some(r) if self.reads.len() < self.reads.capacity() => {
+                Self::mark(if audio { &mut self.read_audio } else { &mut self.read_control }, r);
+                self.reads.push((audio, r.0, r.1));
+            }
+            _ => self.read_any = true,
+        }
+    }
+
+    /// Records a write of `channels` buses from number `bus` (None: unknown).
+    pub fn write(&mut self, audio: bool, bus: Option<f32>, channels: u32) {
+        let buses = 64 * if audio { self.written_audio.len() } else { self.written_control.len() };
+        self.wrote = true;
+        match bus.and_then(|b| Self::range(b, channels, buses)) {
+            Some(r) => Self::mark(if audio { &mut self.written_audio } else { &mut self.written_control }, r),
+            None => self.write_any = true,
+        }
+    }
+
+    /// Whether no child writes what a child reads.
+    pub fn independent(&self) -> bool {
+        let any_read = self.read_any || !self.reads.is_empty();
+        if (self.read_any && self.wrote) || (self.write_any && any_read) {
+            return false;
+        }
+        let disjoint = |a: &[u64], b: &[u64]| a.iter().zip(b).all(|(x, y)| x & y == 0);
+        disjoint(&self.read_audio, &self.written_audio) && disjoint(&self.read_control, &self.written_control)
+    }
+}
 
 /// Compiled queues kept for reuse: a parallel group's queue depends only
 /// on its number of children, so a group whose children did not change
@@ -133,6 +229,7 @@ impl Parallel {
         world: &mut World,
         scratch: *mut f32,
         scratch_len: usize,
+        buses: &BusUse,
     ) -> bool {
         self.jobs.clear();
         self.jobs.extend_from_slice(synths);
@@ -156,12 +253,25 @@ impl Parallel {
                 self.plans_compiled += 1;
             }
         }
+        let bs = world.block_size;
         for cell in &self.worlds {
             // SAFETY: no block is running yet; each world is only ours here.
             let w = unsafe { &mut *cell.get() };
             w.buf_counter = world.buf_counter;
             w.full_rate = world.full_rate;
             w.buf_rate = world.buf_rate;
+            // Readers see the buses as the group found them (no child
+            // writes them: `BusUse::independent`).
+            for &(audio, first, channels) in &buses.reads {
+                let (first, end) = (first as usize, (first + channels) as usize);
+                if audio {
+                    w.audio_bus[first * bs..end * bs].copy_from_slice(&world.audio_bus[first * bs..end * bs]);
+                    w.audio_touched[first..end].copy_from_slice(&world.audio_touched[first..end]);
+                } else {
+                    w.control_bus[first..end].copy_from_slice(&world.control_bus[first..end]);
+                    w.control_touched[first..end].copy_from_slice(&world.control_touched[first..end]);
+                }
+            }
         }
         self.lost.store(false, Ordering::Relaxed);
         let job = Job {
@@ -176,7 +286,6 @@ impl Parallel {
         self.groups_run += 1;
 
         let counter = world.buf_counter;
-        let bs = world.block_size;
         let replayed = self.merge.replay(0..synths.len(), |target, samples| {
             let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
             let replace = target & REPLACE_BIT != 0;

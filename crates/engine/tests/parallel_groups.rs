@@ -195,3 +195,119 @@ fn a_parallel_groups_queue_is_compiled_again_only_when_its_children_change() {
     run(&mut e, 200);
     assert_eq!(e.parallel_queues_compiled(), compiled + 1);
 }
+
+/// A def "reader": `Out.ar(out, In.ar(in) * amp)` with controls in, out, amp
+/// (encoded by hand in the SynthDef file format, version 2).
+fn reader_def() -> Vec<u8> {
+    fn pstr(b: &mut Vec<u8>, s: &str) {
+        b.push(s.len() as u8);
+        b.extend_from_slice(s.as_bytes());
+    }
+    let i32s = |b: &mut Vec<u8>, v: i32| b.extend_from_slice(&v.to_be_bytes());
+    let mut b = b"SCgf".to_vec();
+    i32s(&mut b, 2);
+    b.extend_from_slice(&1i16.to_be_bytes());
+    pstr(&mut b, "reader");
+    i32s(&mut b, 0); // constants
+    i32s(&mut b, 3); // controls: in, out, amp
+    for v in [20.0f32, 0.0, 0.5] {
+        b.extend_from_slice(&v.to_be_bytes());
+    }
+    i32s(&mut b, 3);
+    for (k, name) in ["in", "out", "amp"].iter().enumerate() {
+        pstr(&mut b, name);
+        i32s(&mut b, k as i32);
+    }
+    // (class, rate, inputs as (unit, output), output rates, special index)
+    let ugens: [(&str, u8, &[(i32, i32)], &[u8], i16); 4] = [
+        ("Control", 1, &[], &[1, 1, 1], 0),
+        ("In", 2, &[(0, 0)], &[2], 0),
+        ("BinaryOpUGen", 2, &[(1, 0), (0, 2)], &[2], 2),
+        ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
+    ];
+    i32s(&mut b, ugens.len() as i32);
+    for (class, rate, inputs, outputs, special) in ugens {
+        pstr(&mut b, class);
+        b.push(rate);
+        i32s(&mut b, inputs.len() as i32);
+        i32s(&mut b, outputs.len() as i32);
+        b.extend_from_slice(&special.to_be_bytes());
+        for &(u, o) in inputs {
+            i32s(&mut b, u);
+            i32s(&mut b, o);
+        }
+        b.extend_from_slice(outputs);
+    }
+    b.extend_from_slice(&0i16.to_be_bytes()); // variants
+    b
+}
+
+/// Runs `blocks` blocks on engines with one and two threads after the same
+/// messages; asserts every bus matches bit for bit, and returns how many
+/// group runs the two-thread engine spread over its threads.
+fn one_vs_two_threads(setup: &[OscMessage], blocks: usize) -> u64 {
+    let mut one = engine(1);
+    let mut two = engine(2);
+    for e in [&mut one, &mut two] {
+        assert!(e.add_synthdefs(&reader_def()).unwrap().iter().all(|r| r.is_ok()));
+        for m in setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let before = two.parallel_groups_run();
+    let bs = 64;
+    for block in 0..blocks {
+        one.run_block();
+        two.run_block();
+        for bus in 0..64 {
+            let a = &one.world.audio_bus[bus * bs..(bus + 1) * bs];
+            let b = &two.world.audio_bus[bus * bs..(bus + 1) * bs];
+            assert!(
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "block {block}: bus {bus} differs between one and two threads"
+            );
+        }
+        one.advance_block_counter();
+        two.advance_block_counter();
+    }
+    assert!(one.world.audio_bus[..bs].iter().any(|&x| x != 0.0), "the first output carries sound");
+    two.parallel_groups_run() - before
+}
+
+fn new_synth(def: &str, id: i32, action: i32, target: i32, controls: &[(&str, f32)]) -> OscMessage {
+    let mut args = vec![OscArg::Str(def.into()), i(id), i(action), i(target)];
+    for (name, v) in controls {
+        args.push(OscArg::Str((*name).into()));
+        args.push(OscArg::Float(*v));
+    }
+    OscMessage::new("/s_new", args)
+}
+
+#[test]
+fn children_reading_buses_written_before_the_group_run_in_parallel_and_match_one_thread() {
+    let mut setup = vec![
+        // Sources ahead of the group, then the group of readers.
+        new_synth("sine", 10, 1, 0, &[("freq", 300.0), ("out", 20.0)]),
+        new_synth("sine", 11, 1, 0, &[("freq", 450.0), ("out", 21.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+    ];
+    for k in 0..8 {
+        let (input, out) = (20 + (k % 2) as i32, (k % 3) as i32);
+        setup.push(new_synth("reader", 100 + k, 1, 1, &[("in", input as f32), ("out", out as f32), ("amp", 0.1 + 0.05 * k as f32)]));
+    }
+    let spread = one_vs_two_threads(&setup, 300);
+    assert!(spread >= 290, "the readers ran on two threads in only {spread} of 300 blocks");
+}
+
+#[test]
+fn a_child_reading_what_a_sibling_writes_runs_the_group_in_order() {
+    let setup = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        // Inside the group: a sine writes bus 30, later siblings read it.
+        new_synth("sine", 10, 1, 1, &[("freq", 300.0), ("out", 30.0)]),
+        new_synth("reader", 100, 1, 1, &[("in", 30.0), ("out", 0.0)]),
+        new_synth("reader", 101, 1, 1, &[("in", 30.0), ("out", 1.0), ("amp", 0.2)]),
+    ];
+    // What the readers hear depends on the order, so the group is not spread.
+    assert_eq!(one_vs_two_threads(&setup, 100), 0);
+}

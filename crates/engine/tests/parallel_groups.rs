@@ -103,6 +103,29 @@ fn random_edit(r: &mut Rng, next_id: &mut i32, groups: &mut Vec<i32>, nodes: &mu
     }
 }
 
+/// Runs one block on both engines and requires the first `buses` audio
+/// buses to be written alike, bit for bit.
+fn block_on_both(one: &mut Engine, two: &mut Engine, block: usize, buses: usize) {
+    let bs = one.world.block_size;
+    one.run_block();
+    two.run_block();
+    for bus in 0..buses {
+        let ta = one.world.audio_touched[bus] == one.world.buf_counter;
+        let tb = two.world.audio_touched[bus] == two.world.buf_counter;
+        assert_eq!(ta, tb, "block {block}: bus {bus} written by one engine only");
+        if ta {
+            let a = &one.world.audio_bus[bus * bs..(bus + 1) * bs];
+            let b = &two.world.audio_bus[bus * bs..(bus + 1) * bs];
+            assert!(
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "block {block}: bus {bus} differs between one and two threads"
+            );
+        }
+    }
+    one.advance_block_counter();
+    two.advance_block_counter();
+}
+
 #[test]
 fn parallel_groups_render_exactly_what_one_thread_renders() {
     let mut one = engine(1);
@@ -129,7 +152,6 @@ fn parallel_groups_render_exactly_what_one_thread_renders() {
         one.perform_message(&m).unwrap();
         two.perform_message(&m).unwrap();
     }
-    let bs = 64;
     for block in 0..BLOCKS {
         if block % 4 == 0 {
             for _ in 0..r.below(4) {
@@ -139,23 +161,7 @@ fn parallel_groups_render_exactly_what_one_thread_renders() {
                 assert_eq!(a, b, "both engines answer {m:?} alike");
             }
         }
-        one.run_block();
-        two.run_block();
-        for bus in 0..BUSES {
-            let ta = one.world.audio_touched[bus] == one.world.buf_counter;
-            let tb = two.world.audio_touched[bus] == two.world.buf_counter;
-            assert_eq!(ta, tb, "block {block}: bus {bus} written by one engine only");
-            if ta {
-                let a = &one.world.audio_bus[bus * bs..(bus + 1) * bs];
-                let b = &two.world.audio_bus[bus * bs..(bus + 1) * bs];
-                assert!(
-                    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "block {block}: bus {bus} differs between one and two threads"
-                );
-            }
-        }
-        one.advance_block_counter();
-        two.advance_block_counter();
+        block_on_both(&mut one, &mut two, block, BUSES);
     }
     assert!(two.parallel_groups_run() > BLOCKS as u64 / 2, "most blocks ran a group on two threads");
     assert_eq!(one.parallel_groups_run(), 0);
@@ -255,22 +261,10 @@ fn one_vs_two_threads(setup: &[OscMessage], blocks: usize) -> u64 {
         }
     }
     let before = two.parallel_groups_run();
-    let bs = 64;
     for block in 0..blocks {
-        one.run_block();
-        two.run_block();
-        for bus in 0..64 {
-            let a = &one.world.audio_bus[bus * bs..(bus + 1) * bs];
-            let b = &two.world.audio_bus[bus * bs..(bus + 1) * bs];
-            assert!(
-                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "block {block}: bus {bus} differs between one and two threads"
-            );
-        }
-        one.advance_block_counter();
-        two.advance_block_counter();
+        block_on_both(&mut one, &mut two, block, 64);
     }
-    assert!(one.world.audio_bus[..bs].iter().any(|&x| x != 0.0), "the first output carries sound");
+    assert!(one.world.audio_bus[..64].iter().any(|&x| x != 0.0), "the first output carries sound");
     two.parallel_groups_run() - before
 }
 

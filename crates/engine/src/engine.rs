@@ -520,8 +520,9 @@ impl Engine {
     }
 
     /// Runs a parallel group's children on several threads when they all
-    /// qualify (running synths of parallel-safe defs, unmapped controls);
-    /// returns false, having done nothing, otherwise.
+    /// qualify (running synths of parallel-safe defs, unmapped controls;
+    /// paused nodes and empty groups, which would do nothing, are left
+    /// out); returns false, having done nothing, otherwise.
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
         let mut jobs = std::mem::take(&mut self.parallel_jobs.0);
         jobs.clear();
@@ -529,6 +530,13 @@ impl Engine {
         let mut ok = true;
         while let Some(c) = child {
             child = self.tree.node(c).next;
+            let node = self.tree.node(c);
+            let idle_group = node.state == CalcState::Run
+                && self.tree.group(c).is_some_and(|g| g.head.is_none())
+                && !self.tree.has_satellites(c);
+            if node.state == CalcState::Paused || idle_group {
+                continue;
+            }
             let running = self.tree.node(c).state == CalcState::Run && !self.tree.has_satellites(c);
             let Some(s) = self.tree.synth_mut(c) else {
                 ok = false;

@@ -305,3 +305,19 @@ fn a_child_reading_what_a_sibling_writes_runs_the_group_in_order() {
     // What the readers hear depends on the order, so the group is not spread.
     assert_eq!(one_vs_two_threads(&setup, 100), 0);
 }
+
+#[test]
+fn paused_children_and_empty_groups_do_not_keep_a_group_from_spreading() {
+    let mut setup = vec![
+        new_synth("sine", 10, 1, 0, &[("freq", 300.0), ("out", 20.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        OscMessage::new("/g_new", vec![i(2), i(1), i(1)]),
+    ];
+    for k in 0..6 {
+        setup.push(new_synth("reader", 100 + k, 1, 1, &[("in", 20.0), ("out", (k % 2) as f32), ("amp", 0.1 * (k + 1) as f32)]));
+    }
+    // Two children paused: their sound must stay out of the outputs on both engines.
+    setup.push(OscMessage::new("/n_run", vec![i(101), i(0), i(104), i(0)]));
+    let spread = one_vs_two_threads(&setup, 200);
+    assert!(spread >= 190, "the group ran on two threads in only {spread} of 200 blocks");
+}

@@ -47,6 +47,8 @@ RATE = 48000
 BLOCK = 64
 DEF_NAME = "xrun_fsin4"
 GROUP = 2  # the parallel group every synth goes into
+MAX_NODES = 32768
+RT_MEMORY_KB = 262144
 XRUN_LINE = re.compile(r"XRun")
 CLIENT_XRUN = re.compile(r"JackEngine::XRun: client = (.*) was not finished")
 
@@ -84,7 +86,9 @@ class Session:
         env["SC_JACK_DEFAULT_OUTPUTS"] = "system"
         env["SC_JACK_DEFAULT_INPUTS"] = "system"
         env.pop("MAGNETAR_RECORD", None)
-        extra = ["-z", str(BLOCK), "-Z", str(jack.period), *threads]
+        # Room for as many nodes as the capacity search may ask for (the defaults, 1024 nodes and
+        # 8 MB of real-time memory, hold about a thousand of these synths).
+        extra = ["-z", str(BLOCK), "-Z", str(jack.period), "-n", str(MAX_NODES), "-m", str(RT_MEMORY_KB), *threads]
         self.server = ServerProcess(exe, extra=extra, env=env)
         self.client: OscClient | None = None
         self.command = " ".join(self.server.args)
@@ -109,8 +113,8 @@ class Session:
         assert c is not None
         c.send(("/g_freeAll", GROUP))
         c.sync(timeout=10)
-        for k in range(0, n, 100):
-            msgs = [("/s_new", DEF_NAME, -1, 1, GROUP, "freq", 100.0 + 3.0 * i) for i in range(k, min(n, k + 100))]
+        for k in range(0, n, 50):
+            msgs = [("/s_new", DEF_NAME, -1, 1, GROUP, "freq", 100.0 + 3.0 * i) for i in range(k, min(n, k + 50))]
             c.send(bundle(None, *msgs))
             c.sync(timeout=30)
         running = c.status(timeout=5).contents[2]

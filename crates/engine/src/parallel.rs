@@ -27,6 +27,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Most children a parallel group may have to run in parallel.
 pub const MAX_PARALLEL_CHILDREN: usize = 1024;
+/// Queue items per thread a large group is cut into: enough for the
+/// threads to balance uneven children, few enough to keep hand-over cheap.
+const ITEMS_PER_THREAD: usize = 16;
 /// Bus writes one child may make per block (channels of its one writer).
 const MAX_WRITES_PER_CHILD: usize = 64;
 
@@ -233,7 +236,10 @@ impl Parallel {
     ) -> bool {
         self.jobs.clear();
         self.jobs.extend_from_slice(synths);
-        let n = synths.len();
+        // Many small children are handed out in runs: a queue item per
+        // child would cost the executor about as much as a small synth.
+        let per_item = (synths.len() / (self.executor.threads() * ITEMS_PER_THREAD)).max(1);
+        let n = synths.len().div_ceil(per_item);
         match self.plans.iter().position(|(k, _)| *k == n) {
             // Most recently used first: a rotation moves no plan's storage.
             Some(at) => self.plans[..=at].rotate_right(1),
@@ -276,6 +282,7 @@ impl Parallel {
         self.lost.store(false, Ordering::Relaxed);
         let job = Job {
             synths: &self.jobs,
+            per_item,
             worlds: &self.worlds,
             merge: &self.merge,
             scratch,
@@ -315,6 +322,8 @@ impl Parallel {
 
 struct Job<'a> {
     synths: &'a [*mut Synth],
+    /// Queue item k runs children `k * per_item ..` (at most `per_item`).
+    per_item: usize,
     worlds: &'a [UnsafeCell<World>],
     merge: &'a MergeBuffers,
     scratch: *mut f32,
@@ -328,7 +337,15 @@ unsafe impl Sync for Job<'_> {}
 
 impl Work for Job<'_> {
     fn run(&self, item: ItemId, worker: usize) {
-        let i = item.0 as usize;
+        let first = item.0 as usize * self.per_item;
+        for i in first..self.synths.len().min(first + self.per_item) {
+            self.run_child(i, worker);
+        }
+    }
+}
+
+impl Job<'_> {
+    fn run_child(&self, i: usize, worker: usize) {
         // SAFETY: item `i` is run once per block, by one thread, and no one
         // else touches synth `i` meanwhile (`run_group`'s contract).
         let synth = unsafe { &mut *self.synths[i] };

@@ -15,6 +15,8 @@ import re
 import subprocess
 import sys
 
+from bench_md import write_section
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- gc-bench:begin -->", "<!-- gc-bench:end -->"
 
@@ -127,15 +129,7 @@ def main():
     print(section)
     if a.no_write:
         return
-    path = os.path.join(ROOT, "BENCHMARKS.md")
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        pre, rest = text.split(BEGIN, 1)
-        post = rest.split(END, 1)[1].lstrip("\n")
-        text = pre + section + ("\n" + post if post else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    open(path, "w").write(text)
+    write_section(BEGIN, END, section)
 
 
 if __name__ == "__main__":

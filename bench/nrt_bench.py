@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_md import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
 
@@ -156,16 +158,7 @@ def main():
         lines.append(f"| {row['name']} | {sc[0]:.3f} s ({sc[1]:.3f}–{sc[2]:.3f}) | {mg_s} | {ratio} |")
     lines.append(END)
     section = "\n".join(lines) + "\n"
-    bench_md = ROOT / "BENCHMARKS.md"
-    text = bench_md.read_text() if bench_md.exists() else "# Benchmarks\n\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + section + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    bench_md.write_text(text)
-    print(f"updated {bench_md}")
+    print(f"updated {write_section(BEGIN, END, section)}")
 
 
 if __name__ == "__main__":

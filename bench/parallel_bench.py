@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_md import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
 
@@ -116,16 +118,7 @@ def main():
                      + f" | {row['supernova -T 2'] / row['magnetar -T 2']:.2f}x |")
     lines.append(END)
     section = "\n".join(lines) + "\n"
-    path = ROOT / "BENCHMARKS.md"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + section.rstrip("\n") + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
-    print("updated", path)
+    print("updated", write_section(BEGIN, END, section))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_md import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
@@ -138,16 +140,7 @@ def table(results: dict[str, dict]) -> str:
 
 
 def update_benchmarks(text: str) -> None:
-    path = ROOT / "BENCHMARKS.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    section = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + section + old[old.index(END) + len(END) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(new)
-    tmp.replace(path)
+    write_section(BEGIN, END, f"{BEGIN}\n{text}\n{END}")
 
 
 def main() -> int:

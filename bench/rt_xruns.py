@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_md import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests" / "realtime"))
@@ -314,16 +316,7 @@ def main() -> int:
 
 
 def update_benchmarks(text: str) -> None:
-    path = ROOT / "BENCHMARKS.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    section = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + section + old[old.index(END) + len(END) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    tmp = path.with_suffix(".md.xruns.tmp")
-    tmp.write_text(new)
-    tmp.replace(path)
+    write_section(BEGIN, END, f"{BEGIN}\n{text}\n{END}")
 
 
 if __name__ == "__main__":

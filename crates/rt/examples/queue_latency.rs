@@ -30,27 +30,25 @@ trait Drain: Send {
     }
 }
 
+/// Moves up to `max` items from a lock-free queue's `pop` into `out`.
+fn drain_popping(mut pop: impl FnMut() -> Option<u64>, out: &mut Vec<u64>, max: usize) -> usize {
+    let before = out.len();
+    while out.len() - before < max {
+        let Some(v) = pop() else { break };
+        out.push(v);
+    }
+    out.len() - before
+}
+
 impl Drain for spsc::Consumer<u64> {
     fn drain(&mut self, out: &mut Vec<u64>, max: usize) -> Result<usize, ()> {
-        let mut n = 0;
-        while n < max {
-            let Some(v) = self.pop() else { break };
-            out.push(v);
-            n += 1;
-        }
-        Ok(n)
+        Ok(drain_popping(|| self.pop(), out, max))
     }
 }
 
 impl Drain for mpsc::Receiver<u64> {
     fn drain(&mut self, out: &mut Vec<u64>, max: usize) -> Result<usize, ()> {
-        let mut n = 0;
-        while n < max {
-            let Some(v) = self.pop() else { break };
-            out.push(v);
-            n += 1;
-        }
-        Ok(n)
+        Ok(drain_popping(|| self.pop(), out, max))
     }
 }
 

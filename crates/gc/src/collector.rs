@@ -804,19 +804,7 @@ impl Collector {
                 SnapshotKind::Partial
             }
         };
-        let input = CycleInput {
-            view: HeapView {
-                ptr_base: sh.ptr_heap.addr(),
-                ptr_used: plan.used,
-                atomic_base: sh.atomic_heap.addr(),
-                atomic_used: self.atomic_pool.used_bytes(),
-                snapshot: sh.snapshot.addr(),
-            },
-            roots_words,
-            records: self.writer,
-            nrecords: self.writer_len,
-            merge: None,
-        };
+        let input = self.cycle_input(plan.used, roots_words, None);
         // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
         // so the collector is not reading `cycle`.
         unsafe { *sh.cycle.get() = input };
@@ -844,24 +832,14 @@ impl Collector {
         if b.overflowed {
             SharedStats::add(&sh.stats.barrier_overflows, 1);
         }
-        let input = CycleInput {
-            view: HeapView {
-                ptr_base: sh.ptr_heap.addr(),
-                ptr_used: self.ptr_pool.used_bytes(),
-                atomic_base: sh.atomic_heap.addr(),
-                atomic_used: self.atomic_pool.used_bytes(),
-                snapshot: sh.snapshot.addr(),
-            },
-            roots_words,
-            records: self.writer,
-            nrecords: self.writer_len,
-            merge: Some(MergeInput { half: b.half, logged: b.logged, chained: b.chained, overflowed: b.overflowed }),
-        };
+        let merge = MergeInput { half: b.half, logged: b.logged, chained: b.chained, overflowed: b.overflowed };
+        let input = self.cycle_input(self.ptr_pool.used_bytes(), roots_words, Some(merge));
         // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
         // so the collector is not reading `cycle`.
         unsafe { *sh.cycle.get() = input };
         self.writer ^= 1;
         self.writer_len = 0;
+        let b = &mut self.barrier;
         b.half ^= 1;
         b.comp = replica.comp[b.half].addr();
         b.log = replica.logs[b.half].base() as *mut usize;
@@ -875,6 +853,26 @@ impl Collector {
         sh.state.store(WORKING, Ordering::Release);
         self.collector_handle.unpark();
         SnapshotKind::Replicated
+    }
+
+    /// The collector's next cycle: the heap as it stands (`ptr_used` bytes of the pointer
+    /// heap to scan), the roots copied, this half of the transport stack and, in replicating
+    /// mode, the barrier's half.
+    fn cycle_input(&self, ptr_used: usize, roots_words: usize, merge: Option<MergeInput>) -> CycleInput {
+        let sh = &*self.shared;
+        CycleInput {
+            view: HeapView {
+                ptr_base: sh.ptr_heap.addr(),
+                ptr_used,
+                atomic_base: sh.atomic_heap.addr(),
+                atomic_used: self.atomic_pool.used_bytes(),
+                snapshot: sh.snapshot.addr(),
+            },
+            roots_words,
+            records: self.writer,
+            nrecords: self.writer_len,
+            merge,
+        }
     }
 
     /// Copy the root slots and registered regions into the roots snapshot; returns words.

@@ -1,177 +1,41 @@
 //! Behaviour of the collector as a program using it sees it: what stays alive, what is
 //! freed, and that the audio-side calls never fail unexpectedly while collection runs.
 
-use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use magnetar_gc::{Collector, CollectorMode, GcConfig, SnapshotKind, WORD, WARN_ALLOCATION_FAILED, WARN_SAFETY_BUFFER};
 
 mod common;
-use common::{run_blocks_until, set_word, small_heap, word, Rng, BUDGET, MAGIC, POISON};
+use common::{run_blocks_until, set_word, small_heap, word, RandomGraph, Rng, BUDGET, MAGIC, POISON};
 
 fn config() -> GcConfig {
     small_heap()
-}
-
-/// Object layout: [canary, id, atomic buffer ptr, child slots...].
-const HEADER: usize = 3;
-
-struct Obj {
-    addr: usize,
-    words: usize,
-    /// Child slot -> (child id, byte offset into the child the stored pointer has).
-    children: Vec<Option<(u64, usize)>>,
-    buffer: Option<(usize, usize)>,
-}
-
-struct Model {
-    objs: HashMap<u64, Obj>,
-    roots: Vec<Option<(u64, usize)>>,
-    next_id: u64,
-}
-
-impl Model {
-    fn reachable(&self) -> HashSet<u64> {
-        let mut seen = HashSet::new();
-        let mut stack: Vec<u64> = self.roots.iter().flatten().map(|r| r.0).collect();
-        while let Some(id) = stack.pop() {
-            if seen.insert(id) {
-                stack.extend(self.objs[&id].children.iter().flatten().map(|c| c.0));
-            }
-        }
-        seen
-    }
-
-    fn pick_reachable(&self, rng: &mut Rng, live: &[u64]) -> Option<u64> {
-        (!live.is_empty()).then(|| live[rng.below(live.len())])
-    }
 }
 
 #[test]
 fn random_graph_mutated_during_collection_never_loses_a_reachable_object() {
     let mut gc = Collector::new(config()).unwrap();
     let mut rng = Rng(0x1234_5678_9abc_def1);
-    let mut m = Model { objs: HashMap::new(), roots: vec![None; 64], next_id: 1 };
-    let mut dead: Vec<(usize, u64)> = Vec::new();
-    let mut live: Vec<u64> = Vec::new();
+    let mut graph = RandomGraph::new(64);
     let mut snapshots = [0usize; 4];
     let start = Instant::now();
     let mut blocks = 0;
     while start.elapsed() < Duration::from_millis(2500) {
-        for _ in 0..24 {
-            match rng.below(10) {
-                // allocate a new object, optionally with an atomic buffer, and link it somewhere
-                0..=3 => {
-                    let words = HEADER + 1 + rng.below(8);
-                    let Some(p) = gc.alloc(words * WORD) else { continue };
-                    let addr = p.as_ptr() as usize;
-                    let id = m.next_id;
-                    m.next_id += 1;
-                    let fresh = word(addr, words - 1);
-                    assert!(fresh == 0 || fresh == POISON as usize, "fresh memory holds no stale data");
-                    set_word(addr, 0, MAGIC ^ id as usize);
-                    set_word(addr, 1, id as usize);
-                    let mut buffer = None;
-                    if rng.below(4) == 0 {
-                        if let Some(b) = gc.alloc_atomic(64 + rng.below(200)) {
-                            let b = b.as_ptr() as usize;
-                            set_word(b, 0, MAGIC ^ id as usize);
-                            // A heap pointer inside atomic memory must not keep anything alive.
-                            set_word(b, 1, addr);
-                            set_word(addr, 2, b);
-                            buffer = Some((b, id as usize));
-                        }
-                    }
-                    m.objs.insert(id, Obj { addr, words, children: vec![None; words - HEADER], buffer });
-                    // Store a start or an interior pointer to the new object.
-                    let off = if rng.below(3) == 0 { WORD * rng.below(words) } else { 0 };
-                    if rng.below(2) == 0 || live.is_empty() {
-                        let r = rng.below(m.roots.len());
-                        m.roots[r] = Some((id, off));
-                        gc.roots_mut()[r] = (addr + off) as *mut u8;
-                    } else {
-                        let parent = m.pick_reachable(&mut rng, &live).unwrap();
-                        let po = &mut m.objs.get_mut(&parent).unwrap();
-                        let slot = rng.below(po.children.len());
-                        po.children[slot] = Some((id, off));
-                        set_word(po.addr, HEADER + slot, addr + off);
-                    }
-                    live.push(id);
-                }
-                // drop a root
-                4..=5 => {
-                    let r = rng.below(m.roots.len());
-                    m.roots[r] = None;
-                    gc.roots_mut()[r] = std::ptr::null_mut();
-                }
-                // drop or overwrite a child slot
-                6..=7 => {
-                    if let Some(p) = m.pick_reachable(&mut rng, &live) {
-                        let po = m.objs.get_mut(&p).unwrap();
-                        let slot = rng.below(po.children.len());
-                        po.children[slot] = None;
-                        set_word(po.addr, HEADER + slot, 0);
-                    }
-                }
-                // link two reachable objects (creates sharing and cycles)
-                _ => {
-                    if let (Some(a), Some(b)) = (m.pick_reachable(&mut rng, &live), m.pick_reachable(&mut rng, &live)) {
-                        let (baddr, bwords) = (m.objs[&b].addr, m.objs[&b].words);
-                        let off = WORD * rng.below(bwords);
-                        let ao = m.objs.get_mut(&a).unwrap();
-                        let slot = rng.below(ao.children.len());
-                        ao.children[slot] = Some((b, off));
-                        set_word(ao.addr, HEADER + slot, baddr + off);
-                    }
-                }
-            }
-        }
+        // The snapshot collector needs no barrier: pointers are plain stores.
+        graph.mutate(&mut gc, &mut rng, |_, addr, k, v| set_word(addr, k, v));
         let report = gc.between_blocks(BUDGET);
         snapshots[report.snapshot as usize] += 1;
         blocks += 1;
-        // Forget unreachable objects, checking every reachable one is intact.
-        let reach = m.reachable();
-        for id in &reach {
-            let o = &m.objs[id];
-            assert_eq!(word(o.addr, 0), MAGIC ^ *id as usize, "reachable object {id} was freed or overwritten");
-            assert_eq!(word(o.addr, 1), *id as usize);
-            if let Some((b, _)) = o.buffer {
-                assert_eq!(word(b, 0), MAGIC ^ *id as usize, "atomic buffer of reachable object {id} was freed");
-            }
-        }
-        m.objs.retain(|id, o| {
-            if !reach.contains(id) {
-                dead.push((o.addr, *id));
-                if let Some((b, _)) = o.buffer {
-                    dead.push((b, *id));
-                }
-            }
-            reach.contains(id)
-        });
-        live = reach.into_iter().collect();
-        live.sort_unstable();
+        graph.check_block();
         std::thread::sleep(Duration::from_micros(200));
     }
     let s = gc.stats();
-    eprintln!("blocks {blocks}, snapshots none/partial/full/failed {snapshots:?}, dead {}, stats {s:#?}", dead.len());
+    eprintln!("blocks {blocks}, snapshots none/partial/full/failed {snapshots:?}, dead {}, stats {s:#?}", graph.dead_blocks());
     assert!(s.cycles > 20, "collections ran concurrently: {s:?}");
     assert!(s.full_snapshot.count >= 2, "the worst case was simulated periodically");
     assert!(s.interior_pointers > 0, "interior pointers were exercised");
     assert!(blocks > 100);
-
-    // Quiesce: every unreachable object must be freed within a few cycles.
-    let c0 = gc.stats().cycles;
-    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 4));
-    for _ in 0..20 {
-        gc.between_blocks(BUDGET);
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let still_there = dead.iter().filter(|&&(a, id)| word(a, 0) == MAGIC ^ id as usize).count();
-    assert_eq!(still_there, 0, "{still_there} of {} unreachable blocks were not freed", dead.len());
-    let s = gc.stats();
-    let expect_ptr: usize = m.objs.values().map(|o| o.words * WORD).sum();
-    assert_eq!(s.pointer_live_bytes, expect_ptr, "live bytes equal the reachable objects");
-    assert_eq!(s.alloc_failures, 0);
+    graph.quiesce_and_check(&mut gc);
 }
 
 #[test]

@@ -3,13 +3,13 @@
 //! freed, a full barrier log segment is followed by a spare one, and a full log with no spare
 //! left falls back to scanning the whole complementary block.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use magnetar_gc::{Collector, CollectorMode, GcConfig, GcStats, SnapshotKind, WORD};
 
 mod common;
-use common::{run_blocks_until, set_word, small_heap, word, Rng, BUDGET, MAGIC, POISON};
+use common::{run_blocks_until, set_word, small_heap, word, RandomGraph, Rng, BUDGET, MAGIC, POISON};
 
 fn config(log_entries: usize) -> GcConfig {
     GcConfig { mode: CollectorMode::Replicating, barrier_log_entries: log_entries, ..small_heap() }
@@ -26,7 +26,6 @@ fn set_ptr(gc: &mut Collector, addr: usize, k: usize, v: usize) {
     unsafe { gc.write_ptr((addr as *mut *mut u8).add(k), v as *mut u8) }
 }
 
-/// Object layout: [canary, id, atomic buffer ptr, child slots...].
 /// A collector with its roots holding one two-word head block, after two
 /// cycles (so that the collector has seen the head before the stores below).
 fn settled_with_head(config: GcConfig) -> (Collector, usize) {
@@ -58,37 +57,20 @@ fn store_chain(gc: &mut Collector, head: usize, n: usize) -> Vec<usize> {
     nodes
 }
 
+/// A chain of 100 blocks stored from `head` and one unlinked block, then
+/// three collections; returns the chain and the unlinked block.
+fn chain_and_garbage_collected(gc: &mut Collector, head: usize) -> (Vec<usize>, usize) {
+    let nodes = store_chain(gc, head, 100);
+    let garbage = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
+    set_word(garbage, 1, MAGIC);
+    let c0 = gc.stats().cycles;
+    assert!(run_blocks_until(gc, |gc| gc.stats().cycles >= c0 + 3));
+    (nodes, garbage)
+}
+
 fn assert_chain_alive(nodes: &[usize], label: &str) {
     for (i, &n) in nodes.iter().enumerate() {
         assert_eq!(word(n, 1), MAGIC ^ i, "{label}chain node {i} was freed");
-    }
-}
-
-const HEADER: usize = 3;
-
-struct Obj {
-    addr: usize,
-    words: usize,
-    children: Vec<Option<u64>>,
-    buffer: Option<usize>,
-}
-
-struct Model {
-    objs: HashMap<u64, Obj>,
-    roots: Vec<Option<u64>>,
-    next_id: u64,
-}
-
-impl Model {
-    fn reachable(&self) -> HashSet<u64> {
-        let mut seen = HashSet::new();
-        let mut stack: Vec<u64> = self.roots.iter().flatten().copied().collect();
-        while let Some(id) = stack.pop() {
-            if seen.insert(id) {
-                stack.extend(self.objs[&id].children.iter().flatten());
-            }
-        }
-        seen
     }
 }
 
@@ -97,85 +79,12 @@ impl Model {
 fn stress(config: GcConfig, millis: u64, seed: u64) -> GcStats {
     let mut gc = Collector::new(config).unwrap();
     let mut rng = Rng(seed);
-    let mut m = Model { objs: HashMap::new(), roots: vec![None; 64], next_id: 1 };
-    let mut dead: Vec<(usize, u64)> = Vec::new();
-    let mut live: Vec<u64> = Vec::new();
+    let mut graph = RandomGraph::new(64);
     let start = Instant::now();
     let mut blocks = 0;
     let mut replicated = 0;
     while start.elapsed() < Duration::from_millis(millis) {
-        for _ in 0..24 {
-            match rng.below(10) {
-                // allocate a new object, optionally with an atomic buffer, and link it somewhere
-                0..=3 => {
-                    let words = HEADER + 1 + rng.below(8);
-                    let Some(p) = gc.alloc(words * WORD) else { continue };
-                    let addr = p.as_ptr() as usize;
-                    let id = m.next_id;
-                    m.next_id += 1;
-                    let fresh = word(addr, words - 1);
-                    assert!(fresh == 0 || fresh == POISON as usize, "fresh memory holds no stale data");
-                    set_word(addr, 0, MAGIC ^ id as usize);
-                    set_word(addr, 1, id as usize);
-                    let mut buffer = None;
-                    if rng.below(4) == 0 {
-                        if let Some(b) = gc.alloc_atomic(64 + rng.below(200)) {
-                            let b = b.as_ptr() as usize;
-                            set_word(b, 0, MAGIC ^ id as usize);
-                            // Atomic memory is never scanned: a plain store is enough.
-                            set_word(b, 1, addr);
-                            set_ptr(&mut gc, addr, 2, b);
-                            buffer = Some(b);
-                        }
-                    }
-                    m.objs.insert(id, Obj { addr, words, children: vec![None; words - HEADER], buffer });
-                    // Store a start or an interior pointer to the new object.
-                    let off = if rng.below(3) == 0 { WORD * rng.below(words) } else { 0 };
-                    if rng.below(2) == 0 || live.is_empty() {
-                        let r = rng.below(m.roots.len());
-                        m.roots[r] = Some(id);
-                        gc.roots_mut()[r] = (addr + off) as *mut u8;
-                    } else {
-                        let parent = live[rng.below(live.len())];
-                        let (paddr, slot) = {
-                            let po = m.objs.get_mut(&parent).unwrap();
-                            let slot = rng.below(po.children.len());
-                            po.children[slot] = Some(id);
-                            (po.addr, slot)
-                        };
-                        set_ptr(&mut gc, paddr, HEADER + slot, addr + off);
-                    }
-                    live.push(id);
-                }
-                // drop a root
-                4..=5 => {
-                    let r = rng.below(m.roots.len());
-                    m.roots[r] = None;
-                    gc.roots_mut()[r] = std::ptr::null_mut();
-                }
-                // clear a child slot (overwriting a pointer is a pointer store too)
-                6..=7 if !live.is_empty() => {
-                    let p = live[rng.below(live.len())];
-                    let po = m.objs.get_mut(&p).unwrap();
-                    let slot = rng.below(po.children.len());
-                    po.children[slot] = None;
-                    let paddr = po.addr;
-                    set_ptr(&mut gc, paddr, HEADER + slot, 0);
-                }
-                // link two reachable objects (creates sharing and cycles)
-                8..=9 if !live.is_empty() => {
-                    let (a, b) = (live[rng.below(live.len())], live[rng.below(live.len())]);
-                    let (baddr, bwords) = (m.objs[&b].addr, m.objs[&b].words);
-                    let off = WORD * rng.below(bwords);
-                    let ao = m.objs.get_mut(&a).unwrap();
-                    let slot = rng.below(ao.children.len());
-                    ao.children[slot] = Some(b);
-                    let aaddr = ao.addr;
-                    set_ptr(&mut gc, aaddr, HEADER + slot, baddr + off);
-                }
-                _ => {}
-            }
-        }
+        graph.mutate(&mut gc, &mut rng, set_ptr);
         let report = gc.between_blocks(BUDGET);
         assert!(
             matches!(report.snapshot, SnapshotKind::None | SnapshotKind::Replicated),
@@ -183,46 +92,12 @@ fn stress(config: GcConfig, millis: u64, seed: u64) -> GcStats {
         );
         replicated += (report.snapshot == SnapshotKind::Replicated) as usize;
         blocks += 1;
-        let reach = m.reachable();
-        for id in &reach {
-            let o = &m.objs[id];
-            assert_eq!(word(o.addr, 0), MAGIC ^ *id as usize, "reachable object {id} was freed or overwritten");
-            assert_eq!(word(o.addr, 1), *id as usize);
-            if let Some(b) = o.buffer {
-                assert_eq!(word(b, 0), MAGIC ^ *id as usize, "atomic buffer of reachable object {id} was freed");
-            }
-        }
-        m.objs.retain(|id, o| {
-            if !reach.contains(id) {
-                dead.push((o.addr, *id));
-                if let Some(b) = o.buffer {
-                    dead.push((b, *id));
-                }
-            }
-            reach.contains(id)
-        });
-        live = reach.into_iter().collect();
-        live.sort_unstable();
+        graph.check_block();
         std::thread::sleep(Duration::from_micros(200));
     }
     assert!(blocks > 50 && replicated > 10, "blocks {blocks}, collections started {replicated}");
-
-    // Quiesce: every unreachable object must be freed within a few cycles.
-    let c0 = gc.stats().cycles;
-    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 4));
-    for _ in 0..20 {
-        gc.between_blocks(BUDGET);
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let still_there = dead.iter().filter(|&&(a, id)| word(a, 0) == MAGIC ^ id as usize).count();
-    assert_eq!(still_there, 0, "{still_there} of {} unreachable blocks were not freed", dead.len());
-    for (id, o) in &m.objs {
-        assert_eq!(word(o.addr, 0), MAGIC ^ *id as usize, "reachable object {id} survived quiescence");
-    }
+    graph.quiesce_and_check(&mut gc);
     let s = gc.stats();
-    let expect_ptr: usize = m.objs.values().map(|o| o.words * WORD).sum();
-    assert_eq!(s.pointer_live_bytes, expect_ptr, "live bytes equal the reachable objects");
-    assert_eq!(s.alloc_failures, 0);
     assert!(s.interior_pointers > 0, "interior pointers were exercised");
     assert_eq!((s.partial_snapshot.count, s.full_snapshot.count), (0, 0), "no heap snapshot was taken");
     s
@@ -255,11 +130,7 @@ fn random_graph_outgrowing_one_log_segment_chains_spares_instead_of_scanning_the
 fn many_stores_in_one_cycle_fill_several_segments_without_a_fallback() {
     let (mut gc, head) = settled_with_head(GcConfig { barrier_log_spare_segments: 8, ..config(16) });
     // 100 distinct pointer slots written within one block: six segments and a bit.
-    let nodes = store_chain(&mut gc, head, 100);
-    let garbage = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-    set_word(garbage, 1, MAGIC);
-    let c0 = gc.stats().cycles;
-    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 3));
+    let (nodes, garbage) = chain_and_garbage_collected(&mut gc, head);
     let s = gc.stats();
     assert_eq!(s.barrier_overflows, 0, "spare segments absorbed the stores: {s:?}");
     assert!(s.barrier_segments_taken >= 6, "100 slots need at least six more 16-entry segments: {s:?}");
@@ -293,11 +164,7 @@ fn running_out_of_spares_falls_back_until_the_collector_has_reserved_enough() {
 fn objects_reachable_only_through_overflowed_stores_survive() {
     // The collector sees the head first, so the chain below reaches it only via stores.
     let (mut gc, head) = settled_with_head(no_spares(4));
-    let nodes = store_chain(&mut gc, head, 100);
-    let garbage = gc.alloc(2 * WORD).unwrap().as_ptr() as usize;
-    set_word(garbage, 1, MAGIC);
-    let c0 = gc.stats().cycles;
-    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 3));
+    let (nodes, garbage) = chain_and_garbage_collected(&mut gc, head);
     let s = gc.stats();
     assert!(s.barrier_overflows >= 1, "100 stores overflowed a 4-entry log");
     assert_chain_alive(&nodes, "");

@@ -148,7 +148,7 @@ impl Loops {
         self,
         coefs: &mut [f64; K],
         target: Option<&[f64; K]>,
-        mut step: impl FnMut(usize, &[f64; K]),
+        step: impl FnMut(usize, &[f64; K]),
     ) {
         let mut slope = [0.0; K];
         if let Some(t) = target {
@@ -156,20 +156,30 @@ impl Loops {
                 slope[k] = (t[k] - coefs[k]) * self.slope;
             }
         }
-        let mut i = 0;
-        for _ in 0..self.loops {
-            step(i, coefs);
-            step(i + 1, coefs);
-            step(i + 2, coefs);
-            i += 3;
+        self.schedule(coefs, step, |c| {
             if target.is_some() {
                 for k in 0..K {
-                    coefs[k] += slope[k];
+                    c[k] += slope[k];
                 }
             }
+        });
+    }
+
+    /// scsynth's filter loop: `tick(i, state)` for every sample of the block
+    /// in groups of three, `advance(state)` after each group (where the
+    /// coefficients step), then the remaining samples.
+    #[inline(always)]
+    pub(crate) fn schedule<S>(self, state: &mut S, mut tick: impl FnMut(usize, &S), mut advance: impl FnMut(&mut S)) {
+        let mut i = 0;
+        for _ in 0..self.loops {
+            tick(i, state);
+            tick(i + 1, state);
+            tick(i + 2, state);
+            i += 3;
+            advance(state);
         }
         for _ in 0..self.remain {
-            step(i, coefs);
+            tick(i, state);
             i += 1;
         }
     }

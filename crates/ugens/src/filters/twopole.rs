@@ -226,7 +226,7 @@ fn section_ticks<D: Design>(
     let SectionLanes { k, inp, out, c, slope, changed } = lanes;
     let mut c = *c;
     let c = &mut c;
-    let mut tick_all = |i: usize, c: &[[f64; 3]; MAX_LANES]| {
+    let tick_all = |i: usize, c: &[[f64; 3]; MAX_LANES]| {
         for l in 0..k {
             let (s0, y) = D::tick(inp[l].at(i) as f64, &c[l], s1[l], s2[l]);
             // SAFETY: `out_ptr` is valid for the block and lane l's alone.
@@ -235,12 +235,7 @@ fn section_ticks<D: Design>(
             s1[l] = s0;
         }
     };
-    let mut i = 0;
-    for _ in 0..lp.loops {
-        tick_all(i, c);
-        tick_all(i + 1, c);
-        tick_all(i + 2, c);
-        i += 3;
+    lp.schedule(c, tick_all, |c| {
         for l in 0..k {
             if changed[l] {
                 for kk in 0..3 {
@@ -248,11 +243,7 @@ fn section_ticks<D: Design>(
                 }
             }
         }
-    }
-    for _ in 0..lp.remain {
-        tick_all(i, c);
-        i += 1;
-    }
+    });
 }
 
 /// `section_ticks` four lanes per vector: the same ticks and coefficient
@@ -311,7 +302,7 @@ unsafe fn section_vector<D: Design>(
     let moving = changed[base..end].iter().any(|&b| b);
     let (mut y1, mut y2) = (quad(s1), quad(s2));
     let mut tmp = [0.0f32; 4];
-    let mut tick = |i: usize, cv: &[F64x4; 3]| {
+    let tick = |i: usize, cv: &[F64x4; 3]| {
         let ins = &inp[base..base + 4];
         let x = F64x4(_mm256_setr_pd(
             ins[0].at(i) as f64,
@@ -329,22 +320,13 @@ unsafe fn section_vector<D: Design>(
             unsafe { *o.add(i) = tmp[l] };
         }
     };
-    let mut i = 0;
-    for _ in 0..lp.loops {
-        tick(i, &cv);
-        tick(i + 1, &cv);
-        tick(i + 2, &cv);
-        i += 3;
+    lp.schedule(&mut cv, tick, |cv| {
         if moving {
             for kk in 0..3 {
                 cv[kk] = F64x4(_mm256_blendv_pd(cv[kk].0, (cv[kk] + sv[kk]).0, mask));
             }
         }
-    }
-    for _ in 0..lp.remain {
-        tick(i, &cv);
-        i += 1;
-    }
+    });
     // SAFETY: four doubles into MAX_LANES arrays, base + 4 <= MAX_LANES.
     unsafe {
         _mm256_storeu_pd(s1[base..base + 4].as_mut_ptr(), y1.0);

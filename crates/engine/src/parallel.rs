@@ -50,6 +50,9 @@ pub struct BusUse {
     read_control: Vec<u64>,
     written_audio: Vec<u64>,
     written_control: Vec<u64>,
+    /// Bus counts of the world (the sets are rounded up to whole words).
+    audio_buses: usize,
+    control_buses: usize,
     /// A read or a write whose bus could not be told in advance.
     read_any: bool,
     write_any: bool,
@@ -67,6 +70,8 @@ impl BusUse {
             read_control: vec![0; control_buses.div_ceil(64)],
             written_audio: vec![0; audio_buses.div_ceil(64)],
             written_control: vec![0; control_buses.div_ceil(64)],
+            audio_buses,
+            control_buses,
             read_any: false,
             write_any: false,
             wrote: false,
@@ -98,7 +103,7 @@ impl BusUse {
 
     /// Records a read of `channels` buses from number `bus` (None: unknown).
     pub fn read(&mut self, audio: bool, bus: Option<f32>, channels: u32) {
-        let buses = 64 * if audio { self.read_audio.len() } else { self.read_control.len() };
+        let buses = if audio { self.audio_buses } else { self.control_buses };
         match bus.and_then(|b| Self::range(b, channels, buses)) {
             Some(r) if self.reads.len() < self.reads.capacity() => {
                 Self::mark(if audio { &mut self.read_audio } else { &mut self.read_control }, r);
@@ -110,7 +115,7 @@ impl BusUse {
 
     /// Records a write of `channels` buses from number `bus` (None: unknown).
     pub fn write(&mut self, audio: bool, bus: Option<f32>, channels: u32) {
-        let buses = 64 * if audio { self.written_audio.len() } else { self.written_control.len() };
+        let buses = if audio { self.audio_buses } else { self.control_buses };
         self.wrote = true;
         match bus.and_then(|b| Self::range(b, channels, buses)) {
             Some(r) => Self::mark(if audio { &mut self.written_audio } else { &mut self.written_control }, r),

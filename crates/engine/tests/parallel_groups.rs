@@ -9,10 +9,14 @@ const BLOCKS: usize = 1500;
 const BUSES: usize = 12;
 
 fn engine(threads: usize) -> Engine {
+    engine_with_buses(threads, 64)
+}
+
+fn engine_with_buses(threads: usize, audio_buses: usize) -> Engine {
     let opts = EngineOptions {
         sample_rate: 48_000.0,
         block_size: 64,
-        num_audio_buses: 64,
+        num_audio_buses: audio_buses,
         num_control_buses: 64,
         num_buffers: 8,
         num_input_channels: 2,
@@ -252,8 +256,12 @@ fn reader_def() -> Vec<u8> {
 /// messages; asserts every bus matches bit for bit, and returns how many
 /// group runs the two-thread engine spread over its threads.
 fn one_vs_two_threads(setup: &[OscMessage], blocks: usize) -> u64 {
-    let mut one = engine(1);
-    let mut two = engine(2);
+    one_vs_two_threads_with_buses(setup, blocks, 64)
+}
+
+fn one_vs_two_threads_with_buses(setup: &[OscMessage], blocks: usize, audio_buses: usize) -> u64 {
+    let mut one = engine_with_buses(1, audio_buses);
+    let mut two = engine_with_buses(2, audio_buses);
     for e in [&mut one, &mut two] {
         assert!(e.add_synthdefs(&reader_def()).unwrap().iter().all(|r| r.is_ok()));
         for m in setup {
@@ -320,4 +328,17 @@ fn paused_children_and_empty_groups_do_not_keep_a_group_from_spreading() {
     setup.push(OscMessage::new("/n_run", vec![i(101), i(0), i(104), i(0)]));
     let spread = one_vs_two_threads(&setup, 200);
     assert!(spread >= 190, "the group ran on two threads in only {spread} of 200 blocks");
+}
+
+#[test]
+fn a_reader_given_a_bus_past_the_last_one_runs_the_group_in_order() {
+    // 70 buses: a number of buses that is not a whole number of 64-bit words.
+    let setup = vec![
+        new_synth("sine", 10, 1, 0, &[("freq", 300.0), ("out", 20.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("reader", 100, 1, 1, &[("in", 20.0), ("out", 0.0)]),
+        new_synth("reader", 101, 1, 1, &[("in", 100.0), ("out", 1.0)]),
+    ];
+    // Which bus the second reader uses cannot be told in advance, so the group runs in order.
+    assert_eq!(one_vs_two_threads_with_buses(&setup, 50, 70), 0);
 }

@@ -530,14 +530,13 @@ impl Engine {
         let mut ok = true;
         while let Some(c) = child {
             child = self.tree.node(c).next;
-            let node = self.tree.node(c);
-            let idle_group = node.state == CalcState::Run
-                && self.tree.group(c).is_some_and(|g| g.head.is_none())
-                && !self.tree.has_satellites(c);
-            if node.state == CalcState::Paused || idle_group {
+            let (state, satellites) = (self.tree.node(c).state, self.tree.has_satellites(c));
+            let idle_group =
+                state == CalcState::Run && !satellites && self.tree.group(c).is_some_and(|g| g.head.is_none());
+            if state == CalcState::Paused || idle_group {
                 continue;
             }
-            let running = self.tree.node(c).state == CalcState::Run && !self.tree.has_satellites(c);
+            let running = state == CalcState::Run && !satellites;
             let Some(s) = self.tree.synth_mut(c) else {
                 ok = false;
                 break;

@@ -15,7 +15,8 @@ const HUGE_PAGE: usize = 2 << 20;
 pub(crate) struct Region {
     ptr: NonNull<u8>,
     len: usize,
-    align: usize,
+    /// What was allocated (huge-page regions are rounded up to whole huge pages).
+    layout: Layout,
 }
 
 // SAFETY: a Region is plain memory; who may touch which bytes when is decided by the
@@ -77,7 +78,7 @@ impl Region {
                 off += PAGE;
             }
         }
-        Ok(Region { ptr, len, align })
+        Ok(Region { ptr, len, layout })
     }
 
     pub(crate) fn base(&self) -> *mut u8 {
@@ -95,11 +96,8 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
-        let alloc_len = if self.align >= HUGE_PAGE { self.len.div_ceil(HUGE_PAGE) * HUGE_PAGE } else { self.len };
-        let layout =
-            Layout::from_size_align(alloc_len.max(ALIGN), self.align).expect("layout was valid at creation");
         // SAFETY: allocated in `new` with exactly this layout and not freed since.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) };
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) };
     }
 }
 

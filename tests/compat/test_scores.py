@@ -186,6 +186,47 @@ def test_parallel_group_of_bus_readers_behind_their_sources(tmp_path, threads):
     check_score(tmp_path, s.end(0.2), channels=2, dut_options=["-T", threads])
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_parallel_group_of_voice_to_effect_chains(tmp_path, threads):
+    """A /p_new group whose children are groups: a percussive voice that frees itself,
+    an effect that reads the voice's bus and adds to it, and a sender to the outputs.
+    Chains come and go mid-score; on two threads the chains are spread, and the result
+    is still what scsynth plays in order."""
+    def voice(b):
+        env = U.EnvGen.kr(envelope=supriya.Envelope.percussive(attack_time=0.005, release_time=0.06), done_action=2)
+        U.Out.ar(bus=b["out"], source=U.Pulse.ar(frequency=b["freq"], width=0.3) * env * 0.3)
+
+    def effect(b):
+        x = U.In.ar(bus=b["bus"], channel_count=1)
+        U.Out.ar(bus=b["bus"], source=U.RLPF.ar(source=x, frequency=b["cutoff"], reciprocal_of_q=0.4) * 0.5
+                 + U.In.ar(bus=b["side"], channel_count=1) * 0.1)
+
+    def send(b):
+        U.Out.ar(bus=b["out"], source=U.In.ar(bus=b["bus"], channel_count=1) * b["amp"])
+
+    vc = build("vc", voice, out=20.0, freq=220.0)
+    fx = build("fx", effect, bus=20.0, side=40.0, cutoff=900.0)
+    sd = build("sd", send, bus=20.0, out=0.0, amp=0.5)
+    side = build("side", lambda b: U.Out.ar(bus=40.0, source=U.LFTri.ar(frequency=3.0)))
+    s = Score([vc, fx, sd, side]).add(0.0, msg("/s_new", "side", 5, 0, 0), msg("/p_new", 1, 1, 0))
+
+    def chain(t, k):
+        g, bus = 100 + 10 * k, 20.0 + k
+        s.add(t, msg("/g_new", g, 1, 1),
+              msg("/s_new", "vc", g + 1, 1, g, "out", bus, "freq", 110.0 * (k + 2)),
+              msg("/s_new", "fx", g + 2, 1, g, "bus", bus, "cutoff", 600.0 + 150.0 * k),
+              msg("/s_new", "sd", g + 3, 1, g, "bus", bus, "out", float(k % 2), "amp", 0.3 + 0.05 * k))
+
+    for k in range(6):
+        chain(0.0, k)
+    s.add(0.03, msg("/n_set", 122, "cutoff", 2500.0))
+    # A voice frees itself mid-score; its chain's effect goes on with an empty bus.
+    chain(0.05, 6)
+    s.add(0.07, msg("/n_free", 130), msg("/n_run", 140, 0))
+    s.add(0.09, msg("/s_new", "vc", 151, 0, 150, "out", 25.0, "freq", 700.0))
+    check_score(tmp_path, s.end(0.14), channels=2, dut_options=["-T", threads])
+
+
 def test_mixed_audio_and_control_writers_on_the_same_buses(tmp_path):
     a = build("a", lambda b: (U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=300.0) * 0.2), U.Out.kr(bus=0, source=U.LFSaw.kr(frequency=4.0))))
     k = build("k", lambda b: (U.Out.ar(bus=0, source=U.K2A.ar(source=U.SinOsc.kr(frequency=5.0) * 0.3)), U.Out.kr(bus=0, source=U.LFTri.kr(frequency=3.0) * 0.5)))

@@ -1,6 +1,6 @@
 //! The engine: world state, node tree and SynthDefs, one block at a time.
 
-use crate::graph_def::{BusSource, DefError, GraphDef};
+use crate::graph_def::{DefError, GraphDef};
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, ROOT};
 use crate::synth::Synth;
 use magnetar_ugens::{Lanes, Registry, World, MAX_LANES};
@@ -71,15 +71,6 @@ pub fn flush_denormals_on_this_thread() {
         };
     }
 }
-
-/// Pointers to the synths of the parallel group being computed; empty
-/// between blocks.
-#[derive(Default)]
-struct JobList(Vec<*mut Synth>);
-
-// SAFETY: the pointers are only filled and used within one `calc_parallel`
-// call, on the thread that owns the engine; between calls the list is empty.
-unsafe impl Send for JobList {}
 
 /// Parses a SynthDef file and compiles every def in it (variants too);
 /// a def that uses an unknown UGen fails alone.
@@ -158,7 +149,7 @@ pub struct Engine {
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
     /// Synths of the parallel group being computed.
-    parallel_jobs: JobList,
+    parallel_jobs: crate::parallel::GroupJobs,
     /// The buses they read and write this block.
     bus_use: crate::parallel::BusUse,
     /// Audio wires of the synth being computed (shared: they only hold a
@@ -203,7 +194,7 @@ impl Engine {
             lane_scratch: Vec::new(),
             lockstep: true,
             parallel: None,
-            parallel_jobs: JobList(Vec::with_capacity(crate::parallel::MAX_PARALLEL_CHILDREN)),
+            parallel_jobs: Default::default(),
             bus_use: crate::parallel::BusUse::new(bus_counts.0, bus_counts.1),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -520,56 +511,26 @@ impl Engine {
     }
 
     /// Runs a parallel group's children on several threads when they all
-    /// qualify (running synths of parallel-safe defs, unmapped controls;
-    /// paused nodes and empty groups, which would do nothing, are left
-    /// out); returns false, having done nothing, otherwise.
+    /// qualify (see `GroupJobs::add_child`: a child is a synth or a group
+    /// whose synths one thread runs in order) and no child writes what
+    /// another reads; returns false, having done nothing, otherwise.
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
-        let mut jobs = std::mem::take(&mut self.parallel_jobs.0);
+        let mut jobs = std::mem::take(&mut self.parallel_jobs);
         jobs.clear();
-        let mut child = self.tree.group(group).and_then(|g| g.head);
-        let mut ok = true;
-        while let Some(c) = child {
-            child = self.tree.node(c).next;
-            let (state, satellites) = (self.tree.node(c).state, self.tree.has_satellites(c));
-            let idle_group =
-                state == CalcState::Run && !satellites && self.tree.group(c).is_some_and(|g| g.head.is_none());
-            if state == CalcState::Paused || idle_group {
-                continue;
-            }
-            let running = state == CalcState::Run && !satellites;
-            let Some(s) = self.tree.synth_mut(c) else {
-                ok = false;
-                break;
-            };
-            let qualifies = running
-                && s.def.parallel
-                && s.def.scratch_len * MAX_LANES <= self.lane_scratch.len()
-                && s.ctx.control_map.iter().all(|m| *m == magnetar_ugens::ControlMap::Own);
-            if !qualifies || jobs.len() == jobs.capacity() {
-                ok = false;
-                break;
-            }
-            if jobs.is_empty() {
-                self.bus_use.clear();
-            }
-            // The buses it will read and write, from its controls as they are now.
-            let value = |src: BusSource| match src {
-                BusSource::Constant(v) => Some(v),
-                BusSource::Control(i) => s.ctx.controls.get(i as usize).copied(),
-                BusSource::Unknown => None,
-            };
-            for r in &s.def.bus_reads {
-                self.bus_use.read(r.audio, value(r.bus), r.channels);
-            }
-            if let Some(w) = &s.def.bus_write {
-                self.bus_use.write(w.audio, value(w.bus), w.channels);
-            }
-            jobs.push(s as *mut Synth);
-        }
+        self.bus_use.clear();
         let threads = self.threads();
         let sl = self.scratch.len();
+        let mut ok = threads * sl <= self.lane_scratch.len();
+        let mut child = self.tree.group(group).and_then(|g| g.head);
+        while let Some(c) = child {
+            child = self.tree.node(c).next;
+            if !(ok && jobs.add_child(&mut self.tree, c, sl, &mut self.bus_use)) {
+                ok = false;
+                break;
+            }
+        }
         // A child reading what another writes depends on their order: run in order.
-        ok = ok && jobs.len() >= 2 && threads * sl <= self.lane_scratch.len() && self.bus_use.independent();
+        ok = ok && jobs.children.len() >= 2 && self.bus_use.independent();
         if ok {
             let parallel = self.parallel.as_mut().expect("checked by the caller");
             if !parallel.matches(&self.world) {
@@ -584,9 +545,8 @@ impl Engine {
                 if !complete {
                     self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
                 }
-                let mut c = self.tree.group(group).and_then(|g| g.head);
-                while let Some(idx) = c {
-                    c = self.tree.node(idx).next;
+                // Done actions in tree order, as a sequential run has them.
+                for &idx in &jobs.nodes {
                     if self.tree.synth_mut(idx).is_some_and(|s| s.has_requests()) {
                         self.after_synth(idx);
                     }
@@ -594,7 +554,7 @@ impl Engine {
             }
         }
         jobs.clear();
-        self.parallel_jobs.0 = jobs;
+        self.parallel_jobs = jobs;
         ok
     }
 

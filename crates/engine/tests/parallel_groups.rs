@@ -29,6 +29,7 @@ fn engine_with_buses(threads: usize, audio_buses: usize) -> Engine {
     let def = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap();
     let installed = e.add_synthdefs(&def).unwrap();
     assert!(installed.iter().all(|r| r.is_ok()));
+    assert!(e.add_synthdefs(&reader_def()).unwrap().iter().all(|r| r.is_ok()));
     e
 }
 
@@ -70,21 +71,23 @@ fn random_edit(r: &mut Rng, next_id: &mut i32, groups: &mut Vec<i32>, nodes: &mu
             } else {
                 (r.below(2) as i32, group)
             };
-            OscMessage::new(
-                "/s_new",
-                vec![
-                    OscArg::Str("sine".into()),
-                    i(*next_id),
-                    i(action),
-                    i(target),
-                    OscArg::Str("freq".into()),
-                    OscArg::Float(100.0 + r.below(2000) as f32),
-                    OscArg::Str("amp".into()),
-                    OscArg::Float(0.01 * (1 + r.below(9)) as f32),
-                    OscArg::Str("out".into()),
-                    OscArg::Float(r.below(BUSES as u64 - 1) as f32),
-                ],
-            )
+            // Sines, and now and then a reader of one of the same buses.
+            let mut args = vec![
+                OscArg::Str(if r.below(3) == 0 { "reader" } else { "sine" }.into()),
+                i(*next_id),
+                i(action),
+                i(target),
+                OscArg::Str("freq".into()),
+                OscArg::Float(100.0 + r.below(2000) as f32),
+                OscArg::Str("amp".into()),
+                OscArg::Float(0.01 * (1 + r.below(9)) as f32),
+                OscArg::Str("out".into()),
+                OscArg::Float(r.below(BUSES as u64 - 1) as f32),
+            ];
+            if args[0] == OscArg::Str("reader".into()) {
+                args.extend([OscArg::Str("in".into()), OscArg::Float(r.below(BUSES as u64 - 1) as f32)]);
+            }
+            OscMessage::new("/s_new", args)
         }
         6 if !nodes.is_empty() => {
             let k = r.below(nodes.len() as u64) as usize;
@@ -263,7 +266,6 @@ fn one_vs_two_threads_with_buses(setup: &[OscMessage], blocks: usize, audio_buse
     let mut one = engine_with_buses(1, audio_buses);
     let mut two = engine_with_buses(2, audio_buses);
     for e in [&mut one, &mut two] {
-        assert!(e.add_synthdefs(&reader_def()).unwrap().iter().all(|r| r.is_ok()));
         for m in setup {
             e.perform_message(m).unwrap();
         }
@@ -341,4 +343,74 @@ fn a_reader_given_a_bus_past_the_last_one_runs_the_group_in_order() {
     ];
     // Which bus the second reader uses cannot be told in advance, so the group runs in order.
     assert_eq!(one_vs_two_threads_with_buses(&setup, 50, 70), 0);
+}
+
+#[test]
+fn a_group_writing_buses_an_earlier_group_read_in_the_same_block_matches_one_thread() {
+    let mut setup = vec![
+        new_synth("sine", 10, 1, 0, &[("freq", 300.0), ("out", 20.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        OscMessage::new("/p_new", vec![i(2), i(1), i(0)]),
+    ];
+    for k in 0..4 {
+        setup.push(new_synth("reader", 100 + k, 1, 1, &[("in", 20.0), ("out", (k % 2) as f32)]));
+        // The second group adds to the bus the first one read.
+        setup.push(new_synth("sine", 200 + k, 1, 2, &[("freq", 500.0 + 100.0 * k as f32), ("out", 20.0)]));
+    }
+    let spread = one_vs_two_threads(&setup, 100);
+    assert!(spread >= 190, "both groups ran on two threads in only {spread} of 200 group runs");
+}
+
+/// Setup for `chains` voice → effect chains in one parallel group: each
+/// chain a group holding a sine that writes `bus(k)` and a reader of it
+/// that writes one of the outputs.
+fn chains(chains: i32, bus: impl Fn(i32) -> f32) -> Vec<OscMessage> {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..chains {
+        let g = 10 + k;
+        setup.push(OscMessage::new("/g_new", vec![i(g), i(1), i(1)]));
+        setup.push(new_synth("sine", 100 + k, 1, g, &[("freq", 200.0 + 70.0 * k as f32), ("out", bus(k))]));
+        setup.push(new_synth("reader", 200 + k, 1, g, &[("in", bus(k)), ("out", (k % 2) as f32), ("amp", 0.1 + 0.05 * k as f32)]));
+    }
+    setup
+}
+
+#[test]
+fn voice_to_effect_chains_in_a_parallel_group_run_in_parallel_and_match_one_thread() {
+    // Each chain's effect reads the bus its own (stereo) voice wrote.
+    let spread = one_vs_two_threads(&chains(8, |k| 20.0 + 2.0 * k as f32), 300);
+    assert!(spread >= 290, "the chains ran on two threads in only {spread} of 300 blocks");
+}
+
+#[test]
+fn chains_sharing_their_inner_bus_run_in_order() {
+    // Every effect reads bus 20, which every voice writes: what an effect
+    // hears depends on the order of the chains.
+    assert_eq!(one_vs_two_threads(&chains(4, |_| 20.0), 100), 0);
+}
+
+#[test]
+fn effects_replacing_their_own_bus_in_a_chain_match_one_thread() {
+    // A chain: a voice writes its bus, an effect reads it and adds to it
+    // (reading and writing the same bus), a second reader sends the result out.
+    let mut setup = vec![
+        new_synth("sine", 5, 1, 0, &[("freq", 90.0), ("out", 40.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+    ];
+    for k in 0..6 {
+        let (g, bus) = (10 + k, 20.0 + 2.0 * k as f32);
+        setup.push(OscMessage::new("/g_new", vec![i(g), i(1), i(1)]));
+        setup.push(new_synth("sine", 100 + k, 1, g, &[("freq", 200.0 + 70.0 * k as f32), ("out", bus)]));
+        setup.push(new_synth("reader", 200 + k, 1, g, &[("in", bus), ("out", bus), ("amp", 0.7)]));
+        // Another source's bus, read by every chain and written by none.
+        setup.push(new_synth("reader", 300 + k, 1, g, &[("in", 40.0), ("out", bus), ("amp", 0.25)]));
+        setup.push(new_synth("reader", 400 + k, 1, g, &[("in", bus), ("out", (k % 2) as f32), ("amp", 0.3)]));
+    }
+    // A lone effect child reading and adding to a bus a source before the group
+    // wrote, and a paused chain.
+    setup.push(new_synth("sine", 500, 0, 0, &[("freq", 700.0), ("out", 50.0)]));
+    setup.push(new_synth("reader", 501, 1, 1, &[("in", 50.0), ("out", 50.0), ("amp", 0.5)]));
+    setup.push(OscMessage::new("/n_run", vec![i(12), i(0)]));
+    let spread = one_vs_two_threads(&setup, 300);
+    assert!(spread >= 290, "the chains ran on two threads in only {spread} of 300 blocks");
 }

@@ -1,6 +1,8 @@
 """A parallel group played in real time with two threads: the group really runs on both
 threads every block, the audio thread still never touches the system heap, and what is heard
-is the sum of the children, whole, with no block lost or torn (design: parallel groups)."""
+is the sum of the children, whole, with no block lost or torn (design: parallel groups). The
+children are synths, or chains (a group holding a voice and an effect that reads the voice's
+bus)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 import soundfile
 
 from rtcheck import SAMPLE_RATE, load_defs, quit_server, rt_stats, sine_def, tone_span
@@ -22,18 +25,39 @@ GROUP = 2
 PARALLEL_GROUPS = 5  # position of parallelGroups after xruns in /magnetar_rtStats.reply
 
 
-def test_parallel_group_runs_on_two_threads_and_plays_every_child(driver, magnetar, tmp_path):
+def through_def():
+    """Out.ar(out, In.ar(in) * gain): an effect in a chain."""
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+
+    with SynthDefBuilder(gain=1.0, out=0.0, **{"in": 16.0}) as b:
+        U.Out.ar(bus=b["out"], source=U.In.ar(bus=b["in"], channel_count=1) * b["gain"])
+    return b.build(name="rt_through")
+
+
+@pytest.mark.parametrize("children", ["synths", "chains"])
+def test_parallel_group_runs_on_two_threads_and_plays_every_child(driver, magnetar, tmp_path, children):
     wav = tmp_path / "parallel.wav"
     server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2"))
     client = OscClient(server.port)
     try:
-        load_defs(client, sine_def())
+        load_defs(client, sine_def(), through_def())
         client.send(("/p_new", GROUP, 0, 0))
+        if children == "chains":
+            for k in range(len(FREQS)):
+                client.send(("/g_new", 100 + k, 1, GROUP))
         client.sync()
         t = time.time() + 0.3
         # Four children summing into one bus: their writes are merged in child order.
-        client.send(bundle(t, *(("/s_new", "rt_sine", 3000 + k, 1, GROUP, "freq", f, "amp", AMP, "out", 0)
-                                for k, f in enumerate(FREQS))))
+        if children == "synths":
+            new = [("/s_new", "rt_sine", 3000 + k, 1, GROUP, "freq", f, "amp", AMP, "out", 0)
+                   for k, f in enumerate(FREQS)]
+        else:
+            # Each chain's voice writes its own bus; the chain's effect sends it out.
+            new = [m for k, f in enumerate(FREQS) for m in (
+                ("/s_new", "rt_sine", 3000 + k, 1, 100 + k, "freq", f, "amp", AMP, "out", 16 + k),
+                ("/s_new", "rt_through", 4000 + k, 1, 100 + k, "in", 16 + k, "out", 0))]
+        client.send(bundle(t, *new))
         client.send(bundle(t + SECONDS, ("/g_freeAll", GROUP)))
         time.sleep(0.8)
         before = rt_stats(server.port)

@@ -4,8 +4,19 @@ use crate::graph_def::{DefError, GraphDef};
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, ROOT};
 use crate::synth::Synth;
 use magnetar_ugens::{Lanes, Registry, World, MAX_LANES};
+use magnetar_rt::histogram::Histogram;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
+
+/// Distributions of the graph's hot spots on the audio thread, in ns.
+#[derive(Default)]
+pub struct GraphLatency {
+    /// A synth's units built, on its first block.
+    pub construct: Histogram,
+    /// A parallel group collected and checked before it is spread.
+    pub parallel_prepare: Histogram,
+}
 
 /// The sizes a server is booted with (scsynth's command-line options).
 #[derive(Clone, Debug, PartialEq)]
@@ -152,6 +163,11 @@ pub struct Engine {
     parallel_jobs: crate::parallel::GroupJobs,
     /// The buses they read and write this block.
     bus_use: crate::parallel::BusUse,
+    /// Time spent on the audio thread by the graph's hot spots (ns): a
+    /// synth's first block building its units, and a parallel group's
+    /// preparation each block (collecting its children and checking their
+    /// buses, before the threads start).
+    pub latency: Box<GraphLatency>,
     /// Audio wires of the synth being computed (shared: they only hold a
     /// value within one synth's block).
     scratch: Vec<f32>,
@@ -196,6 +212,7 @@ impl Engine {
             parallel: None,
             parallel_jobs: Default::default(),
             bus_use: crate::parallel::BusUse::new(bus_counts.0, bus_counts.1),
+            latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
             memory_probe: None,
@@ -283,6 +300,11 @@ impl Engine {
     /// Parallel groups computed on several threads so far.
     pub fn parallel_groups_run(&self) -> u64 {
         self.parallel.as_ref().map_or(0, |p| p.groups_run)
+    }
+
+    /// How long each DSP queue compilation for a parallel group took (ns).
+    pub fn queue_compile_times(&self) -> Option<&Histogram> {
+        self.parallel.as_ref().map(|p| &*p.compile_times)
     }
 
     /// DSP queues compiled for parallel groups so far.
@@ -515,6 +537,7 @@ impl Engine {
     /// whose synths one thread runs in order) and no child writes what
     /// another reads; returns false, having done nothing, otherwise.
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
+        let started = Instant::now();
         let mut jobs = std::mem::take(&mut self.parallel_jobs);
         jobs.clear();
         self.bus_use.clear();
@@ -536,6 +559,7 @@ impl Engine {
             if !parallel.matches(&self.world) {
                 ok = false;
             } else {
+                self.latency.parallel_prepare.record_duration(started.elapsed());
                 // SAFETY: the jobs are distinct running synths of this tree,
                 // which nothing else touches until the call returns; the lane
                 // scratch holds a slice of `sl` samples per thread.
@@ -635,7 +659,9 @@ impl Engine {
                 let used_before = self.memory_probe.map(|p| p().1);
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
+                let started = Instant::now();
                 synth.construct(world, &mut self.scratch);
+                self.latency.construct.record_duration(started.elapsed());
                 if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
                     let took = probe().1.saturating_sub(before);
                     synth.def.construct_bytes.fetch_max(took, std::sync::atomic::Ordering::Relaxed);

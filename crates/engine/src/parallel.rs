@@ -27,8 +27,10 @@ use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
 use magnetar_dsp::merge::MergeBuffers;
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_ugens::World;
+use magnetar_rt::histogram::Histogram;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// Most children a parallel group may have to run in parallel.
 pub const MAX_PARALLEL_CHILDREN: usize = 1024;
@@ -326,6 +328,8 @@ pub struct Parallel {
     /// Queues compiled so far (a group whose children did not change since
     /// its last block reuses its queue).
     pub plans_compiled: u64,
+    /// How long each queue compilation took (ns).
+    pub compile_times: Box<Histogram>,
 }
 
 /// What one thread computes into.
@@ -382,6 +386,7 @@ impl Parallel {
             lost: AtomicBool::new(false),
             groups_run: 0,
             plans_compiled: 0,
+            compile_times: Box::new(Histogram::new()),
         })
     }
 
@@ -425,6 +430,7 @@ impl Parallel {
             // Most recently used first: a rotation moves no plan's storage.
             Some(at) => self.plans[..=at].rotate_right(1),
             None => {
+                let started = Instant::now();
                 self.plans.rotate_right(1);
                 let (k, plan) = &mut self.plans[0];
                 *k = usize::MAX;
@@ -438,6 +444,7 @@ impl Parallel {
                 }
                 *k = n;
                 self.plans_compiled += 1;
+                self.compile_times.record_duration(started.elapsed());
             }
         }
         let bs = world.block_size;

@@ -227,6 +227,42 @@ def test_parallel_group_of_voice_to_effect_chains(tmp_path, threads):
     check_score(tmp_path, s.end(0.14), channels=2, dut_options=["-T", threads])
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_parallel_group_of_buffer_readers(tmp_path, threads):
+    """Children of a /p_new group read buffers (PlayBuf that frees itself at the end, BufRd,
+    a wavetable Osc, BufFrames) that commands filled before: on two threads they are spread,
+    and what they play is still what scsynth plays in order. A buffer changed between blocks
+    by a command is heard from the next block on, as in scsynth."""
+    def player(b):
+        sig = U.PlayBuf.ar(channel_count=1, buffer_id=b["buf"], rate=b["rate"], loop=0, done_action=2)
+        U.Out.ar(bus=b["out"], source=sig * 0.3)
+
+    def reader(b):
+        frames = U.BufFrames.kr(buffer_id=b["buf"])
+        phase = U.LFSaw.ar(frequency=b["freq"]) * 0.5 + 0.5
+        U.Out.ar(bus=b["out"], source=U.BufRd.ar(channel_count=1, buffer_id=b["buf"], phase=phase * frames,
+                                                 loop=1, interpolation=4) * 0.2)
+
+    def table(b):
+        U.Out.ar(bus=b["out"], source=X.Osc.ar(buffer_id=b["buf"], frequency=b["freq"]) * 0.15)
+
+    pl = build("pl", player, buf=0.0, rate=1.0, out=0.0)
+    rd = build("rd", reader, buf=1.0, freq=3.0, out=0.0)
+    tb = build("tb", table, buf=2.0, freq=220.0, out=0.0)
+    s = Score([pl, rd, tb]).add(
+        0.0,
+        msg("/b_alloc", 0, 4000), msg("/b_gen", 0, "sine1", 6, 1.0, 0.3, 0.2),
+        msg("/b_alloc", 1, 1500), msg("/b_gen", 1, "cheby", 6, 1.0, 0.5, -0.3),
+        msg("/b_alloc", 2, 1024), msg("/b_gen", 2, "sine1", 7, 1.0, 0.5, 0.33, 0.25),
+        msg("/p_new", 1, 1, 0))
+    for k in range(4):
+        s.add(0.0, msg("/s_new", "pl", 100 + k, 1, 1, "rate", 0.5 + 0.4 * k, "out", float(k % 2)),
+              msg("/s_new", "rd", 200 + k, 1, 1, "freq", 2.0 + k, "out", float(1 - k % 2)),
+              msg("/s_new", "tb", 300 + k, 1, 1, "freq", 110.0 * (k + 1), "out", float(k % 2)))
+    s.add(0.05, msg("/b_gen", 2, "sine1", 7, 0.2, 1.0))
+    check_score(tmp_path, s.end(0.15), channels=2, dut_options=["-T", threads])
+
+
 def test_mixed_audio_and_control_writers_on_the_same_buses(tmp_path):
     a = build("a", lambda b: (U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=300.0) * 0.2), U.Out.kr(bus=0, source=U.LFSaw.kr(frequency=4.0))))
     k = build("k", lambda b: (U.Out.ar(bus=0, source=U.K2A.ar(source=U.SinOsc.kr(frequency=5.0) * 0.3)), U.Out.kr(bus=0, source=U.LFTri.kr(frequency=3.0) * 0.5)))

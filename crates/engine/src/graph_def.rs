@@ -401,8 +401,10 @@ fn place_wires(
     (units, local_len, scratch_bufs as usize * block_size)
 }
 
-/// Lockstep-safe but for bus readers: `In` and `InFeedback` may read too
-/// (parallel groups give them the buses as they were before the group).
+/// Lockstep-safe but for readers: `In` and `InFeedback` may read buses
+/// (parallel groups give them the buses as they were before the group),
+/// and units that only read buffers may read them (no parallel-safe unit
+/// writes a buffer, and buffer commands run between blocks).
 fn parallel_reader_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
     units_safe(def, protos, true)
 }
@@ -455,7 +457,7 @@ fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
     units_safe(def, protos, false)
 }
 
-fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], bus_reads: bool) -> bool {
+fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool) -> bool {
     let constant = |input: &sd::Input| match *input {
         sd::Input::Constant(c) => def.constants.get(c as usize).copied(),
         sd::Input::Unit { .. } => None,
@@ -477,7 +479,10 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], bus_reads: bool) -> bool
             }
             "EnvGen" | "Linen" => self_only_done(4),
             "Line" | "XLine" => self_only_done(3),
-            "In" | "InFeedback" => bus_reads,
+            "In" | "InFeedback" => readers,
+            "PlayBuf" => readers && self_only_done(5),
+            "BufRd" | "Osc" | "OscN" | "COsc" | "BufSampleRate" | "BufRateScale" | "BufSamples" | "BufFrames"
+            | "BufChannels" | "BufDur" | "NumBuffers" => readers,
             _ => false,
         };
         if !ok {

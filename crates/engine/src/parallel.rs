@@ -12,8 +12,8 @@
 //! this; magnetar does).
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
-//! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, no
-//! buffers, no randomness, one `Out` or `ReplaceOut`, unmapped controls)
+//! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffers
+//! only read, no randomness, one `Out` or `ReplaceOut`, unmapped controls)
 //! take this path, and only in blocks where no child writes a bus that
 //! another child reads (`BusUse`): readers then get the buses as the group
 //! found them, copied into each private world, plus what their own child
@@ -454,6 +454,10 @@ impl Parallel {
             w.buf_counter = world.buf_counter;
             w.full_rate = world.full_rate;
             w.buf_rate = world.buf_rate;
+            // Children may read buffers (never write them: `GraphDef::parallel`),
+            // and no command runs until the group is done.
+            // SAFETY: the loan ends below, before `world` is used again.
+            unsafe { w.lend_buffers(world) };
             // Readers see the buses as the group found them (no other child
             // writes them: `BusUse::independent`).
             for &(audio, first, channels) in &buses.reads {
@@ -483,6 +487,7 @@ impl Parallel {
         for cell in &self.privates {
             // SAFETY: the block is over; each world is only ours again.
             let w = unsafe { &mut (*cell.get()).world };
+            w.end_loan();
             // The buses copied in count as untouched for the next group:
             // its children's writes must start from nothing.
             for &(audio, first, channels) in &buses.reads {

@@ -29,7 +29,16 @@ fn engine_with_buses(threads: usize, audio_buses: usize) -> Engine {
     let def = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap();
     let installed = e.add_synthdefs(&def).unwrap();
     assert!(installed.iter().all(|r| r.is_ok()));
-    assert!(e.add_synthdefs(&reader_def()).unwrap().iter().all(|r| r.is_ok()));
+    for def in [reader_def(), player_def()] {
+        assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
+    }
+    // Buffers 0-3: a different ramp shape in each, for players.
+    for (k, buf) in e.world.buffers.iter_mut().take(4).enumerate() {
+        *buf = magnetar_ugens::SndBuf::new(1000 + 300 * k as u32, 1, 48_000.0);
+        for (n, x) in buf.data.iter_mut().enumerate() {
+            *x = ((n * (k + 3)) % 97) as f32 / 97.0 - 0.5;
+        }
+    }
     e
 }
 
@@ -209,9 +218,11 @@ fn a_parallel_groups_queue_is_compiled_again_only_when_its_children_change() {
     assert_eq!(e.parallel_queues_compiled(), compiled + 1);
 }
 
-/// A def "reader": `Out.ar(out, In.ar(in) * amp)` with controls in, out, amp
-/// (encoded by hand in the SynthDef file format, version 2).
-fn reader_def() -> Vec<u8> {
+/// (class, rate, inputs as (unit, output) with unit -1 for a constant, output rates, special index)
+type UGenSpec<'a> = (&'a str, u8, &'a [(i32, i32)], &'a [u8], i16);
+
+/// A def in the SynthDef file format, version 2, from its parts.
+fn def_bytes(name: &str, constants: &[f32], controls: &[(&str, f32)], ugens: &[UGenSpec<'_>]) -> Vec<u8> {
     fn pstr(b: &mut Vec<u8>, s: &str) {
         b.push(s.len() as u8);
         b.extend_from_slice(s.as_bytes());
@@ -220,26 +231,22 @@ fn reader_def() -> Vec<u8> {
     let mut b = b"SCgf".to_vec();
     i32s(&mut b, 2);
     b.extend_from_slice(&1i16.to_be_bytes());
-    pstr(&mut b, "reader");
-    i32s(&mut b, 0); // constants
-    i32s(&mut b, 3); // controls: in, out, amp
-    for v in [20.0f32, 0.0, 0.5] {
+    pstr(&mut b, name);
+    i32s(&mut b, constants.len() as i32);
+    for v in constants {
         b.extend_from_slice(&v.to_be_bytes());
     }
-    i32s(&mut b, 3);
-    for (k, name) in ["in", "out", "amp"].iter().enumerate() {
+    i32s(&mut b, controls.len() as i32);
+    for (_, v) in controls {
+        b.extend_from_slice(&v.to_be_bytes());
+    }
+    i32s(&mut b, controls.len() as i32);
+    for (k, (name, _)) in controls.iter().enumerate() {
         pstr(&mut b, name);
         i32s(&mut b, k as i32);
     }
-    // (class, rate, inputs as (unit, output), output rates, special index)
-    let ugens: [(&str, u8, &[(i32, i32)], &[u8], i16); 4] = [
-        ("Control", 1, &[], &[1, 1, 1], 0),
-        ("In", 2, &[(0, 0)], &[2], 0),
-        ("BinaryOpUGen", 2, &[(1, 0), (0, 2)], &[2], 2),
-        ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
-    ];
     i32s(&mut b, ugens.len() as i32);
-    for (class, rate, inputs, outputs, special) in ugens {
+    for &(class, rate, inputs, outputs, special) in ugens {
         pstr(&mut b, class);
         b.push(rate);
         i32s(&mut b, inputs.len() as i32);
@@ -253,6 +260,37 @@ fn reader_def() -> Vec<u8> {
     }
     b.extend_from_slice(&0i16.to_be_bytes()); // variants
     b
+}
+
+/// A def "reader": `Out.ar(out, In.ar(in) * amp)`.
+fn reader_def() -> Vec<u8> {
+    def_bytes(
+        "reader",
+        &[],
+        &[("in", 20.0), ("out", 0.0), ("amp", 0.5)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1], 0),
+            ("In", 2, &[(0, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (0, 2)], &[2], 2),
+            ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
+        ],
+    )
+}
+
+/// A def "player": `Out.ar(out, PlayBuf.ar(1, buf, rate, loop: 1) * amp)`.
+fn player_def() -> Vec<u8> {
+    def_bytes(
+        "player",
+        &[0.0, 1.0],
+        &[("buf", 0.0), ("out", 0.0), ("rate", 1.0), ("amp", 0.5)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            // bufnum, rate, trigger, start, loop, done action
+            ("PlayBuf", 2, &[(0, 0), (0, 2), (-1, 1), (-1, 0), (-1, 1), (-1, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (0, 3)], &[2], 2),
+            ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
+        ],
+    )
 }
 
 /// Runs `blocks` blocks on engines with one and two threads after the same
@@ -413,4 +451,20 @@ fn effects_replacing_their_own_bus_in_a_chain_match_one_thread() {
     setup.push(OscMessage::new("/n_run", vec![i(12), i(0)]));
     let spread = one_vs_two_threads(&setup, 300);
     assert!(spread >= 290, "the chains ran on two threads in only {spread} of 300 blocks");
+}
+
+#[test]
+fn buffer_players_in_a_parallel_group_run_in_parallel_and_match_one_thread() {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..8 {
+        // Several players share a buffer; rates make them read it at different places.
+        let controls = [("buf", (k % 4) as f32), ("out", (k % 2) as f32), ("rate", 0.5 + 0.37 * k as f32), ("amp", 0.2)];
+        setup.push(new_synth("player", 100 + k, 1, 1, &controls));
+    }
+    // A chain: a player feeding a reader.
+    setup.push(OscMessage::new("/g_new", vec![i(2), i(1), i(1)]));
+    setup.push(new_synth("player", 200, 1, 2, &[("buf", 3.0), ("out", 30.0)]));
+    setup.push(new_synth("reader", 201, 1, 2, &[("in", 30.0), ("out", 1.0)]));
+    let spread = one_vs_two_threads(&setup, 300);
+    assert!(spread >= 290, "the players ran on two threads in only {spread} of 300 blocks");
 }

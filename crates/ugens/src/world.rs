@@ -78,6 +78,16 @@ pub struct BusTouch {
     pub bus: u32,
 }
 
+/// A read-only view of another world's buffer list (see [`World::bufs`]).
+#[derive(Default, Clone, Copy)]
+pub struct LentBuffers(Option<(*const SndBuf, usize)>);
+
+// SAFETY: the view is only read, and only while its lender keeps the
+// buffers unchanged (`World::lend_buffers`' contract); plain buffer data
+// may be read from several threads at once.
+unsafe impl Send for LentBuffers {}
+unsafe impl Sync for LentBuffers {}
+
 /// The part of the server's world that units see.
 pub struct World {
     pub full_rate: RateInfo,
@@ -97,6 +107,9 @@ pub struct World {
     /// in this block and reads as silence.
     pub buf_counter: i32,
     pub buffers: Vec<SndBuf>,
+    /// Another world's buffers, lent read-only to a worker's private world
+    /// while a parallel group runs (see [`World::bufs`]).
+    pub lent_buffers: LentBuffers,
     pub rgen: RGen,
     /// `/tr` and SendReply messages produced during this block.
     pub triggers: Vec<Trigger>,
@@ -133,6 +146,7 @@ impl World {
             control_touched: vec![-1; num_control_buses],
             buf_counter: 0,
             buffers: vec![SndBuf::default(); num_buffers],
+            lent_buffers: LentBuffers::default(),
             rgen: RGen::new(seed),
             triggers: Vec::with_capacity(64),
             log_touches: false,
@@ -164,13 +178,38 @@ impl World {
         self.audio_bus.get_mut(bus * bs..(bus + 1) * bs)
     }
 
+    /// The buffers units read: this world's own, or those lent to it.
+    #[inline]
+    pub fn bufs(&self) -> &[SndBuf] {
+        match self.lent_buffers.0 {
+            // SAFETY: `lend_buffers`' contract: the lender's buffers outlive
+            // the loan and nothing changes them while it lasts.
+            Some((ptr, len)) => unsafe { std::slice::from_raw_parts(ptr, len) },
+            None => &self.buffers,
+        }
+    }
+
+    /// Lets this world's units read `from`'s buffers instead of its own.
+    ///
+    /// # Safety
+    /// `from`'s buffer list must neither change nor be dropped, and no one
+    /// may write to its buffers, until [`World::end_loan`] is called.
+    pub unsafe fn lend_buffers(&mut self, from: &World) {
+        self.lent_buffers = LentBuffers(Some((from.buffers.as_ptr(), from.buffers.len())));
+    }
+
+    /// Returns to this world's own buffers.
+    pub fn end_loan(&mut self) {
+        self.lent_buffers = LentBuffers(None);
+    }
+
     /// The buffer a unit addresses by number; `None` if out of range.
     #[inline]
     pub fn buffer(&self, bufnum: f32) -> Option<&SndBuf> {
         if bufnum < 0.0 {
             return None;
         }
-        self.buffers.get(bufnum as usize)
+        self.bufs().get(bufnum as usize)
     }
 
     #[inline]

@@ -228,6 +228,40 @@ def test_parallel_group_of_voice_to_effect_chains(tmp_path, threads):
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
+def test_parallel_groups_nested_in_chains(tmp_path, threads):
+    """The shape of the Supernova thesis's Listing 5.2: inside a /p_new group, a section holding
+    a parallel group of small voices and one of big voices, then an effect reading what both
+    wrote, next to a section of plain groups. On two threads the inner groups spread, and the
+    effects still hear every voice, as scsynth plays it in order."""
+    def voice(b):
+        U.Out.ar(bus=b["out"], source=U.Mix.new([U.FSinOsc.ar(frequency=b["freq"] * (i + 1)) for i in range(4)]) * 0.05)
+
+    def big(b):
+        U.Out.ar(bus=b["out"], source=U.Mix.new([U.Saw.ar(frequency=b["freq"] * (1 + 0.01 * i)) for i in range(8)]) * 0.02)
+
+    def effect(b):
+        x = U.In.ar(bus=b["in"], channel_count=1)
+        U.Out.ar(bus=b["out"], source=U.CombC.ar(source=x, maximum_delay_time=0.02, delay_time=0.013, decay_time=0.3))
+
+    vc, bg = build("vc", voice, out=20.0, freq=100.0), build("bg", big, out=20.0, freq=100.0)
+    fx = build("fx", effect, **{"in": 20.0, "out": 0.0})
+    s = Score([vc, bg, fx]).add(0.0, msg("/p_new", 1, 1, 0),
+                                msg("/g_new", 10, 1, 1), msg("/p_new", 11, 1, 10), msg("/p_new", 12, 1, 10),
+                                msg("/g_new", 20, 1, 1), msg("/g_new", 21, 1, 20), msg("/g_new", 22, 1, 20))
+    for k in range(12):
+        s.add(0.0, msg("/s_new", "vc", 100 + k, 0, 11, "freq", 150.0 + 40.0 * k, "out", 20.0))
+    for k in range(3):
+        s.add(0.0, msg("/s_new", "bg", 200 + k, 1, 12, "freq", 60.0 + 25.0 * k, "out", 20.0))
+    for k in range(3):
+        s.add(0.0, msg("/s_new", "vc", 300 + k, 0, 21, "freq", 500.0 + 70.0 * k, "out", 22.0),
+              msg("/s_new", "bg", 400 + k, 1, 22, "freq", 90.0 + 30.0 * k, "out", 22.0))
+    s.add(0.0, msg("/s_new", "fx", 500, 1, 10, "in", 20.0, "out", 0.0),
+          msg("/s_new", "fx", 501, 1, 20, "in", 22.0, "out", 1.0))
+    s.add(0.06, msg("/n_free", 105), msg("/g_tail", 11, 301), msg("/n_set", 301, "out", 20.0))
+    check_score(tmp_path, s.end(0.12), channels=2, dut_options=["-T", threads])
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
 def test_parallel_group_of_buffer_readers(tmp_path, threads):
     """Children of a /p_new group read buffers (PlayBuf that frees itself at the end, BufRd,
     a wavetable Osc, BufFrames) that commands filled before: on two threads they are spread,

@@ -95,9 +95,10 @@ pub struct MergeBuffers {
     max_samples: usize,
 }
 
-// SAFETY: a slot's log is only reached through a `SlotWriter` (or replay /
+// SAFETY: a slot's log is written only through a `SlotWriter` (or replay /
 // forward, which claim the slot the same way), and claiming is an atomic
-// swap of `busy`, so at most one thread accesses a log at a time.
+// swap of `busy`, so at most one thread writes a log at a time; `visit`
+// only reads, under a contract that no writer is active meanwhile.
 unsafe impl Sync for MergeBuffers {}
 
 impl MergeBuffers {
@@ -148,6 +149,28 @@ impl MergeBuffers {
             }
             log.entries.clear();
             log.samples.clear();
+        }
+        Ok(())
+    }
+
+    /// Hands slot `slot`'s contributions to `sink(target, samples)` in write
+    /// order, leaving them in place: how an item that runs after the slot's
+    /// writer reads what it wrote. Several readers may visit a slot at once.
+    ///
+    /// # Safety
+    /// The slot's writer must be done, with its writes made visible to this
+    /// thread (the queue's order between the two items does both), and no one
+    /// may claim the slot until every visit has returned.
+    pub unsafe fn visit(&self, slot: usize, mut sink: impl FnMut(u32, &[f32])) -> Result<(), MergeError> {
+        let s = self.slots.get(slot).ok_or(MergeError::NoSuchSlot(slot))?;
+        if s.busy.load(Ordering::Acquire) {
+            return Err(MergeError::SlotBusy(slot));
+        }
+        // SAFETY: the caller guarantees no writer holds or claims the slot
+        // meanwhile, so the log is only read.
+        let log = unsafe { &*s.log.get() };
+        for c in &log.entries {
+            sink(c.target, &log.samples[c.start as usize..(c.start + c.len) as usize]);
         }
         Ok(())
     }
@@ -265,6 +288,23 @@ mod tests {
         let mut bus = [1.0f32, 2.0];
         w.add_pending(3, &mut bus);
         assert_eq!(bus, [1.75, 2.75]);
+    }
+
+    #[test]
+    fn a_finished_slot_can_be_visited_without_emptying_it() {
+        let merge = MergeBuffers::new(2, 4, 8);
+        merge.writer(1).unwrap().add(5, &[1.0, 2.0]).unwrap();
+        merge.writer(1).unwrap().add(6, &[3.0]).unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            // SAFETY: the writers above are dropped; this thread wrote them.
+            unsafe { merge.visit(1, |t, s| seen.push((t, s.to_vec()))) }.unwrap();
+        }
+        assert_eq!(seen, [(5, vec![1.0, 2.0]), (6, vec![3.0]), (5, vec![1.0, 2.0]), (6, vec![3.0])]);
+        let held = merge.writer(0).unwrap();
+        // SAFETY: as above; slot 0 is held, which visit reports.
+        assert_eq!(unsafe { merge.visit(0, |_, _| ()) }, Err(MergeError::SlotBusy(0)));
+        drop(held);
     }
 
     #[test]

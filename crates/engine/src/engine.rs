@@ -161,8 +161,6 @@ pub struct Engine {
     parallel: Option<crate::parallel::Parallel>,
     /// Synths of the parallel group being computed.
     parallel_jobs: crate::parallel::GroupJobs,
-    /// The buses they read and write this block.
-    bus_use: crate::parallel::BusUse,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
     /// preparation each block (collecting its children and checking their
@@ -210,8 +208,7 @@ impl Engine {
             lane_scratch: Vec::new(),
             lockstep: true,
             parallel: None,
-            parallel_jobs: Default::default(),
-            bus_use: crate::parallel::BusUse::new(bus_counts.0, bus_counts.1),
+            parallel_jobs: crate::parallel::GroupJobs::new(bus_counts.0, bus_counts.1),
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -532,53 +529,41 @@ impl Engine {
         }
     }
 
-    /// Runs a parallel group's children on several threads when they all
-    /// qualify (see `GroupJobs::add_child`: a child is a synth or a group
-    /// whose synths one thread runs in order) and no child writes what
-    /// another reads; returns false, having done nothing, otherwise.
+    /// Runs a parallel group on several threads when its subtree qualifies
+    /// (see `GroupJobs::prepare`); returns false, having done nothing,
+    /// otherwise.
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
         let started = Instant::now();
-        let mut jobs = std::mem::take(&mut self.parallel_jobs);
-        jobs.clear();
-        self.bus_use.clear();
         let threads = self.threads();
         let sl = self.scratch.len();
-        let mut ok = threads * sl <= self.lane_scratch.len();
-        let mut child = self.tree.group(group).and_then(|g| g.head);
-        while let Some(c) = child {
-            child = self.tree.node(c).next;
-            if !(ok && jobs.add_child(&mut self.tree, c, sl, &mut self.bus_use)) {
-                ok = false;
-                break;
-            }
-        }
-        // A child reading what another writes depends on their order: run in order.
-        ok = ok && jobs.children.len() >= 2 && self.bus_use.independent();
+        let mut ok = threads * sl <= self.lane_scratch.len()
+            && self.parallel_jobs.prepare(&mut self.tree, group, sl, threads)
+            && self.parallel_jobs.items() >= 2;
         if ok {
             let parallel = self.parallel.as_mut().expect("checked by the caller");
             if !parallel.matches(&self.world) {
                 ok = false;
             } else {
                 self.latency.parallel_prepare.record_duration(started.elapsed());
-                // SAFETY: the jobs are distinct running synths of this tree,
-                // which nothing else touches until the call returns; the lane
-                // scratch holds a slice of `sl` samples per thread.
+                // SAFETY: the jobs were prepared from this tree just now, and
+                // nothing touches it until the call returns; the lane scratch
+                // holds a slice of `sl` samples per thread.
                 let complete = unsafe {
-                    parallel.run_group(&jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), sl, &self.bus_use)
+                    parallel.run_group(&self.parallel_jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), sl)
                 };
                 if !complete {
                     self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
                 }
                 // Done actions in tree order, as a sequential run has them.
-                for &idx in &jobs.nodes {
+                for k in 0..self.parallel_jobs.nodes.len() {
+                    let idx = self.parallel_jobs.nodes[k];
                     if self.tree.synth_mut(idx).is_some_and(|s| s.has_requests()) {
                         self.after_synth(idx);
                     }
                 }
             }
         }
-        jobs.clear();
-        self.parallel_jobs = jobs;
+        self.parallel_jobs.clear();
         ok
     }
 

@@ -1,23 +1,30 @@
 //! Parallel groups on several threads.
 //!
 //! The children of a `/p_new` group may run in any order, so the engine
-//! hands them to the DSP queue executor (`magnetar-dsp`), which runs them on
-//! its pinned threads. A child is a synth, or a group whose synths (a voice
-//! and its effects, say) one thread runs in order. Each thread computes into
-//! a private copy of the world's buses; every bus write a child makes is
-//! logged and kept in that child's merge slot, and after the group the
-//! writes are replayed onto the real buses in child order. The buses then
-//! receive exactly the writes, in exactly the order, a sequential run would
-//! have made: the output is the same bit for bit (Supernova does not promise
-//! this; magnetar does).
+//! hands the group's subtree to the DSP queue executor (`magnetar-dsp`),
+//! which runs it on its pinned threads. The subtree is cut into work items
+//! in the order a sequential run computes its synths: consecutive synths of
+//! a sequential group form one item, the synth children of a parallel group
+//! one item each (or a few per item when there are many), and the queue
+//! compiler turns the groups into successor lists, so a voice's effects run
+//! after it and a parallel group nested in a chain spreads too.
+//!
+//! Each thread computes into a private copy of the world's buses. Every bus
+//! write is logged with what it wrote and kept in its item's merge slot;
+//! after the group the writes are replayed onto the real buses in item
+//! order, which is the sequential order, so the buses receive exactly the
+//! writes a sequential run makes: the output is the same bit for bit
+//! (Supernova does not promise this; magnetar does). Before an item runs,
+//! the buses it reads are set to what a sequential run leaves for it: the
+//! bus as the group found it, plus the logged writes of the earlier items
+//! that wrote it, which the queue has already run.
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffers
 //! only read, no randomness, one `Out` or `ReplaceOut`, unmapped controls)
-//! take this path, and only in blocks where no child writes a bus that
-//! another child reads (`BusUse`): readers then get the buses as the group
-//! found them, copied into each private world, plus what their own child
-//! wrote. Any other parallel group runs its children in order, as scsynth
+//! take this path, and only in blocks where no synth reads a bus that a
+//! synth it may run alongside writes (their order would decide what it
+//! hears). Any other parallel group runs its children in order, as scsynth
 //! does.
 
 use crate::graph_def::BusSource;
@@ -26,262 +33,239 @@ use crate::synth::Synth;
 use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
 use magnetar_dsp::merge::MergeBuffers;
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
-use magnetar_ugens::World;
 use magnetar_rt::histogram::Histogram;
+use magnetar_ugens::World;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// Most children a parallel group may have to run in parallel.
-pub const MAX_PARALLEL_CHILDREN: usize = 1024;
-/// Queue items per thread a large group is cut into: enough for the
-/// threads to balance uneven children, few enough to keep hand-over cheap.
+/// Most work items (and merge slots) a parallel group may be cut into.
+pub const MAX_PARALLEL_ITEMS: usize = 1024;
+/// Most synths a parallel group's subtree may hold to run in parallel.
+pub const MAX_PARALLEL_SYNTHS: usize = 4096;
+/// Most groups in a parallel group's subtree, itself included, and how
+/// deep they may nest (the queue's description has room for so many).
+const MAX_GROUPS: usize = 1024;
+const MAX_NESTING: usize = 48;
+/// Work items per thread a parallel group's synth children are cut into:
+/// enough for the threads to balance uneven children, few enough to keep
+/// hand-over cheap (one item per small synth costs the executor about as
+/// much as the synth).
 const ITEMS_PER_THREAD: usize = 16;
-/// Bus writes one child may make per block (channels of its one writer).
-const MAX_WRITES_PER_CHILD: usize = 64;
+/// Bus writes (channels) one work item may make per block.
+const MAX_WRITES_PER_ITEM: usize = 64;
+/// Most bus channels the subtree's synths may read and write in a block.
+const MAX_ACCESSES: usize = 4 * MAX_PARALLEL_SYNTHS;
+/// Most (reader item, earlier writer item) pairs.
+const MAX_INITS: usize = 2 * MAX_PARALLEL_ITEMS;
+/// Most reader-writer pairs checked before giving up on spreading a group.
+const MAX_CHECKS: usize = 1 << 16;
 
 const CONTROL_BIT: u32 = 1 << 31;
 const REPLACE_BIT: u32 = 1 << 30;
 
-/// Bus ranges the children of one parallel group read and write in a
-/// block, worked out before it from their controls. The group may run on
-/// several threads only if no child writes a bus that another child reads:
-/// then every reader sees the bus as it was before the group plus what its
-/// own child wrote to it, as in a sequential run, and no order among
-/// siblings matters (which is why no per-bus locks are needed: writes go to
-/// private buses and are replayed in child order afterwards). Storage is
-/// reserved up front.
-pub struct BusUse {
-    /// (audio, first bus, channels) of every read, child by child.
+/// A group of the subtree (the parallel group itself first): its parent,
+/// its kind, and the index after its last synth in sequential order (its
+/// synths start at or after those of the groups before it).
+#[derive(Clone, Copy)]
+struct Span {
+    parent: u32,
+    par: bool,
+    end: u32,
+}
+
+/// One bus channel a synth reads or writes. Sorted, a bus's reads come
+/// before its writes, each in synth order.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Access {
+    control: bool,
+    bus: u32,
+    write: bool,
+    synth: u32,
+}
+
+/// A parallel group's work for one block: its synths in sequential order,
+/// cut into work items, the queue shape they form, and what each item must
+/// see before it runs. Worked out before the block from the tree and the
+/// synths' controls; storage is reserved up front.
+pub struct GroupJobs {
+    synths: Vec<*mut Synth>,
+    /// The synths' nodes, for their done actions after the group.
+    pub nodes: Vec<NodeIdx>,
+    synth_span: Vec<u32>,
+    synth_item: Vec<u32>,
+    /// Where each synth's reads start in `reads` (and where they end).
+    synth_reads: Vec<u32>,
+    /// (audio, first bus, channels) of every read, synth by synth.
     reads: Vec<(bool, u32, u32)>,
-    /// Where each child's reads start in `reads`.
-    child_reads: Vec<u32>,
-    written_audio: Vec<u64>,
-    written_control: Vec<u64>,
-    /// Buses written by more than one child.
-    shared_audio: Vec<u64>,
-    shared_control: Vec<u64>,
-    /// The child that wrote a bus (meaningful where `written_*` is set).
-    writer_audio: Vec<u32>,
-    writer_control: Vec<u32>,
-    /// Bus counts of the world (the sets are rounded up to whole words).
-    audio_buses: usize,
-    control_buses: usize,
+    spans: Vec<Span>,
+    /// Each work item's range of synths.
+    items: Vec<(u32, u32)>,
+    accesses: Vec<Access>,
+    /// (reader item, earlier item that wrote what it reads), sorted.
+    inits: Vec<(u32, u32)>,
+    /// Where each item's pairs start in `inits` (and where they end).
+    init_at: Vec<u32>,
     /// A read or a write whose bus could not be told in advance.
     read_any: bool,
     write_any: bool,
-    wrote: bool,
+    /// The item being filled: its first synth and the writes so far.
+    open: Option<u32>,
+    open_writes: usize,
+    /// The queue's shape, for the compiler, and as a key to reuse plans.
+    flat: FlatTree,
+    shape: Vec<u8>,
+    audio_buses: usize,
+    control_buses: usize,
 }
 
-/// Most bus reads a parallel group's children may make in one block.
-const MAX_GROUP_READS: usize = 4 * MAX_PARALLEL_CHILDREN;
-
-fn bit(set: &[u64], b: u32) -> bool {
-    set[b as usize / 64] & (1 << (b % 64)) != 0
-}
-
-impl BusUse {
-    pub fn new(audio_buses: usize, control_buses: usize) -> BusUse {
-        BusUse {
-            reads: Vec::with_capacity(MAX_GROUP_READS),
-            child_reads: Vec::with_capacity(MAX_PARALLEL_CHILDREN + 1),
-            written_audio: vec![0; audio_buses.div_ceil(64)],
-            written_control: vec![0; control_buses.div_ceil(64)],
-            shared_audio: vec![0; audio_buses.div_ceil(64)],
-            shared_control: vec![0; control_buses.div_ceil(64)],
-            writer_audio: vec![0; audio_buses],
-            writer_control: vec![0; control_buses],
-            audio_buses,
-            control_buses,
-            read_any: false,
-            write_any: false,
-            wrote: false,
-        }
-    }
-
-    pub fn clear(&mut self) {
-        self.reads.clear();
-        self.child_reads.clear();
-        for set in [&mut self.written_audio, &mut self.written_control, &mut self.shared_audio, &mut self.shared_control]
-        {
-            set.fill(0);
-        }
-        self.read_any = false;
-        self.write_any = false;
-        self.wrote = false;
-    }
-
-    /// Starts the next child: reads and writes from now on are its own.
-    /// False when no more children fit.
-    pub fn begin_child(&mut self) -> bool {
-        if self.child_reads.len() == MAX_PARALLEL_CHILDREN {
-            return false;
-        }
-        self.child_reads.push(self.reads.len() as u32);
-        true
-    }
-
-    /// Forgets the child begun last, which turned out to have nothing to run.
-    pub fn drop_child(&mut self) {
-        if let Some(from) = self.child_reads.pop() {
-            self.reads.truncate(from as usize);
-        }
-    }
-
-    fn child(&self) -> u32 {
-        self.child_reads.len().saturating_sub(1) as u32
-    }
-
-    /// The reads of child `i`.
-    pub fn child_reads(&self, i: usize) -> &[(bool, u32, u32)] {
-        let from = self.child_reads[i] as usize;
-        let to = self.child_reads.get(i + 1).map_or(self.reads.len(), |&t| t as usize);
-        &self.reads[from..to]
-    }
-
-    /// The range `[first, first + channels)` of a bus number, if it is a
-    /// valid one (a unit given an invalid number may keep using its last).
-    fn range(bus: f32, channels: u32, buses: usize) -> Option<(u32, u32)> {
-        let first = bus as i64;
-        (first >= 0 && first as usize + channels as usize <= buses).then_some((first as u32, channels))
-    }
-
-    /// Records a read of `channels` buses from number `bus` (None: unknown).
-    pub fn read(&mut self, audio: bool, bus: Option<f32>, channels: u32) {
-        let buses = if audio { self.audio_buses } else { self.control_buses };
-        match bus.and_then(|b| Self::range(b, channels, buses)) {
-            Some((first, channels)) if self.reads.len() < self.reads.capacity() => {
-                self.reads.push((audio, first, channels))
-            }
-            _ => self.read_any = true,
-        }
-    }
-
-    /// Records a write of `channels` buses from number `bus` (None: unknown).
-    pub fn write(&mut self, audio: bool, bus: Option<f32>, channels: u32) {
-        let buses = if audio { self.audio_buses } else { self.control_buses };
-        self.wrote = true;
-        let child = self.child();
-        let Some((first, channels)) = bus.and_then(|b| Self::range(b, channels, buses)) else {
-            self.write_any = true;
-            return;
-        };
-        let (written, shared, writer) = if audio {
-            (&mut self.written_audio, &mut self.shared_audio, &mut self.writer_audio)
-        } else {
-            (&mut self.written_control, &mut self.shared_control, &mut self.writer_control)
-        };
-        for b in first..first + channels {
-            let (word, mask) = (b as usize / 64, 1u64 << (b % 64));
-            if written[word] & mask == 0 {
-                written[word] |= mask;
-                writer[b as usize] = child;
-            } else if writer[b as usize] != child {
-                shared[word] |= mask;
-            }
-        }
-    }
-
-    /// Whether no child writes what another child reads.
-    pub fn independent(&self) -> bool {
-        let any_read = self.read_any || !self.reads.is_empty();
-        if (self.read_any && self.wrote) || (self.write_any && any_read) {
-            return false;
-        }
-        (0..self.child_reads.len()).all(|j| {
-            self.child_reads(j).iter().all(|&(audio, first, channels)| {
-                let (written, shared, writer) = if audio {
-                    (&self.written_audio, &self.shared_audio, &self.writer_audio)
-                } else {
-                    (&self.written_control, &self.shared_control, &self.writer_control)
-                };
-                (first..first + channels)
-                    .all(|b| !bit(written, b) || (!bit(shared, b) && writer[b as usize] == j as u32))
-            })
-        })
-    }
-}
-
-/// The synths of one parallel group's children, in the order a sequential
-/// run computes them: a child that is a group contributes its whole
-/// subtree, which one thread runs in order. Storage is reserved up front.
-pub struct GroupJobs {
-    pub synths: Vec<*mut Synth>,
-    pub nodes: Vec<NodeIdx>,
-    /// Each child's range in `synths`.
-    pub children: Vec<(u32, u32)>,
-}
-
-/// Most synths the children of one parallel group may hold.
-pub const MAX_PARALLEL_SYNTHS: usize = 4 * MAX_PARALLEL_CHILDREN;
-
-// SAFETY: the pointers are only filled and used within one parallel group's
-// block, on the thread that owns the engine; between blocks they are cleared.
+// SAFETY: the synth pointers are only filled and used within one parallel
+// group's block, on the thread that owns the engine and the executor's
+// threads it hands them to; `prepare` refills them every block.
 unsafe impl Send for GroupJobs {}
 
-impl Default for GroupJobs {
-    fn default() -> GroupJobs {
+impl GroupJobs {
+    pub fn new(audio_buses: usize, control_buses: usize) -> GroupJobs {
         GroupJobs {
             synths: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             nodes: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            children: Vec::with_capacity(MAX_PARALLEL_CHILDREN),
+            synth_span: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            synth_item: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            synth_reads: Vec::with_capacity(MAX_PARALLEL_SYNTHS + 1),
+            reads: Vec::with_capacity(MAX_ACCESSES),
+            spans: Vec::with_capacity(MAX_GROUPS),
+            items: Vec::with_capacity(MAX_PARALLEL_ITEMS),
+            accesses: Vec::with_capacity(MAX_ACCESSES),
+            inits: Vec::with_capacity(MAX_INITS),
+            init_at: Vec::with_capacity(MAX_PARALLEL_ITEMS + 1),
+            read_any: false,
+            write_any: false,
+            open: None,
+            open_writes: 0,
+            flat: FlatTree::with_capacity(MAX_PARALLEL_ITEMS + MAX_GROUPS, 0),
+            shape: Vec::with_capacity(MAX_PARALLEL_ITEMS + 2 * MAX_GROUPS),
+            audio_buses,
+            control_buses,
         }
     }
-}
 
-impl GroupJobs {
+    /// Forgets the last group (its synth pointers included).
     pub fn clear(&mut self) {
+        for v in [&mut self.synth_span, &mut self.synth_item, &mut self.synth_reads, &mut self.init_at] {
+            v.clear();
+        }
         self.synths.clear();
         self.nodes.clear();
-        self.children.clear();
+        self.reads.clear();
+        self.spans.clear();
+        self.items.clear();
+        self.accesses.clear();
+        self.inits.clear();
+        self.read_any = false;
+        self.write_any = false;
+        self.open = None;
+        self.flat.clear();
+        self.shape.clear();
     }
 
-    /// Adds child `idx` of a parallel group: true if it may run on a helper
-    /// thread (every synth in it running, of a parallel-safe def, with
-    /// unmapped controls and at most `scratch` samples of wires; no
-    /// satellites; paused nodes and empty groups are left out, as they do
-    /// nothing). Records the buses it reads and writes in `buses`.
-    pub fn add_child(&mut self, tree: &mut NodeTree, idx: NodeIdx, scratch: usize, buses: &mut BusUse) -> bool {
-        if !buses.begin_child() {
-            return false;
-        }
-        let first = self.synths.len();
-        let mut writes = 0;
-        if !self.add_subtree(tree, idx, scratch, buses, &mut writes) {
-            return false;
-        }
-        if self.synths.len() == first {
-            buses.drop_child();
-        } else {
-            self.children.push((first as u32, self.synths.len() as u32));
-        }
-        // Every write is kept for the replay; each child has room for so many.
-        writes <= MAX_WRITES_PER_CHILD
+    /// Number of work items.
+    pub fn items(&self) -> usize {
+        self.items.len()
     }
 
-    fn add_subtree(
+    /// Works out parallel group `group`'s block: true if it may run on the
+    /// executor's `threads` threads. Every synth in it must be running, of a
+    /// parallel-safe def, with unmapped controls and at most `scratch`
+    /// samples of wires, and without satellites (paused nodes and empty
+    /// groups are left out, as they do nothing); and no synth may read a bus
+    /// that a synth it may run alongside writes.
+    pub fn prepare(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
+        self.clear();
+        self.synth_reads.push(0);
+        self.walk(tree, group, 0, true, 1, scratch, threads) && self.check()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
         &mut self,
         tree: &mut NodeTree,
-        idx: NodeIdx,
+        g: NodeIdx,
+        parent: u32,
+        par: bool,
+        depth: usize,
         scratch: usize,
-        buses: &mut BusUse,
-        writes: &mut usize,
+        threads: usize,
     ) -> bool {
-        match tree.node(idx).state {
-            CalcState::Paused => return true,
-            CalcState::Run if !tree.has_satellites(idx) => {}
-            _ => return false,
+        let span = self.spans.len() as u32;
+        if self.spans.len() == MAX_GROUPS || depth > MAX_NESTING || self.shape.len() + 2 > self.shape.capacity() {
+            return false;
         }
-        if let Some(g) = tree.group(idx) {
-            let mut child = g.head;
+        self.spans.push(Span { parent, par, end: 0 });
+        if par {
+            self.flat.begin_par();
+        } else {
+            self.flat.begin_seq();
+        }
+        self.shape.push(if par { b'p' } else { b's' });
+        // A parallel group's synth children go in items of `chunk`.
+        let chunk = if par {
+            let mut n = 0;
+            let mut child = tree.group(g).and_then(|gd| gd.head);
             while let Some(c) = child {
                 child = tree.node(c).next;
-                if !self.add_subtree(tree, c, scratch, buses, writes) {
+                n += usize::from(tree.group(c).is_none() && tree.node(c).state == CalcState::Run);
+            }
+            (n / (threads * ITEMS_PER_THREAD)).max(1)
+        } else {
+            usize::MAX
+        };
+        let mut child = tree.group(g).and_then(|gd| gd.head);
+        while let Some(c) = child {
+            child = tree.node(c).next;
+            match tree.node(c).state {
+                CalcState::Paused => continue,
+                CalcState::Run if !tree.has_satellites(c) => {}
+                _ => return false,
+            }
+            if let Some(inner_par) = tree.group(c).map(|gd| gd.parallel) {
+                if !(self.close_item() && self.walk(tree, c, span, inner_par, depth + 1, scratch, threads)) {
+                    return false;
+                }
+            } else {
+                if self.open.is_none() {
+                    self.open = Some(self.synths.len() as u32);
+                    self.open_writes = 0;
+                }
+                if !self.add_synth(tree, c, span, scratch) {
+                    return false;
+                }
+                let filled = self.synths.len() - self.open.map_or(0, |f| f as usize);
+                if filled >= chunk && !self.close_item() {
                     return false;
                 }
             }
-            return true;
         }
+        if !self.close_item() {
+            return false;
+        }
+        self.spans[span as usize].end = self.synths.len() as u32;
+        self.shape.push(b'e');
+        self.flat.end().is_ok()
+    }
+
+    fn close_item(&mut self) -> bool {
+        if let Some(first) = self.open.take() {
+            if self.items.len() == MAX_PARALLEL_ITEMS || self.shape.len() == self.shape.capacity() {
+                return false;
+            }
+            self.items.push((first, self.synths.len() as u32));
+            self.flat.item(ItemId(self.items.len() as u32 - 1));
+            self.shape.push(b'i');
+        }
+        true
+    }
+
+    fn add_synth(&mut self, tree: &mut NodeTree, idx: NodeIdx, span: u32, scratch: usize) -> bool {
         let Some(s) = tree.synth_mut(idx) else { return false };
         let qualifies = s.def.parallel
             && s.def.scratch_len <= scratch
@@ -290,53 +274,185 @@ impl GroupJobs {
         if !qualifies {
             return false;
         }
+        let synth = self.synths.len() as u32;
         // The buses it will read and write, from its controls as they are now.
         let value = |src: BusSource| match src {
             BusSource::Constant(v) => Some(v),
             BusSource::Control(i) => s.ctx.controls.get(i as usize).copied(),
             BusSource::Unknown => None,
         };
+        let (audio_buses, control_buses) = (self.audio_buses, self.control_buses);
+        let range = |audio: bool, bus: Option<f32>, channels: u32| {
+            let buses = if audio { audio_buses } else { control_buses };
+            let first = bus? as i64;
+            (first >= 0 && first as usize + channels as usize <= buses).then_some((first as u32, channels))
+        };
         for r in &s.def.bus_reads {
-            buses.read(r.audio, value(r.bus), r.channels);
+            match range(r.audio, value(r.bus), r.channels) {
+                Some((first, channels))
+                    if self.reads.len() < self.reads.capacity()
+                        && self.accesses.len() + channels as usize <= self.accesses.capacity() =>
+                {
+                    self.reads.push((r.audio, first, channels));
+                    self.accesses.extend(
+                        (first..first + channels).map(|bus| Access { control: !r.audio, bus, write: false, synth }),
+                    );
+                }
+                _ => self.read_any = true,
+            }
         }
         if let Some(w) = &s.def.bus_write {
-            buses.write(w.audio, value(w.bus), w.channels);
-            *writes += w.channels as usize;
+            match range(w.audio, value(w.bus), w.channels) {
+                Some((first, channels)) if self.accesses.len() + channels as usize <= self.accesses.capacity() => {
+                    self.accesses.extend(
+                        (first..first + channels).map(|bus| Access { control: !w.audio, bus, write: true, synth }),
+                    );
+                }
+                _ => self.write_any = true,
+            }
+            // Every write is kept for the replay; an item has room for so many.
+            self.open_writes += w.channels as usize;
         }
+        self.synth_reads.push(self.reads.len() as u32);
         self.synths.push(s as *mut Synth);
         self.nodes.push(idx);
+        self.synth_span.push(span);
+        self.synth_item.push(self.items.len() as u32);
+        self.open_writes <= MAX_WRITES_PER_ITEM
+    }
+
+    /// Whether synths `a < b` run in a fixed order: true when the innermost
+    /// group holding both is sequential (then `a` runs first).
+    fn ordered(&self, a: u32, b: u32) -> bool {
+        let mut g = self.synth_span[a as usize];
+        loop {
+            let s = self.spans[g as usize];
+            if b < s.end {
+                return !s.par;
+            }
+            g = s.parent;
+        }
+    }
+
+    /// Checks that no synth reads a bus that a synth it may run alongside
+    /// writes, and lists for each item the earlier items whose writes it
+    /// must see.
+    fn check(&mut self) -> bool {
+        let any_write = self.write_any || self.accesses.iter().any(|a| a.write);
+        let any_read = self.read_any || !self.reads.is_empty();
+        if (self.read_any && any_write) || (self.write_any && any_read) {
+            return false;
+        }
+        // Only a bus both read and written can tie synths to an order.
+        if any_read && any_write {
+            self.accesses.sort_unstable();
+        } else {
+            self.accesses.clear();
+        }
+        let mut checks = 0;
+        let mut i = 0;
+        while i < self.accesses.len() {
+            let (control, bus) = (self.accesses[i].control, self.accesses[i].bus);
+            let end = i + self.accesses[i..].iter().take_while(|a| a.control == control && a.bus == bus).count();
+            let writes = i + self.accesses[i..end].iter().take_while(|a| !a.write).count();
+            for r in i..writes {
+                for w in writes..end {
+                    let (rs, ws) = (self.accesses[r].synth, self.accesses[w].synth);
+                    if rs == ws {
+                        continue;
+                    }
+                    checks += 1;
+                    if checks > MAX_CHECKS || !self.ordered(rs.min(ws), rs.max(ws)) {
+                        return false;
+                    }
+                    let (ri, wi) = (self.synth_item[rs as usize], self.synth_item[ws as usize]);
+                    // An earlier writer in another item: the reader's item
+                    // must see what it wrote (a later writer runs after it).
+                    if ws < rs && ri != wi {
+                        if self.inits.len() == self.inits.capacity() {
+                            return false;
+                        }
+                        self.inits.push((ri, wi));
+                    }
+                }
+            }
+            i = end;
+        }
+        self.inits.sort_unstable();
+        self.inits.dedup();
+        let mut at = 0;
+        for item in 0..self.items.len() as u32 {
+            self.init_at.push(at as u32);
+            at += self.inits[at..].iter().take_while(|p| p.0 == item).count();
+        }
+        self.init_at.push(at as u32);
         true
+    }
+
+    fn item_synths(&self, item: usize) -> &[*mut Synth] {
+        let (first, end) = self.items[item];
+        &self.synths[first as usize..end as usize]
+    }
+
+    fn item_reads(&self, item: usize) -> &[(bool, u32, u32)] {
+        let (first, end) = self.items[item];
+        &self.reads[self.synth_reads[first as usize] as usize..self.synth_reads[end as usize] as usize]
+    }
+
+    fn item_inits(&self, item: usize) -> &[(u32, u32)] {
+        &self.inits[self.init_at[item] as usize..self.init_at[item + 1] as usize]
+    }
+}
+
+/// Applies one logged write to a world's buses, as the writing unit did:
+/// a mixing write adds to a bus written this block and sets any other; a
+/// replacing write sets.
+fn apply(world: &mut World, target: u32, samples: &[f32]) {
+    let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
+    let replace = target & REPLACE_BIT != 0;
+    let counter = world.buf_counter;
+    let bs = world.block_size;
+    if target & CONTROL_BIT != 0 {
+        if bus < world.control_bus.len() {
+            if !replace && world.control_touched[bus] == counter {
+                world.control_bus[bus] += samples[0];
+            } else {
+                world.control_bus[bus] = samples[0];
+                world.control_touched[bus] = counter;
+            }
+        }
+    } else if let Some(out) = world.audio_bus.get_mut(bus * bs..(bus + 1) * bs) {
+        if !replace && world.audio_touched[bus] == counter {
+            for (o, x) in out.iter_mut().zip(samples) {
+                *o += *x;
+            }
+        } else {
+            out.copy_from_slice(&samples[..bs]);
+            world.audio_touched[bus] = counter;
+        }
     }
 }
 
 /// Compiled queues kept for reuse: a parallel group's queue depends only
-/// on its number of children, so a group whose children did not change
-/// reuses its queue; a few sizes are kept for consecutive groups.
+/// on the shape of its subtree, so a group whose shape did not change
+/// reuses its queue; a few shapes are kept for consecutive groups.
 const CACHED_PLANS: usize = 4;
 
 pub struct Parallel {
     executor: Executor,
-    flat: FlatTree,
-    /// (children, queue) pairs, the most recently used first.
-    plans: Vec<(usize, Plan)>,
+    /// (shape, queue) pairs, the most recently used first.
+    plans: Vec<(Vec<u8>, Plan)>,
     /// One private world (buses only matter) per thread.
-    privates: Vec<UnsafeCell<Private>>,
+    privates: Vec<UnsafeCell<World>>,
     merge: MergeBuffers,
     lost: AtomicBool,
     /// Groups run on several threads so far.
     pub groups_run: u64,
-    /// Queues compiled so far (a group whose children did not change since
+    /// Queues compiled so far (a group whose subtree kept its shape since
     /// its last block reuses its queue).
     pub plans_compiled: u64,
     /// How long each queue compilation took (ns).
     pub compile_times: Box<Histogram>,
-}
-
-/// What one thread computes into.
-struct Private {
-    world: World,
-    /// Buses the child being run read and then wrote: (audio, bus).
-    finals: Vec<(bool, u32)>,
 }
 
 // SAFETY: each private world is only touched by the thread whose index it
@@ -371,18 +487,19 @@ impl Parallel {
                     0,
                 );
                 w.log_touches = true;
-                w.touch_log = Vec::with_capacity(MAX_WRITES_PER_CHILD);
-                UnsafeCell::new(Private { world: w, finals: Vec::with_capacity(MAX_WRITES_PER_CHILD) })
+                w.touch_log = Vec::with_capacity(MAX_WRITES_PER_ITEM);
+                w.touch_data = Vec::with_capacity(MAX_WRITES_PER_ITEM * bs);
+                UnsafeCell::new(w)
             })
             .collect();
+        let nodes = MAX_PARALLEL_ITEMS + MAX_GROUPS;
         Ok(Parallel {
             executor,
-            flat: FlatTree::with_capacity(MAX_PARALLEL_CHILDREN + 4, 0),
             plans: (0..CACHED_PLANS)
-                .map(|_| (usize::MAX, Plan::with_capacity(MAX_PARALLEL_CHILDREN + 4, MAX_PARALLEL_CHILDREN * 2)))
+                .map(|_| (Vec::with_capacity(MAX_PARALLEL_ITEMS + 2 * MAX_GROUPS), Plan::with_capacity(nodes, 4 * nodes)))
                 .collect(),
             privates,
-            merge: MergeBuffers::new(MAX_PARALLEL_CHILDREN, MAX_WRITES_PER_CHILD, MAX_WRITES_PER_CHILD * bs),
+            merge: MergeBuffers::new(MAX_PARALLEL_ITEMS, MAX_WRITES_PER_ITEM, MAX_WRITES_PER_ITEM * bs),
             lost: AtomicBool::new(false),
             groups_run: 0,
             plans_compiled: 0,
@@ -398,84 +515,52 @@ impl Parallel {
     /// when the driver decides).
     pub fn matches(&self, world: &World) -> bool {
         // SAFETY: no block is running; the caller holds `&self`.
-        let w = unsafe { &(*self.privates[0].get()).world };
+        let w = unsafe { &*self.privates[0].get() };
         w.sample_rate == world.sample_rate && w.block_size == world.block_size
     }
 
-    /// Runs the children of one parallel group (`jobs`, in child order) on
-    /// the executor's threads, then replays their bus writes in order.
+    /// Runs a parallel group's work items (`jobs`, prepared for this block)
+    /// on the executor's threads, then replays their bus writes in order.
     /// `scratch` holds one audio scratch area of `scratch_len` samples per
-    /// thread. Returns false if a child's writes did not fit the merge
-    /// buffers (the caller then treats the output of this block as lost).
+    /// thread. Returns false if some writes did not fit the merge buffers
+    /// (the caller then treats the output of this block as lost).
     ///
     /// # Safety
-    /// The pointers must be to distinct, constructed, running synths that
-    /// nothing else touches during the call, `buses` must describe their
-    /// reads child by child, and `scratch` must hold `threads() *
-    /// scratch_len` samples.
-    pub unsafe fn run_group(
-        &mut self,
-        jobs: &GroupJobs,
-        world: &mut World,
-        scratch: *mut f32,
-        scratch_len: usize,
-        buses: &BusUse,
-    ) -> bool {
-        let children = jobs.children.len();
-        // Many small children are handed out in runs: a queue item per
-        // child would cost the executor about as much as a small synth.
-        let per_item = (children / (self.executor.threads() * ITEMS_PER_THREAD)).max(1);
-        let n = children.div_ceil(per_item);
-        match self.plans.iter().position(|(k, _)| *k == n) {
+    /// `jobs` must have been prepared from the tree now holding its synths,
+    /// which nothing else touches during the call, and `scratch` must hold
+    /// `threads() * scratch_len` samples.
+    pub unsafe fn run_group(&mut self, jobs: &GroupJobs, world: &mut World, scratch: *mut f32, scratch_len: usize) -> bool {
+        match self.plans.iter().position(|(shape, _)| *shape == jobs.shape) {
             // Most recently used first: a rotation moves no plan's storage.
             Some(at) => self.plans[..=at].rotate_right(1),
             None => {
                 let started = Instant::now();
                 self.plans.rotate_right(1);
-                let (k, plan) = &mut self.plans[0];
-                *k = usize::MAX;
-                self.flat.clear();
-                self.flat.begin_par();
-                for i in 0..n {
-                    self.flat.item(ItemId(i as u32));
-                }
-                if self.flat.end().is_err() || plan.compile_flat(&self.flat).is_err() {
+                let (shape, plan) = &mut self.plans[0];
+                shape.clear();
+                if plan.compile_flat(&jobs.flat).is_err() {
                     return false;
                 }
-                *k = n;
+                shape.extend_from_slice(&jobs.shape);
                 self.plans_compiled += 1;
                 self.compile_times.record_duration(started.elapsed());
             }
         }
-        let bs = world.block_size;
         for cell in &self.privates {
             // SAFETY: no block is running yet; each world is only ours here.
-            let w = unsafe { &mut (*cell.get()).world };
+            let w = unsafe { &mut *cell.get() };
             w.buf_counter = world.buf_counter;
             w.full_rate = world.full_rate;
             w.buf_rate = world.buf_rate;
-            // Children may read buffers (never write them: `GraphDef::parallel`),
+            // Synths may read buffers (never write them: `GraphDef::parallel`),
             // and no command runs until the group is done.
             // SAFETY: the loan ends below, before `world` is used again.
             unsafe { w.lend_buffers(world) };
-            // Readers see the buses as the group found them (no other child
-            // writes them: `BusUse::independent`).
-            for &(audio, first, channels) in &buses.reads {
-                let (first, end) = (first as usize, (first + channels) as usize);
-                if audio {
-                    w.audio_bus[first * bs..end * bs].copy_from_slice(&world.audio_bus[first * bs..end * bs]);
-                    w.audio_touched[first..end].copy_from_slice(&world.audio_touched[first..end]);
-                } else {
-                    w.control_bus[first..end].copy_from_slice(&world.control_bus[first..end]);
-                    w.control_touched[first..end].copy_from_slice(&world.control_touched[first..end]);
-                }
-            }
         }
         self.lost.store(false, Ordering::Relaxed);
         let job = Job {
             jobs,
-            buses,
-            per_item,
+            main: world,
             privates: &self.privates,
             merge: &self.merge,
             scratch,
@@ -486,139 +571,99 @@ impl Parallel {
         self.groups_run += 1;
         for cell in &self.privates {
             // SAFETY: the block is over; each world is only ours again.
-            let w = unsafe { &mut (*cell.get()).world };
-            w.end_loan();
-            // The buses copied in count as untouched for the next group:
-            // its children's writes must start from nothing.
-            for &(audio, first, channels) in &buses.reads {
-                let touched = if audio { &mut w.audio_touched } else { &mut w.control_touched };
-                touched[first as usize..(first + channels) as usize].fill(-1);
-            }
+            unsafe { &mut *cell.get() }.end_loan();
         }
-
-        let counter = world.buf_counter;
-        let replayed = self.merge.replay(0..children, |target, samples| {
-            let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
-            let replace = target & REPLACE_BIT != 0;
-            if target & CONTROL_BIT != 0 {
-                if bus < world.control_bus.len() {
-                    if !replace && world.control_touched[bus] == counter {
-                        world.control_bus[bus] += samples[0];
-                    } else {
-                        world.control_bus[bus] = samples[0];
-                        world.control_touched[bus] = counter;
-                    }
-                }
-            } else if let Some(out) = world.audio_bus.get_mut(bus * bs..(bus + 1) * bs) {
-                if !replace && world.audio_touched[bus] == counter {
-                    for (o, x) in out.iter_mut().zip(samples) {
-                        *o += *x;
-                    }
-                } else {
-                    out.copy_from_slice(&samples[..bs]);
-                    world.audio_touched[bus] = counter;
-                }
-            }
-        });
+        let replayed = self.merge.replay(0..jobs.items(), |target, samples| apply(world, target, samples));
         replayed.is_ok() && !self.lost.load(Ordering::Relaxed)
     }
 }
 
 struct Job<'a> {
     jobs: &'a GroupJobs,
-    buses: &'a BusUse,
-    /// Queue item k runs children `k * per_item ..` (at most `per_item`).
-    per_item: usize,
-    privates: &'a [UnsafeCell<Private>],
+    /// The world as the group found it: only read while the group runs.
+    main: *const World,
+    privates: &'a [UnsafeCell<World>],
     merge: &'a MergeBuffers,
     scratch: *mut f32,
     scratch_len: usize,
     lost: &'a AtomicBool,
 }
 
-// SAFETY: items are distinct children (their synths distinct too) and each
-// worker index owns one private world and one scratch slice; the executor
-// runs each item exactly once.
+// SAFETY: items hold distinct synths and each worker index owns one private
+// world and one scratch slice; the executor runs each item exactly once,
+// after the items it depends on; the main world is only read meanwhile.
 unsafe impl Sync for Job<'_> {}
 
 impl Work for Job<'_> {
+    /// Runs work item `item` into thread `worker`'s private world: sets the
+    /// buses it reads to what a sequential run leaves for it, runs its
+    /// synths in order, and keeps what they wrote for the replay.
     fn run(&self, item: ItemId, worker: usize) {
-        let first = item.0 as usize * self.per_item;
-        for i in first..self.jobs.children.len().min(first + self.per_item) {
-            self.run_child(i, worker);
-        }
-    }
-}
-
-impl Job<'_> {
-    /// Runs child `i`'s synths in order into thread `worker`'s private
-    /// world and keeps its bus writes for the replay. A write to a bus the
-    /// child does not read is kept as that synth's contribution (the bus
-    /// starts untouched for each synth), so the replay repeats every write
-    /// in order, bit for bit. A bus the child reads is its alone (no other
-    /// child writes it); the child's writes to it build on the bus as the
-    /// group found it, so its readers hear them, and the replay sets the
-    /// bus to what the child left there.
-    fn run_child(&self, i: usize, worker: usize) {
+        let i = item.0 as usize;
         // SAFETY: only the thread with index `worker` uses this world.
-        let p = unsafe { &mut *self.privates[worker].get() };
+        let w = unsafe { &mut *self.privates[worker].get() };
+        // SAFETY: nothing writes the main world until the group is done.
+        let main = unsafe { &*self.main };
         // SAFETY: thread `worker`'s own slice of the scratch area.
         let scratch =
             unsafe { std::slice::from_raw_parts_mut(self.scratch.add(worker * self.scratch_len), self.scratch_len) };
-        let reads = self.buses.child_reads(i);
-        let read = |audio: bool, bus: u32| reads.iter().any(|&(a, f, c)| a == audio && (f..f + c).contains(&bus));
-        let (from, to) = self.jobs.children[i];
+        let reads = self.jobs.item_reads(i);
+        let bs = w.block_size;
+        for &(audio, first, channels) in reads {
+            let (first, end) = (first as usize, (first + channels) as usize);
+            if audio {
+                w.audio_bus[first * bs..end * bs].copy_from_slice(&main.audio_bus[first * bs..end * bs]);
+                w.audio_touched[first..end].copy_from_slice(&main.audio_touched[first..end]);
+            } else {
+                w.control_bus[first..end].copy_from_slice(&main.control_bus[first..end]);
+                w.control_touched[first..end].copy_from_slice(&main.control_touched[first..end]);
+            }
+        }
+        let read = |target: u32| {
+            let (audio, bus) = (target & CONTROL_BIT == 0, target & !(CONTROL_BIT | REPLACE_BIT));
+            reads.iter().any(|&(a, f, c)| a == audio && (f..f + c).contains(&bus))
+        };
+        for &(_, earlier) in self.jobs.item_inits(i) {
+            // SAFETY: the earlier item wrote the buses this one reads, so
+            // the queue ran it before this one (`GroupJobs::check`), and its
+            // slot is only claimed again by the replay after the group.
+            let seen = unsafe {
+                self.merge.visit(earlier as usize, |target, samples| {
+                    if read(target) {
+                        apply(w, target, samples);
+                    }
+                })
+            };
+            if seen.is_err() {
+                self.lost.store(true, Ordering::Relaxed);
+            }
+        }
+        w.touch_log.clear();
+        w.touch_data.clear();
+        w.touch_overflow = false;
+        for &sp in self.jobs.item_synths(i) {
+            // SAFETY: each synth belongs to one item, run once per block by
+            // one thread; no one else touches it meanwhile (`run_group`).
+            unsafe { &mut *sp }.calc(w, scratch);
+        }
         let Ok(mut slot) = self.merge.writer(i) else {
             self.lost.store(true, Ordering::Relaxed);
             return;
         };
-        let w = &mut p.world;
-        let bs = w.block_size;
-        p.finals.clear();
-        let keep = |slot: &mut magnetar_dsp::merge::SlotWriter<'_>, w: &World, audio: bool, bus: u32, replace: bool| {
-            let mut target = bus;
-            if replace {
+        let mut kept = !w.touch_overflow;
+        for t in &w.touch_log {
+            let mut target = t.bus;
+            if t.replace {
                 target |= REPLACE_BIT;
             }
-            let written = if audio {
-                &w.audio_bus[bus as usize * bs..(bus as usize + 1) * bs]
-            } else {
+            let len = if t.audio { bs } else { 1 };
+            if !t.audio {
                 target |= CONTROL_BIT;
-                &w.control_bus[bus as usize..bus as usize + 1]
-            };
-            if slot.add(target, written).is_err() {
-                self.lost.store(true, Ordering::Relaxed);
             }
-        };
-        for &sp in &self.jobs.synths[from as usize..to as usize] {
-            // SAFETY: each synth belongs to one child, run once per block by
-            // one thread; no one else touches it meanwhile (`run_group`).
-            let synth = unsafe { &mut *sp };
-            w.touch_log.clear();
-            synth.calc(w, scratch);
-            if w.touch_log.len() == w.touch_log.capacity() {
-                self.lost.store(true, Ordering::Relaxed);
-            }
-            for t in &w.touch_log {
-                if read(t.audio, t.bus) {
-                    if !p.finals.contains(&(t.audio, t.bus)) {
-                        p.finals.push((t.audio, t.bus));
-                    }
-                } else {
-                    keep(&mut slot, w, t.audio, t.bus, t.replace);
-                }
-            }
-            // The next synth on this thread starts from untouched buses.
-            for t in w.touch_log.iter().filter(|t| !read(t.audio, t.bus)) {
-                if t.audio {
-                    w.audio_touched[t.bus as usize] = -1;
-                } else {
-                    w.control_touched[t.bus as usize] = -1;
-                }
-            }
+            kept &= slot.add(target, &w.touch_data[t.at as usize..t.at as usize + len]).is_ok();
         }
-        for &(audio, bus) in &p.finals {
-            keep(&mut slot, w, audio, bus, true);
+        if !kept {
+            self.lost.store(true, Ordering::Relaxed);
         }
     }
 }

@@ -468,3 +468,53 @@ fn buffer_players_in_a_parallel_group_run_in_parallel_and_match_one_thread() {
     let spread = one_vs_two_threads(&setup, 300);
     assert!(spread >= 290, "the players ran on two threads in only {spread} of 300 blocks");
 }
+
+#[test]
+fn a_parallel_group_nested_in_a_chain_spreads_and_its_effect_hears_every_voice() {
+    // One chain: a parallel group of voices summing into bus 20, then an
+    // effect reading it. The outer group has a single child, so only the
+    // inner group's voices can share the work.
+    let mut setup = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        OscMessage::new("/g_new", vec![i(2), i(1), i(1)]),
+        OscMessage::new("/p_new", vec![i(3), i(1), i(2)]),
+    ];
+    for k in 0..6 {
+        setup.push(new_synth("sine", 100 + k, 1, 3, &[("freq", 200.0 + 90.0 * k as f32), ("out", 20.0), ("amp", 0.05)]));
+    }
+    setup.push(new_synth("reader", 200, 1, 2, &[("in", 20.0), ("out", 0.0), ("amp", 0.5)]));
+    setup.push(new_synth("reader", 201, 1, 2, &[("in", 21.0), ("out", 1.0), ("amp", 0.5)]));
+    let spread = one_vs_two_threads(&setup, 300);
+    assert!(spread >= 290, "the voices ran on two threads in only {spread} of 300 blocks");
+}
+
+#[test]
+fn the_listing_5_2_tree_spreads_with_its_sections_and_matches_one_thread() {
+    // The Supernova thesis's Listing 5.2 under a parallel group: section 1
+    // holds a parallel group of small synths and one of big ones, section 2
+    // a group of each; effects after each section read what it wrote.
+    let mut setup = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        OscMessage::new("/g_new", vec![i(10), i(1), i(1)]),
+        OscMessage::new("/p_new", vec![i(11), i(1), i(10)]),
+        OscMessage::new("/p_new", vec![i(12), i(1), i(10)]),
+        OscMessage::new("/g_new", vec![i(20), i(1), i(1)]),
+        OscMessage::new("/g_new", vec![i(21), i(1), i(20)]),
+        OscMessage::new("/g_new", vec![i(22), i(1), i(20)]),
+    ];
+    let mut id = 100;
+    for (group, count, bus) in [(11, 16, 30.0), (12, 4, 32.0), (21, 4, 34.0), (22, 2, 36.0)] {
+        for k in 0..count {
+            id += 1;
+            setup.push(new_synth("sine", id, 1, group, &[("freq", 100.0 + 37.0 * id as f32), ("out", bus), ("amp", 0.02 * (k + 1) as f32)]));
+        }
+    }
+    // Section effects: read their section's buses (and the big group's
+    // reader in section 1 reads what the small group wrote before it).
+    setup.push(new_synth("reader", 300, 1, 12, &[("in", 30.0), ("out", 32.0), ("amp", 0.25)]));
+    setup.push(new_synth("reader", 301, 1, 10, &[("in", 32.0), ("out", 0.0)]));
+    setup.push(new_synth("reader", 302, 1, 20, &[("in", 34.0), ("out", 1.0)]));
+    setup.push(new_synth("reader", 303, 1, 20, &[("in", 36.0), ("out", 1.0)]));
+    let spread = one_vs_two_threads(&setup, 300);
+    assert!(spread >= 290, "the tree ran on two threads in only {spread} of 300 blocks");
+}

@@ -55,14 +55,24 @@ fn control_value(cx: &UnitCtx<'_>, index: usize) -> f32 {
     }
 }
 
-/// Records a bus write for replay (only in a worker's private world, whose
-/// log has room reserved; a full log drops the record, and the engine then
-/// falls back to running that group in order).
+/// Records a bus write and what it wrote, for replay (only in a worker's
+/// private world, whose log has room reserved; a write that does not fit
+/// is dropped and the log marked full, and the engine then treats the
+/// block as incomplete).
 #[inline]
-fn log_touch(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize) {
-    if w.touch_log.len() < w.touch_log.capacity() {
-        w.touch_log.push(crate::world::BusTouch { audio, replace, bus: bus as u32 });
+fn log_write(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize, input: &[f32]) {
+    let len = if audio { w.block_size } else { 1 };
+    if w.touch_log.len() == w.touch_log.capacity() || w.touch_data.len() + len > w.touch_data.capacity() {
+        w.touch_overflow = true;
+        return;
     }
+    let at = w.touch_data.len() as u32;
+    if input.len() >= len {
+        w.touch_data.extend_from_slice(&input[..len]);
+    } else {
+        w.touch_data.extend(std::iter::repeat_n(input[0], len));
+    }
+    w.touch_log.push(crate::world::BusTouch { audio, replace, bus: bus as u32, at });
 }
 
 /// Copies a block, or fills it when the source is a single (control) value.
@@ -421,7 +431,7 @@ impl Unit for Out {
                 }
                 let input = io.inp(i + 1);
                 if w.log_touches {
-                    log_touch(w, true, self.kind == OutKind::Replace, ch);
+                    log_write(w, true, self.kind == OutKind::Replace, ch, input);
                 }
                 let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
                 if self.kind == OutKind::Mix && w.audio_touched[ch] == counter {
@@ -447,7 +457,7 @@ impl Unit for Out {
                 }
                 let x = io.in0(i + 1);
                 if w.log_touches {
-                    log_touch(w, false, self.kind == OutKind::Replace, ch);
+                    log_write(w, false, self.kind == OutKind::Replace, ch, &[x]);
                 }
                 if self.kind == OutKind::Mix && w.control_touched[ch] == counter {
                     w.control_bus[ch] += x;

@@ -69,13 +69,16 @@ pub struct Trigger {
     pub values: Vec<f32>,
 }
 
-/// One bus write, as logged for replay: which bus, and whether the write
-/// replaced the bus's content or mixed into it.
+/// One bus write, as logged for replay: which bus, whether the write
+/// replaced the bus's content or mixed into it, and where what it wrote
+/// starts in `World::touch_data` (a block for an audio bus, one value for
+/// a control bus).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BusTouch {
     pub audio: bool,
     pub replace: bool,
     pub bus: u32,
+    pub at: u32,
 }
 
 /// A read-only view of another world's buffer list (see [`World::bufs`]).
@@ -117,6 +120,9 @@ pub struct World {
     /// in a parallel group, whose writes are replayed in child order).
     pub log_touches: bool,
     pub touch_log: Vec<BusTouch>,
+    pub touch_data: Vec<f32>,
+    /// A write did not fit the log's reserved room.
+    pub touch_overflow: bool,
     /// The garbage-collected heap units may allocate from (see `gc_units`); none unless the
     /// server installs one.
     pub gc: Option<magnetar_gc::Collector>,
@@ -151,6 +157,8 @@ impl World {
             triggers: Vec::with_capacity(64),
             log_touches: false,
             touch_log: Vec::new(),
+            touch_data: Vec::new(),
+            touch_overflow: false,
             gc: None,
         }
     }

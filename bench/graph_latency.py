@@ -61,14 +61,16 @@ def main():
     command = "python3 bench/graph_latency.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     lines = [BEGIN, "## Graph latency (the Supernova thesis's Listing 5.2 tree)", "",
              f"Command: `{command.strip()}` ({head}). The tree of Listing 5.2 under a parallel group; "
-             "each round adds its 42 synths one by one (4 and 128 FSinOsc) with a block after each, moves "
+             "each round adds its 42 synths one by one (4 and 128 FSinOsc) with two blocks after each, moves "
              "8 synths between the sections and back (a block after each move), plays 50 blocks and frees "
-             "the tree. Times are taken inside the engine, on the thread that runs the blocks. A synth's "
+             "the tree. Times are taken inside the engine, on the thread that runs the blocks, which allocates "
+             "from the real-time pool as the server's audio thread does. A synth's "
              "units are built on its first block (as scsynth's are by `/s_new`), so synth creation is the "
              "command plus the construction. The thesis reports 4 µs mean and 13 µs worst for supernova's "
-             "queue build on this graph; magnetar compiles a parallel group's queue only when its number of "
-             "children changes, and prepares the group (collects its children, checks their buses) every "
-             "block.", "",
+             "queue build on this graph. magnetar compiles a parallel group's queue when the shape of its "
+             "subtree changes (every layout here: the last four shapes are kept, and the 42 layouts of a "
+             "round cycle through more), and prepares the group every block: collects its synths, works out "
+             "which buses they read and write and which items must see which earlier writes.", "",
              "| hot spot | count | mean µs | p50 µs | p99 µs | p99.9 µs | max µs |",
              "|---|---|---|---|---|---|---|"]
     for name, *vals in rows:

@@ -10,14 +10,21 @@
 //! writes one: 4 and 128 FSinOsc). Each round builds the tree of Listing 5.2
 //! under a parallel group: section 1 (a group of a parallel group of 32 small
 //! synths and one of 4 big), section 2 (a group of a group of 4 small and one
-//! of 2 big), adding the 42 synths one by one in the listing's order with a
-//! block after each; then moves synths between sections (a block after each
-//! move), plays 50 blocks, and frees everything.
+//! of 2 big), adding the 42 synths one by one in the listing's order with two
+//! blocks after each (the first builds the new synth, the second compiles
+//! the queue of the new tree); then moves synths between sections (a block
+//! after each move), plays 50 blocks, and frees everything.
+//!
+//! As in the real-time server, the thread that runs the blocks allocates
+//! from the real-time pool (64 MB here), not from the process heap.
 
 use magnetar_engine::{Engine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_rt::histogram::Histogram;
 use std::time::Instant;
+
+#[global_allocator]
+static ALLOC: magnetar_mem::RoutingAlloc<std::alloc::System> = magnetar_mem::RoutingAlloc::new(std::alloc::System);
 
 fn msg(path: &str, args: &[OscArg]) -> OscMessage {
     OscMessage::new(path, args.to_vec())
@@ -69,6 +76,9 @@ fn main() {
     for r in e.add_synthdefs(&bytes).expect("a SynthDef file") {
         r.expect("a def the engine runs");
     }
+    magnetar_mem::install_pool(64 << 20).expect("the real-time pool");
+    // SAFETY: this is the only thread that enters the pool.
+    unsafe { magnetar_mem::enter_pool() };
     let (mut s_new, mut edit, mut blocks, mut free) =
         (Histogram::new(), Histogram::new(), Histogram::new(), Histogram::new());
     // Section 1: group 10 holding parallel groups 11 (small) and 12 (big);
@@ -94,6 +104,9 @@ fn main() {
                 id += 1;
                 let m = msg("/s_new", &[s(def), i(id), i(action), i(group), s("freq"), OscArg::Float(100.0 + k as f32)]);
                 timed(&mut e, &m, &mut s_new);
+                // The first block builds the synth (its group runs in order
+                // then); the second compiles the group's new queue.
+                block(&mut e, &mut blocks);
                 block(&mut e, &mut blocks);
             }
         }

@@ -147,8 +147,9 @@ def main():
     lines = [BEGIN, "## Parallel groups (the Supernova paper's experiments, NRT)", "",
              f"Command: `{command.strip()}` ({args.seconds:g} s of audio at 48 kHz, median of {args.reps} "
              "interleaved renders, wall time). magnetar runs a parallel group's children on its threads when "
-             "they are running synths of parallel-safe defs, or groups of them, and no child reads a bus "
-             "another writes; the last column compares the samples of magnetar's -T 1 and -T 2 renders, bit for bit.", "",
+             "its subtree holds running synths of parallel-safe defs and no synth reads a bus that a synth it "
+             "may run alongside writes; the last column compares the samples of magnetar's -T 1 and -T 2 "
+             "renders, bit for bit.", "",
              "| score | " + " | ".join(e for e, _ in ENGINES)
              + " | magnetar -T 1 / -T 2 | supernova -T 2 / magnetar -T 2 | -T 2 output = -T 1 |",
              "|---|" + "---|" * (len(ENGINES) + 3)]

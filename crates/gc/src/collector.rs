@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
+use magnetar_rt::event::{binary_event, Signaller, Waiter};
 
 use crate::config::{CollectorMode, GcConfig, WORD};
 use crate::error::GcError;
@@ -269,7 +270,8 @@ pub struct Collector {
     warnings: u32,
     collector_thread: Option<JoinHandle<()>>,
     free_thread: Option<JoinHandle<()>>,
-    collector_handle: Thread,
+    /// Hands a cycle to the collector thread.
+    wake: Signaller,
     free_handle: Thread,
     /// Root slots not handed out by `claim_root_slot`, lowest index first.
     free_slots: Vec<u32>,
@@ -395,9 +397,10 @@ impl Collector {
         let s = shared.clone();
         let fh = free_handle.clone();
         let expected = config.max_allocations_per_cycle;
+        let (wake, woken) = binary_event();
         let collector_thread = match thread::Builder::new()
             .name("magnetar-gc-mark".into())
-            .spawn(move || collector_main(s, dead_tx, spare_tx, fh, expected))
+            .spawn(move || collector_main(s, woken, dead_tx, spare_tx, fh, expected))
         {
             Ok(t) => t,
             Err(_) => {
@@ -407,7 +410,6 @@ impl Collector {
                 return Err(GcError::ThreadSpawn("mark-and-sweep"));
             }
         };
-        let collector_handle = collector_thread.thread().clone();
         // The persistent snapshot starts equal to the heap (both hold only fill so far); from
         // here on the heap's pointer words reach it only through the complementary blocks.
         let barrier = match &shared.replica {
@@ -464,7 +466,7 @@ impl Collector {
             warnings: 0,
             collector_thread: Some(collector_thread),
             free_thread: Some(free_thread),
-            collector_handle,
+            wake,
             free_handle,
             free_slots: (0..config.root_slots as u32).collect(),
             claimed: vec![false; config.root_slots].into_boxed_slice(),
@@ -811,8 +813,7 @@ impl Collector {
         // Switch the transport stack: the collector has finished with the other half.
         self.writer ^= 1;
         self.writer_len = 0;
-        sh.state.store(WORKING, Ordering::Release);
-        self.collector_handle.unpark();
+        self.start_collector();
         kind
     }
 
@@ -850,8 +851,7 @@ impl Collector {
         if self.last_full.map_or(true, |t| t0 >= t + self.period) {
             self.last_full = Some(t0);
         }
-        sh.state.store(WORKING, Ordering::Release);
-        self.collector_handle.unpark();
+        self.start_collector();
         SnapshotKind::Replicated
     }
 
@@ -890,6 +890,15 @@ impl Collector {
             at += words;
         }
         at
+    }
+
+    /// Hands the cycle in `cycle` to the collector thread. It polls for work while
+    /// collections follow each other, so the audio thread makes no system call to wake it;
+    /// only a collector that went to sleep after a quiet spell is woken.
+    fn start_collector(&self) {
+        self.shared.state.store(WORKING, Ordering::Release);
+        // Latches the event; a system call only if the collector sleeps in `wait`.
+        self.wake.signal();
     }
 
     /// Put up to `max` blocks the free thread has zeroed back on the free lists.
@@ -951,7 +960,7 @@ impl Collector {
 impl Drop for Collector {
     fn drop(&mut self) {
         self.shared.shutdown.store(true, Ordering::Release);
-        self.collector_handle.unpark();
+        self.wake.signal();
         self.free_handle.unpark();
         if let Some(t) = self.collector_thread.take() {
             let _ = t.join();
@@ -978,8 +987,17 @@ fn calibrate(heap: &Region, snapshot: &Region) -> f64 {
     heap.len() as f64 / best.max(Duration::from_nanos(100)).as_secs_f64()
 }
 
+/// How often an idle collector thread looks for work, and for how many looks before it waits
+/// on its event until signalled. While something allocates, cycles start every few blocks and
+/// the collector never waits on the event, so the audio thread's signal only latches it (no
+/// system call); a server that does not use the heap has its collector asleep (woken for the
+/// once-a-period cycle).
+const POLL_INTERVAL: Duration = Duration::from_micros(500);
+const IDLE_POLLS: u32 = 40;
+
 fn collector_main(
     shared: Arc<Shared>,
+    mut woken: Waiter,
     mut to_free: Producer<(usize, usize)>,
     mut spare_tx: Producer<usize>,
     free_thread: Thread,
@@ -988,11 +1006,19 @@ fn collector_main(
     let mut tracer = Tracer::new(expected);
     let mut dead: Vec<(usize, usize)> = Vec::with_capacity(1024);
     loop {
+        let mut polls = 0;
         while shared.state.load(Ordering::Acquire) != WORKING {
             if shared.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            thread::park();
+            if polls < IDLE_POLLS {
+                // Asleep in a timer, not on the event: a signal meanwhile only latches.
+                polls += 1;
+                thread::sleep(POLL_INTERVAL);
+                woken.try_wait();
+            } else {
+                woken.wait();
+            }
         }
         // SAFETY: state is WORKING (Acquire above), so the audio thread finished writing
         // `cycle` and will not touch it until we store IDLE.

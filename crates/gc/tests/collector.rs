@@ -159,3 +159,19 @@ fn claimed_root_slots_are_distinct_and_releasing_one_lets_its_objects_go() {
     assert_eq!(gc.claim_root_slot(), Some(slots[0]), "a released slot can be claimed again");
     assert_eq!(gc.claim_root_slot(), None, "a double release did not create a second free slot");
 }
+
+#[test]
+fn a_collector_asleep_after_a_quiet_spell_is_woken_for_the_next_cycle() {
+    let mut gc = Collector::new(config()).unwrap();
+    assert!(gc.alloc(4 * WORD).is_some());
+    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= 1));
+    // No block for a while: the collector stops polling and parks.
+    std::thread::sleep(Duration::from_millis(200));
+    let c0 = gc.stats().cycles;
+    assert!(gc.alloc(4 * WORD).is_some());
+    assert!(
+        run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 2),
+        "cycles after the quiet spell: {}",
+        gc.stats().cycles - c0
+    );
+}

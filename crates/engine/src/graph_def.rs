@@ -447,7 +447,8 @@ fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Op
 
 /// Whether consecutive synths of this def may run step by step side by side
 /// (step 1 of every synth, then step 2, ...) instead of synth by synth, with
-/// the same result. True when, besides pure units, the def only reads its
+/// the same result. True when, besides pure units and units that only
+/// compute when the synth is built (scalar rate), the def only reads its
 /// own controls, writes buses through at most one unit (so writes to a bus
 /// keep their synth order), and ends itself through envelopes whose done
 /// action touches no other node (0, 1 or 2; done actions run after the
@@ -464,7 +465,9 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool) -> bool {
     };
     let mut writers = 0;
     for p in protos {
-        if p.pure {
+        // Scalar-rate units compute once, when the synth is built (its first
+        // block, which runs in order): `Rand.ir` draws there, not per block.
+        if p.pure || (p.rate == Rate::Scalar && !matches!(p.spec.name.as_str(), "Out" | "ReplaceOut" | "XOut" | "OffsetOut")) {
             continue;
         }
         let name = p.spec.name.as_str();

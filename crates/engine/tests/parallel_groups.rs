@@ -300,10 +300,21 @@ fn one_vs_two_threads(setup: &[OscMessage], blocks: usize) -> u64 {
     one_vs_two_threads_with_buses(setup, blocks, 64)
 }
 
+fn one_vs_two_threads_with_defs(setup: &[OscMessage], blocks: usize, defs: &[Vec<u8>]) -> u64 {
+    one_vs_two_threads_on(setup, blocks, 64, defs)
+}
+
 fn one_vs_two_threads_with_buses(setup: &[OscMessage], blocks: usize, audio_buses: usize) -> u64 {
+    one_vs_two_threads_on(setup, blocks, audio_buses, &[])
+}
+
+fn one_vs_two_threads_on(setup: &[OscMessage], blocks: usize, audio_buses: usize, defs: &[Vec<u8>]) -> u64 {
     let mut one = engine_with_buses(1, audio_buses);
     let mut two = engine_with_buses(2, audio_buses);
     for e in [&mut one, &mut two] {
+        for def in defs {
+            assert!(e.add_synthdefs(def).unwrap().iter().all(|r| r.is_ok()));
+        }
         for m in setup {
             e.perform_message(m).unwrap();
         }
@@ -517,4 +528,33 @@ fn the_listing_5_2_tree_spreads_with_its_sections_and_matches_one_thread() {
     setup.push(new_synth("reader", 303, 1, 20, &[("in", 36.0), ("out", 1.0)]));
     let spread = one_vs_two_threads(&setup, 300);
     assert!(spread >= 290, "the tree ran on two threads in only {spread} of 300 blocks");
+}
+
+/// A def "detuned": `Out.ar(out, SinOsc.ar(freq * Rand(0.9, 1.1)) * 0.1)`.
+fn detuned_def() -> Vec<u8> {
+    def_bytes(
+        "detuned",
+        &[0.9, 1.1, 0.0, 0.1],
+        &[("freq", 300.0), ("out", 0.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("Rand", 0, &[(-1, 0), (-1, 1)], &[0], 0),
+            ("BinaryOpUGen", 1, &[(0, 0), (1, 0)], &[1], 2),
+            ("SinOsc", 2, &[(2, 0), (-1, 2)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(3, 0), (-1, 3)], &[2], 2),
+            ("Out", 2, &[(0, 1), (4, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn synths_drawing_random_numbers_only_when_built_run_in_parallel() {
+    // Rand.ir draws once, in the synth's first block, which runs in order:
+    // every engine draws the same numbers for the same synths.
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..8 {
+        setup.push(new_synth("detuned", 100 + k, 1, 1, &[("freq", 200.0 + 50.0 * k as f32), ("out", (k % 2) as f32)]));
+    }
+    let spread = one_vs_two_threads_with_defs(&setup, 300, &[detuned_def()]);
+    assert!(spread >= 290, "the synths ran on two threads in only {spread} of 300 blocks");
 }

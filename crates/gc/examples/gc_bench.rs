@@ -13,10 +13,12 @@
 //!
 //! `cargo run --release -p magnetar-gc --example gc_bench -- [--seconds 10] [--heap-mb 4]
 //!  [--block 256] [--collector concurrent|stw|replicating|boehm] [--live-kb 64] [--curve] [--curve-secs 0.25]
-//!  [--load] [--fifo PRIORITY] [--full-period 1.0]`
+//!  [--load] [--fifo PRIORITY] [--full-period 1.0] [--max-frees N]`
 //!
 //! `--full-period` sets how often (seconds) the full, worst-case snapshot is forced; a short
 //! period gives many samples of its time in a short run.
+//!
+//! `--max-frees` bounds how many freed blocks the audio thread takes back per block.
 //!
 //! `--fifo` runs the audio loop (only it: the collector threads keep the normal policy, as in
 //! the thesis) under SCHED_FIFO at that priority.
@@ -206,6 +208,7 @@ struct Args {
     live_kb: f64,
     fifo: Option<i32>,
     full_period: f64,
+    max_frees: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -220,6 +223,7 @@ fn parse_args() -> Args {
         live_kb: 64.0,
         fifo: None,
         full_period: 1.0,
+        max_frees: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -233,6 +237,7 @@ fn parse_args() -> Args {
             "--fifo" => a.fifo = val(i).map(|v| v as i32),
             "--live-kb" => a.live_kb = val(i).unwrap_or(a.live_kb),
             "--full-period" => a.full_period = val(i).filter(|v| *v > 0.0).unwrap_or(a.full_period),
+            "--max-frees" => a.max_frees = val(i).map(|v| v as usize),
             "--collector" => a.collector = argv.get(i + 1).cloned().unwrap_or_default(),
             "--curve" => {
                 a.curve = true;
@@ -440,6 +445,7 @@ fn main() {
                 snapshot_bandwidth: Some(pm.best),
                 mode,
                 full_snapshot_period: Duration::from_secs_f64(args.full_period),
+                max_frees_per_block: args.max_frees.unwrap_or(GcConfig::default().max_frees_per_block),
                 ..GcConfig::default()
             })
             .expect("collector"),

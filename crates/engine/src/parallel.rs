@@ -232,6 +232,12 @@ impl GroupJobs {
                     return false;
                 }
             } else {
+                // An item keeps every write for the replay and has room for
+                // so many: a long run of synths is cut into several items.
+                let writes = tree.synth_mut(c).and_then(|s| s.def.bus_write.as_ref()).map_or(0, |w| w.channels as usize);
+                if self.open.is_some() && self.open_writes + writes > MAX_WRITES_PER_ITEM && !self.close_item() {
+                    return false;
+                }
                 if self.open.is_none() {
                     self.open = Some(self.synths.len() as u32);
                     self.open_writes = 0;

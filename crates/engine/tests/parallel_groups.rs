@@ -558,3 +558,19 @@ fn synths_drawing_random_numbers_only_when_built_run_in_parallel() {
     let spread = one_vs_two_threads_with_defs(&setup, 300, &[detuned_def()]);
     assert!(spread >= 290, "the synths ran on two threads in only {spread} of 300 blocks");
 }
+
+#[test]
+fn a_long_chain_is_cut_into_several_items_and_still_spreads() {
+    // Two chains of 40 stereo sines (80 bus writes each, more than one work
+    // item keeps) and a reader of their bus at the end.
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for (g, bus) in [(2, 20.0), (3, 24.0)] {
+        setup.push(OscMessage::new("/g_new", vec![i(g), i(1), i(1)]));
+        for k in 0..40 {
+            setup.push(new_synth("sine", 100 * g + k, 1, g, &[("freq", 100.0 + 23.0 * k as f32), ("out", bus), ("amp", 0.01)]));
+        }
+        setup.push(new_synth("reader", 100 * g + 99, 1, g, &[("in", bus + 1.0), ("out", (g % 2) as f32)]));
+    }
+    let spread = one_vs_two_threads(&setup, 200);
+    assert!(spread >= 190, "the chains ran on two threads in only {spread} of 200 blocks");
+}

@@ -21,21 +21,12 @@ from bench_md import write_section
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
 
-from supriya import ugens as U  # noqa: E402
 from supriya.ugens import compile_synthdefs  # noqa: E402
 
-from nrt import build  # noqa: E402
+from parallel_bench import fsin_bank  # noqa: E402
 
 BEGIN = "<!-- graph-latency:begin -->"
 END = "<!-- graph-latency:end -->"
-
-
-def bank(name, n):
-    def body(b):
-        sig = U.Mix.new([U.FSinOsc.ar(frequency=b["freq"] * (i + 1)) for i in range(n)]) * (0.1 / n)
-        U.Out.ar(bus=0, source=sig)
-
-    return build(name, body, freq=100.0)
 
 
 def main():
@@ -46,7 +37,7 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         defs = Path(tmp) / "listing.scsyndef"
-        defs.write_bytes(compile_synthdefs(bank("small", 4), bank("big", 128)))
+        defs.write_bytes(compile_synthdefs(fsin_bank("small", 4, True), fsin_bank("big", 128, True)))
         cmd = ["cargo", "run", "-q", "--release", "-p", "magnetar-engine", "--example", "graph_latency", "--",
                str(defs), "--rounds", str(args.rounds), "--threads", str(args.threads)]
         p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)

@@ -102,7 +102,7 @@ pub const MAX_DEPTH: usize = 512;
 /// Largest number of queue items in a plan.
 pub const MAX_QUEUE_ITEMS: usize = (u32::MAX - 1) as usize;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Token {
     Item(ItemId),
     /// A group; `end` is the index after its last descendant, `entries` how
@@ -129,7 +129,7 @@ enum Token {
 /// assert_eq!(plan.len(), 3); // [1], [2], [3]
 /// assert_eq!(plan.initially_ready(), &[0]);
 /// ```
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct FlatTree {
     tokens: Vec<Token>,
     open: Vec<u32>,
@@ -156,6 +156,14 @@ impl FlatTree {
         self.tokens.clear();
         self.open.clear();
         self.satellites.clear();
+    }
+
+    /// Makes this tree equal to `other`, reusing this tree's storage (no
+    /// allocation when it has room).
+    pub fn copy_from(&mut self, other: &FlatTree) {
+        self.tokens.clone_from(&other.tokens);
+        self.open.clone_from(&other.open);
+        self.satellites.clone_from(&other.satellites);
     }
 
     /// Opens a sequential group.

@@ -170,7 +170,8 @@ impl GraphDef {
         let safe = lockstep_safe(def, &protos);
         let lockstep = safe && steps.iter().any(|st| st.lane.is_some());
         let (bus_reads, bus_write) = bus_accesses(def, &protos);
-        let parallel = (safe || parallel_reader_safe(def, &protos))
+        // Reading buses and buffers is allowed on top of what lockstep allows.
+        let parallel = parallel_reader_safe(def, &protos)
             && !protos.iter().any(|p| matches!(p.spec.name.as_str(), "XOut" | "OffsetOut"));
         let calc_steps = steps
             .iter()

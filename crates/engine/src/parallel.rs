@@ -85,7 +85,7 @@ struct Access {
 }
 
 /// A parallel group's work for one block: its synths in sequential order,
-/// cut into work items, the queue shape they form, and what each item must
+/// cut into work items, the queue they form, and what each item must
 /// see before it runs. Worked out before the block from the tree and the
 /// synths' controls; storage is reserved up front.
 pub struct GroupJobs {
@@ -114,7 +114,6 @@ pub struct GroupJobs {
     open_writes: usize,
     /// The queue's shape, for the compiler, and as a key to reuse plans.
     flat: FlatTree,
-    shape: Vec<u8>,
     audio_buses: usize,
     control_buses: usize,
 }
@@ -143,7 +142,6 @@ impl GroupJobs {
             open: None,
             open_writes: 0,
             flat: FlatTree::with_capacity(MAX_PARALLEL_ITEMS + MAX_GROUPS, 0),
-            shape: Vec::with_capacity(MAX_PARALLEL_ITEMS + 2 * MAX_GROUPS),
             audio_buses,
             control_buses,
         }
@@ -165,7 +163,6 @@ impl GroupJobs {
         self.write_any = false;
         self.open = None;
         self.flat.clear();
-        self.shape.clear();
     }
 
     /// Number of work items.
@@ -197,7 +194,7 @@ impl GroupJobs {
         threads: usize,
     ) -> bool {
         let span = self.spans.len() as u32;
-        if self.spans.len() == MAX_GROUPS || depth > MAX_NESTING || self.shape.len() + 2 > self.shape.capacity() {
+        if self.spans.len() == MAX_GROUPS || depth > MAX_NESTING {
             return false;
         }
         self.spans.push(Span { parent, par, end: 0 });
@@ -206,7 +203,6 @@ impl GroupJobs {
         } else {
             self.flat.begin_seq();
         }
-        self.shape.push(if par { b'p' } else { b's' });
         // A parallel group's synth children go in items of `chunk`.
         let chunk = if par {
             let mut n = 0;
@@ -255,18 +251,16 @@ impl GroupJobs {
             return false;
         }
         self.spans[span as usize].end = self.synths.len() as u32;
-        self.shape.push(b'e');
         self.flat.end().is_ok()
     }
 
     fn close_item(&mut self) -> bool {
         if let Some(first) = self.open.take() {
-            if self.items.len() == MAX_PARALLEL_ITEMS || self.shape.len() == self.shape.capacity() {
+            if self.items.len() == MAX_PARALLEL_ITEMS {
                 return false;
             }
             self.items.push((first, self.synths.len() as u32));
             self.flat.item(ItemId(self.items.len() as u32 - 1));
-            self.shape.push(b'i');
         }
         true
     }
@@ -446,8 +440,8 @@ const CACHED_PLANS: usize = 4;
 
 pub struct Parallel {
     executor: Executor,
-    /// (shape, queue) pairs, the most recently used first.
-    plans: Vec<(Vec<u8>, Plan)>,
+    /// (tree, queue) pairs, the most recently used first.
+    plans: Vec<(FlatTree, Plan)>,
     /// One private world (buses only matter) per thread.
     privates: Vec<UnsafeCell<World>>,
     merge: MergeBuffers,
@@ -502,7 +496,7 @@ impl Parallel {
         Ok(Parallel {
             executor,
             plans: (0..CACHED_PLANS)
-                .map(|_| (Vec::with_capacity(MAX_PARALLEL_ITEMS + 2 * MAX_GROUPS), Plan::with_capacity(nodes, 4 * nodes)))
+                .map(|_| (FlatTree::with_capacity(nodes, 0), Plan::with_capacity(nodes, 4 * nodes)))
                 .collect(),
             privates,
             merge: MergeBuffers::new(MAX_PARALLEL_ITEMS, MAX_WRITES_PER_ITEM, MAX_WRITES_PER_ITEM * bs),
@@ -536,18 +530,18 @@ impl Parallel {
     /// which nothing else touches during the call, and `scratch` must hold
     /// `threads() * scratch_len` samples.
     pub unsafe fn run_group(&mut self, jobs: &GroupJobs, world: &mut World, scratch: *mut f32, scratch_len: usize) -> bool {
-        match self.plans.iter().position(|(shape, _)| *shape == jobs.shape) {
+        match self.plans.iter().position(|(tree, _)| *tree == jobs.flat) {
             // Most recently used first: a rotation moves no plan's storage.
             Some(at) => self.plans[..=at].rotate_right(1),
             None => {
                 let started = Instant::now();
                 self.plans.rotate_right(1);
-                let (shape, plan) = &mut self.plans[0];
-                shape.clear();
+                let (tree, plan) = &mut self.plans[0];
+                tree.clear();
                 if plan.compile_flat(&jobs.flat).is_err() {
                     return false;
                 }
-                shape.extend_from_slice(&jobs.shape);
+                tree.copy_from(&jobs.flat);
                 self.plans_compiled += 1;
                 self.compile_times.record_duration(started.elapsed());
             }

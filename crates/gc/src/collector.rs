@@ -806,14 +806,7 @@ impl Collector {
                 SnapshotKind::Partial
             }
         };
-        let input = self.cycle_input(plan.used, roots_words, None);
-        // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
-        // so the collector is not reading `cycle`.
-        unsafe { *sh.cycle.get() = input };
-        // Switch the transport stack: the collector has finished with the other half.
-        self.writer ^= 1;
-        self.writer_len = 0;
-        self.start_collector();
+        self.start_cycle(plan.used, roots_words, None);
         kind
     }
 
@@ -834,13 +827,6 @@ impl Collector {
             SharedStats::add(&sh.stats.barrier_overflows, 1);
         }
         let merge = MergeInput { half: b.half, logged: b.logged, chained: b.chained, overflowed: b.overflowed };
-        let input = self.cycle_input(self.ptr_pool.used_bytes(), roots_words, Some(merge));
-        // SAFETY: state is IDLE (checked by the caller, and only we move it away from IDLE),
-        // so the collector is not reading `cycle`.
-        unsafe { *sh.cycle.get() = input };
-        self.writer ^= 1;
-        self.writer_len = 0;
-        let b = &mut self.barrier;
         b.half ^= 1;
         b.comp = replica.comp[b.half].addr();
         b.log = replica.logs[b.half].base() as *mut usize;
@@ -851,7 +837,7 @@ impl Collector {
         if self.last_full.map_or(true, |t| t0 >= t + self.period) {
             self.last_full = Some(t0);
         }
-        self.start_collector();
+        self.start_cycle(self.ptr_pool.used_bytes(), roots_words, Some(merge));
         SnapshotKind::Replicated
     }
 
@@ -892,10 +878,17 @@ impl Collector {
         at
     }
 
-    /// Hands the cycle in `cycle` to the collector thread. It polls for work while
-    /// collections follow each other, so the audio thread makes no system call to wake it;
-    /// only a collector that went to sleep after a quiet spell is woken.
-    fn start_collector(&self) {
+    /// Hands the collector thread its next cycle (see `cycle_input`) and switches the
+    /// transport stack: the collector has finished with the other half. The collector polls
+    /// for work while collections follow each other, so the audio thread makes no system call
+    /// to wake it; only a collector that went to sleep after a quiet spell is woken.
+    fn start_cycle(&mut self, ptr_used: usize, roots_words: usize, merge: Option<MergeInput>) {
+        let input = self.cycle_input(ptr_used, roots_words, merge);
+        // SAFETY: state is IDLE (checked by the callers, and only we move it away from IDLE),
+        // so the collector is not reading `cycle`.
+        unsafe { *self.shared.cycle.get() = input };
+        self.writer ^= 1;
+        self.writer_len = 0;
         self.shared.state.store(WORKING, Ordering::Release);
         // Latches the event; a system call only if the collector sleeps in `wait`.
         self.wake.signal();

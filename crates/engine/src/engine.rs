@@ -41,6 +41,11 @@ pub struct EngineOptions {
     /// Whether the engine serves a real-time driver (helpers then get
     /// real-time priority).
     pub realtime: bool,
+    /// Gives each synth its own random generator, seeded from the world's
+    /// when the synth is created (supernova's way), instead of all synths
+    /// drawing from the world's in turn (scsynth's). Noise synths in a
+    /// parallel group may then run on any thread.
+    pub rgen_per_synth: bool,
 }
 
 impl Default for EngineOptions {
@@ -61,6 +66,7 @@ impl Default for EngineOptions {
             seed: None,
             threads: 1,
             realtime: false,
+            rgen_per_synth: false,
         }
     }
 }
@@ -421,7 +427,11 @@ impl Engine {
     }
 
     pub fn new_synth_quiet(&mut self, def: Arc<GraphDef>, id: i32, pos: Position) -> NodeIdx {
-        let synth = Synth::new(def, id, self.sample_offset, self.subsample_offset);
+        let mut synth = Synth::new(def, id, self.sample_offset, self.subsample_offset);
+        if self.options.rgen_per_synth {
+            // Seeded in command order, so a render does not depend on threads.
+            synth.rgen = Some(magnetar_ugens::RGen::new(self.world.rgen.trand()));
+        }
         let idx = self.tree.insert(id, NodeKind::Synth(Box::new(synth)), CalcState::FirstCalc);
         self.tree.link(idx, pos);
         idx

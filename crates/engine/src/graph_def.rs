@@ -94,6 +94,9 @@ pub struct GraphDef {
     /// `Out` or `ReplaceOut` as the bus writer, whose writes the engine
     /// replays in child order.
     pub parallel: bool,
+    /// Whether it may, as `parallel`, when each synth has its own random
+    /// generator: random units then do not tie synths to their order.
+    pub parallel_own_rng: bool,
     /// The buses a synth of a parallel def reads, and the one it writes:
     /// where each bus number comes from, so the engine can tell before a
     /// block whether children of a parallel group depend on each other.
@@ -120,6 +123,8 @@ struct Proto<'a> {
     rate: Rate,
     ctor: UnitCtor,
     pure: bool,
+    /// Draws from (or reseeds) its synth's random generator.
+    draws: bool,
 }
 
 impl GraphDef {
@@ -137,7 +142,8 @@ impl GraphDef {
                 return Err(DefError::UnsupportedRate { def: def.name.clone(), unit: index, ugen: spec.name.clone(), rate });
             }
             let pure = registry.is_pure(&spec.name, spec.special_index);
-            protos.push(Proto { spec, rate, ctor, pure });
+            let draws = registry.draws_random(&spec.name, spec.special_index);
+            protos.push(Proto { spec, rate, ctor, pure, draws });
         }
 
         let groups = schedule(&protos, registry);
@@ -171,8 +177,9 @@ impl GraphDef {
         let lockstep = safe && steps.iter().any(|st| st.lane.is_some());
         let (bus_reads, bus_write) = bus_accesses(def, &protos);
         // Reading buses and buffers is allowed on top of what lockstep allows.
-        let parallel = parallel_reader_safe(def, &protos)
-            && !protos.iter().any(|p| matches!(p.spec.name.as_str(), "XOut" | "OffsetOut"));
+        let no_offset_writes = !protos.iter().any(|p| matches!(p.spec.name.as_str(), "XOut" | "OffsetOut"));
+        let parallel = no_offset_writes && units_safe(def, &protos, true, false);
+        let parallel_own_rng = no_offset_writes && units_safe(def, &protos, true, true);
         let calc_steps = steps
             .iter()
             .enumerate()
@@ -200,6 +207,7 @@ impl GraphDef {
             scratch_len,
             lockstep,
             parallel,
+            parallel_own_rng,
             bus_reads,
             bus_write,
             new_bytes: Default::default(),
@@ -402,14 +410,6 @@ fn place_wires(
     (units, local_len, scratch_bufs as usize * block_size)
 }
 
-/// Lockstep-safe but for readers: `In` and `InFeedback` may read buses
-/// (parallel groups give them the buses as they were before the group),
-/// and units that only read buffers may read them (no parallel-safe unit
-/// writes a buffer, and buffer commands run between blocks).
-fn parallel_reader_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
-    units_safe(def, protos, true)
-}
-
 /// The def's bus readers (`In`, `InFeedback`) and its writer (`Out`,
 /// `ReplaceOut`), with where their bus numbers come from.
 fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Option<BusAccess>) {
@@ -456,10 +456,17 @@ fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Op
 /// synths' block either way). Controls mapped to buses are checked per
 /// block by the engine.
 fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
-    units_safe(def, protos, false)
+    units_safe(def, protos, false, false)
 }
 
-fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool) -> bool {
+/// The lockstep check, widened for parallel groups by `readers`: `In` and
+/// `InFeedback` may read buses (the engine gives each reader the buses as a
+/// sequential run would leave them) and units that only read buffers may
+/// read them (no parallel-safe unit writes a buffer, and buffer commands run
+/// between blocks). With `own_rng`, units that draw random numbers pass
+/// too: each synth then draws from its own generator, so the order in which
+/// synths run does not change what any of them draws.
+fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: bool) -> bool {
     let constant = |input: &sd::Input| match *input {
         sd::Input::Constant(c) => def.constants.get(c as usize).copied(),
         sd::Input::Unit { .. } => None,
@@ -476,6 +483,7 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool) -> bool {
             p.spec.inputs.get(index).and_then(constant).is_some_and(|a| a == 0.0 || a == 1.0 || a == 2.0)
         };
         let ok = match name {
+            _ if p.draws => own_rng,
             "Control" | "TrigControl" | "LagControl" | "AudioControl" => true,
             "Out" | "ReplaceOut" | "XOut" | "OffsetOut" => {
                 writers += 1;

@@ -267,7 +267,7 @@ impl GroupJobs {
 
     fn add_synth(&mut self, tree: &mut NodeTree, idx: NodeIdx, span: u32, scratch: usize) -> bool {
         let Some(s) = tree.synth_mut(idx) else { return false };
-        let qualifies = s.def.parallel
+        let qualifies = (s.def.parallel || (s.rgen.is_some() && s.def.parallel_own_rng))
             && s.def.scratch_len <= scratch
             && s.ctx.control_map.iter().all(|m| *m == magnetar_ugens::ControlMap::Own)
             && self.synths.len() < self.synths.capacity();

@@ -1,7 +1,7 @@
 //! A running instance of a GraphDef: its wires, its units and its controls.
 
 use crate::graph_def::{GraphDef, Step};
-use magnetar_ugens::{ControlMap, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World};
+use magnetar_ugens::{ControlMap, RGen, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World};
 use std::sync::Arc;
 
 pub struct Synth {
@@ -10,6 +10,9 @@ pub struct Synth {
     wires: Vec<f32>,
     units: Vec<Box<dyn Unit>>,
     done: Vec<bool>,
+    /// The synth's own random generator, when the server gives each synth
+    /// one (supernova's way); `None` draws from the world's (scsynth's way).
+    pub rgen: Option<RGen>,
 }
 
 impl Synth {
@@ -29,7 +32,16 @@ impl Synth {
         };
         let done = vec![false; def.units.len()];
         let units = Vec::with_capacity(def.units.len());
-        Synth { def, ctx, wires, units, done }
+        Synth { def, ctx, wires, units, done, rgen: None }
+    }
+
+    /// Puts the synth's own generator in the world's place for the length
+    /// of its run (units draw from `world.rgen`); a second call puts both back.
+    #[inline]
+    fn swap_rgen(&mut self, world: &mut World) {
+        if let Some(own) = &mut self.rgen {
+            std::mem::swap(own, &mut world.rgen);
+        }
     }
 
     pub fn is_constructed(&self) -> bool {
@@ -44,6 +56,7 @@ impl Synth {
         let full = world.full_rate;
         let block = world.buf_rate;
         let bs = world.block_size;
+        self.swap_rgen(world);
         for step in &def.steps {
             let ud = &def.units[step.unit as usize];
             let spec = UnitSpec {
@@ -71,10 +84,12 @@ impl Synth {
             let unit = (step.ctor)(&spec, &mut io, &mut cx);
             self.units.push(unit);
         }
+        self.swap_rgen(world);
     }
 
     /// Computes one block.
     pub fn calc(&mut self, world: &mut World, scratch: &mut [f32]) {
+        self.swap_rgen(world);
         let def = &*self.def;
         assert!(scratch.len() >= def.scratch_len, "scratch smaller than the def needs");
         let scratch = scratch.as_mut_ptr();
@@ -91,6 +106,7 @@ impl Synth {
                 UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
             self.units[si as usize].next(&mut io, &mut cx);
         }
+        self.swap_rgen(world);
     }
 
     /// Computes step `si` only (the engine may run several synths of one
@@ -106,9 +122,11 @@ impl Synth {
         // SAFETY: as in `calc`, with the scratch the caller vouches for.
         let mut io =
             unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
+        self.swap_rgen(world);
         let mut cx =
             UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
         self.units[si].next(&mut io, &mut cx);
+        self.swap_rgen(world);
     }
 
     /// The unit and wires of step `si`, for a lane kernel.

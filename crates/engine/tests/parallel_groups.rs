@@ -13,6 +13,10 @@ fn engine(threads: usize) -> Engine {
 }
 
 fn engine_with_buses(threads: usize, audio_buses: usize) -> Engine {
+    engine_with(threads, audio_buses, false)
+}
+
+fn engine_with(threads: usize, audio_buses: usize, rgen_per_synth: bool) -> Engine {
     let opts = EngineOptions {
         sample_rate: 48_000.0,
         block_size: 64,
@@ -23,6 +27,7 @@ fn engine_with_buses(threads: usize, audio_buses: usize) -> Engine {
         num_output_channels: 2,
         threads,
         seed: Some(7),
+        rgen_per_synth,
         ..Default::default()
     };
     let mut e = Engine::new(opts);
@@ -309,8 +314,18 @@ fn one_vs_two_threads_with_buses(setup: &[OscMessage], blocks: usize, audio_buse
 }
 
 fn one_vs_two_threads_on(setup: &[OscMessage], blocks: usize, audio_buses: usize, defs: &[Vec<u8>]) -> u64 {
-    let mut one = engine_with_buses(1, audio_buses);
-    let mut two = engine_with_buses(2, audio_buses);
+    one_vs_two_threads_rgen(setup, blocks, audio_buses, defs, false)
+}
+
+fn one_vs_two_threads_rgen(
+    setup: &[OscMessage],
+    blocks: usize,
+    audio_buses: usize,
+    defs: &[Vec<u8>],
+    rgen_per_synth: bool,
+) -> u64 {
+    let mut one = engine_with(1, audio_buses, rgen_per_synth);
+    let mut two = engine_with(2, audio_buses, rgen_per_synth);
     for e in [&mut one, &mut two] {
         for def in defs {
             assert!(e.add_synthdefs(def).unwrap().iter().all(|r| r.is_ok()));
@@ -573,4 +588,88 @@ fn a_long_chain_is_cut_into_several_items_and_still_spreads() {
         setup.push(new_synth("reader", 100 * g + 99, 1, g, &[("in", bus + 1.0), ("out", (g % 2) as f32)]));
     }
     assert_spreads(&setup, 200, "the chains");
+}
+
+/// A def "noisy": `Out.ar(out, WhiteNoise.ar * LFNoise1.kr(freq) * 0.1)`.
+fn noisy_def() -> Vec<u8> {
+    def_bytes(
+        "noisy",
+        &[0.1],
+        &[("out", 0.0), ("freq", 30.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("WhiteNoise", 2, &[], &[2], 0),
+            ("LFNoise1", 1, &[(0, 1)], &[1], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (2, 0)], &[2], 2),
+            ("BinaryOpUGen", 2, &[(3, 0), (-1, 0)], &[2], 2),
+            ("Out", 2, &[(0, 0), (4, 0)], &[], 0),
+        ],
+    )
+}
+
+/// A def "seeded": `RandSeed.ir(1, seed); Out.ar(out, WhiteNoise.ar * 0.1)`.
+fn seeded_def() -> Vec<u8> {
+    def_bytes(
+        "seeded",
+        &[1.0, 0.1],
+        &[("out", 0.0), ("seed", 5.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("RandSeed", 0, &[(-1, 0), (0, 1)], &[0], 0),
+            ("WhiteNoise", 2, &[], &[2], 0),
+            ("BinaryOpUGen", 2, &[(2, 0), (-1, 1)], &[2], 2),
+            ("Out", 2, &[(0, 0), (3, 0)], &[], 0),
+        ],
+    )
+}
+
+fn noise_group() -> Vec<OscMessage> {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..12 {
+        setup.push(new_synth("noisy", 100 + k, 1, 1, &[("out", (k % 3) as f32), ("freq", 10.0 + 7.0 * k as f32)]));
+    }
+    setup
+}
+
+#[test]
+fn noise_synths_sharing_the_world_generator_run_their_group_in_order() {
+    // Their draws must follow the synth order, as scsynth's do.
+    let spread = one_vs_two_threads_rgen(&noise_group(), 200, 64, &[noisy_def()], false);
+    assert_eq!(spread, 0, "a group of synths sharing the generator ran on two threads");
+}
+
+#[test]
+fn noise_synths_with_a_generator_each_spread_and_match_one_thread() {
+    let blocks = 300;
+    let spread = one_vs_two_threads_rgen(&noise_group(), blocks, 64, &[noisy_def()], true);
+    assert!(spread + 10 >= blocks as u64, "the noise synths ran on two threads in only {spread} of {blocks} blocks");
+}
+
+#[test]
+fn with_a_generator_per_synth_a_seeded_synth_repeats_its_noise_whatever_plays_before_it() {
+    // The same seeded synth, alone and behind noise synths that draw first.
+    let render = |rgen_per_synth: bool, crowd: bool| {
+        let mut e = engine_with(2, 64, rgen_per_synth);
+        for def in [noisy_def(), seeded_def()] {
+            assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
+        }
+        let mut setup = if crowd { noise_group() } else { vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])] };
+        setup.push(new_synth("seeded", 999, 1, 1, &[("out", 5.0), ("seed", 42.0)]));
+        for m in &setup {
+            e.perform_message(m).unwrap();
+        }
+        let bs = e.world.block_size;
+        let mut out = Vec::new();
+        for _ in 0..20 {
+            e.run_block();
+            out.extend_from_slice(&e.world.audio_bus[5 * bs..6 * bs]);
+            e.advance_block_counter();
+        }
+        out
+    };
+    let alone = render(true, false);
+    assert!(alone.iter().any(|&x| x != 0.0), "the seeded synth plays");
+    assert_eq!(alone, render(true, true), "its own generator is not disturbed by other synths");
+    // Sharing the world's generator, the others' draws shift its sequence (scsynth's behaviour).
+    assert_ne!(render(false, false), render(false, true));
 }

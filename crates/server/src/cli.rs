@@ -81,6 +81,9 @@ usage: magnetar [options]
    -U <ugen-plugins-path>              accepted for compatibility
    -P <restricted-path>                file commands may only touch files under it
    -T <threads>                        threads for parallel groups (default: number of cores)
+   -g <random generator per synth? 1 or 0> (default 0: synths share the world's, as in scsynth;
+                                       1: each synth has its own, as in supernova, and noise
+                                       synths in parallel groups spread over the threads)
 ";
 
 fn parse_num<T: std::str::FromStr>(flag: &str, value: &str, what: &'static str) -> Result<T, CliError> {
@@ -120,7 +123,7 @@ impl Cli {
                 'L' => 0,
                 'N' => 6,
                 'u' | 't' | 'B' | 'a' | 'i' | 'o' | 'c' | 'z' | 'b' | 'l' | 'n' | 'd' | 'p' | 'm' | 'w' | 'Z'
-                | 'r' | 'S' | 'D' | 'I' | 'O' | 'M' | 's' | 'H' | 'V' | 'v' | 'R' | 'U' | 'P' | 'C' | 'T' => 1,
+                | 'r' | 'S' | 'D' | 'I' | 'O' | 'M' | 's' | 'H' | 'V' | 'v' | 'R' | 'U' | 'P' | 'C' | 'T' | 'g' => 1,
                 _ => return Err(CliError::InvalidOption(flag.into())),
             };
             if i + needs >= args.len() + usize::from(needs == 0) {
@@ -161,6 +164,7 @@ impl Cli {
                     cli.threads = Some(t);
                     e.threads = t.max(1);
                 }
+                'g' => e.rgen_per_synth = parse_num::<i64>(flag, v, "0 or 1")? != 0,
                 'L' => cli.memory_locking = true,
                 'N' => {
                     let sr: f64 = parse_num(flag, args[i + 4], "sample rate")?;
@@ -224,6 +228,15 @@ mod tests {
         assert!(matches!(Cli::parse(&["-u"]), Err(CliError::MissingArgument(..))));
         assert!(matches!(Cli::parse(&["-u", "x"]), Err(CliError::BadValue { .. })));
         assert_eq!(Cli::parse::<&str>(&[]), Err(CliError::NoMode));
+    }
+
+    #[test]
+    fn synths_share_the_world_generator_unless_asked_otherwise() {
+        let nrt = ["-N", "s", "_", "o.wav", "48000", "WAV", "float"];
+        assert!(!Cli::parse(&nrt).unwrap().engine.rgen_per_synth);
+        let own: Vec<&str> = ["-g", "1"].iter().chain(nrt.iter()).copied().collect();
+        assert!(Cli::parse(&own).unwrap().engine.rgen_per_synth);
+        assert!(matches!(Cli::parse(&["-g", "yes", "-u", "57110"]), Err(CliError::BadValue { .. })));
     }
 
     #[test]

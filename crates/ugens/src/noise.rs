@@ -1,11 +1,20 @@
-//! Noise and random-value units. All of them draw from the world's shared
-//! generator (`cx.world.rgen`) in the same order as scsynth, copying its
-//! state into a local for the length of a block.
+//! Noise and random-value units. All of them draw from `cx.world.rgen` in
+//! the same order as scsynth, copying its state into a local for the length
+//! of a block. That is the world's shared generator, or the synth's own one
+//! when the server gives each synth its own (the engine swaps it in while
+//! the synth runs).
 
 use crate::osc::tables::{d2i, f2i, sc_max, sc_min};
 use crate::registry::Registry;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+
+/// Every unit registered here: all of them draw from (or reseed) the
+/// generator of the synth they run in.
+pub const RANDOM_UNITS: &[&str] = &[
+    "WhiteNoise", "ClipNoise", "PinkNoise", "BrownNoise", "Dust", "Dust2", "LFNoise0", "LFNoise1", "LFNoise2", "Rand",
+    "IRand", "ExpRand", "LinRand", "NRand", "TRand", "RandSeed",
+];
 
 pub fn register(r: &mut Registry) {
     r.add::<WhiteNoise>("WhiteNoise");

@@ -142,6 +142,16 @@ impl Registry {
         }
     }
 
+    /// Whether a unit draws from the random generator its synth uses (the
+    /// noise units, the random operators, and `RandSeed`, which reseeds it).
+    pub fn draws_random(&self, name: &str, special_index: i16) -> bool {
+        match name {
+            "UnaryOpUGen" => RANDOM_UNARY_OPS.contains(&special_index),
+            "BinaryOpUGen" => RANDOM_BINARY_OPS.contains(&special_index),
+            _ => crate::noise::RANDOM_UNITS.contains(&name),
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<UnitCtor> {
         self.ctors.get(name).copied()
     }

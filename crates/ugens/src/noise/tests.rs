@@ -238,3 +238,18 @@ fn trand_draws_a_new_value_only_on_rising_triggers() {
     assert_eq!(o[3], o[2]);
     assert_ne!(o[4], o[3]);
 }
+
+#[test]
+fn every_noise_unit_is_known_to_draw_random_numbers() {
+    // The engine lets noise synths run side by side only when each has its
+    // own generator; a unit missing from the list would break that rule.
+    let mut r = crate::registry::Registry::default();
+    super::register(&mut r);
+    let mut registered: Vec<&str> = r.names().collect();
+    registered.sort_unstable();
+    let mut listed = super::RANDOM_UNITS.to_vec();
+    listed.sort_unstable();
+    assert_eq!(registered, listed);
+    assert!(listed.iter().all(|n| r.draws_random(n, 0)));
+    assert!(!r.draws_random("SinOsc", 0));
+}

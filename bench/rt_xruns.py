@@ -5,8 +5,9 @@ For each JACK period (default 64 and 256 frames at 48 kHz) and each server, coun
 a fixed time idle and with a load of synths of a small def (4 FSinOsc summed into Out), all in
 one parallel group (/p_new; scsynth runs it as a plain group).  Then, at the search period
 (default the smallest), finds by search the largest number of those synths each server plays
-for a whole minute without an xrun.  Servers: scsynth, magnetar with one thread and with two,
-supernova with two (`--servers` picks some).
+for a whole minute without an xrun (a count that xruns gets one more try by default).
+Servers: scsynth, magnetar with one thread and with two, supernova with two (`--servers`
+picks some).
 
 Xruns are counted the same way for both servers: from jackd's own reports during the server's
 run ("JackEngine::XRun: client = ... was not finished" when the client was late, and
@@ -15,6 +16,7 @@ causes whoever the client is).  magnetar's own count (/magnetar_rtStats) is show
 
 Usage: python3 bench/rt_xruns.py [--seconds 30] [--load 50] [--periods 64 256] [--search-period P]
                                  [--search-seconds 60] [--search-budget 240] [--search-start 500]
+                                 [--search-retries 1]
                                  [--servers NAME ...] [--no-search] [--no-write]
 Environment: MAGNETAR (default target/release/magnetar), SCSYNTH (default scsynth on PATH),
 SUPERNOVA (default supernova on PATH).
@@ -172,9 +174,21 @@ def servers(names: list[str]) -> dict[str, tuple[str, list[str]]]:
 
 
 def search_capacity(
-    name: str, exe: str, threads: list[str], jack: PrivateJack, seconds: float, budget: float, start: int, log
+    name: str,
+    exe: str,
+    threads: list[str],
+    jack: PrivateJack,
+    seconds: float,
+    budget: float,
+    start: int,
+    retries: int,
+    log,
 ) -> dict:
-    """Largest synth count with no xrun (jackd's report) in `seconds`, within `budget` seconds."""
+    """Largest synth count with no xrun (jackd's report) in `seconds`, within `budget` seconds.
+
+    A count that xruns is tried again up to `retries` times and fails only when every try
+    xruns: on a shared machine one pre-emption of the VM at the wrong moment should not decide
+    a count, and every server gets the same chances."""
     passed, failed = 0, None
     probes = []
     t_start = time.monotonic()
@@ -182,10 +196,15 @@ def search_capacity(
         n = start
         while True:
             s.set_synths(n)
-            c = s.count(seconds, stop_on_first=True)
-            ok = c.jack_xruns == 0
-            probes.append((n, ok, c.seconds))
-            log(f"  {name}: {n} synths -> {'no xrun' if ok else 'xrun'} after {c.seconds:.1f} s")
+            tries = 0
+            while True:
+                tries += 1
+                c = s.count(seconds, stop_on_first=True)
+                ok = c.jack_xruns == 0
+                log(f"  {name}: {n} synths, try {tries} -> {'no xrun' if ok else 'xrun'} after {c.seconds:.1f} s")
+                if ok or tries > retries or time.monotonic() - t_start + seconds + 5 > budget:
+                    break
+            probes.append((n, ok, tries))
             if ok:
                 passed = n
             else:
@@ -213,6 +232,7 @@ def main() -> int:
     ap.add_argument("--search-budget", type=float, default=240.0, help="seconds of searching per server")
     ap.add_argument("--search-start", type=int, default=500, help="first synth count tried")
     ap.add_argument("--search-period", type=int, help="JACK period of the search (default: the smallest)")
+    ap.add_argument("--search-retries", type=int, default=1, help="more tries a count gets after an xrun")
     ap.add_argument("--servers", nargs="+", default=["scsynth", "magnetar", "magnetar -T 2", "supernova -T 2"])
     ap.add_argument("--no-search", action="store_true")
     ap.add_argument("--no-write", action="store_true")
@@ -250,7 +270,15 @@ def main() -> int:
                     log(f"{name}: searching the largest synth count without xrun at -p {period} ...")
                     try:
                         search[name] = search_capacity(
-                            name, exe, threads, jack, args.search_seconds, args.search_budget, args.search_start, log
+                            name,
+                            exe,
+                            threads,
+                            jack,
+                            args.search_seconds,
+                            args.search_budget,
+                            args.search_start,
+                            args.search_retries,
+                            log,
                         )
                     except (BootError, RuntimeError, TimeoutError, OSError) as e:
                         errors.append(f"{name} search: {e}")
@@ -275,14 +303,17 @@ def main() -> int:
             "",
             f"Largest number of `{DEF_NAME}` synths (4 FSinOsc → Out, in one parallel group) played "
             f"{args.search_seconds:g} s at "
-            f"-p {p} with no xrun reported by jackd (a probe stops at its first xrun; search budget "
-            f"{args.search_budget:g} s per server):",
+            f"-p {p} with no xrun reported by jackd (a try stops at its first xrun; a count fails when "
+            f"{args.search_retries + 1} tries in a row xrun; search budget {args.search_budget:g} s per server):",
             "",
             "| server | passed | smallest failed | probes (synths: ok/xrun) |",
             "|---|---:|---:|---|",
         ]
         for name, r in search.items():
-            probes = ", ".join(f"{n}: {'ok' if ok else 'xrun'}" for n, ok, _ in r["probes"])
+            probes = ", ".join(
+                f"{n}: {'ok' if ok else 'xrun'}{f' (try {t})' if ok and t > 1 else ''}{f' ×{t}' if not ok and t > 1 else ''}"
+                for n, ok, t in r["probes"]
+            )
             failed = "—" if r["failed"] is None else str(r["failed"])
             passed = str(r["passed"]) if any(ok for _, ok, _ in r["probes"]) else "none"
             cap.append(f"| {name} | {passed} | {failed} | {probes} |")

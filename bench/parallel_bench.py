@@ -3,7 +3,7 @@
 scores rendered by scsynth, supernova -T 1 / -T 2 and magnetar -T 1 / -T 2 in
 one run; wall time per render, several repetitions interleaved.
 
-Usage: python3 bench/parallel_bench.py [--reps N] [--seconds S] [--no-write]
+Usage: python3 bench/parallel_bench.py [--reps N] [--seconds S] [--only TEXT] [--no-write]
 Writes/updates the "Parallel groups" section of BENCHMARKS.md.
 """
 
@@ -85,20 +85,43 @@ def chains(n_chains):
     return make
 
 
+def noise_voices(n_voices):
+    """Noise voices, each drawing random numbers every block: a parallel group of them spreads
+    only when every synth has its own generator (magnetar's -g 1; supernova's way). Each voice
+    seeds its generator (RandSeed.ir), so that renders can be compared sample for sample."""
+    def voice(b):
+        U.RandSeed.ir(trigger=1, seed=b["seed"])
+        x = U.WhiteNoise.ar() * U.LFNoise1.kr(frequency=b["rate"]) + U.Dust2.ar(density=200.0) * 0.5
+        x = U.Mix.new([U.Ringz.ar(source=x, frequency=b["freq"] * (i + 1), decay_time=0.2) for i in range(6)])
+        cutoff = U.LFNoise2.kr(frequency=b["rate"] * 0.5) * 1500.0 + 2000.0
+        U.Out.ar(bus=0, source=U.RLPF.ar(source=x, frequency=cutoff, reciprocal_of_q=0.5) * 0.002)
+
+    def make(seconds):
+        v = build("noise", voice, freq=200.0, rate=3.0, seed=0.0)
+        s = Score([v]).add(0, msg("/p_new", 1, 0, 0))
+        s.add(0, *(msg("/s_new", "noise", 1000 + k, 1, 1, "freq", 150.0 + 11 * k, "rate", 1.0 + 0.1 * k,
+                       "seed", float(k))
+                   for k in range(n_voices)))
+        return s.end(seconds)
+    return make
+
+
 SCORES = {
     "256 x 4 FSinOsc, one parallel group, separate buses": one_group(256, 4, False),
     "256 x 4 FSinOsc, one parallel group, one shared bus": one_group(256, 4, True),
     "16 x 128 FSinOsc, one parallel group": one_group(16, 128, True),
     "two parallel groups: 64 small, then 4 big": two_groups,
     "32 chains (8-Saw voice -> comb/allpass effect), one parallel group": chains(32),
+    "64 noise voices (noise -> 6 Ringz -> RLPF), one parallel group": noise_voices(64),
 }
 
 ENGINES = [
     ("scsynth", [SCSYNTH]),
     ("supernova -T 1", [SUPERNOVA, "-T", "1"]),
     ("supernova -T 2", [SUPERNOVA, "-T", "2"]),
-    ("magnetar -T 1", [MAGNETAR, "-T", "1"]),
-    ("magnetar -T 2", [MAGNETAR, "-T", "2"]),
+    # -g 1: a random generator per synth, as supernova has (only the noise score draws).
+    ("magnetar -T 1", [MAGNETAR, "-T", "1", "-g", "1"]),
+    ("magnetar -T 2", [MAGNETAR, "-T", "2", "-g", "1"]),
 ]
 
 
@@ -123,12 +146,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--only", help="run only the scores whose name contains this (implies --no-write)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    if args.only:
+        args.no_write = True
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name, make in SCORES.items():
+            if args.only and args.only not in name:
+                continue
             score = tmp / "score.osc"
             score.write_bytes(make(args.seconds).encode(str(tmp)))
             times = {e: [] for e, _ in ENGINES}
@@ -148,7 +176,8 @@ def main():
              f"Command: `{command.strip()}` ({args.seconds:g} s of audio at 48 kHz, median of {args.reps} "
              "interleaved renders, wall time). magnetar runs a parallel group's children on its threads when "
              "its subtree holds running synths of parallel-safe defs and no synth reads a bus that a synth it "
-             "may run alongside writes; the last column compares the samples of magnetar's -T 1 and -T 2 "
+             "may run alongside writes; it runs with `-g 1` (a random generator per synth, as supernova has), "
+             "which only the noise score needs. The last column compares the samples of magnetar's -T 1 and -T 2 "
              "renders, bit for bit.", "",
              "| score | " + " | ".join(e for e, _ in ENGINES)
              + " | magnetar -T 1 / -T 2 | supernova -T 2 / magnetar -T 2 | -T 2 output = -T 1 |",

@@ -5,7 +5,8 @@ For each JACK period (default 64 and 256 frames at 48 kHz) and each server, coun
 a fixed time idle and with a load of synths of a small def (4 FSinOsc summed into Out), all in
 one parallel group (/p_new; scsynth runs it as a plain group).  Then, at the search period
 (default the smallest), finds by search the largest number of those synths each server plays
-for a whole minute without an xrun (a count that xruns gets one more try by default).
+for a whole minute without an xrun (a count that xruns gets one more try by default; the
+servers take turns, one probe each per round).
 Servers: scsynth, magnetar with one thread and with two, supernova with two (`--servers`
 picks some).
 
@@ -15,7 +16,7 @@ run ("JackEngine::XRun: client = ... was not finished" when the client was late,
 causes whoever the client is).  magnetar's own count (/magnetar_rtStats) is shown beside it.
 
 Usage: python3 bench/rt_xruns.py [--seconds 30] [--load 50] [--periods 64 256] [--search-period P]
-                                 [--search-seconds 60] [--search-budget 240] [--search-start 500]
+                                 [--search-seconds 60] [--search-budget 1200] [--search-start 500]
                                  [--search-retries 1]
                                  [--servers NAME ...] [--no-search] [--no-write]
 Environment: MAGNETAR (default target/release/magnetar), SCSYNTH (default scsynth on PATH),
@@ -173,54 +174,70 @@ def servers(names: list[str]) -> dict[str, tuple[str, list[str]]]:
     return {n: known[n] for n in names}
 
 
-def search_capacity(
-    name: str,
-    exe: str,
-    threads: list[str],
-    jack: PrivateJack,
-    seconds: float,
-    budget: float,
-    start: int,
-    retries: int,
-    log,
-) -> dict:
-    """Largest synth count with no xrun (jackd's report) in `seconds`, within `budget` seconds.
+class Search:
+    """One server's search for the largest synth count with no xrun (jackd's report) in
+    `seconds`: grow ×2 from `start` until a count fails, then bisect to within 10 %.
 
     A count that xruns is tried again up to `retries` times and fails only when every try
     xruns: on a shared machine one pre-emption of the VM at the wrong moment should not decide
     a count, and every server gets the same chances."""
-    passed, failed = 0, None
-    probes = []
-    t_start = time.monotonic()
-    with Session(name, exe, jack, threads) as s:
-        n = start
+
+    def __init__(self, name: str, exe: str, threads: list[str], start: int, retries: int):
+        self.name, self.exe, self.threads, self.retries = name, exe, threads, retries
+        self.n: int | None = start
+        self.passed, self.failed = 0, None
+        self.probes: list[tuple[int, bool, int]] = []
+
+    def probe(self, jack: PrivateJack, seconds: float, log) -> None:
+        """Tries the next count, each try in a fresh server."""
+        n = self.n
+        assert n is not None
+        tries = 0
         while True:
-            s.set_synths(n)
-            tries = 0
-            while True:
-                tries += 1
+            tries += 1
+            with Session(self.name, self.exe, jack, self.threads) as s:
+                s.set_synths(n)
                 c = s.count(seconds, stop_on_first=True)
-                ok = c.jack_xruns == 0
-                log(f"  {name}: {n} synths, try {tries} -> {'no xrun' if ok else 'xrun'} after {c.seconds:.1f} s")
-                if ok or tries > retries or time.monotonic() - t_start + seconds + 5 > budget:
-                    break
-            probes.append((n, ok, tries))
-            if ok:
-                passed = n
-            else:
-                failed = n if failed is None else min(failed, n)
-            # Next probe: grow ×2 until a failure, then bisect to within 10 %.
-            if failed is None:
-                nxt = n * 2
-            else:
-                if failed - passed <= max(10, passed // 10):
-                    break
-                nxt = (passed + failed) // 2
-            if time.monotonic() - t_start + seconds + 5 > budget:
-                log(f"  {name}: search budget spent")
+            ok = c.jack_xruns == 0
+            log(f"  {self.name}: {n} synths, try {tries} -> {'no xrun' if ok else 'xrun'} after {c.seconds:.1f} s")
+            if ok or tries > self.retries:
                 break
-            n = nxt
-    return {"passed": passed, "failed": failed, "probes": probes}
+        self.probes.append((n, ok, tries))
+        if ok:
+            self.passed = n
+        else:
+            self.failed = n if self.failed is None else min(self.failed, n)
+        if self.failed is None:
+            self.n = n * 2
+        elif self.failed - self.passed <= max(10, self.passed // 10):
+            self.n = None
+        else:
+            self.n = (self.passed + self.failed) // 2
+
+    def result(self) -> dict:
+        return {"passed": self.passed, "failed": self.failed, "probes": self.probes}
+
+
+def search_capacities(exes: dict, jack: PrivateJack, args, log, errors: list[str]) -> dict[str, dict]:
+    """Searches every server's capacity in rounds, one probe per server per round, so that a
+    noisy spell of the shared machine falls on all servers alike rather than on one search."""
+    searches = [Search(name, exe, threads, args.search_start, args.search_retries) for name, (exe, threads) in exes.items()]
+    t_start = time.monotonic()
+    rnd = 0
+    while any(s.n is not None for s in searches):
+        rnd += 1
+        if time.monotonic() - t_start > args.search_budget:
+            log(f"search budget spent after {rnd - 1} rounds")
+            break
+        for s in searches:
+            if s.n is None:
+                continue
+            try:
+                s.probe(jack, args.search_seconds, log)
+            except (BootError, RuntimeError, TimeoutError, OSError) as e:
+                errors.append(f"{s.name} search: {e}")
+                s.n = None
+    return {s.name: s.result() for s in searches}
 
 
 def main() -> int:
@@ -229,7 +246,7 @@ def main() -> int:
     ap.add_argument("--load", type=int, default=50, help="synths in the loaded count")
     ap.add_argument("--periods", type=int, nargs="+", default=[64, 256])
     ap.add_argument("--search-seconds", type=float, default=60.0, help="length a synth count must last")
-    ap.add_argument("--search-budget", type=float, default=240.0, help="seconds of searching per server")
+    ap.add_argument("--search-budget", type=float, default=1200.0, help="seconds of searching in all (new rounds start until then)")
     ap.add_argument("--search-start", type=int, default=500, help="first synth count tried")
     ap.add_argument("--search-period", type=int, help="JACK period of the search (default: the smallest)")
     ap.add_argument("--search-retries", type=int, default=1, help="more tries a count gets after an xrun")
@@ -266,22 +283,8 @@ def main() -> int:
                     rows.append((period, name, load, c))
                     log(f"  jackd: {c.jack_xruns} xruns ({c.client_late} client late); own: {c.own_xruns}")
             if not args.no_search and period == search_period:
-                for name, (exe, threads) in exes.items():
-                    log(f"{name}: searching the largest synth count without xrun at -p {period} ...")
-                    try:
-                        search[name] = search_capacity(
-                            name,
-                            exe,
-                            threads,
-                            jack,
-                            args.search_seconds,
-                            args.search_budget,
-                            args.search_start,
-                            args.search_retries,
-                            log,
-                        )
-                    except (BootError, RuntimeError, TimeoutError, OSError) as e:
-                        errors.append(f"{name} search: {e}")
+                log(f"searching the largest synth count without xrun at -p {period}, servers in turn ...")
+                search = search_capacities(exes, jack, args, log, errors)
         finally:
             jack.stop()
     total = time.monotonic() - t_begin
@@ -304,7 +307,9 @@ def main() -> int:
             f"Largest number of `{DEF_NAME}` synths (4 FSinOsc → Out, in one parallel group) played "
             f"{args.search_seconds:g} s at "
             f"-p {p} with no xrun reported by jackd (a try stops at its first xrun; a count fails when "
-            f"{args.search_retries + 1} tries in a row xrun; search budget {args.search_budget:g} s per server):",
+            f"{args.search_retries + 1} tries in a row xrun; each try boots the server afresh; the servers "
+            f"take turns, one probe each per round, so a noisy spell of the machine does not fall on one "
+            f"server's search alone):",
             "",
             "| server | passed | smallest failed | probes (synths: ok/xrun) |",
             "|---|---:|---:|---|",

@@ -51,6 +51,21 @@ fn block(e: &mut Engine, h: &mut Histogram) {
     e.advance_block_counter();
 }
 
+/// The machine's own share of the figures: a region that only spins for
+/// `ns`, timed as the hot spots are, `count` times. Whatever interrupts or
+/// pre-empts the thread lands in its maximum as it lands in theirs.
+fn null_region(ns: u64, count: u64) -> Histogram {
+    let mut h = Histogram::new();
+    for _ in 0..count {
+        let t = Instant::now();
+        while (t.elapsed().as_nanos() as u64) < ns {
+            std::hint::spin_loop();
+        }
+        h.record_duration(t.elapsed());
+    }
+    h
+}
+
 fn line(name: &str, h: &Histogram) {
     let us = |ns: u64| ns as f64 / 1000.0;
     println!(
@@ -131,6 +146,9 @@ fn main() {
     line("parallel group preparation (every block)", &e.latency.parallel_prepare);
     if let Some(h) = e.queue_compile_times() {
         line("queue compilation", h);
+        // As many regions, each as long as the mean compilation: the same
+        // exposure to the machine.
+        line("control: spin as long as a compilation", &null_region(h.mean() as u64, h.count()));
     }
     line("whole block", &blocks);
     line("n_free of the tree (command)", &free);

@@ -95,3 +95,57 @@ def test_parallel_group_runs_on_two_threads_and_plays_every_child(driver, magnet
     amps = [math.hypot(coef[2 * k], coef[2 * k + 1]) for k in range(len(FREQS))]
     assert all(abs(a - AMP) < 0.01 * AMP for a in amps), f"child amplitudes {amps}, expected {AMP} each"
     assert not data[:, 1].any(), "the second output is not silent"
+
+
+def noise_def():
+    """Out.ar(0, WhiteNoise.ar * amp): a voice that draws random numbers every block."""
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+
+    with SynthDefBuilder(amp=0.1) as b:
+        U.Out.ar(bus=0, source=U.WhiteNoise.ar() * b["amp"])
+    return b.build(name="rt_noise")
+
+
+def test_noise_voices_spread_with_a_generator_per_synth(driver, magnetar, tmp_path):
+    """With -g 1 each synth draws from its own generator, so a parallel group of noise voices
+    runs on both threads every block, still without the system heap, and every voice is heard."""
+    wav = tmp_path / "noise.wav"
+    voices, amp = 4, 0.1
+    server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2", "-g", "1"))
+    client = OscClient(server.port)
+    try:
+        load_defs(client, noise_def())
+        client.send(("/p_new", GROUP, 0, 0))
+        client.sync()
+        t = time.time() + 0.3
+        client.send(bundle(t, *[("/s_new", "rt_noise", 3000 + k, 1, GROUP, "amp", amp) for k in range(voices)]))
+        client.send(bundle(t + SECONDS, ("/g_freeAll", GROUP)))
+        time.sleep(0.8)
+        before = rt_stats(server.port)
+        t0 = time.monotonic()
+        time.sleep(1.0)
+        after = rt_stats(server.port)
+        elapsed = time.monotonic() - t0
+        time.sleep(SECONDS)
+    finally:
+        client.close()
+        quit_server(server)
+
+    groups = after.field(PARALLEL_GROUPS) - before.field(PARALLEL_GROUPS)
+    blocks = elapsed * SAMPLE_RATE / BLOCK
+    heap = after.steady_heap_ops - before.steady_heap_ops
+    assert groups >= 0.8 * blocks, f"the noise voices ran on two threads in only {groups} of {blocks:.0f} blocks"
+    assert heap == 0, f"the audio thread used the system heap: {heap} operations"
+
+    data, sr = soundfile.read(wav, dtype="float64", always_2d=True)
+    start, end = tone_span(data[:, 0])
+    sound = data[start:end, 0]
+    assert abs(sound.size - SECONDS * SAMPLE_RATE) <= BLOCK + 1, f"{sound.size} samples of sound, expected {SECONDS} s"
+    # Independent voices add in power: amp/sqrt(3) each (uniform noise), so amp·sqrt(voices/3) in
+    # all. One voice missing, or two drawing the same numbers, moves it by more than the margin.
+    blocks_rms = np.sqrt(np.mean(sound[: sound.size // BLOCK * BLOCK].reshape(-1, BLOCK) ** 2, axis=1))
+    expected = amp * math.sqrt(voices / 3)
+    total = math.sqrt(np.mean(sound**2))
+    assert abs(total - expected) < 0.05 * expected, f"noise RMS {total:.4f}, expected {expected:.4f}"
+    assert blocks_rms.min() > 0.4 * expected, f"a block of the noise is nearly silent (RMS {blocks_rms.min():.4f})"

@@ -3,10 +3,10 @@
 
 For each JACK period (default 64 and 256 frames at 48 kHz) and each server, counts xruns over
 a fixed time idle and with a load of synths of a small def (4 FSinOsc summed into Out), all in
-one parallel group (/p_new; scsynth runs it as a plain group).  Then, at the search period
-(default the smallest), finds by search the largest number of those synths each server plays
-for a whole minute without an xrun (a count that xruns gets one more try by default; the
-servers take turns, one probe each per round).
+one parallel group (/p_new; scsynth runs it as a plain group).  Then, at each search period
+(default the smallest), finds by search the largest number of those synths each server
+plays for a whole minute without an xrun (a count that xruns gets one more try by default;
+the servers take turns, one probe each per round).
 Servers: scsynth, magnetar with one thread and with two, supernova with two (`--servers`
 picks some).
 
@@ -15,7 +15,7 @@ run ("JackEngine::XRun: client = ... was not finished" when the client was late,
 "JackTimedDriver::Process XRun" when the dummy driver itself woke late, which a busy machine
 causes whoever the client is).  magnetar's own count (/magnetar_rtStats) is shown beside it.
 
-Usage: python3 bench/rt_xruns.py [--seconds 30] [--load 50] [--periods 64 256] [--search-period P]
+Usage: python3 bench/rt_xruns.py [--seconds 30] [--load 50] [--periods 64 256] [--search-period P ...]
                                  [--search-seconds 60] [--search-budget 1200] [--search-start 500]
                                  [--search-retries 1]
                                  [--servers NAME ...] [--no-search] [--no-write]
@@ -248,7 +248,7 @@ def main() -> int:
     ap.add_argument("--search-seconds", type=float, default=60.0, help="length a synth count must last")
     ap.add_argument("--search-budget", type=float, default=1200.0, help="seconds of searching in all (new rounds start until then)")
     ap.add_argument("--search-start", type=int, default=500, help="first synth count tried")
-    ap.add_argument("--search-period", type=int, help="JACK period of the search (default: the smallest)")
+    ap.add_argument("--search-period", type=int, nargs="+", help="JACK periods of the search (default: the smallest)")
     ap.add_argument("--search-retries", type=int, default=1, help="more tries a count gets after an xrun")
     ap.add_argument("--servers", nargs="+", default=["scsynth", "magnetar", "magnetar -T 2", "supernova -T 2"])
     ap.add_argument("--no-search", action="store_true")
@@ -260,10 +260,10 @@ def main() -> int:
 
     os.environ["SC_SYNTHDEF_PATH"] = tempfile.mkdtemp(prefix="rt-xruns-defs-")
     exes = servers(args.servers)
-    search_period = args.search_period or min(args.periods)
+    search_periods = args.search_period or [min(args.periods)]
     rows: list[tuple] = []
     commands: dict[str, str] = {}
-    search: dict[str, dict] = {}
+    search: dict[int, dict[str, dict]] = {}
     errors: list[str] = []
     t_begin = time.monotonic()
     for period in args.periods:
@@ -282,9 +282,9 @@ def main() -> int:
                         continue
                     rows.append((period, name, load, c))
                     log(f"  jackd: {c.jack_xruns} xruns ({c.client_late} client late); own: {c.own_xruns}")
-            if not args.no_search and period == search_period:
+            if not args.no_search and period in search_periods:
                 log(f"searching the largest synth count without xrun at -p {period}, servers in turn ...")
-                search = search_capacities(exes, jack, args, log, errors)
+                search[period] = search_capacities(exes, jack, args, log, errors)
         finally:
             jack.stop()
     total = time.monotonic() - t_begin
@@ -300,9 +300,8 @@ def main() -> int:
             f"{c.jack_xruns / c.seconds:.2f} | {own} |"
         )
     cap = []
-    if search:
-        p = search_period
-        cap = [
+    for p, found in search.items():
+        cap += [
             "",
             f"Largest number of `{DEF_NAME}` synths (4 FSinOsc → Out, in one parallel group) played "
             f"{args.search_seconds:g} s at "
@@ -314,7 +313,7 @@ def main() -> int:
             "| server | passed | smallest failed | probes (synths: ok/xrun) |",
             "|---|---:|---:|---|",
         ]
-        for name, r in search.items():
+        for name, r in found.items():
             probes = ", ".join(
                 f"{n}: {'ok' if ok else 'xrun'}{f' (try {t})' if ok and t > 1 else ''}{f' ×{t}' if not ok and t > 1 else ''}"
                 for n, ok, t in r["probes"]

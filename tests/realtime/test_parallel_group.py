@@ -35,6 +35,21 @@ def through_def():
     return b.build(name="rt_through")
 
 
+def play(server, client, t, new):
+    """Starts `new` at time `t`, frees the group SECONDS later, and returns the server's
+    statistics one second apart in the middle of the sound, and the time between them."""
+    client.send(bundle(t, *new))
+    client.send(bundle(t + SECONDS, ("/g_freeAll", GROUP)))
+    time.sleep(0.8)
+    before = rt_stats(server.port)
+    t0 = time.monotonic()
+    time.sleep(1.0)
+    after = rt_stats(server.port)
+    elapsed = time.monotonic() - t0
+    time.sleep(SECONDS)
+    return before, after, elapsed
+
+
 @pytest.mark.parametrize("children", ["synths", "chains"])
 def test_parallel_group_runs_on_two_threads_and_plays_every_child(driver, magnetar, tmp_path, children):
     wav = tmp_path / "parallel.wav"
@@ -57,15 +72,7 @@ def test_parallel_group_runs_on_two_threads_and_plays_every_child(driver, magnet
             new = [m for k, f in enumerate(FREQS) for m in (
                 ("/s_new", "rt_sine", 3000 + k, 1, 100 + k, "freq", f, "amp", AMP, "out", 16 + k),
                 ("/s_new", "rt_through", 4000 + k, 1, 100 + k, "in", 16 + k, "out", 0))]
-        client.send(bundle(t, *new))
-        client.send(bundle(t + SECONDS, ("/g_freeAll", GROUP)))
-        time.sleep(0.8)
-        before = rt_stats(server.port)
-        t0 = time.monotonic()
-        time.sleep(1.0)
-        after = rt_stats(server.port)
-        elapsed = time.monotonic() - t0
-        time.sleep(SECONDS)
+        before, after, elapsed = play(server, client, t, new)
     finally:
         client.close()
         quit_server(server)  # closes the recording
@@ -119,15 +126,8 @@ def test_noise_voices_spread_with_a_generator_per_synth(driver, magnetar, tmp_pa
         client.send(("/p_new", GROUP, 0, 0))
         client.sync()
         t = time.time() + 0.3
-        client.send(bundle(t, *[("/s_new", "rt_noise", 3000 + k, 1, GROUP, "amp", amp) for k in range(voices)]))
-        client.send(bundle(t + SECONDS, ("/g_freeAll", GROUP)))
-        time.sleep(0.8)
-        before = rt_stats(server.port)
-        t0 = time.monotonic()
-        time.sleep(1.0)
-        after = rt_stats(server.port)
-        elapsed = time.monotonic() - t0
-        time.sleep(SECONDS)
+        new = [("/s_new", "rt_noise", 3000 + k, 1, GROUP, "amp", amp) for k in range(voices)]
+        before, after, elapsed = play(server, client, t, new)
     finally:
         client.close()
         quit_server(server)

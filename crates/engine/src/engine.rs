@@ -555,11 +555,14 @@ impl Engine {
                 ok = false;
             } else {
                 self.latency.parallel_prepare.record_duration(started.elapsed());
+                // Each thread gets an equal share of the lane scratch (at
+                // least `sl`, checked above) for its runs of lockstep synths.
+                let share = self.lane_scratch.len() / threads;
                 // SAFETY: the jobs were prepared from this tree just now, and
                 // nothing touches it until the call returns; the lane scratch
-                // holds a slice of `sl` samples per thread.
+                // holds `share` samples for each thread.
                 let complete = unsafe {
-                    parallel.run_group(&self.parallel_jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), sl)
+                    parallel.run_group(&self.parallel_jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), share)
                 };
                 if !complete {
                     self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
@@ -606,36 +609,9 @@ impl Engine {
             synths[l] = s;
         }
         // SAFETY: the pointers are to distinct synths owned by the tree,
-        // which is not changed until the run is done.
-        let def = Arc::clone(unsafe { &(*synths[0]).def });
-        let sl = def.scratch_len;
-        let bs = self.world.block_size;
-        let full = self.world.full_rate;
-        let block = self.world.buf_rate;
-        let base = self.lane_scratch.as_mut_ptr();
-        for &si in &def.calc_steps {
-            let si = si as usize;
-            let step = &def.steps[si];
-            match step.lane {
-                Some(kernel) => {
-                    let mut lanes = Lanes::new();
-                    for (l, &sp) in synths.iter().enumerate().take(k) {
-                        // SAFETY: synth `l` uses its own slice of the lane
-                        // scratch (checked large enough in lockstep_candidate).
-                        let (unit, io) = unsafe { (*sp).lane_parts(si, bs, base.add(l * sl)) };
-                        lanes.push(unit, io);
-                    }
-                    kernel(&mut lanes, if step.audio { &full } else { &block });
-                }
-                None => {
-                    let rate = if step.audio { &full } else { &block };
-                    for (l, &sp) in synths.iter().enumerate().take(k) {
-                        // SAFETY: as above; every synth of the run has this def.
-                        unsafe { (*sp).calc_step(si, step, rate, &mut self.world, base.add(l * sl)) };
-                    }
-                }
-            }
-        }
+        // which is not changed until the run is done; the lane scratch holds
+        // `scratch_len * MAX_LANES` samples (checked in lockstep_candidate).
+        unsafe { calc_lockstep_steps(&synths[..k], &mut self.world, self.lane_scratch.as_mut_ptr()) };
         for (l, &idx) in run.iter().enumerate() {
             // SAFETY: as above.
             if unsafe { (*synths[l]).has_requests() } {
@@ -801,5 +777,43 @@ impl Engine {
     /// Moves on to the next block (scsynth's `mBufCounter`).
     pub fn advance_block_counter(&mut self) {
         self.world.buf_counter = self.world.buf_counter.wrapping_add(1);
+    }
+}
+
+/// Runs synths of one lockstep-safe def step by step: step 1 of each, then
+/// step 2, ...; steps with a lane kernel compute all of them at once.
+///
+/// # Safety
+/// `synths` are distinct, live synths of one def that nothing else touches
+/// meanwhile, and `scratch` holds `synths.len()` times the def's
+/// `scratch_len` samples that nothing else uses.
+pub(crate) unsafe fn calc_lockstep_steps(synths: &[*mut Synth], world: &mut World, scratch: *mut f32) {
+    // SAFETY: the caller vouches for the synths.
+    let def = Arc::clone(unsafe { &(*synths[0]).def });
+    let sl = def.scratch_len;
+    let bs = world.block_size;
+    let full = world.full_rate;
+    let block = world.buf_rate;
+    for &si in &def.calc_steps {
+        let si = si as usize;
+        let step = &def.steps[si];
+        let rate = if step.audio { &full } else { &block };
+        match step.lane {
+            Some(kernel) => {
+                let mut lanes = Lanes::new();
+                for (l, &sp) in synths.iter().enumerate() {
+                    // SAFETY: synth `l` uses its own slice of the scratch.
+                    let (unit, io) = unsafe { (*sp).lane_parts(si, bs, scratch.add(l * sl)) };
+                    lanes.push(unit, io);
+                }
+                kernel(&mut lanes, rate);
+            }
+            None => {
+                for (l, &sp) in synths.iter().enumerate() {
+                    // SAFETY: as above; every synth of the run has this def.
+                    unsafe { (*sp).calc_step(si, step, rate, world, scratch.add(l * sl)) };
+                }
+            }
+        }
     }
 }

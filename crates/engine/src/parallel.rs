@@ -34,9 +34,10 @@ use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
 use magnetar_dsp::merge::MergeBuffers;
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
-use magnetar_ugens::World;
+use magnetar_ugens::{World, MAX_LANES};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Most work items (and merge slots) a parallel group may be cut into.
@@ -641,10 +642,31 @@ impl Work for Job<'_> {
         w.touch_log.clear();
         w.touch_data.clear();
         w.touch_overflow = false;
-        for &sp in self.jobs.item_synths(i) {
+        let synths = self.jobs.item_synths(i);
+        let mut k = 0;
+        while k < synths.len() {
             // SAFETY: each synth belongs to one item, run once per block by
             // one thread; no one else touches it meanwhile (`run_group`).
-            unsafe { &mut *sp }.calc(w, scratch);
+            let def = unsafe { &(*synths[k]).def };
+            // Consecutive synths of one lockstep-safe def run side by side,
+            // as many as this thread's scratch holds (as on one thread).
+            let lanes = (scratch.len() / def.scratch_len.max(1)).min(MAX_LANES);
+            let mut end = k + 1;
+            if def.lockstep {
+                // SAFETY: as above.
+                while end < synths.len() && end - k < lanes && Arc::ptr_eq(unsafe { &(*synths[end]).def }, def) {
+                    end += 1;
+                }
+            }
+            if end - k >= 2 {
+                // SAFETY: as above, and the run's synths use `end - k` slices
+                // of `scratch_len` samples of this thread's scratch.
+                unsafe { crate::engine::calc_lockstep_steps(&synths[k..end], w, scratch.as_mut_ptr()) };
+            } else {
+                // SAFETY: as above.
+                unsafe { &mut *synths[k] }.calc(w, scratch);
+            }
+            k = end;
         }
         let Ok(mut slot) = self.merge.writer(i) else {
             self.lost.store(true, Ordering::Relaxed);

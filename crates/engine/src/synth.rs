@@ -112,7 +112,9 @@ impl Synth {
     /// Computes step `si` only (the engine may run several synths of one
     /// def step by step side by side). `scratch` holds this synth's audio
     /// wires for the whole block; `step` is `def.steps[si]` and `rate` its
-    /// rate, looked up once by the caller for all the synths it runs.
+    /// rate, looked up once by the caller for all the synths it runs. Only
+    /// for lockstep-safe defs, which draw no random numbers per block, so the
+    /// synth's own generator (if any) is not swapped in.
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else
@@ -122,11 +124,9 @@ impl Synth {
         // SAFETY: as in `calc`, with the scratch the caller vouches for.
         let mut io =
             unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
-        self.swap_rgen(world);
         let mut cx =
             UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
         self.units[si].next(&mut io, &mut cx);
-        self.swap_rgen(world);
     }
 
     /// The unit and wires of step `si`, for a lane kernel.

@@ -306,18 +306,14 @@ fn one_vs_two_threads(setup: &[OscMessage], blocks: usize) -> u64 {
 }
 
 fn one_vs_two_threads_with_defs(setup: &[OscMessage], blocks: usize, defs: &[Vec<u8>]) -> u64 {
-    one_vs_two_threads_on(setup, blocks, 64, defs)
+    one_vs_two_threads_on(setup, blocks, 64, defs, false)
 }
 
 fn one_vs_two_threads_with_buses(setup: &[OscMessage], blocks: usize, audio_buses: usize) -> u64 {
-    one_vs_two_threads_on(setup, blocks, audio_buses, &[])
+    one_vs_two_threads_on(setup, blocks, audio_buses, &[], false)
 }
 
-fn one_vs_two_threads_on(setup: &[OscMessage], blocks: usize, audio_buses: usize, defs: &[Vec<u8>]) -> u64 {
-    one_vs_two_threads_rgen(setup, blocks, audio_buses, defs, false)
-}
-
-fn one_vs_two_threads_rgen(
+fn one_vs_two_threads_on(
     setup: &[OscMessage],
     blocks: usize,
     audio_buses: usize,
@@ -346,7 +342,12 @@ fn one_vs_two_threads_rgen(
 /// spread a group over its threads in all but (at most) ten blocks: the
 /// first blocks build the synths, in order.
 fn assert_spreads(setup: &[OscMessage], blocks: usize, what: &str) {
-    let spread = one_vs_two_threads(setup, blocks);
+    assert_spread(one_vs_two_threads(setup, blocks), blocks, what);
+}
+
+/// `spread` group runs on two threads in `blocks` blocks: all but (at most)
+/// the first ten, which build the synths in order.
+fn assert_spread(spread: u64, blocks: usize, what: &str) {
     assert!(spread + 10 >= blocks as u64, "{what} ran on two threads in only {spread} of {blocks} blocks");
 }
 
@@ -571,8 +572,7 @@ fn synths_drawing_random_numbers_only_when_built_run_in_parallel() {
     for k in 0..8 {
         setup.push(new_synth("detuned", 100 + k, 1, 1, &[("freq", 200.0 + 50.0 * k as f32), ("out", (k % 2) as f32)]));
     }
-    let spread = one_vs_two_threads_with_defs(&setup, 300, &[detuned_def()]);
-    assert!(spread >= 290, "the synths ran on two threads in only {spread} of 300 blocks");
+    assert_spread(one_vs_two_threads_with_defs(&setup, 300, &[detuned_def()]), 300, "the synths");
 }
 
 #[test]
@@ -634,15 +634,15 @@ fn noise_group() -> Vec<OscMessage> {
 #[test]
 fn noise_synths_sharing_the_world_generator_run_their_group_in_order() {
     // Their draws must follow the synth order, as scsynth's do.
-    let spread = one_vs_two_threads_rgen(&noise_group(), 200, 64, &[noisy_def()], false);
+    let spread = one_vs_two_threads_on(&noise_group(), 200, 64, &[noisy_def()], false);
     assert_eq!(spread, 0, "a group of synths sharing the generator ran on two threads");
 }
 
 #[test]
 fn noise_synths_with_a_generator_each_spread_and_match_one_thread() {
     let blocks = 300;
-    let spread = one_vs_two_threads_rgen(&noise_group(), blocks, 64, &[noisy_def()], true);
-    assert!(spread + 10 >= blocks as u64, "the noise synths ran on two threads in only {spread} of {blocks} blocks");
+    let spread = one_vs_two_threads_on(&noise_group(), blocks, 64, &[noisy_def()], true);
+    assert_spread(spread, blocks, "the noise synths");
 }
 
 #[test]

@@ -165,8 +165,10 @@ pub struct Engine {
     pub lockstep: bool,
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
-    /// Synths of the parallel group being computed.
-    parallel_jobs: crate::parallel::GroupJobs,
+    /// The work of the parallel groups computed lately, the most recent
+    /// first: a group's is reused while the tree is not edited (empty
+    /// without helper threads).
+    parallel_jobs: Vec<crate::parallel::GroupJobs>,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
     /// preparation each block (collecting its children and checking their
@@ -214,7 +216,7 @@ impl Engine {
             lane_scratch: Vec::new(),
             lockstep: true,
             parallel: None,
-            parallel_jobs: crate::parallel::GroupJobs::new(bus_counts.0, bus_counts.1),
+            parallel_jobs: Vec::new(),
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -225,7 +227,12 @@ impl Engine {
         };
         if engine.options.threads > 1 {
             match crate::parallel::Parallel::new(engine.options.threads, &engine.world, engine.options.realtime) {
-                Ok(p) => engine.parallel = Some(p),
+                Ok(p) => {
+                    engine.parallel = Some(p);
+                    engine.parallel_jobs = (0..crate::parallel::KEPT_GROUP_JOBS)
+                        .map(|_| crate::parallel::GroupJobs::new(bus_counts.0, bus_counts.1))
+                        .collect();
+                }
                 Err(e) => eprintln!("WARNING: parallel groups will run on one thread: {e}"),
             }
         }
@@ -308,6 +315,12 @@ impl Engine {
     /// How long each DSP queue compilation for a parallel group took (ns).
     pub fn queue_compile_times(&self) -> Option<&Histogram> {
         self.parallel.as_ref().map(|p| &*p.compile_times)
+    }
+
+    /// Times a parallel group's work was worked out from the tree (its
+    /// children collected and their buses checked) rather than reused.
+    pub fn parallel_groups_worked_out(&self) -> u64 {
+        self.parallel_jobs.iter().map(|j| j.worked_out).sum()
     }
 
     /// DSP queues compiled for parallel groups so far.
@@ -546,9 +559,16 @@ impl Engine {
         let started = Instant::now();
         let threads = self.threads();
         let sl = self.scratch.len();
+        // This group's jobs to the front, or the least recently used ones
+        // (a rotation moves no storage).
+        match self.parallel_jobs.iter().position(|j| j.prepared_for() == Some(group)) {
+            Some(at) => self.parallel_jobs[..=at].rotate_right(1),
+            None => self.parallel_jobs.rotate_right(1),
+        }
+        let Some(jobs) = self.parallel_jobs.first_mut() else { return false };
         let mut ok = threads * sl <= self.lane_scratch.len()
-            && self.parallel_jobs.prepare(&mut self.tree, group, sl, threads)
-            && self.parallel_jobs.items() >= 2;
+            && jobs.prepare(&mut self.tree, group, sl, threads)
+            && jobs.items() >= 2;
         if ok {
             let parallel = self.parallel.as_mut().expect("checked by the caller");
             if !parallel.matches(&self.world) {
@@ -562,21 +582,23 @@ impl Engine {
                 // nothing touches it until the call returns; the lane scratch
                 // holds `share` samples for each thread.
                 let complete = unsafe {
-                    parallel.run_group(&self.parallel_jobs, &mut self.world, self.lane_scratch.as_mut_ptr(), share)
+                    parallel.run_group(&self.parallel_jobs[0], &mut self.world, self.lane_scratch.as_mut_ptr(), share)
                 };
                 if !complete {
                     self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
                 }
                 // Done actions in tree order, as a sequential run has them.
-                for k in 0..self.parallel_jobs.nodes.len() {
-                    let idx = self.parallel_jobs.nodes[k];
-                    if self.tree.synth_mut(idx).is_some_and(|s| s.has_requests()) {
+                for k in 0..self.parallel_jobs[0].nodes.len() {
+                    let idx = self.parallel_jobs[0].nodes[k];
+                    if self.tree.synth_to_run(idx).is_some_and(|s| s.has_requests()) {
                         self.after_synth(idx);
                     }
                 }
             }
         }
-        self.parallel_jobs.clear();
+        if !ok {
+            self.parallel_jobs[0].clear();
+        }
         ok
     }
 
@@ -605,7 +627,7 @@ impl Engine {
         let k = run.len();
         let mut synths: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
         for (l, &idx) in run.iter().enumerate() {
-            let s = self.tree.synth_mut(idx).expect("lockstep candidates are synths");
+            let s = self.tree.synth_to_run(idx).expect("lockstep candidates are synths");
             synths[l] = s;
         }
         // SAFETY: the pointers are to distinct synths owned by the tree,
@@ -652,7 +674,7 @@ impl Engine {
             }
             CalcState::Run => {
                 let world = &mut self.world;
-                let Some(synth) = self.tree.synth_mut(idx) else { return };
+                let Some(synth) = self.tree.synth_to_run(idx) else { return };
                 synth.calc(world, &mut self.scratch);
                 if synth.has_requests() {
                     self.after_synth(idx);

@@ -74,6 +74,10 @@ pub struct NodeTree {
     hidden_id: i32,
     pub num_groups: usize,
     pub num_synths: usize,
+    /// Counts mutable accesses to nodes other than running a synth: a
+    /// parallel group whose count did not change since its last block has
+    /// the same shape, states and controls (see `edits`).
+    edits: u64,
 }
 
 pub const ROOT: NodeIdx = 0;
@@ -110,7 +114,15 @@ impl NodeTree {
         };
         let mut by_id = HashMap::new();
         by_id.insert(0, ROOT);
-        NodeTree { nodes: vec![Some(root)], free_slots: Vec::new(), by_id, hidden_id: 0, num_groups: 1, num_synths: 0 }
+        NodeTree {
+            nodes: vec![Some(root)],
+            free_slots: Vec::new(),
+            by_id,
+            hidden_id: 0,
+            num_groups: 1,
+            num_synths: 0,
+            edits: 0,
+        }
     }
 
     /// scsynth's ids for nodes created with id -1: negative, counting down.
@@ -138,7 +150,15 @@ impl NodeTree {
 
     #[inline]
     pub fn node_mut(&mut self, idx: NodeIdx) -> &mut Node {
+        self.edits += 1;
         self.nodes[idx as usize].as_mut().expect("live node index")
+    }
+
+    /// A count that changes whenever a node may have changed (links,
+    /// states, a synth's controls or mapping), except by running a synth
+    /// (`synth_to_run`). Equal counts mean an unchanged tree.
+    pub fn edits(&self) -> u64 {
+        self.edits
     }
 
     pub fn is_live(&self, idx: NodeIdx) -> bool {
@@ -161,6 +181,16 @@ impl NodeTree {
 
     pub fn synth_mut(&mut self, idx: NodeIdx) -> Option<&mut Synth> {
         match &mut self.node_mut(idx).kind {
+            NodeKind::Synth(s) => Some(s),
+            NodeKind::Group(_) => None,
+        }
+    }
+
+    /// A synth to run (or to look at before running it): callers change
+    /// nothing but its units' state through it, so `edits` stays as it is.
+    /// Anything else goes through `synth_mut`.
+    pub fn synth_to_run(&mut self, idx: NodeIdx) -> Option<&mut Synth> {
+        match &mut self.nodes[idx as usize].as_mut().expect("live node index").kind {
             NodeKind::Synth(s) => Some(s),
             NodeKind::Group(_) => None,
         }

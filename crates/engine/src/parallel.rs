@@ -17,7 +17,10 @@
 //! (Supernova does not promise this; magnetar does). Before an item runs,
 //! the buses it reads are set to what a sequential run leaves for it: the
 //! bus as the group found it, plus the logged writes of the earlier items
-//! that wrote it, which the queue has already run.
+//! that wrote it, which the queue has already run. A bus that only one
+//! item's synths read or write (a voice on its own bus) needs no order:
+//! that item applies its logged writes to the real bus as soon as it ends,
+//! and only buses shared by several items wait for the replay.
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffers
@@ -40,6 +43,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Parallel groups whose jobs the engine keeps from one block to the next
+/// (consecutive parallel groups each keep theirs).
+pub const KEPT_GROUP_JOBS: usize = 4;
 /// Most work items (and merge slots) a parallel group may be cut into.
 pub const MAX_PARALLEL_ITEMS: usize = 1024;
 /// Most synths a parallel group's subtree may hold to run in parallel.
@@ -117,11 +123,25 @@ pub struct GroupJobs {
     flat: FlatTree,
     audio_buses: usize,
     control_buses: usize,
+    /// Per bus (audio buses, then control buses): the stamp of the block
+    /// that last noted it and the one item whose synths read or write it
+    /// (`SHARED` when several do). Stamps save clearing the table.
+    owner: Vec<(u32, u32)>,
+    stamp: u32,
+    /// What the jobs were worked out for: the group, the tree's edit count,
+    /// the scratch size and the thread count. While all four stay the same
+    /// the jobs stay true, and the next block reuses them.
+    prepared: Option<(NodeIdx, u64, usize, usize)>,
+    /// Times the jobs were worked out from the tree (not reused).
+    pub worked_out: u64,
 }
 
-// SAFETY: the synth pointers are only filled and used within one parallel
-// group's block, on the thread that owns the engine and the executor's
-// threads it hands them to; `prepare` refills them every block.
+const SHARED: u32 = u32::MAX;
+
+// SAFETY: the synth pointers are filled and used on the thread that owns
+// the engine and the executor's threads it hands them to, while a parallel
+// group runs; they are kept from one block to the next only while the tree
+// is not edited (no node deleted or moved), else `prepare` refills them.
 unsafe impl Send for GroupJobs {}
 
 impl GroupJobs {
@@ -145,6 +165,10 @@ impl GroupJobs {
             flat: FlatTree::with_capacity(MAX_PARALLEL_ITEMS + MAX_GROUPS, 0),
             audio_buses,
             control_buses,
+            owner: vec![(0, 0); audio_buses + control_buses],
+            stamp: 1,
+            prepared: None,
+            worked_out: 0,
         }
     }
 
@@ -164,6 +188,37 @@ impl GroupJobs {
         self.write_any = false;
         self.open = None;
         self.flat.clear();
+        self.prepared = None;
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.owner.fill((0, 0));
+            self.stamp = 1;
+        }
+    }
+
+    /// Notes that item `item` reads or writes a bus.
+    fn note(&mut self, control: bool, bus: u32, item: u32) {
+        let at = bus as usize + if control { self.audio_buses } else { 0 };
+        if let Some(e) = self.owner.get_mut(at) {
+            if e.0 != self.stamp {
+                *e = (self.stamp, item);
+            } else if e.1 != item {
+                e.1 = SHARED;
+            }
+        }
+    }
+
+    /// Whether item `item` is the only one whose synths touch this bus:
+    /// no other item reads or writes it, so the item may write the world's
+    /// bus itself while the group runs, in any order with the other items.
+    fn owns(&self, item: u32, control: bool, bus: u32) -> bool {
+        let at = bus as usize + if control { self.audio_buses } else { 0 };
+        !self.write_any && !self.read_any && self.owner.get(at) == Some(&(self.stamp, item))
+    }
+
+    /// The group these jobs were worked out for, if they are kept.
+    pub fn prepared_for(&self) -> Option<NodeIdx> {
+        self.prepared.map(|k| k.0)
     }
 
     /// Number of work items.
@@ -177,10 +232,23 @@ impl GroupJobs {
     /// samples of wires, and without satellites (paused nodes and empty
     /// groups are left out, as they do nothing); and no synth may read a bus
     /// that a synth it may run alongside writes.
+    /// Jobs that qualified are kept for the next block, and reused if the
+    /// tree has not been edited since (`NodeTree::edits`): walking a few
+    /// hundred synths costs more than most of them take to run, the more
+    /// so as their state sits in the cache of the core that ran them.
     pub fn prepare(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
+        let key = (group, tree.edits(), scratch, threads);
+        if self.prepared == Some(key) {
+            return true;
+        }
         self.clear();
+        self.worked_out += 1;
         self.synth_reads.push(0);
-        self.walk(tree, group, 0, true, 1, scratch, threads) && self.check()
+        let ok = self.walk(tree, group, 0, true, 1, scratch, threads) && self.check();
+        if ok {
+            self.prepared = Some(key);
+        }
+        ok
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -231,7 +299,7 @@ impl GroupJobs {
             } else {
                 // An item keeps every write for the replay and has room for
                 // so many: a long run of synths is cut into several items.
-                let writes = tree.synth_mut(c).and_then(|s| s.def.bus_write.as_ref()).map_or(0, |w| w.channels as usize);
+                let writes = tree.synth_to_run(c).and_then(|s| s.def.bus_write.as_ref()).map_or(0, |w| w.channels as usize);
                 if self.open.is_some() && self.open_writes + writes > MAX_WRITES_PER_ITEM && !self.close_item() {
                     return false;
                 }
@@ -267,7 +335,7 @@ impl GroupJobs {
     }
 
     fn add_synth(&mut self, tree: &mut NodeTree, idx: NodeIdx, span: u32, scratch: usize) -> bool {
-        let Some(s) = tree.synth_mut(idx) else { return false };
+        let Some(s) = tree.synth_to_run(idx) else { return false };
         let qualifies = (s.def.parallel || (s.rgen.is_some() && s.def.parallel_own_rng))
             && s.def.scratch_len <= scratch
             && s.ctx.control_map.iter().all(|m| *m == magnetar_ugens::ControlMap::Own)
@@ -276,6 +344,7 @@ impl GroupJobs {
             return false;
         }
         let synth = self.synths.len() as u32;
+        let item = self.items.len() as u32;
         // The buses it will read and write, from its controls as they are now.
         let value = |src: BusSource| match src {
             BusSource::Constant(v) => Some(v),
@@ -295,9 +364,10 @@ impl GroupJobs {
                         && self.accesses.len() + channels as usize <= self.accesses.capacity() =>
                 {
                     self.reads.push((r.audio, first, channels));
-                    self.accesses.extend(
-                        (first..first + channels).map(|bus| Access { control: !r.audio, bus, write: false, synth }),
-                    );
+                    for bus in first..first + channels {
+                        self.accesses.push(Access { control: !r.audio, bus, write: false, synth });
+                        self.note(!r.audio, bus, item);
+                    }
                 }
                 _ => self.read_any = true,
             }
@@ -305,9 +375,10 @@ impl GroupJobs {
         if let Some(w) = &s.def.bus_write {
             match range(w.audio, value(w.bus), w.channels) {
                 Some((first, channels)) if self.accesses.len() + channels as usize <= self.accesses.capacity() => {
-                    self.accesses.extend(
-                        (first..first + channels).map(|bus| Access { control: !w.audio, bus, write: true, synth }),
-                    );
+                    for bus in first..first + channels {
+                        self.accesses.push(Access { control: !w.audio, bus, write: true, synth });
+                        self.note(!w.audio, bus, item);
+                    }
                 }
                 _ => self.write_any = true,
             }
@@ -318,7 +389,7 @@ impl GroupJobs {
         self.synths.push(s as *mut Synth);
         self.nodes.push(idx);
         self.synth_span.push(span);
-        self.synth_item.push(self.items.len() as u32);
+        self.synth_item.push(item);
         self.open_writes <= MAX_WRITES_PER_ITEM
     }
 
@@ -414,22 +485,81 @@ fn apply(world: &mut World, target: u32, samples: &[f32]) {
     let counter = world.buf_counter;
     let bs = world.block_size;
     if target & CONTROL_BIT != 0 {
-        if bus < world.control_bus.len() {
-            if !replace && world.control_touched[bus] == counter {
-                world.control_bus[bus] += samples[0];
-            } else {
-                world.control_bus[bus] = samples[0];
-                world.control_touched[bus] = counter;
-            }
+        if let (Some(out), Some(touched)) =
+            (world.control_bus.get_mut(bus..bus + 1), world.control_touched.get_mut(bus))
+        {
+            mix(out, touched, counter, replace, samples);
         }
-    } else if let Some(out) = world.audio_bus.get_mut(bus * bs..(bus + 1) * bs) {
-        if !replace && world.audio_touched[bus] == counter {
-            for (o, x) in out.iter_mut().zip(samples) {
-                *o += *x;
+    } else if let (Some(out), Some(touched)) =
+        (world.audio_bus.get_mut(bus * bs..(bus + 1) * bs), world.audio_touched.get_mut(bus))
+    {
+        mix(out, touched, counter, replace, samples);
+    }
+}
+
+/// One logged write onto one bus: adds to it if it was written this block
+/// (`touched == counter`) and the write mixes, sets it otherwise.
+fn mix(out: &mut [f32], touched: &mut i32, counter: i32, replace: bool, samples: &[f32]) {
+    if !replace && *touched == counter {
+        for (o, x) in out.iter_mut().zip(samples) {
+            *o += *x;
+        }
+    } else {
+        out.copy_from_slice(&samples[..out.len()]);
+        *touched = counter;
+    }
+}
+
+/// The world's buses as raw storage, for the items that own a bus (see
+/// `GroupJobs::owns`) to write it while the others run: distinct items
+/// write distinct buses, and no item reads a bus another one writes.
+#[derive(Clone, Copy)]
+struct MainBuses {
+    audio: *mut f32,
+    audio_touched: *mut i32,
+    audio_count: usize,
+    control: *mut f32,
+    control_touched: *mut i32,
+    control_count: usize,
+    counter: i32,
+    block_size: usize,
+}
+
+impl MainBuses {
+    fn of(world: &mut World) -> MainBuses {
+        MainBuses {
+            audio: world.audio_bus.as_mut_ptr(),
+            audio_touched: world.audio_touched.as_mut_ptr(),
+            audio_count: world.audio_touched.len().min(world.audio_bus.len() / world.block_size.max(1)),
+            control: world.control_bus.as_mut_ptr(),
+            control_touched: world.control_touched.as_mut_ptr(),
+            control_count: world.control_touched.len().min(world.control_bus.len()),
+            counter: world.buf_counter,
+            block_size: world.block_size,
+        }
+    }
+
+    /// Applies one logged write as `apply` does.
+    ///
+    /// # Safety
+    /// The world must outlive the call with its bus storage unmoved, and
+    /// no other thread may read or write the target bus meanwhile.
+    unsafe fn apply(&self, target: u32, samples: &[f32]) {
+        let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
+        let replace = target & REPLACE_BIT != 0;
+        // SAFETY: in range (checked), and the bus is this thread's alone
+        // (the caller's contract).
+        unsafe {
+            if target & CONTROL_BIT != 0 {
+                if bus < self.control_count {
+                    let out = std::slice::from_raw_parts_mut(self.control.add(bus), 1);
+                    mix(out, &mut *self.control_touched.add(bus), self.counter, replace, samples);
+                }
+            } else if bus < self.audio_count {
+                let bs = self.block_size;
+                let out = std::slice::from_raw_parts_mut(self.audio.add(bus * bs), bs);
+                mix(out, &mut *self.audio_touched.add(bus), self.counter, replace, samples);
             }
-        } else {
-            out.copy_from_slice(&samples[..bs]);
-            world.audio_touched[bus] = counter;
         }
     }
 }
@@ -559,8 +689,10 @@ impl Parallel {
             unsafe { w.lend_buffers(world) };
         }
         self.lost.store(false, Ordering::Relaxed);
+        let buses = MainBuses::of(world);
         let job = Job {
             jobs,
+            buses,
             main: world,
             privates: &self.privates,
             merge: &self.merge,
@@ -581,6 +713,8 @@ impl Parallel {
 
 struct Job<'a> {
     jobs: &'a GroupJobs,
+    /// The world's buses, written only by the items that own them.
+    buses: MainBuses,
     /// The world as the group found it: only read while the group runs.
     main: *const World,
     privates: &'a [UnsafeCell<World>],
@@ -682,7 +816,16 @@ impl Work for Job<'_> {
             if !t.audio {
                 target |= CONTROL_BIT;
             }
-            kept &= slot.add(target, &w.touch_data[t.at as usize..t.at as usize + len]).is_ok();
+            let samples = &w.touch_data[t.at as usize..t.at as usize + len];
+            if self.jobs.owns(item.0, !t.audio, t.bus) {
+                // No other item touches this bus: write it now rather than
+                // at the replay (the same writes in the same order).
+                // SAFETY: the world outlives the group, and only this item
+                // reads or writes the bus while the group runs (`owns`).
+                unsafe { self.buses.apply(target, samples) };
+            } else {
+                kept &= slot.add(target, samples).is_ok();
+            }
         }
         if !kept {
             self.lost.store(true, Ordering::Relaxed);

@@ -115,7 +115,13 @@ fn random_edit(r: &mut Rng, next_id: &mut i32, groups: &mut Vec<i32>, nodes: &mu
         }
         8 if !nodes.is_empty() => {
             let id = nodes[r.below(nodes.len() as u64) as usize];
-            OscMessage::new("/n_set", vec![i(id), OscArg::Str("freq".into()), OscArg::Float(50.0 + r.below(500) as f32)])
+            // A new pitch, or a new bus to write or read (which may tie children to an order).
+            let (name, value) = match r.below(3) {
+                0 => ("freq", 50.0 + r.below(500) as f32),
+                1 => ("out", r.below(BUSES as u64 - 1) as f32),
+                _ => ("in", r.below(BUSES as u64 - 1) as f32),
+            };
+            OscMessage::new("/n_set", vec![i(id), OscArg::Str(name.into()), OscArg::Float(value)])
         }
         _ => {
             let id = nodes.get(r.below(nodes.len().max(1) as u64) as usize).copied().unwrap_or(0);
@@ -221,6 +227,79 @@ fn a_parallel_groups_queue_is_compiled_again_only_when_its_children_change() {
     e.perform_message(&s_new(106, 1)).unwrap();
     run(&mut e, 200);
     assert_eq!(e.parallel_queues_compiled(), compiled + 1);
+}
+
+#[test]
+fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit() {
+    let mut e = engine(2);
+    let run = |e: &mut Engine, blocks: usize| {
+        for _ in 0..blocks {
+            e.run_block();
+            e.advance_block_counter();
+        }
+    };
+    // Two consecutive parallel groups: each keeps its own work.
+    e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
+    e.perform_message(&OscMessage::new("/p_new", vec![i(2), i(1), i(0)])).unwrap();
+    for k in 0..6 {
+        e.perform_message(&new_synth("sine", 100 + k, 1, 1, &[("freq", 200.0 + 50.0 * k as f32), ("out", k as f32)]))
+            .unwrap();
+    }
+    for k in 0..3 {
+        e.perform_message(&new_synth("sine", 200 + k, 1, 2, &[("out", 10.0 + k as f32)])).unwrap();
+    }
+    run(&mut e, 3); // the synths' first blocks run them in order
+    let (worked, groups) = (e.parallel_groups_worked_out(), e.parallel_groups_run());
+    run(&mut e, 200);
+    assert_eq!(e.parallel_groups_run() - groups, 400, "both groups ran in parallel on every block");
+    assert_eq!(e.parallel_groups_worked_out(), worked, "unedited groups reuse their work");
+
+    // Any edit (here a control) makes both groups work theirs out once more.
+    e.perform_message(&OscMessage::new("/n_set", vec![i(101), OscArg::Str("freq".into()), OscArg::Float(330.0)])).unwrap();
+    run(&mut e, 50);
+    assert_eq!(e.parallel_groups_worked_out(), worked + 2);
+    e.perform_message(&OscMessage::new("/n_run", vec![i(200), i(0)])).unwrap();
+    run(&mut e, 50);
+    assert_eq!(e.parallel_groups_worked_out(), worked + 4);
+}
+
+#[test]
+fn a_bus_changed_between_blocks_ties_the_group_to_its_order_from_the_next_block() {
+    let mut one = engine(1);
+    let mut two = engine(2);
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..4 {
+        setup.push(new_synth("sine", 10 + k, 1, 1, &[("freq", 300.0 + 70.0 * k as f32), ("out", 20.0 + k as f32)]));
+    }
+    // Two readers of buses no sibling writes: nothing ties the children to an order.
+    setup.push(new_synth("reader", 100, 1, 1, &[("in", 30.0), ("out", 0.0)]));
+    setup.push(new_synth("reader", 101, 1, 1, &[("in", 31.0), ("out", 1.0), ("amp", 0.3)]));
+    for e in [&mut one, &mut two] {
+        for m in &setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let mut block = 0;
+    let mut phase = |one: &mut Engine, two: &mut Engine, blocks: usize| {
+        let before = two.parallel_groups_run();
+        for _ in 0..blocks {
+            block_on_both(one, two, block, 64);
+            block += 1;
+        }
+        two.parallel_groups_run() - before
+    };
+    assert!(phase(&mut one, &mut two, 100) >= 95, "readers of buses no sibling writes spread");
+    // Reader 100 now hears sine 12 (which comes before it): the order matters.
+    let to_sine = OscMessage::new("/n_set", vec![i(100), OscArg::Str("in".into()), OscArg::Float(22.0)]);
+    one.perform_message(&to_sine).unwrap();
+    two.perform_message(&to_sine).unwrap();
+    assert_eq!(phase(&mut one, &mut two, 100), 0, "a reader of a sibling's bus runs the group in order");
+    assert!(one.world.audio_bus[..64].iter().any(|&x| x != 0.0), "the reader passes the sine on");
+    // And back: the group spreads again.
+    let away = OscMessage::new("/n_set", vec![i(100), OscArg::Str("in".into()), OscArg::Float(30.0)]);
+    one.perform_message(&away).unwrap();
+    two.perform_message(&away).unwrap();
+    assert_eq!(phase(&mut one, &mut two, 100), 100, "the group spreads again");
 }
 
 /// (class, rate, inputs as (unit, output) with unit -1 for a constant, output rates, special index)

@@ -45,7 +45,7 @@ def one_group(n_synths, n_osc, shared_bus):
     def make(seconds):
         d = fsin_bank("bank", n_osc, shared_bus)
         s = Score([d]).add(0, msg("/p_new", 1, 0, 0))
-        s.add(0, *(msg("/s_new", "bank", 1000 + i, 1, 1, "freq", 50.0 + i, "bus", float(2 + (i % 120)))
+        s.add(0, *(msg("/s_new", "bank", 1000 + i, 1, 1, "freq", 50.0 + i, "bus", float(2 + i))
                    for i in range(n_synths)))
         return s.end(seconds)
     return make

@@ -46,6 +46,12 @@ pub struct EngineOptions {
     /// drawing from the world's in turn (scsynth's). Noise synths in a
     /// parallel group may then run on any thread.
     pub rgen_per_synth: bool,
+    /// Parallel groups add their children's writes to a shared bus in
+    /// child order, so that the output is one thread's bit for bit (the
+    /// default); false adds them as the threads finish, under a lock per
+    /// bus (Supernova's way), which differs from run to run in the last
+    /// bits of such sums.
+    pub parallel_exact: bool,
 }
 
 impl Default for EngineOptions {
@@ -67,6 +73,7 @@ impl Default for EngineOptions {
             threads: 1,
             realtime: false,
             rgen_per_synth: false,
+            parallel_exact: true,
         }
     }
 }
@@ -226,7 +233,8 @@ impl Engine {
             scratch_ended: Vec::with_capacity(256),
         };
         if engine.options.threads > 1 {
-            match crate::parallel::Parallel::new(engine.options.threads, &engine.world, engine.options.realtime) {
+            let o = &engine.options;
+            match crate::parallel::Parallel::new(o.threads, &engine.world, o.realtime, o.parallel_exact) {
                 Ok(p) => {
                     engine.parallel = Some(p);
                     engine.parallel_jobs = (0..crate::parallel::KEPT_GROUP_JOBS)

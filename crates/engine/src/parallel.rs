@@ -40,6 +40,9 @@ use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{World, MAX_LANES};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+// Writes not applied at once are marked in a 64-bit mask (`Job::run`).
+const _: () = assert!(MAX_WRITES_PER_ITEM <= 64);
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -576,6 +579,11 @@ pub struct Parallel {
     /// One private world (buses only matter) per thread.
     privates: Vec<UnsafeCell<World>>,
     merge: MergeBuffers,
+    /// Add shared-bus writes in child order (see `EngineOptions::parallel_exact`).
+    exact: bool,
+    /// Without `exact`: one lock per bus (audio buses, then control buses),
+    /// held while an item adds its writes to that bus.
+    bus_locks: Box<[AtomicBool]>,
     lost: AtomicBool,
     /// Groups run on several threads so far.
     pub groups_run: u64,
@@ -596,7 +604,7 @@ impl Parallel {
     /// clock driver's audio thread, so a spinning helper never keeps it from
     /// its core; non-real-time helpers stay ordinary threads (a real-time
     /// spinner could starve the rendering thread on a busy machine).
-    pub fn new(threads: usize, like: &World, realtime: bool) -> Result<Parallel, String> {
+    pub fn new(threads: usize, like: &World, realtime: bool, exact: bool) -> Result<Parallel, String> {
         let config = ExecutorConfig {
             threads,
             fifo_priority: realtime.then_some(40),
@@ -630,7 +638,17 @@ impl Parallel {
                 .map(|_| (FlatTree::with_capacity(nodes, 0), Plan::with_capacity(nodes, 4 * nodes)))
                 .collect(),
             privates,
-            merge: MergeBuffers::new(MAX_PARALLEL_ITEMS, MAX_WRITES_PER_ITEM, MAX_WRITES_PER_ITEM * bs),
+            merge: if exact {
+                MergeBuffers::new(MAX_PARALLEL_ITEMS, MAX_WRITES_PER_ITEM, MAX_WRITES_PER_ITEM * bs)
+            } else {
+                MergeBuffers::new(0, 0, 0)
+            },
+            exact,
+            bus_locks: if exact {
+                Box::default()
+            } else {
+                (0..like.num_audio_buses() + like.num_control_buses()).map(|_| AtomicBool::new(false)).collect()
+            },
             lost: AtomicBool::new(false),
             groups_run: 0,
             plans_compiled: 0,
@@ -696,6 +714,8 @@ impl Parallel {
             main: world,
             privates: &self.privates,
             merge: &self.merge,
+            exact: self.exact,
+            bus_locks: &self.bus_locks,
             scratch,
             scratch_len,
             lost: &self.lost,
@@ -705,6 +725,10 @@ impl Parallel {
         for cell in &self.privates {
             // SAFETY: the block is over; each world is only ours again.
             unsafe { &mut *cell.get() }.end_loan();
+        }
+        if !self.exact {
+            // Every write went to the buses as its item ended.
+            return !self.lost.load(Ordering::Relaxed);
         }
         let replayed = self.merge.replay(0..jobs.items(), |target, samples| apply(world, target, samples));
         replayed.is_ok() && !self.lost.load(Ordering::Relaxed)
@@ -719,6 +743,8 @@ struct Job<'a> {
     main: *const World,
     privates: &'a [UnsafeCell<World>],
     merge: &'a MergeBuffers,
+    exact: bool,
+    bus_locks: &'a [AtomicBool],
     scratch: *mut f32,
     scratch_len: usize,
     lost: &'a AtomicBool,
@@ -728,6 +754,67 @@ struct Job<'a> {
 // world and one scratch slice; the executor runs each item exactly once,
 // after the items it depends on; the main world is only read meanwhile.
 unsafe impl Sync for Job<'_> {}
+
+impl Job<'_> {
+    /// Without `exact`: adds item `item`'s logged writes to the world's
+    /// buses now, a bus it alone touches directly, any other under that
+    /// bus's lock. A lock is only tried: writes whose bus is busy wait for
+    /// the next pass over the log, so no thread waits on one bus while it
+    /// could add to another (a holder adds one block and lets go).
+    fn add_now(&self, item: u32, w: &World) {
+        let bs = w.block_size;
+        let target_of = |t: &magnetar_ugens::world::BusTouch| {
+            let mut target = t.bus;
+            if t.replace {
+                target |= REPLACE_BIT;
+            }
+            if !t.audio {
+                target |= CONTROL_BIT;
+            }
+            (target, &w.touch_data[t.at as usize..t.at as usize + if t.audio { bs } else { 1 }])
+        };
+        let mut pending = 0u64;
+        for (k, t) in w.touch_log.iter().enumerate() {
+            if self.jobs.owns(item, !t.audio, t.bus) {
+                let (target, samples) = target_of(t);
+                // SAFETY: the world outlives the group, and only this item
+                // reads or writes the bus while the group runs (`owns`).
+                unsafe { self.buses.apply(target, samples) };
+            } else {
+                pending |= 1 << k;
+            }
+        }
+        while pending != 0 {
+            let mut left = pending;
+            while left != 0 {
+                let k = left.trailing_zeros() as usize;
+                left &= left - 1;
+                let t = &w.touch_log[k];
+                let lock = t.bus as usize + if t.audio { 0 } else { self.buses.audio_count };
+                let Some(lock) = self.bus_locks.get(lock) else {
+                    // Past the last bus: `apply` would skip it too.
+                    pending &= !(1 << k);
+                    continue;
+                };
+                if lock.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    let (target, samples) = target_of(t);
+                    // SAFETY: the world outlives the group; writers of this
+                    // bus hold its lock, and no item reads a bus that an
+                    // item it may run alongside writes (`GroupJobs::check`).
+                    unsafe { self.buses.apply(target, samples) };
+                    lock.store(false, Ordering::Release);
+                    pending &= !(1 << k);
+                }
+            }
+            if pending != 0 {
+                std::hint::spin_loop();
+            }
+        }
+        if w.touch_overflow {
+            self.lost.store(true, Ordering::Relaxed);
+        }
+    }
+}
 
 impl Work for Job<'_> {
     /// Runs work item `item` into thread `worker`'s private world: sets the
@@ -758,7 +845,12 @@ impl Work for Job<'_> {
             let (audio, bus) = (target & CONTROL_BIT == 0, target & !(CONTROL_BIT | REPLACE_BIT));
             reads.iter().any(|&(a, f, c)| a == audio && (f..f + c).contains(&bus))
         };
-        for &(_, earlier) in self.jobs.item_inits(i) {
+        // In child order, a bus holds only the writes of the items before
+        // the group; add those of the earlier items this one must hear.
+        // Otherwise they are on the bus already (and later ones are not:
+        // the writers of what an item reads all run before or after it).
+        let inits = if self.exact { self.jobs.item_inits(i) } else { &[] };
+        for &(_, earlier) in inits {
             // SAFETY: the earlier item wrote the buses this one reads, so
             // the queue ran it before this one (`GroupJobs::check`), and its
             // slot is only claimed again by the replay after the group.
@@ -801,6 +893,10 @@ impl Work for Job<'_> {
                 unsafe { &mut *synths[k] }.calc(w, scratch);
             }
             k = end;
+        }
+        if !self.exact {
+            self.add_now(item.0, w);
+            return;
         }
         let Ok(mut slot) = self.merge.writer(i) else {
             self.lost.store(true, Ordering::Relaxed);

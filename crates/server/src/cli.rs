@@ -84,6 +84,9 @@ usage: magnetar [options]
    -g <random generator per synth? 1 or 0> (default 0: synths share the world's, as in scsynth;
                                        1: each synth has its own, as in supernova, and noise
                                        synths in parallel groups spread over the threads)
+   -x <exact sums in parallel groups? 1 or 0> (default 1: children's writes to a shared bus
+                                       are added in child order, the same bits as one thread;
+                                       0: in the order the threads finish, as in supernova)
 ";
 
 fn parse_num<T: std::str::FromStr>(flag: &str, value: &str, what: &'static str) -> Result<T, CliError> {
@@ -123,7 +126,7 @@ impl Cli {
                 'L' => 0,
                 'N' => 6,
                 'u' | 't' | 'B' | 'a' | 'i' | 'o' | 'c' | 'z' | 'b' | 'l' | 'n' | 'd' | 'p' | 'm' | 'w' | 'Z'
-                | 'r' | 'S' | 'D' | 'I' | 'O' | 'M' | 's' | 'H' | 'V' | 'v' | 'R' | 'U' | 'P' | 'C' | 'T' | 'g' => 1,
+                | 'r' | 'S' | 'D' | 'I' | 'O' | 'M' | 's' | 'H' | 'V' | 'v' | 'R' | 'U' | 'P' | 'C' | 'T' | 'g' | 'x' => 1,
                 _ => return Err(CliError::InvalidOption(flag.into())),
             };
             if i + needs >= args.len() + usize::from(needs == 0) {
@@ -165,6 +168,7 @@ impl Cli {
                     e.threads = t.max(1);
                 }
                 'g' => e.rgen_per_synth = parse_num::<i64>(flag, v, "0 or 1")? != 0,
+                'x' => e.parallel_exact = parse_num::<i64>(flag, v, "0 or 1")? != 0,
                 'L' => cli.memory_locking = true,
                 'N' => {
                     let sr: f64 = parse_num(flag, args[i + 4], "sample rate")?;
@@ -237,6 +241,15 @@ mod tests {
         let own: Vec<&str> = ["-g", "1"].iter().chain(nrt.iter()).copied().collect();
         assert!(Cli::parse(&own).unwrap().engine.rgen_per_synth);
         assert!(matches!(Cli::parse(&["-g", "yes", "-u", "57110"]), Err(CliError::BadValue { .. })));
+    }
+
+    #[test]
+    fn parallel_sums_keep_child_order_unless_asked_otherwise() {
+        let nrt = ["-N", "s", "_", "o.wav", "48000", "WAV", "float"];
+        assert!(Cli::parse(&nrt).unwrap().engine.parallel_exact);
+        let any_order: Vec<&str> = ["-x", "0"].iter().chain(nrt.iter()).copied().collect();
+        assert!(!Cli::parse(&any_order).unwrap().engine.parallel_exact);
+        assert!(matches!(Cli::parse(&["-x", "-u", "57110"]), Err(CliError::BadValue { .. })));
     }
 
     #[test]

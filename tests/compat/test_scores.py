@@ -308,6 +308,34 @@ def test_parallel_group_of_buffer_readers(tmp_path, threads):
     check_score(tmp_path, s.end(0.15), channels=2, **parallel(threads))
 
 
+@pytest.mark.parametrize("threads", THREADS)
+def test_parallel_group_of_buffer_writers(tmp_path, threads):
+    """Children of a /p_new group write buffers: loopers recording (RecordBuf, mixing over what
+    is there) into a buffer each and playing it back, and tape heads writing with BufWr at a
+    Phasor that a reader plays elsewhere. On two threads the children whose buffers no sibling
+    uses are spread; two loopers sharing a buffer later tie the group to its order. What the
+    children play back from their buffers is what scsynth plays."""
+    def looper(b):
+        U.RecordBuf.ar(buffer_id=b["buf"], preexisting_level=0.5, loop=1, source=U.SinOsc.ar(frequency=b["freq"]) * 0.4)
+        U.Out.ar(bus=b["out"], source=U.PlayBuf.ar(channel_count=1, buffer_id=b["buf"], rate=1.0, loop=1) * 0.5)
+
+    def tape(b):
+        phase = U.Phasor.ar(rate=1.0, start=0.0, stop=U.BufFrames.kr(buffer_id=b["buf"]))
+        U.BufWr.ar(buffer_id=b["buf"], phase=phase, loop=1, source=U.Saw.ar(frequency=b["freq"]) * 0.2)
+        U.Out.ar(bus=b["out"], source=U.BufRd.ar(channel_count=1, buffer_id=b["buf"], phase=phase * 0.5, loop=1) * 0.5)
+
+    lp = build("lp", looper, buf=0.0, freq=220.0, out=0.0)
+    tp = build("tp", tape, buf=0.0, freq=110.0, out=0.0)
+    s = Score([lp, tp]).add(0.0, *(msg("/b_alloc", k, 600 + 150 * k) for k in range(6)), msg("/p_new", 1, 1, 0))
+    for k in range(4):
+        s.add(0.0, msg("/s_new", "lp", 100 + k, 1, 1, "buf", float(k), "freq", 200.0 + 90.0 * k, "out", float(k % 2)))
+    for k in range(2):
+        s.add(0.0, msg("/s_new", "tp", 200 + k, 1, 1, "buf", float(4 + k), "freq", 80.0 + 30.0 * k, "out", float(k)))
+    # Later two loopers record into the same buffer, each over what the other left.
+    s.add(0.08, msg("/n_set", 103, "buf", 2.0))
+    check_score(tmp_path, s.end(0.15), channels=2, **parallel(threads))
+
+
 def test_mixed_audio_and_control_writers_on_the_same_buses(tmp_path):
     a = build("a", lambda b: (U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=300.0) * 0.2), U.Out.kr(bus=0, source=U.LFSaw.kr(frequency=4.0))))
     k = build("k", lambda b: (U.Out.ar(bus=0, source=U.K2A.ar(source=U.SinOsc.kr(frequency=5.0) * 0.3)), U.Out.kr(bus=0, source=U.LFTri.kr(frequency=3.0) * 0.5)))

@@ -207,6 +207,7 @@ impl Engine {
         );
         let (max_nodes, max_defs) = (options.max_nodes, options.max_synthdefs);
         let bus_counts = (world.num_audio_buses(), world.num_control_buses());
+        let num_buffers = world.buffers.len();
         let mut engine = Engine {
             options,
             world,
@@ -238,7 +239,7 @@ impl Engine {
                 Ok(p) => {
                     engine.parallel = Some(p);
                     engine.parallel_jobs = (0..crate::parallel::KEPT_GROUP_JOBS)
-                        .map(|_| crate::parallel::GroupJobs::new(bus_counts.0, bus_counts.1))
+                        .map(|_| crate::parallel::GroupJobs::new(bus_counts.0, bus_counts.1, num_buffers))
                         .collect();
                 }
                 Err(e) => eprintln!("WARNING: parallel groups will run on one thread: {e}"),

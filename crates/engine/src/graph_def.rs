@@ -52,6 +52,13 @@ pub struct BusAccess {
     pub channels: u32,
 }
 
+/// A unit of a def that reads or writes a buffer's samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BufAccess {
+    pub write: bool,
+    pub buf: BusSource,
+}
+
 /// One unit to build and run: a unit of the def, or a batch of several.
 pub struct Step {
     pub ctor: UnitCtor,
@@ -102,6 +109,10 @@ pub struct GraphDef {
     /// block whether children of a parallel group depend on each other.
     pub bus_reads: Vec<BusAccess>,
     pub bus_write: Option<BusAccess>,
+    /// The units of a parallel def that read or write buffer samples, and
+    /// where their buffer numbers come from: synths writing buffers spread
+    /// only when no other work item uses the buffers they write.
+    pub buffer_accesses: Vec<BufAccess>,
     /// Real-time memory a synth of this def took when created and when its
     /// units were built, as last measured (0 until one was).
     pub new_bytes: std::sync::atomic::AtomicUsize,
@@ -176,6 +187,7 @@ impl GraphDef {
         let safe = lockstep_safe(def, &protos);
         let lockstep = safe && steps.iter().any(|st| st.lane.is_some());
         let (bus_reads, bus_write) = bus_accesses(def, &protos);
+        let buffer_accesses = buffer_accesses(def, &protos);
         // Reading buses and buffers is allowed on top of what lockstep allows.
         let no_offset_writes = !protos.iter().any(|p| matches!(p.spec.name.as_str(), "XOut" | "OffsetOut"));
         let parallel = no_offset_writes && units_safe(def, &protos, true, false);
@@ -210,6 +222,7 @@ impl GraphDef {
             parallel_own_rng,
             bus_reads,
             bus_write,
+            buffer_accesses,
             new_bytes: Default::default(),
             construct_bytes: Default::default(),
         })
@@ -413,16 +426,7 @@ fn place_wires(
 /// The def's bus readers (`In`, `InFeedback`) and its writer (`Out`,
 /// `ReplaceOut`), with where their bus numbers come from.
 fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Option<BusAccess>) {
-    let source = |input: Option<&sd::Input>| match input {
-        Some(sd::Input::Constant(c)) => def.constants.get(*c as usize).map_or(BusSource::Unknown, |&v| BusSource::Constant(v)),
-        Some(&sd::Input::Unit { unit, output }) => match protos.get(unit as usize) {
-            Some(p) if p.spec.name == "Control" && p.rate == Rate::Control => {
-                BusSource::Control(p.spec.special_index.max(0) as u32 + output)
-            }
-            _ => BusSource::Unknown,
-        },
-        None => BusSource::Unknown,
-    };
+    let source = |input: Option<&sd::Input>| input_source(def, protos, input);
     let mut reads = Vec::new();
     let mut write = None;
     for p in protos {
@@ -446,6 +450,39 @@ fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Op
     (reads, write)
 }
 
+/// Where the number an input carries (a bus or buffer number) comes from:
+/// a constant, a control-rate `Control` (its value then follows the
+/// synth's control), or anything else, which cannot be told before.
+fn input_source(def: &sd::SynthDef, protos: &[Proto<'_>], input: Option<&sd::Input>) -> BusSource {
+    match input {
+        Some(sd::Input::Constant(c)) => def.constants.get(*c as usize).map_or(BusSource::Unknown, |&v| BusSource::Constant(v)),
+        Some(&sd::Input::Unit { unit, output }) => match protos.get(unit as usize) {
+            Some(p) if p.spec.name == "Control" && p.rate == Rate::Control => {
+                BusSource::Control(p.spec.special_index.max(0) as u32 + output)
+            }
+            _ => BusSource::Unknown,
+        },
+        None => BusSource::Unknown,
+    }
+}
+
+/// The def's units that read (`PlayBuf`, `BufRd`, `Osc`, `OscN`, `COsc`) or
+/// write (`BufWr`, `RecordBuf`) buffer samples; each takes its buffer
+/// number as its first input.
+fn buffer_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> Vec<BufAccess> {
+    protos
+        .iter()
+        .filter_map(|p| {
+            let write = match p.spec.name.as_str() {
+                "PlayBuf" | "BufRd" | "Osc" | "OscN" | "COsc" => false,
+                "BufWr" | "RecordBuf" => true,
+                _ => return None,
+            };
+            Some(BufAccess { write, buf: input_source(def, protos, p.spec.inputs.first()) })
+        })
+        .collect()
+}
+
 /// Whether consecutive synths of this def may run step by step side by side
 /// (step 1 of every synth, then step 2, ...) instead of synth by synth, with
 /// the same result. True when, besides pure units and units that only
@@ -461,9 +498,10 @@ fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
 
 /// The lockstep check, widened for parallel groups by `readers`: `In` and
 /// `InFeedback` may read buses (the engine gives each reader the buses as a
-/// sequential run would leave them) and units that only read buffers may
-/// read them (no parallel-safe unit writes a buffer, and buffer commands run
-/// between blocks). With `own_rng`, units that draw random numbers pass
+/// sequential run would leave them), units may read buffers (buffer
+/// commands run between blocks), and `BufWr` and `RecordBuf` may write them
+/// (the engine spreads such synths only when no other work item uses the
+/// buffers they write, see `buffer_accesses`). With `own_rng`, units that draw random numbers pass
 /// too: each synth then draws from its own generator, so the order in which
 /// synths run does not change what any of them draws.
 fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: bool) -> bool {
@@ -495,6 +533,8 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
             "PlayBuf" => readers && self_only_done(5),
             "BufRd" | "Osc" | "OscN" | "COsc" | "BufSampleRate" | "BufRateScale" | "BufSamples" | "BufFrames"
             | "BufChannels" | "BufDur" | "NumBuffers" => readers,
+            "BufWr" => readers,
+            "RecordBuf" => readers && self_only_done(7),
             _ => false,
         };
         if !ok {

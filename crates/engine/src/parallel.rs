@@ -23,12 +23,13 @@
 //! and only buses shared by several items wait for the replay.
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
-//! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffers
-//! only read, no randomness, one `Out` or `ReplaceOut`, unmapped controls)
-//! take this path, and only in blocks where no synth reads a bus that a
-//! synth it may run alongside writes (their order would decide what it
-//! hears). Any other parallel group runs its children in order, as scsynth
-//! does.
+//! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffer
+//! writes through `BufWr`/`RecordBuf` only, no randomness, one `Out` or
+//! `ReplaceOut`, unmapped controls) take this path, and only in blocks
+//! where no synth reads a bus that a synth it may run alongside writes
+//! (their order would decide what it hears) and no item uses a buffer that
+//! another item writes. Any other parallel group runs its children in
+//! order, as scsynth does.
 
 use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeTree};
@@ -66,6 +67,8 @@ const ITEMS_PER_THREAD: usize = 16;
 const MAX_WRITES_PER_ITEM: usize = 64;
 /// Most bus channels the subtree's synths may read and write in a block.
 const MAX_ACCESSES: usize = 4 * MAX_PARALLEL_SYNTHS;
+/// Most buffer writers in a parallel group's subtree.
+const MAX_BUFFER_WRITES: usize = MAX_PARALLEL_SYNTHS;
 /// Most (reader item, earlier writer item) pairs.
 const MAX_INITS: usize = 2 * MAX_PARALLEL_ITEMS;
 /// Most reader-writer pairs checked before giving up on spreading a group.
@@ -131,6 +134,12 @@ pub struct GroupJobs {
     /// (`SHARED` when several do). Stamps save clearing the table.
     owner: Vec<(u32, u32)>,
     stamp: u32,
+    /// The same for buffers whose samples synths read or write, and the
+    /// buffers written (each must belong to one item).
+    buffer_owner: Vec<(u32, u32)>,
+    buffers_written: Vec<u32>,
+    /// A buffer read or written whose number could not be told in advance.
+    buffer_any: bool,
     /// What the jobs were worked out for: the group, the tree's edit count,
     /// the scratch size and the thread count. While all four stay the same
     /// the jobs stay true, and the next block reuses them.
@@ -148,7 +157,7 @@ const SHARED: u32 = u32::MAX;
 unsafe impl Send for GroupJobs {}
 
 impl GroupJobs {
-    pub fn new(audio_buses: usize, control_buses: usize) -> GroupJobs {
+    pub fn new(audio_buses: usize, control_buses: usize, buffers: usize) -> GroupJobs {
         GroupJobs {
             synths: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             nodes: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
@@ -170,6 +179,9 @@ impl GroupJobs {
             control_buses,
             owner: vec![(0, 0); audio_buses + control_buses],
             stamp: 1,
+            buffer_owner: vec![(0, 0); buffers],
+            buffers_written: Vec::with_capacity(MAX_BUFFER_WRITES),
+            buffer_any: false,
             prepared: None,
             worked_out: 0,
         }
@@ -192,11 +204,31 @@ impl GroupJobs {
         self.open = None;
         self.flat.clear();
         self.prepared = None;
+        self.buffers_written.clear();
+        self.buffer_any = false;
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.owner.fill((0, 0));
+            self.buffer_owner.fill((0, 0));
             self.stamp = 1;
         }
+    }
+
+    /// Notes that item `item` reads or writes buffer `index`'s samples.
+    fn note_buffer(&mut self, index: usize, item: u32, write: bool) -> bool {
+        let Some(e) = self.buffer_owner.get_mut(index) else { return true };
+        if e.0 != self.stamp {
+            *e = (self.stamp, item);
+        } else if e.1 != item {
+            e.1 = SHARED;
+        }
+        if write {
+            if self.buffers_written.len() == self.buffers_written.capacity() {
+                return false;
+            }
+            self.buffers_written.push(index as u32);
+        }
+        true
     }
 
     /// Notes that item `item` reads or writes a bus.
@@ -375,6 +407,20 @@ impl GroupJobs {
                 _ => self.read_any = true,
             }
         }
+        let buffers = self.buffer_owner.len();
+        for a in &s.def.buffer_accesses {
+            // The buffer the unit will use, as it works it out.
+            match value(a.buf) {
+                Some(v) => {
+                    if let Some(index) = magnetar_ugens::info::buffer_index(v, buffers) {
+                        if !self.note_buffer(index, item, a.write) {
+                            return false;
+                        }
+                    }
+                }
+                None => self.buffer_any = true,
+            }
+        }
         if let Some(w) = &s.def.bus_write {
             match range(w.audio, value(w.bus), w.channels) {
                 Some((first, channels)) if self.accesses.len() + channels as usize <= self.accesses.capacity() => {
@@ -413,6 +459,14 @@ impl GroupJobs {
     /// writes, and lists for each item the earlier items whose writes it
     /// must see.
     fn check(&mut self) -> bool {
+        // A buffer written by one item may be used by no other: what the
+        // other would read or leave there depends on their order.
+        if !self.buffers_written.is_empty()
+            && (self.buffer_any
+                || self.buffers_written.iter().any(|&b| self.buffer_owner[b as usize] == (self.stamp, SHARED)))
+        {
+            return false;
+        }
         let any_write = self.write_any || self.accesses.iter().any(|a| a.write);
         let any_read = self.read_any || !self.reads.is_empty();
         if (self.read_any && any_write) || (self.write_any && any_read) {
@@ -701,8 +755,8 @@ impl Parallel {
             w.buf_counter = world.buf_counter;
             w.full_rate = world.full_rate;
             w.buf_rate = world.buf_rate;
-            // Synths may read buffers (never write them: `GraphDef::parallel`),
-            // and no command runs until the group is done.
+            // Synths may read buffers, and write those no other item uses
+            // (`GroupJobs::check`); no command runs until the group is done.
             // SAFETY: the loan ends below, before `world` is used again.
             unsafe { w.lend_buffers(world) };
         }
@@ -752,7 +806,9 @@ struct Job<'a> {
 
 // SAFETY: items hold distinct synths and each worker index owns one private
 // world and one scratch slice; the executor runs each item exactly once,
-// after the items it depends on; the main world is only read meanwhile.
+// after the items it depends on; meanwhile the main world's buses are only
+// read, but for those one item owns (or, without `exact`, writes under
+// their locks), and a buffer is written only by the one item that uses it.
 unsafe impl Sync for Job<'_> {}
 
 impl Job<'_> {

@@ -38,7 +38,7 @@ fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut Engi
     let def = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap();
     let installed = e.add_synthdefs(&def).unwrap();
     assert!(installed.iter().all(|r| r.is_ok()));
-    for def in [reader_def(), player_def()] {
+    for def in [reader_def(), player_def(), recorder_def()] {
         assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
     }
     // Buffers 0-3: a different ramp shape in each, for players.
@@ -47,6 +47,10 @@ fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut Engi
         for (n, x) in buf.data.iter_mut().enumerate() {
             *x = ((n * (k + 3)) % 97) as f32 / 97.0 - 0.5;
         }
+    }
+    // Buffers 4-7: silent, of different lengths, for recorders.
+    for (k, buf) in e.world.buffers.iter_mut().enumerate().skip(4) {
+        *buf = magnetar_ugens::SndBuf::new(500 + 70 * k as u32, 1, 48_000.0);
     }
     e
 }
@@ -158,6 +162,12 @@ fn block_on_both_within(one: &mut Engine, two: &mut Engine, block: usize, buses:
                 "block {block}: bus {bus} differs between one and two threads"
             );
         }
+    }
+    for (k, (a, b)) in one.world.buffers.iter().zip(&two.world.buffers).enumerate() {
+        assert!(
+            a.data.iter().zip(&b.data).all(|(x, y)| x.to_bits() == y.to_bits() || (x - y).abs() <= tolerance * x.abs().max(1.0)),
+            "block {block}: buffer {k} differs between one and two threads"
+        );
     }
     one.advance_block_counter();
     two.advance_block_counter();
@@ -385,6 +395,78 @@ fn player_def() -> Vec<u8> {
             ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
         ],
     )
+}
+
+/// A def "recorder": records a sine into its buffer over half of what is
+/// there, and plays the buffer back:
+/// `RecordBuf.ar(SinOsc.ar(freq), buf, preLevel: 0.5, loop: 1); Out.ar(out, PlayBuf.ar(1, buf, loop: 1) * amp)`.
+fn recorder_def() -> Vec<u8> {
+    def_bytes(
+        "recorder",
+        &[0.0, 1.0, 0.5],
+        &[("buf", 4.0), ("out", 0.0), ("freq", 300.0), ("amp", 0.5)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            ("SinOsc", 2, &[(0, 2), (-1, 0)], &[2], 0),
+            // bufnum, offset, rec level, pre level, run, loop, trigger, done action, input
+            (
+                "RecordBuf",
+                2,
+                &[(0, 0), (-1, 0), (-1, 1), (-1, 2), (-1, 1), (-1, 1), (-1, 1), (-1, 0), (1, 0)],
+                &[2],
+                0,
+            ),
+            ("PlayBuf", 2, &[(0, 0), (-1, 1), (-1, 1), (-1, 0), (-1, 1), (-1, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(3, 0), (0, 3)], &[2], 2),
+            ("Out", 2, &[(0, 1), (4, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn recorders_on_buffers_of_their_own_spread_and_leave_every_buffer_as_one_thread_does() {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..4 {
+        let controls = [("buf", 4.0 + k as f32), ("out", (k % 2) as f32), ("freq", 200.0 + 110.0 * k as f32)];
+        setup.push(new_synth("recorder", 100 + k, 1, 1, &controls));
+        // Players of the other buffers, which nothing writes.
+        setup.push(new_synth("player", 200 + k, 1, 1, &[("buf", k as f32), ("out", (k % 2) as f32), ("amp", 0.1)]));
+    }
+    assert_spreads(&setup, 300, "the recorders");
+}
+
+#[test]
+fn recorders_sharing_a_buffer_run_their_group_in_order() {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..4 {
+        // The last two both record into buffer 6: each mixes over what the other left.
+        let buf = 4.0 + k.min(2) as f32;
+        setup.push(new_synth("recorder", 100 + k, 1, 1, &[("buf", buf), ("out", (k % 2) as f32), ("freq", 200.0 + 110.0 * k as f32)]));
+    }
+    assert_eq!(one_vs_two_threads(&setup, 100), 0);
+}
+
+#[test]
+fn a_player_of_a_buffer_a_sibling_records_runs_the_group_in_order() {
+    let setup = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("recorder", 100, 1, 1, &[("buf", 5.0)]),
+        new_synth("recorder", 101, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
+        new_synth("player", 200, 1, 1, &[("buf", 5.0), ("out", 1.0)]),
+    ];
+    assert_eq!(one_vs_two_threads(&setup, 100), 0);
+}
+
+#[test]
+fn a_recorder_given_a_buffer_past_the_last_one_records_into_buffer_0_and_is_ordered_with_its_players() {
+    // As in scsynth, buffer 100 of 8 means buffer 0, which a sibling plays.
+    let setup = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("recorder", 100, 1, 1, &[("buf", 100.0)]),
+        new_synth("recorder", 101, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
+        new_synth("player", 200, 1, 1, &[("buf", 0.0), ("out", 1.0)]),
+    ];
+    assert_eq!(one_vs_two_threads(&setup, 100), 0);
 }
 
 /// Runs `blocks` blocks on engines with one and two threads after the same

@@ -60,7 +60,7 @@ info_unit!(num_input_buses, |cx| cx.world.num_input_channels as f32);
 info_unit!(num_output_buses, |cx| cx.world.num_output_channels as f32);
 info_unit!(num_audio_buses, |cx| cx.world.num_audio_buses() as f32);
 info_unit!(num_control_buses, |cx| cx.world.num_control_buses() as f32);
-info_unit!(num_buffers, |cx| cx.world.bufs().len() as f32);
+info_unit!(num_buffers, |cx| cx.world.num_bufs() as f32);
 info_unit!(node_id, |cx| cx.synth.node_id as f32);
 
 // ---- buffer information ---------------------------------------------------
@@ -68,16 +68,23 @@ info_unit!(node_id, |cx| cx.synth.node_id as f32);
 /// The buffer a unit's first input names, resolved as scsynth does: negative
 /// numbers mean 0, numbers past the last buffer fall back to buffer 0.
 pub(crate) fn resolve_buffer(world: &World, fbufnum: f32) -> Option<&SndBuf> {
-    world.bufs().get(resolve_buffer_index(world, fbufnum)?)
+    world.buf(resolve_buffer_index(world, fbufnum)?)
 }
 
 /// The index [`resolve_buffer`] picks, if the world has any buffers.
 pub(crate) fn resolve_buffer_index(world: &World, fbufnum: f32) -> Option<usize> {
+    buffer_index(fbufnum, world.num_bufs())
+}
+
+/// The buffer a unit given buffer number `fbufnum` uses among `count`:
+/// negative numbers and numbers past the last buffer mean buffer 0, as in
+/// scsynth; `None` when there are no buffers.
+pub fn buffer_index(fbufnum: f32, count: usize) -> Option<usize> {
     let f = if fbufnum < 0.0 { 0.0 } else { fbufnum };
     let index = f as u32 as usize;
-    if index < world.bufs().len() {
+    if index < count {
         Some(index)
-    } else if world.bufs().is_empty() {
+    } else if count == 0 {
         None
     } else {
         Some(0)

@@ -245,7 +245,7 @@ impl Unit for SinOsc {
 fn table_buffer(world: &World, fbufnum: f32) -> Option<&SndBuf> {
     // A negative number converts to a huge index, as C's cast does.
     let index = if fbufnum >= 0.0 { fbufnum as usize } else { usize::MAX };
-    world.bufs().get(index).or_else(|| world.bufs().first())
+    world.buf(index).or_else(|| world.buf(0))
 }
 
 /// Wavetables must be powers of two no larger than 131072 values.

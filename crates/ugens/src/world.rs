@@ -81,13 +81,14 @@ pub struct BusTouch {
     pub at: u32,
 }
 
-/// A read-only view of another world's buffer list (see [`World::bufs`]).
+/// A view of another world's buffer list (see [`World::lend_buffers`]).
 #[derive(Default, Clone, Copy)]
-pub struct LentBuffers(Option<(*const SndBuf, usize)>);
+pub struct LentBuffers(Option<(*mut SndBuf, usize)>);
 
-// SAFETY: the view is only read, and only while its lender keeps the
-// buffers unchanged (`World::lend_buffers`' contract); plain buffer data
-// may be read from several threads at once.
+// SAFETY: the view is used only while its lender keeps the buffer list
+// unchanged, and a buffer is written through it only by the one thread
+// that alone touches that buffer (`World::lend_buffers`' contract); plain
+// buffer data may be read from several threads at once.
 unsafe impl Send for LentBuffers {}
 unsafe impl Sync for LentBuffers {}
 
@@ -110,8 +111,8 @@ pub struct World {
     /// in this block and reads as silence.
     pub buf_counter: i32,
     pub buffers: Vec<SndBuf>,
-    /// Another world's buffers, lent read-only to a worker's private world
-    /// while a parallel group runs (see [`World::bufs`]).
+    /// Another world's buffers, lent to a worker's private world while a
+    /// parallel group runs (see [`World::lend_buffers`]).
     pub lent_buffers: LentBuffers,
     pub rgen: RGen,
     /// `/tr` and SendReply messages produced during this block.
@@ -186,24 +187,49 @@ impl World {
         self.audio_bus.get_mut(bus * bs..(bus + 1) * bs)
     }
 
-    /// The buffers units read: this world's own, or those lent to it.
+    /// How many buffers units see: this world's own, or those lent to it.
     #[inline]
-    pub fn bufs(&self) -> &[SndBuf] {
+    pub fn num_bufs(&self) -> usize {
         match self.lent_buffers.0 {
-            // SAFETY: `lend_buffers`' contract: the lender's buffers outlive
-            // the loan and nothing changes them while it lasts.
-            Some((ptr, len)) => unsafe { std::slice::from_raw_parts(ptr, len) },
-            None => &self.buffers,
+            Some((_, len)) => len,
+            None => self.buffers.len(),
         }
     }
 
-    /// Lets this world's units read `from`'s buffers instead of its own.
+    /// Buffer `index` as units see it (see `num_bufs`). One buffer at a
+    /// time, never the whole list: while a loan lasts, another thread may
+    /// be writing a buffer it alone uses.
+    #[inline]
+    pub fn buf(&self, index: usize) -> Option<&SndBuf> {
+        match self.lent_buffers.0 {
+            // SAFETY: in range; `lend_buffers`' contract: the lender's list
+            // outlives the loan unchanged, and no one writes this buffer
+            // while units here read it.
+            Some((ptr, len)) => (index < len).then(|| unsafe { &*ptr.add(index) }),
+            None => self.buffers.get(index),
+        }
+    }
+
+    /// Buffer `index` for a unit that writes it.
+    #[inline]
+    pub fn buf_mut(&mut self, index: usize) -> Option<&mut SndBuf> {
+        match self.lent_buffers.0 {
+            // SAFETY: in range; `lend_buffers`' contract: a buffer units
+            // here write is touched by no other thread during the loan.
+            Some((ptr, len)) => (index < len).then(|| unsafe { &mut *ptr.add(index) }),
+            None => self.buffers.get_mut(index),
+        }
+    }
+
+    /// Lets this world's units use `from`'s buffers instead of its own.
     ///
     /// # Safety
-    /// `from`'s buffer list must neither change nor be dropped, and no one
-    /// may write to its buffers, until [`World::end_loan`] is called.
-    pub unsafe fn lend_buffers(&mut self, from: &World) {
-        self.lent_buffers = LentBuffers(Some((from.buffers.as_ptr(), from.buffers.len())));
+    /// `from`'s buffer list must neither change nor be dropped until
+    /// [`World::end_loan`] is called, nothing else may use `from`'s
+    /// buffers meanwhile, and a buffer that units of one borrowing world
+    /// write must not be read or written through any other world.
+    pub unsafe fn lend_buffers(&mut self, from: &mut World) {
+        self.lent_buffers = LentBuffers(Some((from.buffers.as_mut_ptr(), from.buffers.len())));
     }
 
     /// Returns to this world's own buffers.
@@ -217,7 +243,7 @@ impl World {
         if bufnum < 0.0 {
             return None;
         }
-        self.bufs().get(bufnum as usize)
+        self.buf(bufnum as usize)
     }
 
     #[inline]
@@ -225,7 +251,7 @@ impl World {
         if bufnum < 0.0 {
             return None;
         }
-        self.buffers.get_mut(bufnum as usize)
+        self.buf_mut(bufnum as usize)
     }
 }
 

@@ -78,12 +78,11 @@ impl Unit for BufWr {
         let num_channels = io.num_inputs().saturating_sub(3);
         let looping = io.in0(2) as i32 != 0;
         let phase_in = io.inp(1);
-        let Some(index) = resolve_buffer_index(cx.world, io.in0(0)) else {
+        let Some(buf) = resolve_buffer_index(cx.world, io.in0(0)).and_then(|i| cx.world.buf_mut(i)) else {
             cx.set_done(true);
             io.clear_outputs();
             return;
         };
-        let buf = &mut cx.world.buffers[index];
         let chans = buf.channels as usize;
         if !buf.is_allocated() || num_channels > chans {
             cx.set_done(true);
@@ -147,13 +146,13 @@ impl Unit for RecordBuf {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         let n = io.n();
         let num_inputs = io.num_inputs().saturating_sub(8);
-        let index = resolve_buffer_index(cx.world, io.in0(0));
-        let Some(index) = index.filter(|&i| cx.world.buffers[i].is_allocated()) else {
+        let found = resolve_buffer_index(cx.world, io.in0(0))
+            .and_then(|i| cx.world.buf(i).filter(|b| b.is_allocated()).map(|b| (i, b.channels as usize)));
+        let Some((index, chans)) = found else {
             cx.set_done(true);
             io.clear_outputs();
             return;
         };
-        let chans = cx.world.buffers[index].channels as usize;
         if num_inputs != chans {
             cx.set_done(true);
             io.clear_outputs();
@@ -175,7 +174,7 @@ impl Unit for RecordBuf {
             )
         };
         let plain = self.plain;
-        let buf = &mut cx.world.buffers[index];
+        let Some(buf) = cx.world.buf_mut(index) else { return };
         let samples = buf.data.len() as i32;
         let c = chans as i32;
         let mut writepos = self.writepos;

@@ -9,15 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 use magnetar_rt::event::{binary_event, Signaller, Waiter};
+use magnetar_rt::ilock::InterruptibleLock;
+use magnetar_rt::spsc::{self, Consumer, Producer};
 
 use crate::config::{CollectorMode, GcConfig, WORD};
 use crate::error::GcError;
-use crate::ilock::InterruptibleLock;
 use crate::mark::{HeapView, Tracer};
 use crate::poolmem::Poolmem;
 use crate::region::Region;
 use crate::snapshot::{self, Outcome, Plan, Window};
-use crate::spsc::{self, Consumer, Producer};
 use crate::stats::*;
 
 /// Registered root regions beyond the built-in slots.
@@ -764,10 +764,10 @@ impl Collector {
         if window != Window::Before && budget < sh.full_duration {
             self.warnings |= WARN_BUDGET_BELOW_WORST_CASE;
         }
-        if !sh.ilock.try_lock_snapshot(LOCK_SPINS) {
+        let Some(held) = sh.ilock.try_lock_snapshot(LOCK_SPINS) else {
             SharedStats::add(&sh.stats.snapshot_failures, 1);
             return SnapshotKind::Failed;
-        }
+        };
         let rt = Instant::now();
         let roots_words = self.copy_roots();
         sh.stats.roots_snapshot.record(rt.elapsed());
@@ -783,7 +783,7 @@ impl Collector {
         // the collector does not read the snapshot; the free thread is kept off the heap by the
         // interruptible lock we hold; the audio thread (us) is not mutating during the call.
         let (outcome, _) = unsafe { snapshot::copy_heap(sh.ptr_heap.base(), sh.snapshot.base(), &plan, hs) };
-        sh.ilock.unlock_snapshot();
+        drop(held);
         let took = hs.elapsed();
         let kind = match outcome {
             Outcome::Failed => {
@@ -1165,12 +1165,15 @@ fn free_main(shared: Arc<Shared>, mut from_collector: Consumer<(usize, usize)>, 
             // Zero (or poison) so stale pointers in reused memory cannot keep blocks alive.
             let mut k = 0;
             while k < words {
-                while !shared.ilock.try_step() {
+                let step = loop {
+                    if let Some(held) = shared.ilock.try_step() {
+                        break held;
+                    }
                     if shared.shutdown.load(Ordering::Acquire) {
                         return;
                     }
                     thread::yield_now();
-                }
+                };
                 let end = (k + ZERO_STEP_WORDS).min(words);
                 for w in k..end {
                     // SAFETY: the block is dead (unreachable at the snapshot, so the mutator
@@ -1178,7 +1181,7 @@ fn free_main(shared: Arc<Shared>, mut from_collector: Consumer<(usize, usize)>, 
                     // the snapshot copy, the only reader, is excluded by the lock step.
                     unsafe { (start as *mut usize).add(w).write(shared.fill) };
                 }
-                shared.ilock.end_step();
+                drop(step);
                 k = end;
             }
         } else if shared.poison_atomic {

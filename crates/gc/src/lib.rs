@@ -38,12 +38,10 @@ mod collector;
 mod config;
 mod error;
 pub mod ffi;
-mod ilock;
 mod mark;
 mod poolmem;
 mod region;
 mod snapshot;
-mod spsc;
 mod stats;
 
 pub use collector::{BlockReport, Collector, Monitor, RootRegionId, SnapshotKind, MAX_ROOT_REGIONS};

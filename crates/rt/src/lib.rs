@@ -11,15 +11,16 @@
 //! | [`mpsc`] | lock-free bounded multi-producer single-consumer queue |
 //! | [`trylock_queue`] | the "non-blocking mutex" queue: real-time side only uses `try_lock` |
 //! | [`event`] | futex binary event (signal latches and coalesces; wait blocks) |
+//! | [`ilock`] | interruptible lock: a background thread holds it for short steps, the real-time side only tries |
 //! | [`thread`] | SCHED_FIFO priority, CPU pinning, `mlockall`, thread names |
 //! | [`guard`] | counting global allocator with a per-thread armed flag; per-thread kernel activity |
 //! | [`histogram`] | fixed-size log-linear latency histogram |
 //!
 //! # Model checking
 //!
-//! The lock-free structures ([`spsc`], [`mpsc`], [`event`]) reach their atomics
-//! through a small shim so that the same code runs under the `loom` model
-//! checker:
+//! The lock-free structures ([`spsc`], [`mpsc`], [`event`], [`ilock`]) reach
+//! their atomics through a small shim so that the same code runs under the
+//! `loom` model checker:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p magnetar-rt --release loom
@@ -32,6 +33,7 @@ mod sync;
 pub mod event;
 pub mod guard;
 pub mod histogram;
+pub mod ilock;
 pub mod mpsc;
 pub mod spsc;
 pub mod thread;

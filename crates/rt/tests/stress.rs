@@ -3,6 +3,7 @@
 //! shared cores.
 #![cfg(not(loom))]
 
+use magnetar_rt::ilock::InterruptibleLock;
 use magnetar_rt::{event, mpsc, spsc, trylock_queue};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -228,4 +229,113 @@ fn a_storm_of_signals_never_releases_more_waits_than_were_signalled() {
     }
     assert!(consumed > 0);
     drop(signal);
+}
+
+/// The words a step zeroes in one go in the collector's free thread; a step
+/// always writes them all to one value, so a snapshot that overlapped a step
+/// would see them disagree.
+const GUARDED_WORDS: usize = 64;
+
+struct Guarded {
+    lock: InterruptibleLock,
+    words: std::cell::UnsafeCell<[u64; GUARDED_WORDS]>,
+    /// Holders inside the lock right now (checked, not relied on).
+    inside: AtomicUsize,
+}
+
+// SAFETY: `words` is only accessed while holding `lock`; the test checks
+// that the lock indeed admits one holder at a time.
+unsafe impl Sync for Guarded {}
+
+impl Guarded {
+    fn enter(&self) {
+        assert_eq!(
+            self.inside.fetch_add(1, Ordering::SeqCst),
+            0,
+            "two holders at once"
+        );
+    }
+
+    fn leave(&self) {
+        self.inside.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn ilock_steps_and_snapshots_exclude_each_other_and_both_progress() {
+    const SNAPSHOTS: u64 = 1_000_000;
+    // Steps the snapshots must have seen complete, so both sides moved on together.
+    const MIN_STEPS: u64 = 1_000_000;
+    // As the collector's audio side: a few hundred tries, then skip this round.
+    const SPINS: u32 = 256;
+    let g = Arc::new(Guarded {
+        lock: InterruptibleLock::new(),
+        words: std::cell::UnsafeCell::new([0; GUARDED_WORDS]),
+        inside: AtomicUsize::new(0),
+    });
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stepper = {
+        let (g, stop) = (Arc::clone(&g), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let (mut steps, mut refused) = (0u64, 0u64);
+            while !stop.load(Ordering::Relaxed) {
+                let Some(held) = g.lock.try_step() else {
+                    // The background side may wait: let the snapshot finish.
+                    refused += 1;
+                    std::thread::yield_now();
+                    continue;
+                };
+                steps += 1;
+                g.enter();
+                // SAFETY: the step holds the lock.
+                let words = unsafe { &mut *g.words.get() };
+                for w in words.iter_mut() {
+                    *w = steps;
+                }
+                g.leave();
+                drop(held);
+            }
+            (steps, refused)
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut taken, mut skipped, mut last) = (0u64, 0u64, 0u64);
+    while taken < SNAPSHOTS || last < MIN_STEPS {
+        if stepper.is_finished() {
+            break; // it panicked: the join below reports why
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no progress: {taken} snapshots, {skipped} skipped, steps seen {last}"
+        );
+        let Some(held) = g.lock.try_lock_snapshot(SPINS) else {
+            skipped += 1;
+            continue;
+        };
+        g.enter();
+        // SAFETY: the snapshot holds the lock.
+        let words = unsafe { *g.words.get() };
+        g.leave();
+        drop(held);
+        assert!(
+            words.iter().all(|&w| w == words[0]),
+            "a snapshot overlapped a step: {words:?}"
+        );
+        assert!(
+            words[0] >= last,
+            "a snapshot saw an older step than the one before"
+        );
+        last = words[0];
+        taken += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (steps, refused) = stepper.join().unwrap();
+    // SAFETY: the stepper has been joined; nobody else holds the lock.
+    assert_eq!(
+        unsafe { *g.words.get() },
+        [steps; GUARDED_WORDS],
+        "a step's writes were lost"
+    );
+    assert!(g.lock.try_lock_snapshot(0).is_some(), "left locked");
+    eprintln!("ilock: {taken} snapshots ({skipped} gave up), {steps} steps ({refused} refused)");
 }

@@ -446,27 +446,28 @@ fn recorders_sharing_a_buffer_run_their_group_in_order() {
     assert_eq!(one_vs_two_threads(&setup, 100), 0);
 }
 
-#[test]
-fn a_player_of_a_buffer_a_sibling_records_runs_the_group_in_order() {
+/// Group runs spread over two threads for a parallel group of a recorder
+/// given buffer number `recorded`, one recording into buffer 6, and a
+/// player of buffer `played`.
+fn recorder_and_player(recorded: f32, played: f32) -> u64 {
     let setup = vec![
         OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
-        new_synth("recorder", 100, 1, 1, &[("buf", 5.0)]),
+        new_synth("recorder", 100, 1, 1, &[("buf", recorded)]),
         new_synth("recorder", 101, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
-        new_synth("player", 200, 1, 1, &[("buf", 5.0), ("out", 1.0)]),
+        new_synth("player", 200, 1, 1, &[("buf", played), ("out", 1.0)]),
     ];
-    assert_eq!(one_vs_two_threads(&setup, 100), 0);
+    one_vs_two_threads(&setup, 100)
+}
+
+#[test]
+fn a_player_of_a_buffer_a_sibling_records_runs_the_group_in_order() {
+    assert_eq!(recorder_and_player(5.0, 5.0), 0);
 }
 
 #[test]
 fn a_recorder_given_a_buffer_past_the_last_one_records_into_buffer_0_and_is_ordered_with_its_players() {
-    // As in scsynth, buffer 100 of 8 means buffer 0, which a sibling plays.
-    let setup = vec![
-        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
-        new_synth("recorder", 100, 1, 1, &[("buf", 100.0)]),
-        new_synth("recorder", 101, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
-        new_synth("player", 200, 1, 1, &[("buf", 0.0), ("out", 1.0)]),
-    ];
-    assert_eq!(one_vs_two_threads(&setup, 100), 0);
+    // As in scsynth, buffer 100 of 8 means buffer 0.
+    assert_eq!(recorder_and_player(100.0, 0.0), 0);
 }
 
 /// Runs `blocks` blocks on engines with one and two threads after the same

@@ -94,14 +94,18 @@ def main():
          "padded to the worst case on purpose (the thesis reports it as a separate line). "
          "GC share = GC time / wall time, on the audio thread and on other threads. "
          "Overruns = blocks whose DSP + GC time exceeded the block period; late = wake-ups "
-         "after the deadline (OS scheduling included).", "",
-         "| live state | collector | blocking min / mean / p99 / max ms | max, no full ms | GC share audio / other | full snapshot max ms (count) | overruns / late / blocks |",
-         "|---|---|---|---|---|---|---|"]
+         "after the deadline (OS scheduling included). Preempted = blocks in which the kernel took the "
+         "CPU from the audio thread (involuntary context switches); the last column is the worst blocking "
+         "of the other blocks, so what remains of a maximum there is not the guest's scheduler "
+         "(a hypervisor's pauses cannot be seen from inside the VM).", "",
+         "| live state | collector | blocking min / mean / p99 / max ms | max, no full ms | GC share audio / other | full snapshot max ms (count) | overruns / late / blocks | preempted blocks: count, max blocking of the others ms |",
+         "|---|---|---|---|---|---|---|---|"]
     for kb, c, s in results:
         nf = s.get("nf_max_ms", s["blk_max_ms"])
         full = f"{s['full_snap_max_ms']} ({s['full_snap_count']})" if c == "concurrent" else "n/a"
         L.append(f"| {kb} kB | {names[c]} | {s['blk_min_ms']} / {s['blk_mean_ms']} / {s['blk_p99_ms']} / {s['blk_max_ms']} "
-                 f"| {nf} | {s['gc_audio_pct']} % / {s['gc_other_pct']} % | {full} | {s['overruns']} / {s['late']} / {s['blocks']} |")
+                 f"| {nf} | {s['gc_audio_pct']} % / {s['gc_other_pct']} % | {full} | {s['overruns']} / {s['late']} / {s['blocks']} "
+                 f"| {s.get('preempted', '?')}, {s.get('kept_max_ms', '?')} |")
     for kb in sizes:
         by = {c: s for k, c, s in results if k == kb}
         ours = by["concurrent"]

@@ -20,7 +20,11 @@
 //! that wrote it, which the queue has already run. A bus that only one
 //! item's synths read or write (a voice on its own bus) needs no order:
 //! that item applies its logged writes to the real bus as soon as it ends,
-//! and only buses shared by several items wait for the replay.
+//! and only buses shared by several items wait for the replay. Of those,
+//! the buses no synth of the group reads (voices summing into the outputs)
+//! need only their item order: the audio thread, between its own items,
+//! applies the finished items' writes to them in order as far as the first
+//! unfinished one, so the replay after the group has less left to do.
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffer
@@ -40,7 +44,7 @@ use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{World, MAX_LANES};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 // Writes not applied at once are marked in a 64-bit mask (`Job::run`).
 const _: () = assert!(MAX_WRITES_PER_ITEM <= 64);
@@ -130,9 +134,10 @@ pub struct GroupJobs {
     audio_buses: usize,
     control_buses: usize,
     /// Per bus (audio buses, then control buses): the stamp of the block
-    /// that last noted it and the one item whose synths read or write it
-    /// (`SHARED` when several do). Stamps save clearing the table.
-    owner: Vec<(u32, u32)>,
+    /// that last noted it, the one item whose synths read or write it
+    /// (`SHARED` when several do), and whether any synth reads it. Stamps
+    /// save clearing the table.
+    owner: Vec<(u32, u32, bool)>,
     stamp: u32,
     /// The same for buffers whose samples synths read or write, and the
     /// buffers written (each must belong to one item).
@@ -177,7 +182,7 @@ impl GroupJobs {
             flat: FlatTree::with_capacity(MAX_PARALLEL_ITEMS + MAX_GROUPS, 0),
             audio_buses,
             control_buses,
-            owner: vec![(0, 0); audio_buses + control_buses],
+            owner: vec![(0, 0, false); audio_buses + control_buses],
             stamp: 1,
             buffer_owner: vec![(0, 0); buffers],
             buffers_written: Vec::with_capacity(MAX_BUFFER_WRITES),
@@ -208,7 +213,7 @@ impl GroupJobs {
         self.buffer_any = false;
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.owner.fill((0, 0));
+            self.owner.fill((0, 0, false));
             self.buffer_owner.fill((0, 0));
             self.stamp = 1;
         }
@@ -232,13 +237,16 @@ impl GroupJobs {
     }
 
     /// Notes that item `item` reads or writes a bus.
-    fn note(&mut self, control: bool, bus: u32, item: u32) {
+    fn note(&mut self, control: bool, bus: u32, item: u32, read: bool) {
         let at = bus as usize + if control { self.audio_buses } else { 0 };
         if let Some(e) = self.owner.get_mut(at) {
             if e.0 != self.stamp {
-                *e = (self.stamp, item);
-            } else if e.1 != item {
-                e.1 = SHARED;
+                *e = (self.stamp, item, read);
+            } else {
+                if e.1 != item {
+                    e.1 = SHARED;
+                }
+                e.2 |= read;
             }
         }
     }
@@ -248,7 +256,16 @@ impl GroupJobs {
     /// bus itself while the group runs, in any order with the other items.
     fn owns(&self, item: u32, control: bool, bus: u32) -> bool {
         let at = bus as usize + if control { self.audio_buses } else { 0 };
-        !self.write_any && !self.read_any && self.owner.get(at) == Some(&(self.stamp, item))
+        !self.write_any && !self.read_any && self.owner.get(at).is_some_and(|e| (e.0, e.1) == (self.stamp, item))
+    }
+
+    /// Whether no synth of the group reads the bus of logged write
+    /// `target`: its writes may then go to the world's bus before the
+    /// group ends, as long as they go in item order (`Job::commit`).
+    fn unread(&self, target: u32) -> bool {
+        let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
+        let at = bus + if target & CONTROL_BIT != 0 { self.audio_buses } else { 0 };
+        !self.write_any && !self.read_any && self.owner.get(at).is_some_and(|e| e.0 == self.stamp && !e.2)
     }
 
     /// The group these jobs were worked out for, if they are kept.
@@ -401,7 +418,7 @@ impl GroupJobs {
                     self.reads.push((r.audio, first, channels));
                     for bus in first..first + channels {
                         self.accesses.push(Access { control: !r.audio, bus, write: false, synth });
-                        self.note(!r.audio, bus, item);
+                        self.note(!r.audio, bus, item, true);
                     }
                 }
                 _ => self.read_any = true,
@@ -426,7 +443,7 @@ impl GroupJobs {
                 Some((first, channels)) if self.accesses.len() + channels as usize <= self.accesses.capacity() => {
                     for bus in first..first + channels {
                         self.accesses.push(Access { control: !w.audio, bus, write: true, synth });
-                        self.note(!w.audio, bus, item);
+                        self.note(!w.audio, bus, item, false);
                     }
                 }
                 _ => self.write_any = true,
@@ -638,6 +655,11 @@ pub struct Parallel {
     /// Without `exact`: one lock per bus (audio buses, then control buses),
     /// held while an item adds its writes to that bus.
     bus_locks: Box<[AtomicBool]>,
+    /// Per work item: its writes are logged in its merge slot.
+    done: Box<[AtomicBool]>,
+    /// How many items' writes to unread buses the audio thread has applied
+    /// while the group ran (`Job::commit`).
+    committed: AtomicUsize,
     lost: AtomicBool,
     /// Groups run on several threads so far.
     pub groups_run: u64,
@@ -703,6 +725,8 @@ impl Parallel {
             } else {
                 (0..like.num_audio_buses() + like.num_control_buses()).map(|_| AtomicBool::new(false)).collect()
             },
+            done: (0..MAX_PARALLEL_ITEMS).map(|_| AtomicBool::new(false)).collect(),
+            committed: AtomicUsize::new(0),
             lost: AtomicBool::new(false),
             groups_run: 0,
             plans_compiled: 0,
@@ -761,6 +785,10 @@ impl Parallel {
             unsafe { w.lend_buffers(world) };
         }
         self.lost.store(false, Ordering::Relaxed);
+        for d in &self.done[..jobs.items()] {
+            d.store(false, Ordering::Relaxed);
+        }
+        self.committed.store(0, Ordering::Relaxed);
         let buses = MainBuses::of(world);
         let job = Job {
             jobs,
@@ -770,6 +798,8 @@ impl Parallel {
             merge: &self.merge,
             exact: self.exact,
             bus_locks: &self.bus_locks,
+            done: &self.done,
+            committed: &self.committed,
             scratch,
             scratch_len,
             lost: &self.lost,
@@ -784,8 +814,22 @@ impl Parallel {
             // Every write went to the buses as its item ended.
             return !self.lost.load(Ordering::Relaxed);
         }
-        let replayed = self.merge.replay(0..jobs.items(), |target, samples| apply(world, target, samples));
-        replayed.is_ok() && !self.lost.load(Ordering::Relaxed)
+        // The first `committed` items' writes to unread buses are on the
+        // buses already; the rest follow in item order.
+        let committed = self.committed.load(Ordering::Relaxed);
+        let mut replayed = true;
+        for slot in 0..jobs.items() {
+            let early = slot < committed;
+            replayed &= self
+                .merge
+                .replay(slot..slot + 1, |target, samples| {
+                    if !(early && jobs.unread(target)) {
+                        apply(world, target, samples)
+                    }
+                })
+                .is_ok();
+        }
+        replayed && !self.lost.load(Ordering::Relaxed)
     }
 }
 
@@ -799,6 +843,8 @@ struct Job<'a> {
     merge: &'a MergeBuffers,
     exact: bool,
     bus_locks: &'a [AtomicBool],
+    done: &'a [AtomicBool],
+    committed: &'a AtomicUsize,
     scratch: *mut f32,
     scratch_len: usize,
     lost: &'a AtomicBool,
@@ -958,6 +1004,25 @@ impl Work for Job<'_> {
             self.lost.store(true, Ordering::Relaxed);
             return;
         };
+        let kept = self.log_writes(item.0, w, &mut slot);
+        drop(slot);
+        if !kept {
+            self.lost.store(true, Ordering::Relaxed);
+        }
+        // Release: whoever sees the flag sees the slot (`commit`).
+        self.done[i].store(true, Ordering::Release);
+        if worker == 0 {
+            self.commit();
+        }
+    }
+}
+
+impl Job<'_> {
+    /// Keeps item `item`'s logged writes in its slot, but for those to a
+    /// bus it owns, which go to the world's bus now; false if some did not
+    /// fit.
+    fn log_writes(&self, item: u32, w: &World, slot: &mut magnetar_dsp::merge::SlotWriter<'_>) -> bool {
+        let bs = w.block_size;
         let mut kept = !w.touch_overflow;
         for t in &w.touch_log {
             let mut target = t.bus;
@@ -969,7 +1034,7 @@ impl Work for Job<'_> {
                 target |= CONTROL_BIT;
             }
             let samples = &w.touch_data[t.at as usize..t.at as usize + len];
-            if self.jobs.owns(item.0, !t.audio, t.bus) {
+            if self.jobs.owns(item, !t.audio, t.bus) {
                 // No other item touches this bus: write it now rather than
                 // at the replay (the same writes in the same order).
                 // SAFETY: the world outlives the group, and only this item
@@ -979,8 +1044,35 @@ impl Work for Job<'_> {
                 kept &= slot.add(target, samples).is_ok();
             }
         }
-        if !kept {
-            self.lost.store(true, Ordering::Relaxed);
+        kept
+    }
+
+    /// On the audio thread (worker 0), after each of its items: applies the
+    /// logged writes of the finished items, in item order from the first
+    /// not applied yet and up to the first not finished, to the buses no
+    /// synth of the group reads. What is left, the replay after the group
+    /// applies; meanwhile the other threads go on with the group.
+    fn commit(&self) {
+        let items = self.jobs.items();
+        let mut n = self.committed.load(Ordering::Relaxed);
+        // Acquire: pairs with the Release of the item's `done`.
+        while n < items && self.done[n].load(Ordering::Acquire) {
+            let apply_unread = |target: u32, samples: &[f32]| {
+                if self.jobs.unread(target) {
+                    // SAFETY: the world outlives the group; only this thread
+                    // writes an unread bus that several items write, and no
+                    // item reads it.
+                    unsafe { self.buses.apply(target, samples) };
+                }
+            };
+            // SAFETY: item n is done and its writer gone; its slot is
+            // claimed again only by the replay after the group.
+            let seen = unsafe { self.merge.visit(n, apply_unread) };
+            if seen.is_err() {
+                self.lost.store(true, Ordering::Relaxed);
+            }
+            n += 1;
+            self.committed.store(n, Ordering::Relaxed);
         }
     }
 }

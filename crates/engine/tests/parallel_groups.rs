@@ -214,53 +214,52 @@ fn parallel_groups_render_exactly_what_one_thread_renders() {
     assert_eq!(one.parallel_groups_run(), 0);
 }
 
+fn run_blocks(e: &mut Engine, blocks: usize) {
+    for _ in 0..blocks {
+        e.run_block();
+        e.advance_block_counter();
+    }
+}
+
+/// Parallel groups 1 and 2, one after the other at the root's tail.
+fn two_parallel_groups(e: &mut Engine) {
+    e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
+    e.perform_message(&OscMessage::new("/p_new", vec![i(2), i(1), i(0)])).unwrap();
+}
+
 #[test]
 fn a_parallel_groups_queue_is_compiled_again_only_when_its_children_change() {
     let mut e = engine(2);
     let s_new = |id: i32, group: i32| {
         OscMessage::new("/s_new", vec![OscArg::Str("sine".into()), i(id), i(1), i(group), OscArg::Str("out".into()), OscArg::Float(0.0)])
     };
-    let run = |e: &mut Engine, blocks: usize| {
-        for _ in 0..blocks {
-            e.run_block();
-            e.advance_block_counter();
-        }
-    };
     // Two consecutive parallel groups of different sizes.
-    e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
-    e.perform_message(&OscMessage::new("/p_new", vec![i(2), i(1), i(0)])).unwrap();
+    two_parallel_groups(&mut e);
     for id in 100..106 {
         e.perform_message(&s_new(id, 1)).unwrap();
     }
     for id in 200..203 {
         e.perform_message(&s_new(id, 2)).unwrap();
     }
-    run(&mut e, 2); // the synths' first blocks run them in order
+    run_blocks(&mut e, 2); // the synths' first blocks run them in order
     let compiled = e.parallel_queues_compiled();
     let groups = e.parallel_groups_run();
-    run(&mut e, 200);
+    run_blocks(&mut e, 200);
     assert_eq!(e.parallel_groups_run() - groups, 400, "both groups ran in parallel on every block");
     assert_eq!(compiled, 2, "one queue per group size");
     assert_eq!(e.parallel_queues_compiled(), compiled, "unchanged groups reuse their queues");
 
     // A new child changes one group: its queue is compiled once more.
     e.perform_message(&s_new(106, 1)).unwrap();
-    run(&mut e, 200);
+    run_blocks(&mut e, 200);
     assert_eq!(e.parallel_queues_compiled(), compiled + 1);
 }
 
 #[test]
 fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit() {
     let mut e = engine(2);
-    let run = |e: &mut Engine, blocks: usize| {
-        for _ in 0..blocks {
-            e.run_block();
-            e.advance_block_counter();
-        }
-    };
     // Two consecutive parallel groups: each keeps its own work.
-    e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
-    e.perform_message(&OscMessage::new("/p_new", vec![i(2), i(1), i(0)])).unwrap();
+    two_parallel_groups(&mut e);
     for k in 0..6 {
         e.perform_message(&new_synth("sine", 100 + k, 1, 1, &[("freq", 200.0 + 50.0 * k as f32), ("out", k as f32)]))
             .unwrap();
@@ -268,18 +267,18 @@ fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit() {
     for k in 0..3 {
         e.perform_message(&new_synth("sine", 200 + k, 1, 2, &[("out", 10.0 + k as f32)])).unwrap();
     }
-    run(&mut e, 3); // the synths' first blocks run them in order
+    run_blocks(&mut e, 3); // the synths' first blocks run them in order
     let (worked, groups) = (e.parallel_groups_worked_out(), e.parallel_groups_run());
-    run(&mut e, 200);
+    run_blocks(&mut e, 200);
     assert_eq!(e.parallel_groups_run() - groups, 400, "both groups ran in parallel on every block");
     assert_eq!(e.parallel_groups_worked_out(), worked, "unedited groups reuse their work");
 
     // Any edit (here a control) makes both groups work theirs out once more.
     e.perform_message(&OscMessage::new("/n_set", vec![i(101), OscArg::Str("freq".into()), OscArg::Float(330.0)])).unwrap();
-    run(&mut e, 50);
+    run_blocks(&mut e, 50);
     assert_eq!(e.parallel_groups_worked_out(), worked + 2);
     e.perform_message(&OscMessage::new("/n_run", vec![i(200), i(0)])).unwrap();
-    run(&mut e, 50);
+    run_blocks(&mut e, 50);
     assert_eq!(e.parallel_groups_worked_out(), worked + 4);
 }
 

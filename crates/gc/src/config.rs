@@ -71,6 +71,9 @@ pub struct GcConfig {
     pub barrier_log_max_segments: usize,
 }
 
+/// Most write-barrier log segments a collector may reserve.
+pub const MAX_LOG_SEGMENTS: usize = 1 << 20;
+
 impl Default for GcConfig {
     fn default() -> Self {
         GcConfig {
@@ -111,6 +114,10 @@ impl GcConfig {
         }
         if self.barrier_log_max_segments < self.barrier_log_spare_segments {
             return Err(GcError::InvalidConfig("barrier_log_max_segments must be >= barrier_log_spare_segments"));
+        }
+        // The ring that hands spare segments back has a slot for each.
+        if self.barrier_log_max_segments > MAX_LOG_SEGMENTS {
+            return Err(GcError::InvalidConfig("barrier_log_max_segments must be <= 1048576"));
         }
         if self.max_frees_per_block == 0 {
             return Err(GcError::InvalidConfig("max_frees_per_block must be > 0"));

@@ -45,7 +45,7 @@ mod snapshot;
 mod stats;
 
 pub use collector::{BlockReport, Collector, Monitor, RootRegionId, SnapshotKind, MAX_ROOT_REGIONS};
-pub use config::{CollectorMode, GcConfig, WORD};
+pub use config::{CollectorMode, GcConfig, MAX_LOG_SEGMENTS, WORD};
 pub use error::GcError;
 pub use snapshot::{measure_memcpy_bandwidth, Bandwidth, CHUNK_BYTES};
 pub use stats::{

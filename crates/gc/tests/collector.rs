@@ -175,3 +175,21 @@ fn a_collector_asleep_after_a_quiet_spell_is_woken_for_the_next_cycle() {
         gc.stats().cycles - c0
     );
 }
+
+#[test]
+fn a_configuration_the_collector_cannot_honour_is_refused_with_a_reason() {
+    use magnetar_gc::{GcError, MAX_LOG_SEGMENTS};
+    let refused = |c: GcConfig| match Collector::new(c) {
+        Err(GcError::InvalidConfig(why)) => why,
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("accepted"),
+    };
+    // A spare-segment ring of absurd size would take the whole address space.
+    let why = refused(GcConfig { barrier_log_max_segments: usize::MAX / 2, ..config() });
+    assert!(why.contains("barrier_log_max_segments"), "{why}");
+    let why = refused(GcConfig { max_frees_per_block: 0, ..config() });
+    assert!(why.contains("max_frees_per_block"), "{why}");
+    // The largest ring allowed is still accepted.
+    let c = GcConfig { barrier_log_max_segments: MAX_LOG_SEGMENTS, mode: CollectorMode::Replicating, ..config() };
+    assert!(Collector::new(c).is_ok());
+}

@@ -45,11 +45,11 @@ use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{World, MAX_LANES};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-// Writes not applied at once are marked in a 64-bit mask (`Job::run`).
-const _: () = assert!(MAX_WRITES_PER_ITEM <= 64);
 use std::sync::Arc;
 use std::time::Instant;
+
+// Writes not applied at once are marked in a 64-bit mask (`Job::add_now`).
+const _: () = assert!(MAX_WRITES_PER_ITEM <= 64);
 
 /// Parallel groups whose jobs the engine keeps from one block to the next
 /// (consecutive parallel groups each keep theirs).

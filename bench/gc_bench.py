@@ -19,6 +19,7 @@ from bench_md import write_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- gc-bench:begin -->", "<!-- gc-bench:end -->"
+FULL_PERIOD = 0.05
 
 
 def build(target, boehm):
@@ -74,9 +75,12 @@ def main():
         common = ["--block", str(a.block), "--seconds", str(a.seconds), "--fifo", str(a.fifo)]
         curve_args = ["--seconds", "0.2", "--curve", "--curve-secs", str(a.curve_secs)]
         jobs = [common + ["--collector", c, "--live-kb", kb] for kb in sizes for c in collectors]
+        # The forced full snapshot 20 times a second: its distribution, not just its worst case.
+        jobs += [common + ["--collector", "concurrent", "--live-kb", sizes[0], "--full-period", str(FULL_PERIOD)]]
         jobs += [curve_args, curve_args + ["--load"]]
         outs = (run(exe, j) for j in jobs)
     results = [(kb, c, summary(next(outs))) for kb in sizes for c in collectors]
+    fulls = summary(next(outs))
     idle, loaded = curve(next(outs)), curve(next(outs))
 
     names = {"concurrent": "first collector (concurrent)", "stw": "same, stop-the-world",
@@ -120,6 +124,11 @@ def main():
                 if c in by and second > 0:
                     L.append(f"- {kb} kB: worst blocking of {names[c]} / second collector = "
                              f"{float(by[c]['blk_max_ms']) / second:.1f}x.")
+    L += ["", f"Forced full snapshot of the 4 MB pointer heap, taken every {FULL_PERIOD:g} s instead of every "
+          f"second (first collector, {sizes[0]} kB live state, otherwise the same run): {fulls['full_snap_count']} "
+          f"snapshots, blocking of their blocks p50 {fulls['full_p50_ms']} / p99 {fulls['full_p99_ms']} / max "
+          f"{fulls['full_snap_max_ms']} ms (the copy is padded to heap size / p(M)); overruns {fulls['overruns']} "
+          f"of {fulls['blocks']} blocks."]
     L += ["", "Snapshot bandwidth curve (memcpy of each size, repeated for "
           f"{a.curve_secs:g} s; MB = 10^6 B): best / median / worst copy time in ms; "
           "\"loaded\" runs a thread copying 20 MB buffers in a loop on the other core.", "",

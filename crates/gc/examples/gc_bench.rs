@@ -495,6 +495,8 @@ fn main() {
     // Blocking of blocks in which the OS did not take the CPU from the audio thread: what the
     // collector itself costs, without the scheduler's share (a hypervisor's is not seen).
     let mut blocking_kept = Vec::with_capacity(blocks);
+    // Blocking of the blocks that took the forced full snapshot, for its distribution.
+    let mut blocking_full = Vec::new();
     let mut preempted = 0usize;
     let mut kinds = [0usize; 4];
     let (mut late, mut overrun) = (0, 0);
@@ -530,7 +532,9 @@ fn main() {
         // Boehm's blocking happened inside the block's allocation calls: take it out of DSP.
         dsp.push(if matches!(gc, Heap::Boehm { .. }) { dsp_t.saturating_sub(blocked) } else { dsp_t });
         blocking.push(blocked);
-        if !full {
+        if full {
+            blocking_full.push(blocked);
+        } else {
             blocking_nf.push(blocked);
         }
         if involuntary_switches() == switches_before {
@@ -566,6 +570,7 @@ fn main() {
     blocking.sort();
     blocking_nf.sort();
     blocking_kept.sort();
+    blocking_full.sort();
     dsp.sort();
     let kept_max = blocking_kept.last().map_or(f64::NAN, |d| ms(*d));
     println!("long-lived state: {} kB", args.live_kb);
@@ -576,6 +581,15 @@ fn main() {
     println!("blocking per block ms (all): min {:.4} mean {:.4} p99 {:.4} p99.9 {:.4} max {:.4}",
         ms(blocking[0]), ms(block_total) / blocks as f64, ms(pct(&blocking, 0.99)), ms(pct(&blocking, 0.999)), ms(blocking[blocking.len() - 1]));
     println!("blocks in which the audio thread was preempted: {preempted}; blocking max in the others {kept_max:.4} ms");
+    let (full_p50, full_p99) = if blocking_full.is_empty() {
+        (f64::NAN, f64::NAN)
+    } else {
+        (ms(pct(&blocking_full, 0.5)), ms(pct(&blocking_full, 0.99)))
+    };
+    if !blocking_full.is_empty() {
+        println!("blocks with the forced full snapshot: {}; blocking p50 {full_p50:.4} p99 {full_p99:.4} max {:.4} ms",
+            blocking_full.len(), ms(blocking_full[blocking_full.len() - 1]));
+    }
     if !blocking_nf.is_empty() && blocking_nf.len() != blocking.len() {
         let tot: Duration = blocking_nf.iter().sum();
         println!("blocking per block ms (without full snapshots): min {:.4} mean {:.4} p99 {:.4} p99.9 {:.4} max {:.4}",
@@ -610,13 +624,13 @@ fn main() {
                 100.0 * mark_sweep_in_block.as_secs_f64() / (busy + mark_sweep_in_block.as_secs_f64()));
             println!("GC share of wall time: on the audio thread {:.3} %, on other threads {:.3} %",
                 100.0 * block_total.as_secs_f64() / wall.as_secs_f64(), 100.0 * mark_sweep_in_block.as_secs_f64() / wall.as_secs_f64());
-            println!("SUMMARY collector={} blk_min_ms={:.4} blk_mean_ms={:.4} blk_p99_ms={:.4} blk_max_ms={:.4} gc_audio_pct={:.2} gc_other_pct={:.2} full_snap_max_ms={:.4} full_snap_count={} overruns={} late={} blocks={} nf_mean_ms={:.4} nf_p99_ms={:.4} nf_max_ms={:.4} preempted={} kept_max_ms={:.4}",
+            println!("SUMMARY collector={} blk_min_ms={:.4} blk_mean_ms={:.4} blk_p99_ms={:.4} blk_max_ms={:.4} gc_audio_pct={:.2} gc_other_pct={:.2} full_snap_max_ms={:.4} full_snap_count={} overruns={} late={} blocks={} nf_mean_ms={:.4} nf_p99_ms={:.4} nf_max_ms={:.4} preempted={} kept_max_ms={:.4} full_p50_ms={:.4} full_p99_ms={:.4}",
                 args.collector, ms(blocking[0]), ms(block_total) / blocks as f64, ms(pct(&blocking, 0.99)), ms(blocking[blocking.len() - 1]),
                 100.0 * block_total.as_secs_f64() / wall.as_secs_f64(),
                 100.0 * mark_sweep_in_block.as_secs_f64() / wall.as_secs_f64(),
                 ms(s.full_snapshot.max), s.full_snapshot.count, overrun, late, blocks,
                 ms(blocking_nf.iter().sum::<Duration>()) / blocking_nf.len().max(1) as f64,
-                ms(pct(&blocking_nf, 0.99)), ms(blocking_nf[blocking_nf.len() - 1]), preempted, kept_max);
+                ms(pct(&blocking_nf, 0.99)), ms(blocking_nf[blocking_nf.len() - 1]), preempted, kept_max, full_p50, full_p99);
         }
         Heap::Boehm { worst_call, allocs, .. } => {
             #[cfg(feature = "boehm")]

@@ -130,6 +130,9 @@ class ServerProcess:
         env: dict[str, str] | None = None,
     ):
         self.executable = executable
+        # A port picked here may be taken by someone else before the server
+        # binds it; only such a port is picked again (see `start`).
+        self.port_picked = port is None
         self.port = port or free_port()
         self.protocol = protocol
         self.extra = list(extra)
@@ -160,15 +163,20 @@ class ServerProcess:
 
     def start(self, timeout: float = BOOT_TIMEOUT) -> "ServerProcess":
         # On a loaded machine the JACK server sometimes refuses a new client
-        # for a moment (scsynth and magnetar alike); that says nothing about
-        # the server under test, so such a boot is tried again.
+        # for a moment (scsynth and magnetar alike), and a port found free may
+        # be taken (by a client socket of a parallel test) before the server
+        # binds it; neither says anything about the server under test, so
+        # such a boot is tried again, on a new port for the second.
         for attempt in range(3):
             try:
                 return self._start_once(timeout)
             except BootError as e:
-                transient = "couldn't open a client" in str(e) or "Cannot open SuperCollider client" in str(e)
+                port_taken = self.port_picked and "Address already in use" in str(e)
+                transient = port_taken or "couldn't open a client" in str(e) or "Cannot open SuperCollider client" in str(e)
                 if not transient or attempt == 2:
                     raise
+                if port_taken:
+                    self.port = free_port()
                 self.lines.clear()
                 self.ready.clear()
                 time.sleep(0.5)

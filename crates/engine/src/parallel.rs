@@ -42,7 +42,7 @@ use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
 use magnetar_dsp::merge::MergeBuffers;
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
-use magnetar_ugens::{World, MAX_LANES};
+use magnetar_ugens::{BusTouch, World, MAX_LANES};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -80,6 +80,24 @@ const MAX_CHECKS: usize = 1 << 16;
 
 const CONTROL_BIT: u32 = 1 << 31;
 const REPLACE_BIT: u32 = 1 << 30;
+
+/// A logged write's target as the merge slots keep it: the bus number,
+/// with `CONTROL_BIT` for a control bus and `REPLACE_BIT` for a write that
+/// replaces what the bus holds.
+fn target_of(t: &BusTouch) -> u32 {
+    t.bus | if t.audio { 0 } else { CONTROL_BIT } | if t.replace { REPLACE_BIT } else { 0 }
+}
+
+/// What `target_of` packed: (control bus, bus number, replacing).
+fn unpack(target: u32) -> (bool, usize, bool) {
+    (target & CONTROL_BIT != 0, (target & !(CONTROL_BIT | REPLACE_BIT)) as usize, target & REPLACE_BIT != 0)
+}
+
+/// The samples a logged write wrote, in its world's log.
+fn logged<'w>(w: &'w World, t: &BusTouch) -> &'w [f32] {
+    let at = t.at as usize;
+    &w.touch_data[at..at + if t.audio { w.block_size } else { 1 }]
+}
 
 /// A group of the subtree (the parallel group itself first): its parent,
 /// its kind, and the index after its last synth in sequential order (its
@@ -236,9 +254,15 @@ impl GroupJobs {
         true
     }
 
+    /// A bus's place in tables of every bus: audio buses, then control
+    /// buses (`owner`, and the bus locks of `Parallel`).
+    fn bus_slot(&self, control: bool, bus: usize) -> usize {
+        bus + if control { self.audio_buses } else { 0 }
+    }
+
     /// Notes that item `item` reads or writes a bus.
     fn note(&mut self, control: bool, bus: u32, item: u32, read: bool) {
-        let at = bus as usize + if control { self.audio_buses } else { 0 };
+        let at = self.bus_slot(control, bus as usize);
         if let Some(e) = self.owner.get_mut(at) {
             if e.0 != self.stamp {
                 *e = (self.stamp, item, read);
@@ -255,7 +279,7 @@ impl GroupJobs {
     /// no other item reads or writes it, so the item may write the world's
     /// bus itself while the group runs, in any order with the other items.
     fn owns(&self, item: u32, control: bool, bus: u32) -> bool {
-        let at = bus as usize + if control { self.audio_buses } else { 0 };
+        let at = self.bus_slot(control, bus as usize);
         !self.write_any && !self.read_any && self.owner.get(at).is_some_and(|e| (e.0, e.1) == (self.stamp, item))
     }
 
@@ -263,8 +287,8 @@ impl GroupJobs {
     /// `target`: its writes may then go to the world's bus before the
     /// group ends, as long as they go in item order (`Job::commit`).
     fn unread(&self, target: u32) -> bool {
-        let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
-        let at = bus + if target & CONTROL_BIT != 0 { self.audio_buses } else { 0 };
+        let (control, bus, _) = unpack(target);
+        let at = self.bus_slot(control, bus);
         !self.write_any && !self.read_any && self.owner.get(at).is_some_and(|e| e.0 == self.stamp && !e.2)
     }
 
@@ -554,21 +578,9 @@ impl GroupJobs {
 /// a mixing write adds to a bus written this block and sets any other; a
 /// replacing write sets.
 fn apply(world: &mut World, target: u32, samples: &[f32]) {
-    let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
-    let replace = target & REPLACE_BIT != 0;
-    let counter = world.buf_counter;
-    let bs = world.block_size;
-    if target & CONTROL_BIT != 0 {
-        if let (Some(out), Some(touched)) =
-            (world.control_bus.get_mut(bus..bus + 1), world.control_touched.get_mut(bus))
-        {
-            mix(out, touched, counter, replace, samples);
-        }
-    } else if let (Some(out), Some(touched)) =
-        (world.audio_bus.get_mut(bus * bs..(bus + 1) * bs), world.audio_touched.get_mut(bus))
-    {
-        mix(out, touched, counter, replace, samples);
-    }
+    // SAFETY: the world is borrowed mutably for the call: no one else uses
+    // its buses meanwhile.
+    unsafe { MainBuses::of(world).apply(target, samples) }
 }
 
 /// One logged write onto one bus: adds to it if it was written this block
@@ -613,18 +625,18 @@ impl MainBuses {
         }
     }
 
-    /// Applies one logged write as `apply` does.
+    /// Applies one logged write (see `apply`); writes past the last bus
+    /// are left out, as the writing unit leaves them out.
     ///
     /// # Safety
     /// The world must outlive the call with its bus storage unmoved, and
     /// no other thread may read or write the target bus meanwhile.
     unsafe fn apply(&self, target: u32, samples: &[f32]) {
-        let bus = (target & !(CONTROL_BIT | REPLACE_BIT)) as usize;
-        let replace = target & REPLACE_BIT != 0;
+        let (control, bus, replace) = unpack(target);
         // SAFETY: in range (checked), and the bus is this thread's alone
         // (the caller's contract).
         unsafe {
-            if target & CONTROL_BIT != 0 {
+            if control {
                 if bus < self.control_count {
                     let out = std::slice::from_raw_parts_mut(self.control.add(bus), 1);
                     mix(out, &mut *self.control_touched.add(bus), self.counter, replace, samples);
@@ -824,7 +836,8 @@ impl Parallel {
                 .merge
                 .replay(slot..slot + 1, |target, samples| {
                     if !(early && jobs.unread(target)) {
-                        apply(world, target, samples)
+                        // SAFETY: the group is over; the world is ours.
+                        unsafe { buses.apply(target, samples) }
                     }
                 })
                 .is_ok();
@@ -857,67 +870,6 @@ struct Job<'a> {
 // their locks), and a buffer is written only by the one item that uses it.
 unsafe impl Sync for Job<'_> {}
 
-impl Job<'_> {
-    /// Without `exact`: adds item `item`'s logged writes to the world's
-    /// buses now, a bus it alone touches directly, any other under that
-    /// bus's lock. A lock is only tried: writes whose bus is busy wait for
-    /// the next pass over the log, so no thread waits on one bus while it
-    /// could add to another (a holder adds one block and lets go).
-    fn add_now(&self, item: u32, w: &World) {
-        let bs = w.block_size;
-        let target_of = |t: &magnetar_ugens::world::BusTouch| {
-            let mut target = t.bus;
-            if t.replace {
-                target |= REPLACE_BIT;
-            }
-            if !t.audio {
-                target |= CONTROL_BIT;
-            }
-            (target, &w.touch_data[t.at as usize..t.at as usize + if t.audio { bs } else { 1 }])
-        };
-        let mut pending = 0u64;
-        for (k, t) in w.touch_log.iter().enumerate() {
-            if self.jobs.owns(item, !t.audio, t.bus) {
-                let (target, samples) = target_of(t);
-                // SAFETY: the world outlives the group, and only this item
-                // reads or writes the bus while the group runs (`owns`).
-                unsafe { self.buses.apply(target, samples) };
-            } else {
-                pending |= 1 << k;
-            }
-        }
-        while pending != 0 {
-            let mut left = pending;
-            while left != 0 {
-                let k = left.trailing_zeros() as usize;
-                left &= left - 1;
-                let t = &w.touch_log[k];
-                let lock = t.bus as usize + if t.audio { 0 } else { self.buses.audio_count };
-                let Some(lock) = self.bus_locks.get(lock) else {
-                    // Past the last bus: `apply` would skip it too.
-                    pending &= !(1 << k);
-                    continue;
-                };
-                if lock.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
-                    let (target, samples) = target_of(t);
-                    // SAFETY: the world outlives the group; writers of this
-                    // bus hold its lock, and no item reads a bus that an
-                    // item it may run alongside writes (`GroupJobs::check`).
-                    unsafe { self.buses.apply(target, samples) };
-                    lock.store(false, Ordering::Release);
-                    pending &= !(1 << k);
-                }
-            }
-            if pending != 0 {
-                std::hint::spin_loop();
-            }
-        }
-        if w.touch_overflow {
-            self.lost.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
 impl Work for Job<'_> {
     /// Runs work item `item` into thread `worker`'s private world: sets the
     /// buses it reads to what a sequential run leaves for it, runs its
@@ -944,8 +896,8 @@ impl Work for Job<'_> {
             }
         }
         let read = |target: u32| {
-            let (audio, bus) = (target & CONTROL_BIT == 0, target & !(CONTROL_BIT | REPLACE_BIT));
-            reads.iter().any(|&(a, f, c)| a == audio && (f..f + c).contains(&bus))
+            let (control, bus, _) = unpack(target);
+            reads.iter().any(|&(audio, f, c)| audio != control && (f as usize..(f + c) as usize).contains(&bus))
         };
         // In child order, a bus holds only the writes of the items before
         // the group; add those of the earlier items this one must hear.
@@ -1018,22 +970,58 @@ impl Work for Job<'_> {
 }
 
 impl Job<'_> {
+    /// Without `exact`: adds item `item`'s logged writes to the world's
+    /// buses now, a bus it alone touches directly, any other under that
+    /// bus's lock. A lock is only tried: writes whose bus is busy wait for
+    /// the next pass over the log, so no thread waits on one bus while it
+    /// could add to another (a holder adds one block and lets go).
+    fn add_now(&self, item: u32, w: &World) {
+        let mut pending = 0u64;
+        for (k, t) in w.touch_log.iter().enumerate() {
+            if self.jobs.owns(item, !t.audio, t.bus) {
+                // SAFETY: the world outlives the group, and only this item
+                // reads or writes the bus while the group runs (`owns`).
+                unsafe { self.buses.apply(target_of(t), logged(w, t)) };
+            } else {
+                pending |= 1 << k;
+            }
+        }
+        while pending != 0 {
+            let mut left = pending;
+            while left != 0 {
+                let k = left.trailing_zeros() as usize;
+                left &= left - 1;
+                let t = &w.touch_log[k];
+                let Some(lock) = self.bus_locks.get(self.jobs.bus_slot(!t.audio, t.bus as usize)) else {
+                    // Past the last bus: `apply` would skip it too.
+                    pending &= !(1 << k);
+                    continue;
+                };
+                if lock.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    // SAFETY: the world outlives the group; writers of this
+                    // bus hold its lock, and no item reads a bus that an
+                    // item it may run alongside writes (`GroupJobs::check`).
+                    unsafe { self.buses.apply(target_of(t), logged(w, t)) };
+                    lock.store(false, Ordering::Release);
+                    pending &= !(1 << k);
+                }
+            }
+            if pending != 0 {
+                std::hint::spin_loop();
+            }
+        }
+        if w.touch_overflow {
+            self.lost.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Keeps item `item`'s logged writes in its slot, but for those to a
     /// bus it owns, which go to the world's bus now; false if some did not
     /// fit.
     fn log_writes(&self, item: u32, w: &World, slot: &mut magnetar_dsp::merge::SlotWriter<'_>) -> bool {
-        let bs = w.block_size;
         let mut kept = !w.touch_overflow;
         for t in &w.touch_log {
-            let mut target = t.bus;
-            if t.replace {
-                target |= REPLACE_BIT;
-            }
-            let len = if t.audio { bs } else { 1 };
-            if !t.audio {
-                target |= CONTROL_BIT;
-            }
-            let samples = &w.touch_data[t.at as usize..t.at as usize + len];
+            let (target, samples) = (target_of(t), logged(w, t));
             if self.jobs.owns(item, !t.audio, t.bus) {
                 // No other item touches this bus: write it now rather than
                 // at the replay (the same writes in the same order).

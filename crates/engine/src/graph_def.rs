@@ -466,18 +466,27 @@ fn input_source(def: &sd::SynthDef, protos: &[Proto<'_>], input: Option<&sd::Inp
     }
 }
 
-/// The def's units that read (`PlayBuf`, `BufRd`, `Osc`, `OscN`, `COsc`) or
-/// write (`BufWr`, `RecordBuf`) buffer samples; each takes its buffer
-/// number as its first input.
+/// The units parallel groups allow that read (false) or write (true)
+/// buffer samples; each takes its buffer number as its first input. The
+/// engine tracks every one of them (`buffer_accesses`), so a unit allowed
+/// to touch samples (`units_safe`) must be listed here.
+const BUFFER_SAMPLE_UNITS: [(&str, bool); 7] = [
+    ("PlayBuf", false),
+    ("BufRd", false),
+    ("Osc", false),
+    ("OscN", false),
+    ("COsc", false),
+    ("BufWr", true),
+    ("RecordBuf", true),
+];
+
+/// The def's units of `BUFFER_SAMPLE_UNITS`, with where their buffer
+/// numbers come from.
 fn buffer_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> Vec<BufAccess> {
     protos
         .iter()
         .filter_map(|p| {
-            let write = match p.spec.name.as_str() {
-                "PlayBuf" | "BufRd" | "Osc" | "OscN" | "COsc" => false,
-                "BufWr" | "RecordBuf" => true,
-                _ => return None,
-            };
+            let &(_, write) = BUFFER_SAMPLE_UNITS.iter().find(|(name, _)| *name == p.spec.name)?;
             Some(BufAccess { write, buf: input_source(def, protos, p.spec.inputs.first()) })
         })
         .collect()
@@ -531,10 +540,11 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
             "Line" | "XLine" => self_only_done(3),
             "In" | "InFeedback" => readers,
             "PlayBuf" => readers && self_only_done(5),
-            "BufRd" | "Osc" | "OscN" | "COsc" | "BufSampleRate" | "BufRateScale" | "BufSamples" | "BufFrames"
-            | "BufChannels" | "BufDur" | "NumBuffers" => readers,
-            "BufWr" => readers,
             "RecordBuf" => readers && self_only_done(7),
+            // Buffer information: no unit changes a buffer's size.
+            "BufSampleRate" | "BufRateScale" | "BufSamples" | "BufFrames" | "BufChannels" | "BufDur"
+            | "NumBuffers" => readers,
+            _ if BUFFER_SAMPLE_UNITS.iter().any(|(unit, _)| *unit == name) => readers,
             _ => false,
         };
         if !ok {

@@ -10,9 +10,10 @@
 mod dsf_x8;
 pub(crate) mod tables;
 
+use crate::info::resolve_buffer;
 use crate::registry::{Lanes, Registry, MAX_LANES};
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
-use crate::world::{SndBuf, World};
+use crate::world::SndBuf;
 use tables::{
     d2i, f2i, lookup13, lookupi1, pair13, phase_frac, sine_tables, sc_clip, sc_max, SineTables, BAD_VALUE, SINE_MASK,
     SINE_SIZE,
@@ -240,13 +241,6 @@ impl Unit for SinOsc {
     }
 }
 
-/// The buffer a table unit reads: numbers past the last buffer fall back
-/// to buffer 0, as scsynth does when the synth has no local buffers.
-fn table_buffer(world: &World, fbufnum: f32) -> Option<&SndBuf> {
-    // A negative number converts to a huge index, as C's cast does.
-    let index = if fbufnum >= 0.0 { fbufnum as usize } else { usize::MAX };
-    world.buf(index).or_else(|| world.buf(0))
-}
 
 /// Wavetables must be powers of two no larger than 131072 values.
 fn valid_table_size(size: usize) -> bool {
@@ -280,7 +274,7 @@ impl Osc {
 
 impl Construct for Osc {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let size = table_buffer(cx.world, io.in0(0)).map_or(0, |b| b.samples());
+        let size = resolve_buffer(cx.world, io.in0(0)).map_or(0, |b| b.samples());
         let phasein = io.in0(2);
         let mut u = Osc {
             p: TablePhase { phase: 0, phasein, cpstoinc: 0.0, radtoinc: (size >> 1) as f64 * (RTWOPI * 65536.0) },
@@ -291,7 +285,7 @@ impl Construct for Osc {
         let init = if u.mode == PhaseMode::Kk { d2i(phasein as f64 * u.p.radtoinc) } else { 0 };
         u.p.phase = init;
         let (freq, phase) = (io.inp(1), io.inp(2));
-        let buf = table_buffer(cx.world, io.in0(0));
+        let buf = resolve_buffer(cx.world, io.in0(0));
         let out = io.out(0);
         if u.prepare(buf, cx.rate.sample_dur) {
             let table = buf.map_or(&[][..], |b| &b.data[..]);
@@ -313,7 +307,7 @@ impl Construct for Osc {
 
 impl Unit for Osc {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let buf = table_buffer(cx.world, io.in0(0));
+        let buf = resolve_buffer(cx.world, io.in0(0));
         let (freq, phase) = (io.inp(1), io.inp(2));
         let out = io.out(0);
         if !self.prepare(buf, cx.rate.sample_dur) {
@@ -405,7 +399,7 @@ impl OscN {
 
 impl Construct for OscN {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let size = table_buffer(cx.world, io.in0(0)).map_or(0, |b| b.samples());
+        let size = resolve_buffer(cx.world, io.in0(0)).map_or(0, |b| b.samples());
         let phasein = io.in0(2);
         let mut u = OscN {
             phase: 0,
@@ -419,7 +413,7 @@ impl Construct for OscN {
         let init = if u.mode == PhaseMode::Kk { d2i(phasein as f64 * u.radtoinc) } else { 0 };
         u.phase = init;
         let (freq, phase) = (io.inp(1), io.inp(2));
-        let buf = table_buffer(cx.world, io.in0(0));
+        let buf = resolve_buffer(cx.world, io.in0(0));
         let out = io.out(0);
         if u.prepare(buf, cx.rate.sample_dur) {
             let table = buf.map_or(&[][..], |b| &b.data[..]);
@@ -435,7 +429,7 @@ impl Construct for OscN {
 
 impl Unit for OscN {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let buf = table_buffer(cx.world, io.in0(0));
+        let buf = resolve_buffer(cx.world, io.in0(0));
         let (freq, phase) = (io.inp(1), io.inp(2));
         let out = io.out(0);
         if !self.prepare(buf, cx.rate.sample_dur) {
@@ -458,7 +452,7 @@ pub struct COsc {
 
 impl COsc {
     fn calc(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let buf = table_buffer(cx.world, io.in0(0));
+        let buf = resolve_buffer(cx.world, io.in0(0));
         let freqin = io.in0(1);
         let beats = io.in0(2) * 0.5;
         let out = io.out(0);

@@ -190,17 +190,11 @@ def main():
              + " | magnetar -T 1 / -T 2 | supernova -T 2 / magnetar -T 2 | -T 2 / -T 2 -x 0 (cost of exact sums)"
              " | -T 2 output = -T 1 |",
              "|---|" + "---|" * (len(ENGINES) + 4)]
-    def ratio(r, a, b):
-        return r[a] / r[b]
-
+    ratios = [("magnetar -T 1", "magnetar -T 2"), ("supernova -T 2", "magnetar -T 2"),
+              ("magnetar -T 2", "magnetar -T 2 -x 0")]
     for name, row, best, same in rows:
         lines.append(f"| {name} | " + " | ".join(f"{row[e]:.3f} s ({best[e]:.3f})" for e, _ in ENGINES)
-                     + f" | {ratio(row, 'magnetar -T 1', 'magnetar -T 2'):.2f}x"
-                     + f" ({ratio(best, 'magnetar -T 1', 'magnetar -T 2'):.2f}x)"
-                     + f" | {ratio(row, 'supernova -T 2', 'magnetar -T 2'):.2f}x"
-                     + f" ({ratio(best, 'supernova -T 2', 'magnetar -T 2'):.2f}x)"
-                     + f" | {ratio(row, 'magnetar -T 2', 'magnetar -T 2 -x 0'):.2f}x"
-                     + f" ({ratio(best, 'magnetar -T 2', 'magnetar -T 2 -x 0'):.2f}x)"
+                     + "".join(f" | {row[a] / row[b]:.2f}x ({best[a] / best[b]:.2f}x)" for a, b in ratios)
                      + f" | {'yes' if same else 'no'} |")
     lines.append(END)
     section = "\n".join(lines) + "\n"

@@ -492,9 +492,9 @@ fn main() {
     let mut out = vec![0f32; args.block * 2];
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let (mut dsp, mut blocking, mut blocking_nf) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks), Vec::new());
-    // Blocking of blocks in which the OS did not take the CPU from the audio thread: what the
-    // collector itself costs, without the scheduler's share (a hypervisor's is not seen).
-    let mut blocking_kept = Vec::with_capacity(blocks);
+    // Worst blocking of blocks in which the OS did not take the CPU from the audio thread: what
+    // the collector itself costs, without the scheduler's share (a hypervisor's is not seen).
+    let mut kept_max: Option<Duration> = None;
     // Blocking of the blocks that took the forced full snapshot, for its distribution.
     let mut blocking_full = Vec::new();
     let mut preempted = 0usize;
@@ -538,7 +538,7 @@ fn main() {
             blocking_nf.push(blocked);
         }
         if involuntary_switches() == switches_before {
-            blocking_kept.push(blocked);
+            kept_max = kept_max.max(Some(blocked));
         } else {
             preempted += 1;
         }
@@ -569,10 +569,9 @@ fn main() {
     let block_total: Duration = blocking.iter().sum();
     blocking.sort();
     blocking_nf.sort();
-    blocking_kept.sort();
     blocking_full.sort();
     dsp.sort();
-    let kept_max = blocking_kept.last().map_or(f64::NAN, |d| ms(*d));
+    let kept_max = kept_max.map_or(f64::NAN, ms);
     println!("long-lived state: {} kB", args.live_kb);
     println!("workload: {} blocks of {} frames ({:.3} ms) in {:.1} s; voices synth/grain/insect/pluck {:?}",
         blocks, args.block, ms(period), wall.as_secs_f64(), kinds);
@@ -581,14 +580,11 @@ fn main() {
     println!("blocking per block ms (all): min {:.4} mean {:.4} p99 {:.4} p99.9 {:.4} max {:.4}",
         ms(blocking[0]), ms(block_total) / blocks as f64, ms(pct(&blocking, 0.99)), ms(pct(&blocking, 0.999)), ms(blocking[blocking.len() - 1]));
     println!("blocks in which the audio thread was preempted: {preempted}; blocking max in the others {kept_max:.4} ms");
-    let (full_p50, full_p99) = if blocking_full.is_empty() {
-        (f64::NAN, f64::NAN)
-    } else {
-        (ms(pct(&blocking_full, 0.5)), ms(pct(&blocking_full, 0.99)))
-    };
-    if !blocking_full.is_empty() {
+    let (mut full_p50, mut full_p99) = (f64::NAN, f64::NAN);
+    if let Some(&worst) = blocking_full.last() {
+        (full_p50, full_p99) = (ms(pct(&blocking_full, 0.5)), ms(pct(&blocking_full, 0.99)));
         println!("blocks with the forced full snapshot: {}; blocking p50 {full_p50:.4} p99 {full_p99:.4} max {:.4} ms",
-            blocking_full.len(), ms(blocking_full[blocking_full.len() - 1]));
+            blocking_full.len(), ms(worst));
     }
     if !blocking_nf.is_empty() && blocking_nf.len() != blocking.len() {
         let tot: Duration = blocking_nf.iter().sum();

@@ -180,10 +180,8 @@ impl NodeTree {
     }
 
     pub fn synth_mut(&mut self, idx: NodeIdx) -> Option<&mut Synth> {
-        match &mut self.node_mut(idx).kind {
-            NodeKind::Synth(s) => Some(s),
-            NodeKind::Group(_) => None,
-        }
+        self.edits += 1;
+        self.synth_to_run(idx)
     }
 
     /// A synth to run (or to look at before running it): callers change

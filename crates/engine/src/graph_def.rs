@@ -470,7 +470,7 @@ fn input_source(def: &sd::SynthDef, protos: &[Proto<'_>], input: Option<&sd::Inp
 /// buffer samples; each takes its buffer number as its first input. The
 /// engine tracks every one of them (`buffer_accesses`), so a unit allowed
 /// to touch samples (`units_safe`) must be listed here.
-const BUFFER_SAMPLE_UNITS: [(&str, bool); 7] = [
+const BUFFER_SAMPLE_UNITS: [(&str, bool); 16] = [
     ("PlayBuf", false),
     ("BufRd", false),
     ("Osc", false),
@@ -478,6 +478,16 @@ const BUFFER_SAMPLE_UNITS: [(&str, bool); 7] = [
     ("COsc", false),
     ("BufWr", true),
     ("RecordBuf", true),
+    // The buffer delays run their line in the buffer.
+    ("BufDelayN", true),
+    ("BufDelayL", true),
+    ("BufDelayC", true),
+    ("BufCombN", true),
+    ("BufCombL", true),
+    ("BufCombC", true),
+    ("BufAllpassN", true),
+    ("BufAllpassL", true),
+    ("BufAllpassC", true),
 ];
 
 /// The def's units of `BUFFER_SAMPLE_UNITS`, with where their buffer
@@ -508,8 +518,8 @@ fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
 /// The lockstep check, widened for parallel groups by `readers`: `In` and
 /// `InFeedback` may read buses (the engine gives each reader the buses as a
 /// sequential run would leave them), units may read buffers (buffer
-/// commands run between blocks), and `BufWr` and `RecordBuf` may write them
-/// (the engine spreads such synths only when no other work item uses the
+/// commands run between blocks), and `BufWr`, `RecordBuf` and the buffer
+/// delays may write them (the engine spreads such synths only when no other work item uses the
 /// buffers they write, see `buffer_accesses`). With `own_rng`, units that draw random numbers pass
 /// too: each synth then draws from its own generator, so the order in which
 /// synths run does not change what any of them draws.

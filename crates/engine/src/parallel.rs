@@ -28,12 +28,12 @@
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffer
-//! writes through `BufWr`/`RecordBuf` only, no randomness, one `Out` or
-//! `ReplaceOut`, unmapped controls) take this path, and only in blocks
-//! where no synth reads a bus that a synth it may run alongside writes
-//! (their order would decide what it hears) and no item uses a buffer that
-//! another item writes. Any other parallel group runs its children in
-//! order, as scsynth does.
+//! writes through `BufWr`, `RecordBuf` and the buffer delays only, no
+//! randomness, one `Out` or `ReplaceOut`, unmapped controls) take this
+//! path, and only in blocks where no synth reads a bus that a synth it may
+//! run alongside writes (their order would decide what it hears) and no
+//! item uses a buffer that another item writes. Any other parallel group
+//! runs its children in order, as scsynth does.
 
 use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeTree};

@@ -445,6 +445,50 @@ fn recorders_sharing_a_buffer_run_their_group_in_order() {
     assert_eq!(one_vs_two_threads(&setup, 100), 0);
 }
 
+/// A def "echo": a comb running its line in its buffer:
+/// `Out.ar(out, BufCombN.ar(buf, SinOsc.ar(freq), 0.005, 0.2) * amp)`.
+fn echo_def() -> Vec<u8> {
+    def_bytes(
+        "echo",
+        &[0.0, 0.005, 0.2],
+        &[("buf", 4.0), ("out", 0.0), ("freq", 300.0), ("amp", 0.5)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            ("SinOsc", 2, &[(0, 2), (-1, 0)], &[2], 0),
+            // bufnum, in, delay time, decay time
+            ("BufCombN", 2, &[(0, 0), (1, 0), (-1, 1), (-1, 2)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(2, 0), (0, 3)], &[2], 2),
+            ("Out", 2, &[(0, 1), (3, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn buffer_combs_on_buffers_of_their_own_spread_and_match_one_thread() {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..4 {
+        let controls = [("buf", 4.0 + k as f32), ("out", (k % 2) as f32), ("freq", 200.0 + 110.0 * k as f32)];
+        setup.push(new_synth("echo", 100 + k, 1, 1, &controls));
+    }
+    assert_spread(one_vs_two_threads_with_defs(&setup, 300, &[echo_def()]), 300, "the buffer combs");
+}
+
+#[test]
+fn buffer_combs_sharing_a_buffer_or_read_by_a_player_run_their_group_in_order() {
+    let shared = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("echo", 100, 1, 1, &[("buf", 5.0)]),
+        new_synth("echo", 101, 1, 1, &[("buf", 5.0), ("out", 1.0), ("freq", 410.0)]),
+    ];
+    assert_eq!(one_vs_two_threads_with_defs(&shared, 100, &[echo_def()]), 0);
+    let played = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("echo", 100, 1, 1, &[("buf", 6.0)]),
+        new_synth("player", 200, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
+    ];
+    assert_eq!(one_vs_two_threads_with_defs(&played, 100, &[echo_def()]), 0);
+}
+
 /// Group runs spread over two threads for a parallel group of a recorder
 /// given buffer number `recorded`, one recording into buffer 6, and a
 /// player of buffer `played`.

@@ -1,6 +1,7 @@
 //! Delay lines (DelayN/L/C), feedback combs (CombN/L/C), allpass delays
 //! (AllpassN/L/C) and the one- and two-sample delays Delay1 and Delay2,
-//! following scsynth's DelayUGens and FilterUGens (3.13).
+//! following scsynth's DelayUGens and FilterUGens (3.13). The Buf* forms
+//! of the first nine, which run their line in a buffer, live in `buf`.
 //!
 //! N reads the nearest sample, L interpolates linearly, C with a 4-point
 //! Hermite cubic. Until the line has been written once all the way round, a
@@ -8,7 +9,13 @@
 
 use crate::filters::sig::{calc_feedback, clip_f32, in0, in_rate, In};
 use crate::registry::Registry;
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
+
+mod buf;
+
+pub use buf::{
+    BufAllpassC, BufAllpassL, BufAllpassN, BufCombC, BufCombL, BufCombN, BufDelayC, BufDelayL, BufDelayN,
+};
 
 const DELAY: u8 = 0;
 const COMB: u8 = 1;
@@ -28,16 +35,7 @@ pub struct DelayUnit<const KIND: u8, const INTERP: u8> {
     buf: Vec<f32>,
     mask: i64,
     len: i64,
-    /// The line length as a float: the largest delay in samples.
-    flen: f32,
-    dsamp: f32,
-    delaytime: f32,
-    decaytime: f32,
-    feedbk: f32,
-    wr: i64,
-    numoutput: i64,
-    checked: bool,
-    audio_delay: bool,
+    core: DelayCore<KIND>,
     mode: Mode,
 }
 
@@ -86,19 +84,106 @@ fn line_size(maxdel: f32, sample_rate: f64, buf_length: usize) -> Option<i64> {
     (size <= MAX_LINE).then_some(size)
 }
 
-impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
-    /// Cubic combs and allpasses need two samples of history behind the
-    /// read point; everything else one.
-    const MIN_DELAY: f32 = if INTERP == CUBIC && KIND != DELAY { 2.0 } else { 1.0 };
+/// A delay line as one block sees it: `len` (a power of two) samples at
+/// the start of `data`, indexed through `mask`.
+pub(crate) struct Line<'a> {
+    pub(crate) data: &'a mut [f32],
+    pub(crate) mask: i64,
+    pub(crate) len: i64,
+    /// The longest delay the line serves, in samples.
+    pub(crate) max_delay: f32,
+    /// Samples to write before the unchecked form takes over.
+    pub(crate) fill: i64,
+}
+
+/// What a delay unit reads in one block: the signal, the delay time (in
+/// seconds) and, for combs and allpasses, the decay time.
+pub(crate) struct Signals<'a> {
+    pub(crate) inp: In<'a>,
+    pub(crate) delay: In<'a>,
+    pub(crate) decaytime: f32,
+}
+
+/// The running state of a delay, comb or allpass (`KIND`), apart from its
+/// line: the units that own their line and those that borrow a buffer's
+/// share it.
+pub(crate) struct DelayCore<const KIND: u8> {
+    dsamp: f32,
+    delaytime: f32,
+    decaytime: f32,
+    feedbk: f32,
+    wr: i64,
+    numoutput: i64,
+    checked: bool,
+    audio_delay: bool,
+    /// The shortest delay in samples: interpolation needs history behind
+    /// the read point.
+    min_delay: f32,
+}
+
+impl<const KIND: u8> DelayCore<KIND> {
+    /// State for a unit built with these delay and decay times; `max_delay`
+    /// is the line's longest delay in samples.
+    pub(crate) fn new(
+        delaytime: f32,
+        decaytime: f32,
+        audio_delay: bool,
+        min_delay: f32,
+        max_delay: f32,
+        sample_rate: f64,
+    ) -> Self {
+        let mut core = DelayCore {
+            dsamp: 0.0,
+            delaytime,
+            decaytime,
+            feedbk: 0.0,
+            wr: 0,
+            numoutput: 0,
+            checked: true,
+            audio_delay,
+            min_delay,
+        };
+        core.dsamp = core.calc_delay(delaytime, sample_rate, max_delay);
+        if KIND != DELAY {
+            core.feedbk = calc_feedback(delaytime, decaytime);
+        }
+        core
+    }
+
+    /// Whether the line may still hold unwritten history.
+    #[inline]
+    pub(crate) fn filling(&self) -> bool {
+        self.checked
+    }
+
+    #[inline]
+    pub(crate) fn audio_delay(&self) -> bool {
+        self.audio_delay
+    }
+
+    #[inline]
+    pub(crate) fn set_min_delay(&mut self, min_delay: f32) {
+        self.min_delay = min_delay;
+    }
 
     #[inline(always)]
-    fn calc_delay(&self, delaytime: f32, sample_rate: f64) -> f32 {
-        clip_f32(delaytime * sample_rate as f32, Self::MIN_DELAY, self.flen)
+    fn calc_delay(&self, delaytime: f32, sample_rate: f64, max_delay: f32) -> f32 {
+        clip_f32(delaytime * sample_rate as f32, self.min_delay, max_delay)
+    }
+
+    /// One block into `out`, reading with interpolation `INTERP`.
+    #[inline]
+    pub(crate) fn run<const INTERP: u8>(&mut self, line: Line<'_>, sig: Signals<'_>, out: &mut [f32], rate: &RateInfo) {
+        if self.checked {
+            self.block::<INTERP, true>(line, sig, out, rate);
+        } else {
+            self.block::<INTERP, false>(line, sig, out, rate);
+        }
     }
 
     /// One sample: writes `x` at the write head and returns the output.
     #[inline(always)]
-    fn perform<const CHECKED: bool>(
+    fn perform<const INTERP: u8, const CHECKED: bool>(
         buf: &mut [f32],
         mask: i64,
         wr: i64,
@@ -196,25 +281,29 @@ impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
         }
     }
 
-    fn block<const CHECKED: bool>(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
-        let sr = cx.rate.sample_rate;
-        let sf = cx.rate.slope_factor as f32;
-        let inp = In::new(io, 0);
-        let delay_in = In::new(io, 2);
-        let decaytime = if KIND == DELAY { 0.0 } else { in0(io, 3) };
-        let out = io.out(0);
+    fn block<const INTERP: u8, const CHECKED: bool>(
+        &mut self,
+        line: Line<'_>,
+        sig: Signals<'_>,
+        out: &mut [f32],
+        rate: &RateInfo,
+    ) {
+        let sr = rate.sample_rate;
+        let sf = rate.slope_factor as f32;
+        let Signals { inp, delay: delay_in, decaytime } = sig;
+        let decaytime = if KIND == DELAY { 0.0 } else { decaytime };
         let n = out.len();
-        let mask = self.mask;
+        let (buf, mask, max_delay) = (&mut *line.data, line.mask, line.max_delay);
         let mut wr = self.wr;
 
         if self.audio_delay {
             for (i, o) in out.iter_mut().enumerate() {
                 let del = delay_in.at(i);
-                let dsamp = self.calc_delay(del, sr);
+                let dsamp = self.calc_delay(del, sr, max_delay);
                 let fb = if KIND == DELAY { 0.0 } else { calc_feedback(del, decaytime) };
                 let idsamp = dsamp as i64;
                 let frac = dsamp - idsamp as f32;
-                *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, frac, fb);
+                *o = Self::perform::<INTERP, CHECKED>(buf, mask, wr, inp.at(i), idsamp, frac, fb);
                 wr += 1;
             }
         } else {
@@ -227,7 +316,7 @@ impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
                 let idsamp = dsamp as i64;
                 let frac = dsamp - idsamp as f32;
                 for (i, o) in out.iter_mut().enumerate() {
-                    *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, frac, fb);
+                    *o = Self::perform::<INTERP, CHECKED>(buf, mask, wr, inp.at(i), idsamp, frac, fb);
                     wr += 1;
                 }
             } else if same_delay && INTERP == NEAREST {
@@ -236,10 +325,10 @@ impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
                 let slope = (calc_feedback(delaytime, decaytime) - fb) * sf;
                 let idsamp = dsamp as i64;
                 if CHECKED && KIND == COMB {
-                    self.comb_n_z_decay(out, inp, idsamp, &mut fb, slope, &mut wr);
+                    comb_n_z_decay(buf, mask, line.len, out, inp, idsamp, &mut fb, slope, &mut wr);
                 } else {
                     for (i, o) in out.iter_mut().enumerate() {
-                        *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, 0.0, fb);
+                        *o = Self::perform::<INTERP, CHECKED>(buf, mask, wr, inp.at(i), idsamp, 0.0, fb);
                         fb += slope;
                         wr += 1;
                     }
@@ -247,7 +336,7 @@ impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
                 self.feedbk = fb;
                 self.decaytime = decaytime;
             } else {
-                let next_dsamp = self.calc_delay(delaytime, sr);
+                let next_dsamp = self.calc_delay(delaytime, sr, max_delay);
                 let dsamp_slope = (next_dsamp - dsamp) * sf;
                 let fb_slope = if KIND == DELAY { 0.0 } else { (calc_feedback(delaytime, decaytime) - fb) * sf };
                 for (i, o) in out.iter_mut().enumerate() {
@@ -257,7 +346,7 @@ impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
                     }
                     let idsamp = dsamp as i64;
                     let frac = dsamp - idsamp as f32;
-                    *o = Self::perform::<CHECKED>(&mut self.buf, mask, wr, inp.at(i), idsamp, frac, fb);
+                    *o = Self::perform::<INTERP, CHECKED>(buf, mask, wr, inp.at(i), idsamp, frac, fb);
                     wr += 1;
                 }
                 self.dsamp = dsamp;
@@ -271,44 +360,60 @@ impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
         self.wr = wr;
         if CHECKED {
             self.numoutput += n as i64;
-            if self.numoutput >= self.len {
+            if self.numoutput >= line.fill {
                 self.checked = false;
             }
         }
     }
+}
 
-    /// CombN before the line is full, decay changing: the stretch of the
-    /// block that reads unwritten history advances the feedback in one step
-    /// per contiguous run of the line, as scsynth does.
-    fn comb_n_z_decay(&mut self, out: &mut [f32], inp: In<'_>, idsamp: i64, fb: &mut f32, slope: f32, wr: &mut i64) {
-        let (mask, len) = (self.mask, self.len);
-        let mut rd = *wr - idsamp;
-        let mut i = 0usize;
-        let n = out.len();
-        while i < n {
-            let rdspace = len - (rd & mask);
-            let wrspace = len - (*wr & mask);
-            let nsmps = ((n - i) as i64).min(rdspace).min(wrspace) as usize;
-            if rd < 0 {
-                *fb += nsmps as f32 * slope;
-                for k in i..i + nsmps {
-                    self.buf[((*wr + (k - i) as i64) & mask) as usize] = inp.at(k);
-                    out[k] = 0.0;
-                }
-            } else {
-                for k in i..i + nsmps {
-                    let off = (k - i) as i64;
-                    let value = self.buf[((rd + off) & mask) as usize];
-                    self.buf[((*wr + off) & mask) as usize] = value * *fb + inp.at(k);
-                    out[k] = value;
-                    *fb += slope;
-                }
+/// CombN before the line is full, decay changing: the stretch of the
+/// block that reads unwritten history advances the feedback in one step
+/// per contiguous run of the line, as scsynth does.
+#[allow(clippy::too_many_arguments)]
+fn comb_n_z_decay(
+    buf: &mut [f32],
+    mask: i64,
+    len: i64,
+    out: &mut [f32],
+    inp: In<'_>,
+    idsamp: i64,
+    fb: &mut f32,
+    slope: f32,
+    wr: &mut i64,
+) {
+    let mut rd = *wr - idsamp;
+    let mut i = 0usize;
+    let n = out.len();
+    while i < n {
+        let rdspace = len - (rd & mask);
+        let wrspace = len - (*wr & mask);
+        let nsmps = ((n - i) as i64).min(rdspace).min(wrspace) as usize;
+        if rd < 0 {
+            *fb += nsmps as f32 * slope;
+            for k in i..i + nsmps {
+                buf[((*wr + (k - i) as i64) & mask) as usize] = inp.at(k);
+                out[k] = 0.0;
             }
-            i += nsmps;
-            *wr += nsmps as i64;
-            rd += nsmps as i64;
+        } else {
+            for k in i..i + nsmps {
+                let off = (k - i) as i64;
+                let value = buf[((rd + off) & mask) as usize];
+                buf[((*wr + off) & mask) as usize] = value * *fb + inp.at(k);
+                out[k] = value;
+                *fb += slope;
+            }
         }
+        i += nsmps;
+        *wr += nsmps as i64;
+        rd += nsmps as i64;
     }
+}
+
+impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
+    /// Cubic combs and allpasses need two samples of history behind the
+    /// read point; everything else one.
+    const MIN_DELAY: f32 = if INTERP == CUBIC && KIND != DELAY { 2.0 } else { 1.0 };
 }
 
 impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
@@ -318,21 +423,9 @@ impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
         let decaytime = if KIND == DELAY { 0.0 } else { in0(io, 3) };
         let size = line_size(maxdel, cx.rate.sample_rate, cx.rate.buf_length);
         let len = size.unwrap_or(1);
-        let mut u = DelayUnit {
-            buf: Vec::new(),
-            mask: len - 1,
-            len,
-            flen: len as f32,
-            dsamp: 0.0,
-            delaytime,
-            decaytime,
-            feedbk: 0.0,
-            wr: 0,
-            numoutput: 0,
-            checked: true,
-            audio_delay: in_rate(io, 2) == Rate::Audio,
-            mode: Mode::Run,
-        };
+        let audio_delay = in_rate(io, 2) == Rate::Audio;
+        let core = DelayCore::new(delaytime, decaytime, audio_delay, Self::MIN_DELAY, len as f32, cx.rate.sample_rate);
+        let mut u = DelayUnit { buf: Vec::new(), mask: len - 1, len, core, mode: Mode::Run };
         if size.is_none() {
             u.mode = Mode::Failed;
             cx.set_done(true);
@@ -340,10 +433,6 @@ impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
             return u;
         }
         u.buf = vec![0.0; len as usize];
-        u.dsamp = u.calc_delay(delaytime, cx.rate.sample_rate);
-        if KIND != DELAY {
-            u.feedbk = calc_feedback(delaytime, decaytime);
-        }
         if KIND == DELAY && in_rate(io, 2) == Rate::Scalar && delaytime == 0.0 {
             u.mode = Mode::Through;
             io.out(0)[0] = in0(io, 0);
@@ -357,8 +446,17 @@ impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
 impl<const KIND: u8, const INTERP: u8> Unit for DelayUnit<KIND, INTERP> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         match self.mode {
-            Mode::Run if self.checked => self.block::<true>(io, cx),
-            Mode::Run => self.block::<false>(io, cx),
+            Mode::Run => {
+                let line = Line {
+                    data: &mut self.buf,
+                    mask: self.mask,
+                    len: self.len,
+                    max_delay: self.len as f32,
+                    fill: self.len,
+                };
+                let sig = Signals { inp: In::new(io, 0), delay: In::new(io, 2), decaytime: in0(io, 3) };
+                self.core.run::<INTERP>(line, sig, io.out(0), cx.rate);
+            }
             Mode::Through => {
                 let inp = In::new(io, 0);
                 for (i, o) in io.out(0).iter_mut().enumerate() {
@@ -435,6 +533,7 @@ pub fn register(r: &mut Registry) {
     r.add::<AllpassC>("AllpassC");
     r.add::<Delay1>("Delay1");
     r.add::<Delay2>("Delay2");
+    buf::register(r);
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@
 //!    is still busy or spinning sees it later; one asleep is woken), then
 //!    resets the activation counts and the ready stack, *opens* the block and
 //!    signals once more, for a helper that went back to sleep meanwhile.
-//! 2. Threads claim the initially ready items in shrinking chunks (an atomic
-//!    cursor: one operation per chunk, not per item) and pop items readied
-//!    during the block from the ready stack, and run them. Running an item
+//! 2. Threads take the initially ready items from their own contiguous
+//!    [shares](crate::shares), and from the back of another's when theirs is
+//!    empty, so a thread runs the same items block after block while the
+//!    threads keep pace; they pop items readied during the block from the
+//!    ready stack, and run them. Running an item
 //!    decrements each successor's count; the first successor that reaches
 //!    zero is run next by the same thread, the others are pushed (Supernova's
 //!    shortcut: it saves two compare-and-swaps and keeps data in cache).
@@ -37,6 +39,7 @@
 //! helpers are already spinning when the block opens.
 
 use crate::queue::{ItemId, Plan};
+use crate::shares::Shares;
 use crossbeam_utils::CachePadded;
 use magnetar_rt::event::{self, Signaller, Waiter};
 use magnetar_rt::thread;
@@ -150,10 +153,11 @@ struct Shared {
     block: CachePadded<AtomicU64>,
     inside: CachePadded<AtomicUsize>,
     remaining: CachePadded<AtomicU32>,
+    /// The current block's initially ready items, one share per thread.
+    shares: Shares,
     shutdown: AtomicBool,
     job: UnsafeCell<Job>,
     spin: Duration,
-    threads: usize,
 }
 
 // SAFETY: `job` is written only by the thread in run_block while the block is
@@ -204,10 +208,10 @@ impl Executor {
             block: CachePadded::new(AtomicU64::new(0)),
             inside: CachePadded::new(AtomicUsize::new(0)),
             remaining: CachePadded::new(AtomicU32::new(0)),
+            shares: Shares::new(config.threads),
             shutdown: AtomicBool::new(false),
             job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing }),
             spin: config.spin,
-            threads: config.threads,
         });
         let mut executor = Self { shared, wake: Vec::new(), helpers: Vec::new(), setups: Vec::new(), config: config.clone() };
         let cpus = online_cpus();
@@ -279,6 +283,9 @@ impl Executor {
             self.wake_helpers();
         }
         plan.reset_block();
+        // No helper takes from the shares now: the last block closed and
+        // emptied `inside`; those joining later see them through `open`.
+        sh.shares.reset(plan.initially_ready().len() as u32);
         sh.remaining.store(plan.sinks(), Ordering::Relaxed);
         let guard = AbortOnUnwind;
         if helpers {
@@ -303,7 +310,7 @@ impl Executor {
             // budget longer after the block.
             self.wake_helpers();
         }
-        work_loop(plan, self.helpers.len() + 1, 0, &sh.remaining, |item, worker| work.run(item, worker));
+        work_loop(plan, &sh.shares, 0, &sh.remaining, |item, worker| work.run(item, worker));
         if helpers {
             sh.open.store(false, Ordering::SeqCst);
             let mut spins = 0;
@@ -365,20 +372,14 @@ fn setup_helper(cpu: Option<usize>, fifo: Option<i32>) -> HelperSetup {
 
 /// Runs ready items until the block's sinks have all run.
 #[inline]
-fn work_loop(plan: &Plan, threads: usize, worker: usize, remaining: &AtomicU32, run: impl Fn(ItemId, usize)) {
+fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32, run: impl Fn(ItemId, usize)) {
     let mut spins = 0;
     // Sinks this thread ran and has not yet subtracted from `remaining`:
     // flushed only when it runs out of work, so the shared counter sees one
     // decrement per idle moment instead of one per sink.
     let mut sinks_done = 0u32;
-    let mut chunk = 0..0;
     loop {
-        let next = plan.ready.pop().or_else(|| {
-            if chunk.is_empty() {
-                chunk = plan.claim_initial(threads)?;
-            }
-            chunk.next().map(|i| plan.initially_ready()[i])
-        });
+        let next = plan.ready.pop().or_else(|| shares.take(worker).map(|i| plan.initially_ready()[i as usize]));
         let Some(mut q) = next else {
             if sinks_done > 0 {
                 // AcqRel: the last flush carries every item's effects
@@ -468,7 +469,7 @@ fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<u64> {
             // SAFETY: `job.plan` comes from the `&Plan` of the running block.
             let plan = unsafe { &*job.plan };
             let guard = AbortOnUnwind;
-            work_loop(plan, sh.threads, worker, &sh.remaining, |item, w| {
+            work_loop(plan, &sh.shares, worker, &sh.remaining, |item, w| {
                 // SAFETY: `job.work` and `job.run` were made together from
                 // the block's `&W`, alive until the block ends.
                 unsafe { (job.run)(job.work, item, w) }

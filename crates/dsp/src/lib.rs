@@ -51,3 +51,4 @@ pub mod executor;
 pub mod merge;
 pub mod queue;
 pub mod ready;
+pub mod shares;

@@ -284,8 +284,6 @@ pub struct Plan {
     // Per-block state of the executor (reset every block).
     pub(crate) counts: Vec<AtomicU32>,
     pub(crate) ready: ReadyStack,
-    /// Next unclaimed index into `initially_ready` this block.
-    pub(crate) initial_cursor: crossbeam_utils::CachePadded<AtomicU32>,
     scratch: Scratch,
 }
 
@@ -320,7 +318,6 @@ impl Plan {
             barriers: 0,
             counts,
             ready: ReadyStack::new(queue),
-            initial_cursor: Default::default(),
             scratch: Scratch {
                 flat: FlatTree::with_capacity(items, items),
                 frontier: Vec::with_capacity(queue + edges),
@@ -494,32 +491,6 @@ impl Plan {
             count.store(initial, Ordering::Relaxed);
         }
         self.ready.reset();
-        self.initial_cursor.store(0, Ordering::Relaxed);
-    }
-
-    /// Claims the next chunk of initially ready items: guided
-    /// self-scheduling (a share of what is left per thread), so that a
-    /// wide parallel group costs a few atomic operations per thread rather
-    /// than one contended pop per item, and the tail still balances.
-    #[inline]
-    pub(crate) fn claim_initial(&self, threads: usize) -> Option<Range<usize>> {
-        let n = self.initially_ready.len();
-        let mut cur = self.initial_cursor.load(Ordering::Relaxed) as usize;
-        loop {
-            if cur >= n {
-                return None;
-            }
-            let chunk = (n - cur).div_ceil(2 * threads).max(1);
-            match self.initial_cursor.compare_exchange_weak(
-                cur as u32,
-                (cur + chunk) as u32,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(cur..cur + chunk),
-                Err(now) => cur = now as usize,
-            }
-        }
     }
 }
 

@@ -24,7 +24,8 @@
 //! the buses no synth of the group reads (voices summing into the outputs)
 //! need only their item order: the audio thread, between its own items,
 //! applies the finished items' writes to them in order as far as the first
-//! unfinished one, so the replay after the group has less left to do.
+//! unfinished one, and writes its own item's directly when all earlier ones
+//! are applied, so the replay after the group has less left to do.
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffer
@@ -956,7 +957,10 @@ impl Work for Job<'_> {
             self.lost.store(true, Ordering::Relaxed);
             return;
         };
-        let kept = self.log_writes(item.0, w, &mut slot);
+        // On the audio thread, with every earlier item's writes to unread
+        // buses applied already, this item's may follow them at once.
+        let in_order = worker == 0 && self.committed.load(Ordering::Relaxed) == i;
+        let kept = self.log_writes(item.0, w, &mut slot, in_order);
         drop(slot);
         if !kept {
             self.lost.store(true, Ordering::Relaxed);
@@ -1016,9 +1020,9 @@ impl Job<'_> {
     }
 
     /// Keeps item `item`'s logged writes in its slot, but for those to a
-    /// bus it owns, which go to the world's bus now; false if some did not
-    /// fit.
-    fn log_writes(&self, item: u32, w: &World, slot: &mut magnetar_dsp::merge::SlotWriter<'_>) -> bool {
+    /// bus it owns, and with `in_order` those to unread buses, which go to
+    /// the world's buses now; false if some did not fit.
+    fn log_writes(&self, item: u32, w: &World, slot: &mut magnetar_dsp::merge::SlotWriter<'_>, in_order: bool) -> bool {
         let mut kept = !w.touch_overflow;
         for t in &w.touch_log {
             let (target, samples) = (target_of(t), logged(w, t));
@@ -1027,6 +1031,13 @@ impl Job<'_> {
                 // at the replay (the same writes in the same order).
                 // SAFETY: the world outlives the group, and only this item
                 // reads or writes the bus while the group runs (`owns`).
+                unsafe { self.buses.apply(target, samples) };
+            } else if in_order && self.jobs.unread(target) {
+                // The audio thread, next in item order on the unread buses
+                // (`commit`): no need to keep the write for later.
+                // SAFETY: the world outlives the group; only the audio
+                // thread writes an unread bus that several items write, and
+                // no item reads it.
                 unsafe { self.buses.apply(target, samples) };
             } else {
                 kept &= slot.add(target, samples).is_ok();

@@ -9,30 +9,23 @@ import pytest
 from supriya import ugens as U
 
 from nrt import case, check_graph, msg
-
-
-def src():
-    return U.Saw.ar(frequency=311.0) * 0.5 + U.Pulse.ar(frequency=97.0, width=0.3) * 0.3
+from sources import asine, ksine, ksrc, src
 
 
 def clicks():
     return U.Impulse.ar(frequency=9.0) * 0.5 + U.Saw.ar(frequency=173.0) * 0.1
 
 
-def ksrc():
-    return U.LFSaw.kr(frequency=7.0) * 0.5 + U.LFPulse.kr(frequency=3.0) * 0.3
-
-
 def kdelay(center=0.01, depth=0.004, rate=3.0):
-    return U.SinOsc.kr(frequency=rate) * depth + center
+    return ksine(center, depth, rate)
 
 
 def adelay(center=0.01, depth=0.004, rate=5.0):
-    return U.SinOsc.ar(frequency=rate) * depth + center
+    return asine(center, depth, rate)
 
 
 def kdecay(center=0.3, depth=0.2, rate=2.0):
-    return U.SinOsc.kr(frequency=rate) * depth + center
+    return ksine(center, depth, rate)
 
 
 # Buffer 0: 4096 samples (a line of 4096); buffer 1: 3000 (a line of 2048, the rest unused);

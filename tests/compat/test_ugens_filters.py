@@ -5,26 +5,19 @@ from supriya import ugens as U
 
 import extra_ugens as X
 from nrt import case, check_graph
-
-
-def src():
-    return U.Saw.ar(frequency=311.0) * 0.5 + U.Pulse.ar(frequency=97.0, width=0.3) * 0.3
-
-
-def ksrc():
-    return U.LFSaw.kr(frequency=7.0) * 0.5 + U.LFPulse.kr(frequency=3.0) * 0.3
+from sources import asine, ksine, ksrc, src
 
 
 def kfreq(center=1200.0, depth=900.0, rate=3.0):
-    return U.SinOsc.kr(frequency=rate) * depth + center
+    return ksine(center, depth, rate)
 
 
 def afreq(center=1200.0, depth=900.0, rate=5.0):
-    return U.SinOsc.ar(frequency=rate) * depth + center
+    return asine(center, depth, rate)
 
 
 def kq(center=0.3, depth=0.2, rate=2.0):
-    return U.SinOsc.kr(frequency=rate) * depth + center
+    return ksine(center, depth, rate)
 
 
 def trig():

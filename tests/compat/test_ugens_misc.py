@@ -5,6 +5,7 @@ from supriya import ugens as U
 
 import extra_ugens as X
 from nrt import case, check_graph, msg
+from sources import asine, ksine
 
 
 def src():
@@ -16,11 +17,11 @@ def ksrc():
 
 
 def kdel(center=0.01, depth=0.005, rate=3.0):
-    return U.SinOsc.kr(frequency=rate) * depth + center
+    return ksine(center, depth, rate)
 
 
 def adel(center=0.01, depth=0.005, rate=5.0):
-    return U.SinOsc.ar(frequency=rate) * depth + center
+    return asine(center, depth, rate)
 
 
 CASES = []

@@ -116,14 +116,20 @@ fn comb_echoes_decay_60db_in_decay_time() {
     for name in ["CombN", "CombL", "CombC"] {
         let delay = 0.01; // 480 samples
         let out = comb_echoes(name, delay, 0.5, 600);
-        assert!(out[..480].iter().all(|&x| x == 0.0), "{name}");
-        let echo = |k: usize| out[480 * k];
-        assert!((echo(1) - 1.0).abs() < 1e-5, "{name} first echo {}", echo(1));
-        // 0.5 s (50 echoes) after the first echo, the echo is at -60 dB.
-        assert!((echo(51) / echo(1) - 0.001).abs() < 2e-5, "{name} {}", echo(51));
-        // Nothing between echoes for a whole-sample delay.
-        assert!(out[481..959].iter().all(|&x| x.abs() < 1e-6), "{name}");
+        assert_echoes_every_480_samples_fall_60db_in_half_a_second(name, &out);
     }
+}
+
+/// What a comb fed one impulse at 0, with a 480-sample delay and 0.5 s decay
+/// time, must put out: silence, then echoes every 480 samples, the first at
+/// full level and the one 0.5 s later 60 dB down, and nothing in between.
+pub(crate) fn assert_echoes_every_480_samples_fall_60db_in_half_a_second(name: &str, out: &[f32]) {
+    assert!(out[..480].iter().all(|&x| x == 0.0), "{name}");
+    let echo = |k: usize| out[480 * k];
+    assert!((echo(1) - 1.0).abs() < 1e-5, "{name} first echo {}", echo(1));
+    // 0.5 s at 48 kHz is 50 echoes after the first.
+    assert!((echo(51) / echo(1) - 0.001).abs() < 2e-5, "{name} {}", echo(51));
+    assert!(out[481..959].iter().all(|&x| x.abs() < 1e-6), "{name}");
 }
 
 #[test]

@@ -1,0 +1,25 @@
+"""Deterministic test signals shared by the UGen comparisons: the same graph is rendered by
+scsynth and magnetar, so any source works as long as it has no randomness; these have edges
+(saw, pulse) and slow modulation (sines around a centre) to exercise a unit's whole range."""
+
+from supriya import ugens as U
+
+
+def src():
+    """Audio-rate source: a saw plus a pulse."""
+    return U.Saw.ar(frequency=311.0) * 0.5 + U.Pulse.ar(frequency=97.0, width=0.3) * 0.3
+
+
+def ksrc():
+    """Control-rate source: a saw plus a pulse."""
+    return U.LFSaw.kr(frequency=7.0) * 0.5 + U.LFPulse.kr(frequency=3.0) * 0.3
+
+
+def ksine(center, depth, rate):
+    """A control-rate sine swinging `depth` around `center`: a modulated parameter."""
+    return U.SinOsc.kr(frequency=rate) * depth + center
+
+
+def asine(center, depth, rate):
+    """The audio-rate form of `ksine`."""
+    return U.SinOsc.ar(frequency=rate) * depth + center

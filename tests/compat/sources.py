@@ -23,3 +23,11 @@ def ksine(center, depth, rate):
 def asine(center, depth, rate):
     """The audio-rate form of `ksine`."""
     return U.SinOsc.ar(frequency=rate) * depth + center
+
+
+def modulator(sine, center, depth, rate):
+    """`sine` (`ksine` or `asine`) with these defaults, which a call may override by position
+    or by name: `kq = modulator(ksine, 0.3, 0.2, 2.0)`, then `kq()` or `kq(0.9, 0.05)`."""
+    def make(center=center, depth=depth, rate=rate):
+        return sine(center, depth, rate)
+    return make

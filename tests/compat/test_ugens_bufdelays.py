@@ -9,23 +9,16 @@ import pytest
 from supriya import ugens as U
 
 from nrt import case, check_graph, msg
-from sources import asine, ksine, ksrc, src
+from sources import asine, ksine, modulator, ksrc, src
 
 
 def clicks():
     return U.Impulse.ar(frequency=9.0) * 0.5 + U.Saw.ar(frequency=173.0) * 0.1
 
 
-def kdelay(center=0.01, depth=0.004, rate=3.0):
-    return ksine(center, depth, rate)
-
-
-def adelay(center=0.01, depth=0.004, rate=5.0):
-    return asine(center, depth, rate)
-
-
-def kdecay(center=0.3, depth=0.2, rate=2.0):
-    return ksine(center, depth, rate)
+kdelay = modulator(ksine, 0.01, 0.004, 3.0)
+adelay = modulator(asine, 0.01, 0.004, 5.0)
+kdecay = modulator(ksine, 0.3, 0.2, 2.0)
 
 
 # Buffer 0: 4096 samples (a line of 4096); buffer 1: 3000 (a line of 2048, the rest unused);

@@ -5,19 +5,12 @@ from supriya import ugens as U
 
 import extra_ugens as X
 from nrt import case, check_graph
-from sources import asine, ksine, ksrc, src
+from sources import asine, ksine, modulator, ksrc, src
 
 
-def kfreq(center=1200.0, depth=900.0, rate=3.0):
-    return ksine(center, depth, rate)
-
-
-def afreq(center=1200.0, depth=900.0, rate=5.0):
-    return asine(center, depth, rate)
-
-
-def kq(center=0.3, depth=0.2, rate=2.0):
-    return ksine(center, depth, rate)
+kfreq = modulator(ksine, 1200.0, 900.0, 3.0)
+afreq = modulator(asine, 1200.0, 900.0, 5.0)
+kq = modulator(ksine, 0.3, 0.2, 2.0)
 
 
 def trig():

@@ -5,7 +5,7 @@ from supriya import ugens as U
 
 import extra_ugens as X
 from nrt import case, check_graph, msg
-from sources import asine, ksine
+from sources import asine, ksine, modulator
 
 
 def src():
@@ -16,12 +16,8 @@ def ksrc():
     return U.LFSaw.kr(frequency=7.0) * 0.5 + U.Impulse.kr(frequency=3.0) * 0.5
 
 
-def kdel(center=0.01, depth=0.005, rate=3.0):
-    return ksine(center, depth, rate)
-
-
-def adel(center=0.01, depth=0.005, rate=5.0):
-    return asine(center, depth, rate)
+kdel = modulator(ksine, 0.01, 0.005, 3.0)
+adel = modulator(asine, 0.01, 0.005, 5.0)
 
 
 CASES = []

@@ -336,6 +336,32 @@ def test_parallel_group_of_buffer_writers(tmp_path, threads):
     check_score(tmp_path, s.end(0.15), channels=2, **parallel(threads))
 
 
+@pytest.mark.parametrize("threads", THREADS)
+def test_parallel_group_of_feedback_voices_that_end_themselves(tmp_path, threads):
+    """Voices with a feedback loop through their own local bus, each ending itself: FreeSelf
+    when a line passes its end, FreeSelfWhenDone after a Line, PauseSelf on a trigger (and
+    /n_run to resume). On two threads the group spreads, and every voice ends where scsynth's
+    does."""
+    def voice(b):
+        fb = U.LocalIn.ar(channel_count=1)
+        x = U.SinOsc.ar(frequency=b["freq"]) * 0.2 + U.DelayN.ar(source=fb, maximum_delay_time=0.01, delay_time=0.004) * 0.6
+        U.LocalOut.ar(source=x)
+        life = U.Line.kr(start=0.0, stop=1.0, duration=b["life"])
+        U.FreeSelf.kr(trigger=life > 0.99)
+        U.PauseSelf.kr(trigger=U.Line.kr(start=0.0, stop=1.0, duration=b["pause"]) > 0.99)
+        U.Out.ar(bus=b["out"], source=U.FreeSelfWhenDone.kr(source=U.Line.kr(start=1.0, stop=0.0, duration=b["fade"])) * x)
+
+    d = build("fbv", voice, freq=200.0, life=10.0, pause=10.0, fade=10.0, out=0.0)
+    s = Score([d]).add(0.0, msg("/p_new", 1, 1, 0))
+    for k in range(8):
+        s.add(0.0, msg("/s_new", "fbv", 100 + k, 1, 1, "freq", 150.0 + 60.0 * k, "out", float(k % 2),
+                       "life", 0.05 + 0.02 * k if k < 3 else 10.0,
+                       "pause", 0.08 if k == 3 else 10.0,
+                       "fade", 0.06 + 0.01 * k if k in (4, 5) else 10.0))
+    s.add(0.12, msg("/n_run", 103, 1))
+    check_score(tmp_path, s.end(0.2), channels=2, **parallel(threads))
+
+
 def test_mixed_audio_and_control_writers_on_the_same_buses(tmp_path):
     a = build("a", lambda b: (U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=300.0) * 0.2), U.Out.kr(bus=0, source=U.LFSaw.kr(frequency=4.0))))
     k = build("k", lambda b: (U.Out.ar(bus=0, source=U.K2A.ar(source=U.SinOsc.kr(frequency=5.0) * 0.3)), U.Out.kr(bus=0, source=U.LFTri.kr(frequency=3.0) * 0.5)))

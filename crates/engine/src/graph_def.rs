@@ -508,9 +508,10 @@ fn buffer_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> Vec<BufAccess> {
 /// compute when the synth is built (scalar rate), the def only reads its
 /// own controls, writes buses through at most one unit (so writes to a bus
 /// keep their synth order), and ends itself through envelopes whose done
-/// action touches no other node (0, 1 or 2; done actions run after the
-/// synths' block either way). Controls mapped to buses are checked per
-/// block by the engine.
+/// action touches no other node (0, 1 or 2) or through the units that free
+/// or pause the synth itself (done actions run after the synths' block
+/// either way); its local buses (`LocalIn`/`LocalOut`) are its own.
+/// Controls mapped to buses are checked per block by the engine.
 fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
     units_safe(def, protos, false, false)
 }
@@ -548,6 +549,10 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
             }
             "EnvGen" | "Linen" => self_only_done(4),
             "Line" | "XLine" => self_only_done(3),
+            // Their done actions end or pause the synth itself; `Done` reads
+            // a unit of the same synth; the local buses are the synth's own.
+            "Done" | "FreeSelf" | "PauseSelf" | "FreeSelfWhenDone" | "PauseSelfWhenDone" => true,
+            "LocalIn" | "LocalOut" | "Silent" => true,
             "In" | "InFeedback" => readers,
             "PlayBuf" => readers && self_only_done(5),
             "RecordBuf" => readers && self_only_done(7),

@@ -30,7 +30,8 @@
 //! Only groups whose synths are all running, of parallel-safe defs (see
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffer
 //! writes through `BufWr`, `RecordBuf` and the buffer delays only, no
-//! randomness, one `Out` or `ReplaceOut`, unmapped controls) take this
+//! randomness, one `Out` or `ReplaceOut`, done actions on the synth itself,
+//! local buses, unmapped controls) take this
 //! path, and only in blocks where no synth reads a bus that a synth it may
 //! run alongside writes (their order would decide what it hears) and no
 //! item uses a buffer that another item writes. Any other parallel group

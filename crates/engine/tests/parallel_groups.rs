@@ -575,6 +575,61 @@ fn new_synth(def: &str, id: i32, action: i32, target: i32, controls: &[(&str, f3
     OscMessage::new("/s_new", args)
 }
 
+/// A def "feedback": a sine fed back through the synth's own bus, which
+/// frees itself once a line reaches its end after `life` seconds:
+/// `x = SinOsc.ar(freq) + (LocalIn.ar(1) * 0.5); LocalOut.ar(x);
+/// FreeSelf.kr(Line.kr(0, 1, life) > 0.99); Out.ar(out, x * amp)`.
+fn feedback_def() -> Vec<u8> {
+    def_bytes(
+        "feedback",
+        &[0.0, 1.0, 0.5, 0.99],
+        &[("freq", 300.0), ("out", 0.0), ("amp", 0.2), ("life", 10.0)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            ("LocalIn", 2, &[(-1, 0)], &[2], 0),
+            ("SinOsc", 2, &[(0, 0), (-1, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (-1, 2)], &[2], 2),
+            ("BinaryOpUGen", 2, &[(2, 0), (3, 0)], &[2], 0),
+            ("LocalOut", 2, &[(4, 0)], &[], 0),
+            // start, end, duration, done action
+            ("Line", 1, &[(-1, 0), (-1, 1), (0, 3), (-1, 0)], &[1], 0),
+            ("BinaryOpUGen", 1, &[(6, 0), (-1, 3)], &[1], 9),
+            ("FreeSelf", 1, &[(7, 0)], &[1], 0),
+            ("BinaryOpUGen", 2, &[(4, 0), (0, 2)], &[2], 2),
+            ("Out", 2, &[(0, 1), (9, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn feedback_voices_that_free_themselves_spread_and_match_one_thread() {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..8 {
+        // Half of them end within the run, one after another; the rest play on.
+        let life = if k < 4 { 0.1 + 0.05 * k as f32 } else { 10.0 };
+        let controls = [("freq", 200.0 + 70.0 * k as f32), ("out", (k % 2) as f32), ("life", life)];
+        setup.push(new_synth("feedback", 100 + k, 1, 1, &controls));
+    }
+    let mut one = engine_with(1, 64, false);
+    let mut two = engine_with(2, 64, false);
+    for e in [&mut one, &mut two] {
+        assert!(e.add_synthdefs(&feedback_def()).unwrap().iter().all(|r| r.is_ok()));
+        for m in &setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let blocks = 300; // 0.4 s at 48 kHz
+    let before = two.parallel_groups_run();
+    for block in 0..blocks {
+        block_on_both(&mut one, &mut two, block, 64);
+    }
+    assert_spread(two.parallel_groups_run() - before, blocks, "the feedback voices");
+    for e in [&mut one, &mut two] {
+        let left: Vec<i32> = (100..108).filter(|&id| e.tree.contains_id(id)).collect();
+        assert_eq!(left, vec![104, 105, 106, 107], "the voices whose life ran out freed themselves");
+    }
+}
+
 #[test]
 fn children_reading_buses_written_before_the_group_run_in_parallel_and_match_one_thread() {
     let mut setup = vec![

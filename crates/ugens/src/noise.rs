@@ -4,17 +4,29 @@
 //! when the server gives each synth its own (the engine swaps it in while
 //! the synth runs).
 
+mod more;
+
+pub use more::{
+    CoinGate, Crackle, GrayNoise, Hasher, LFClipNoise, LFDClipNoise, LFDNoise0, LFDNoise1, LFDNoise3, Logistic,
+    TExpRand, TIRand,
+};
+
 use crate::osc::tables::{d2i, f2i, sc_max, sc_min};
 use crate::registry::Registry;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-/// Every unit registered here: all of them draw from (or reseed) the
-/// generator of the synth they run in.
+/// The units registered here that draw from (or reseed) the generator of
+/// the synth they run in: all but [`DETERMINISTIC_UNITS`].
 pub const RANDOM_UNITS: &[&str] = &[
     "WhiteNoise", "ClipNoise", "PinkNoise", "BrownNoise", "Dust", "Dust2", "LFNoise0", "LFNoise1", "LFNoise2", "Rand",
-    "IRand", "ExpRand", "LinRand", "NRand", "TRand", "RandSeed",
+    "IRand", "ExpRand", "LinRand", "NRand", "TRand", "RandSeed", "LFDNoise0", "LFDNoise1", "LFDNoise3",
+    "LFClipNoise", "LFDClipNoise", "GrayNoise", "Crackle", "CoinGate", "TExpRand", "TIRand",
 ];
+
+/// Units registered here that draw no random numbers (Crackle, though
+/// chaotic, is random: it starts from a random value).
+pub const DETERMINISTIC_UNITS: &[&str] = &["Logistic", "Hasher"];
 
 pub fn register(r: &mut Registry) {
     r.add::<WhiteNoise>("WhiteNoise");
@@ -33,6 +45,18 @@ pub fn register(r: &mut Registry) {
     r.add::<NRand>("NRand");
     r.add::<TRand>("TRand");
     r.add::<RandSeed>("RandSeed");
+    r.add::<LFDNoise0>("LFDNoise0");
+    r.add::<LFDNoise1>("LFDNoise1");
+    r.add::<LFDNoise3>("LFDNoise3");
+    r.add::<LFClipNoise>("LFClipNoise");
+    r.add::<LFDClipNoise>("LFDClipNoise");
+    r.add::<GrayNoise>("GrayNoise");
+    r.add::<Crackle>("Crackle");
+    r.add::<Logistic>("Logistic");
+    r.add::<Hasher>("Hasher");
+    r.add::<CoinGate>("CoinGate");
+    r.add::<TExpRand>("TExpRand");
+    r.add::<TIRand>("TIRand");
 }
 
 /// RandSeed: on a rising trigger, reseeds the shared generator, so that the
@@ -530,3 +554,5 @@ impl Unit for TRand {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;

@@ -6,9 +6,18 @@
 //! Phases and increments use the same integer and float widths as scsynth so
 //! that outputs match it sample for sample.
 
+mod banks;
 #[cfg(target_arch = "x86_64")]
 mod dsf_x8;
+mod feedback;
+mod freeverb;
+mod pluck;
 pub(crate) mod tables;
+
+pub use banks::{Klang, Klank};
+pub use feedback::SinOscFB;
+pub use freeverb::{FreeVerb, FreeVerb2};
+pub use pluck::Pluck;
 
 use crate::info::resolve_buffer;
 use crate::registry::{Lanes, Registry, MAX_LANES};
@@ -46,6 +55,12 @@ pub fn register(r: &mut Registry) {
     r.add::<VarSaw>("VarSaw");
     r.add::<SyncSaw>("SyncSaw");
     r.add::<Impulse>("Impulse");
+    r.add::<SinOscFB>("SinOscFB");
+    r.add::<Klang>("Klang");
+    r.add::<Klank>("Klank");
+    r.add::<Pluck>("Pluck");
+    r.add::<FreeVerb>("FreeVerb");
+    r.add::<FreeVerb2>("FreeVerb2");
 }
 
 // ---------------------------------------------------------------------------
@@ -1957,3 +1972,6 @@ impl Unit for Impulse {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_more;

@@ -71,6 +71,7 @@ const PURE: &[&str] = &[
     "Balance2", "Pan4", "XFade2", "LinXFade2", "K2A", "A2K", "DC", "Clip", "Fold", "Wrap", "InRange",
     "Schmidt", "Trig", "Trig1", "Latch", "Gate", "ToggleFF", "SetResetFF", "Peak", "RunningMax", "RunningMin",
     "Phasor", "Sweep", "Stepper", "PulseCount", "PulseDivider", "TDelay", "Timer", "Select",
+    "SinOscFB", "Klang", "Klank", "Pluck", "FreeVerb", "FreeVerb2", "Logistic", "Hasher",
 ];
 
 /// Operator numbers of UnaryOpUGen and BinaryOpUGen that draw random numbers.

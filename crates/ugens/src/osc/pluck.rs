@@ -1,0 +1,252 @@
+//! Pluck: Karplus-Strong string. A trigger lets `delaytime` seconds of the
+//! input into a cubic-interpolated feedback delay whose loop is damped by a
+//! one-pole filter.
+
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+
+/// Largest delay line a unit may ask for, in samples; beyond it the unit
+/// stays silent, as scsynth does when its real-time pool is exhausted.
+const MAX_LINE: i64 = 1 << 27;
+/// Cubic interpolation reads one sample ahead of and two behind the point.
+const MIN_DELAY: f32 = 2.0;
+
+fn log001() -> f64 {
+    0.001f64.ln()
+}
+
+/// Loop gain that decays 60 dB in `decay` seconds for a loop of `delay`
+/// seconds; a negative decay gives a negative gain.
+fn calc_feedback(delay: f32, decay: f32) -> f32 {
+    if delay == 0.0 || decay == 0.0 {
+        return 0.0;
+    }
+    let g = (log001() * delay as f64 / decay.abs() as f64).exp() as f32;
+    g.copysign(decay)
+}
+
+#[inline(always)]
+fn zap(x: f32) -> f32 {
+    let a = x.abs();
+    if a > 1e-15 && a < 1e15 {
+        x
+    } else {
+        0.0
+    }
+}
+
+#[inline(always)]
+fn clip(x: f32, lo: f32, hi: f32) -> f32 {
+    let m = if hi < x { hi } else { x };
+    if m < lo {
+        lo
+    } else {
+        m
+    }
+}
+
+#[inline(always)]
+fn cubicinterp(x: f32, y0: f32, y1: f32, y2: f32, y3: f32) -> f32 {
+    let c0 = y1;
+    let c1 = 0.5 * (y2 - y0);
+    let c2 = y0 - 2.5 * y1 + 2.0 * y2 - 0.5 * y3;
+    let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2);
+    ((c3 * x + c2) * x + c1) * x + c0
+}
+
+/// Line length for `maxdel` seconds: the next power of two of
+/// `ceil(maxdel * rate + 1) + block length`.
+fn line_size(maxdel: f32, sample_rate: f64, buf_length: usize) -> Option<i64> {
+    let want = (maxdel as f64 * sample_rate + 1.0).ceil();
+    // Also refuses NaN.
+    if want.partial_cmp(&(MAX_LINE as f64)) != Some(std::cmp::Ordering::Less) {
+        return None;
+    }
+    let n = (want as i64 + buf_length as i64).max(1);
+    let size = (n as u64).next_power_of_two() as i64;
+    (size <= MAX_LINE).then_some(size)
+}
+
+/// Pluck: inputs in, trig, maxdelaytime, delaytime, decaytime, coef.
+pub struct Pluck {
+    buf: Vec<f32>,
+    mask: i64,
+    len: i64,
+    wr: i64,
+    /// Samples written so far, until the line has gone round once (reads
+    /// behind the first write are silence until then).
+    written: i64,
+    dsamp: f32,
+    delaytime: f32,
+    decaytime: f32,
+    feedbk: f32,
+    coef: f32,
+    lastsamp: f32,
+    prevtrig: f32,
+    /// Input samples still to let in since the last trigger.
+    inputsamps: u64,
+    audio_trig: bool,
+    audio_coef: bool,
+    failed: bool,
+}
+
+impl Pluck {
+    fn calc_delay(&self, delaytime: f32, sample_rate: f64) -> f32 {
+        clip(delaytime * sample_rate as f32, MIN_DELAY, self.len as f32)
+    }
+
+    fn excite(&mut self, delaytime: f32, sample_rate: f64) {
+        self.inputsamps = ((delaytime as f64 * sample_rate + 0.5) as i64) as u64;
+    }
+
+    fn calc(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
+        let sr = cx.rate.sample_rate;
+        let sf = cx.rate.slope_factor;
+        let (input, trig, coefs) = (io.inp(0), io.inp(1), io.inp(5));
+        let delaytime = io.in0(3);
+        let decaytime = io.in0(4);
+        let coef_in = coefs[0];
+        let checked = self.written < self.len;
+        if !self.audio_trig {
+            if self.prevtrig <= 0.0 && trig[0] > 0.0 {
+                self.excite(delaytime, sr);
+            }
+            self.prevtrig = trig[0];
+        }
+        // While the line fills, a control-rate coef change also ramps; once
+        // full, an audio-rate trigger with control-rate coef takes new coef
+        // values at once unless the delay changes too.
+        let coef_counts = !self.audio_coef && (!self.audio_trig || checked);
+        let steady = delaytime == self.delaytime
+            && decaytime == self.decaytime
+            && (!coef_counts || coef_in == self.coef);
+        let (dsamp_slope, feedbk_slope, coef_slope, mut coef) = if steady {
+            (0.0, 0.0, 0.0, coef_in)
+        } else {
+            let next_dsamp = self.calc_delay(delaytime, sr);
+            let next_feedbk = calc_feedback(delaytime, decaytime);
+            let coef_slope = ((coef_in - self.coef) as f64 * sf) as f32;
+            (
+                ((next_dsamp - self.dsamp) as f64 * sf) as f32,
+                ((next_feedbk - self.feedbk) as f64 * sf) as f32,
+                coef_slope,
+                self.coef,
+            )
+        };
+        let mask = self.mask;
+        let (mut dsamp, mut feedbk, mut wr, mut lastsamp) = (self.dsamp, self.feedbk, self.wr, self.lastsamp);
+        let mut inputsamps = self.inputsamps;
+        let mut prevtrig = self.prevtrig;
+        let buf = &mut self.buf[..];
+        let (audio_trig, audio_coef) = (self.audio_trig, self.audio_coef);
+        for (i, o) in io.out(0).iter_mut().enumerate() {
+            if audio_trig {
+                let t = trig[i];
+                if prevtrig <= 0.0 && t > 0.0 {
+                    inputsamps = ((delaytime as f64 * sr + 0.5) as i64) as u64;
+                }
+                prevtrig = t;
+            }
+            if !steady {
+                dsamp += dsamp_slope;
+            }
+            let idsamp = dsamp as i64;
+            let frac = dsamp - idsamp as f32;
+            let r1 = wr - idsamp;
+            let (r0, r2, r3) = (r1 + 1, r1 - 1, r1 - 2);
+            let thisin = if inputsamps > 0 {
+                inputsamps -= 1;
+                input[if input.len() > 1 { i } else { 0 }]
+            } else {
+                0.0
+            };
+            let at = |r: i64| buf[(r & mask) as usize];
+            if checked && r0 < 0 {
+                buf[(wr & mask) as usize] = thisin;
+                *o = 0.0;
+            } else {
+                let (d0, d1, d2, d3) = if !checked || r3 >= 0 {
+                    (at(r0), at(r1), at(r2), at(r3))
+                } else if r2 >= 0 {
+                    (at(r0), at(r1), at(r2), 0.0)
+                } else if r1 >= 0 {
+                    (at(r0), at(r1), 0.0, 0.0)
+                } else {
+                    (at(r0), 0.0, 0.0, 0.0)
+                };
+                let value = cubicinterp(frac, d0, d1, d2, d3);
+                let c = if audio_coef { coefs[i] } else { coef };
+                let onepole = ((1.0 - c.abs() as f64) * value as f64 + (c * lastsamp) as f64) as f32;
+                buf[(wr & mask) as usize] = thisin + feedbk * onepole;
+                *o = onepole;
+                lastsamp = onepole;
+            }
+            if !steady {
+                feedbk += feedbk_slope;
+                coef += coef_slope;
+            }
+            wr += 1;
+        }
+        if !steady {
+            self.feedbk = feedbk;
+            self.dsamp = dsamp;
+            self.delaytime = delaytime;
+            self.decaytime = decaytime;
+            if !audio_coef {
+                self.coef = coef_in;
+            }
+        }
+        self.prevtrig = prevtrig;
+        self.inputsamps = inputsamps;
+        self.lastsamp = zap(lastsamp);
+        self.wr = wr;
+        if checked {
+            self.written += io.n() as i64;
+        }
+    }
+}
+
+impl Construct for Pluck {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let maxdel = io.in0(2);
+        let delaytime = io.in0(3);
+        let decaytime = io.in0(4);
+        let size = line_size(maxdel, cx.rate.sample_rate, cx.rate.buf_length);
+        let len = size.unwrap_or(1);
+        let mut u = Pluck {
+            buf: Vec::new(),
+            mask: len - 1,
+            len,
+            wr: 0,
+            written: 0,
+            dsamp: 0.0,
+            delaytime,
+            decaytime,
+            feedbk: calc_feedback(delaytime, decaytime),
+            coef: io.in0(5),
+            lastsamp: 0.0,
+            prevtrig: 0.0,
+            inputsamps: 0,
+            audio_trig: io.in_rate(1) == Rate::Audio,
+            audio_coef: io.in_rate(5) == Rate::Audio,
+            failed: size.is_none(),
+        };
+        u.dsamp = u.calc_delay(delaytime, cx.rate.sample_rate);
+        io.out(0)[0] = 0.0;
+        if u.failed {
+            cx.set_done(true);
+        } else {
+            u.buf = vec![0.0; len as usize];
+        }
+        u
+    }
+}
+
+impl Unit for Pluck {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if self.failed {
+            io.out(0).fill(0.0);
+            return;
+        }
+        self.calc(io, cx);
+    }
+}

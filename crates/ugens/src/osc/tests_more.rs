@@ -1,0 +1,211 @@
+//! SinOscFB, Klang, Klank, Pluck and FreeVerb.
+
+use crate::testing::{HarnessRun, TestInput, UnitHarness};
+use crate::unit::Rate;
+use TestInput::{Audio, Const};
+
+const SR: f64 = 48_000.0;
+const BS: usize = 64;
+const SECOND: usize = 750;
+
+fn run(name: &str, inputs: Vec<TestInput>, outputs: usize, blocks: usize) -> HarnessRun {
+    UnitHarness::new(name, Rate::Audio).inputs(inputs).outputs(outputs).run_full(blocks)
+}
+
+fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
+    run(name, inputs, 1, blocks).outputs.remove(0)
+}
+
+fn upward_crossings(sig: &[f32]) -> usize {
+    sig.windows(2).filter(|w| w[0] < 0.0 && w[1] >= 0.0).count()
+}
+
+fn peak(sig: &[f32]) -> f32 {
+    sig.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
+}
+
+fn impulse(len: usize) -> TestInput {
+    let mut v = vec![0.0; len];
+    v[0] = 1.0;
+    Audio(v)
+}
+
+/// Lag in `lo..hi` where the signal best matches itself.
+fn best_lag(sig: &[f32], lo: usize, hi: usize) -> usize {
+    (lo..hi)
+        .max_by(|&a, &b| {
+            let c = |l: usize| sig.iter().zip(&sig[l..]).map(|(x, y)| (x * y) as f64).sum::<f64>();
+            c(a).total_cmp(&c(b))
+        })
+        .unwrap()
+}
+
+// ----- SinOscFB -----
+
+#[test]
+fn sinoscfb_without_feedback_is_a_plain_sine() {
+    let fb = ar("SinOscFB", vec![Const(440.0), Const(0.0)], 100);
+    let sine = ar("SinOsc", vec![Const(440.0), Const(0.0)], 100);
+    assert_eq!(fb, sine);
+}
+
+#[test]
+fn sinoscfb_feedback_keeps_pitch_and_adds_harmonics() {
+    let plain = ar("SinOscFB", vec![Const(200.0), Const(0.0)], SECOND);
+    let fed = ar("SinOscFB", vec![Const(200.0), Const(0.8)], SECOND);
+    assert!((199..=201).contains(&upward_crossings(&fed)), "{}", upward_crossings(&fed));
+    assert!(peak(&fed) <= 1.0001);
+    // Harmonics steepen the edges: the largest step between samples grows.
+    let slope = |s: &[f32]| s.windows(2).fold(0.0f32, |m, w| m.max((w[1] - w[0]).abs()));
+    assert!(slope(&fed) > 1.2 * slope(&plain), "{} vs {}", slope(&fed), slope(&plain));
+}
+
+// ----- Klang -----
+
+#[test]
+fn klang_partial_sounds_at_its_scaled_frequency_and_level() {
+    // One partial: 100 Hz scaled by 2 and offset by 50 → 250 Hz, amplitude 0.5.
+    let out = ar("Klang", vec![Const(2.0), Const(50.0), Const(100.0), Const(0.5), Const(0.0)], SECOND);
+    let n = upward_crossings(&out);
+    assert!((249..=251).contains(&n), "{n}");
+    assert!((peak(&out) - 0.5).abs() < 1e-3, "{}", peak(&out));
+}
+
+#[test]
+fn klang_sums_its_partials() {
+    let spec = |f: f32, a: f32| vec![Const(f), Const(a), Const(0.0)];
+    let mut both = vec![Const(1.0), Const(0.0)];
+    both.extend(spec(300.0, 0.3));
+    both.extend(spec(700.0, 0.2));
+    let mut one = vec![Const(1.0), Const(0.0)];
+    one.extend(spec(300.0, 0.3));
+    let mut other = vec![Const(1.0), Const(0.0)];
+    other.extend(spec(700.0, 0.2));
+    let (s, a, b) = (ar("Klang", both, 50), ar("Klang", one, 50), ar("Klang", other, 50));
+    for i in 0..s.len() {
+        assert!((s[i] - (a[i] + b[i])).abs() < 1e-5);
+    }
+}
+
+// ----- Klank -----
+
+fn klank(modes: &[(f32, f32, f32)], blocks: usize) -> Vec<f32> {
+    let mut inputs = vec![impulse(blocks * BS), Const(1.0), Const(0.0), Const(1.0)];
+    for &(f, a, t) in modes {
+        inputs.extend([Const(f), Const(a), Const(t)]);
+    }
+    ar("Klank", inputs, blocks)
+}
+
+#[test]
+fn klank_mode_rings_at_its_frequency() {
+    let out = klank(&[(1000.0, 1.0, 2.0)], SECOND);
+    let n = upward_crossings(&out);
+    assert!((998..=1001).contains(&n), "{n}");
+}
+
+#[test]
+fn klank_mode_decays_60_db_in_its_ring_time() {
+    let ring = 0.5f32;
+    let out = klank(&[(500.0, 1.0, ring)], SECOND);
+    let window = |t: f32| {
+        let s = (t as f64 * SR) as usize;
+        peak(&out[s..s + 480])
+    };
+    let drop_db = 20.0 * (window(ring) / window(0.0)).log10();
+    assert!((-62.0..=-58.0).contains(&drop_db), "{drop_db} dB");
+}
+
+#[test]
+fn klank_with_several_modes_holds_each_frequency() {
+    // Five modes: one group of four plus a leftover one.
+    let modes = [(200.0, 1.0, 1.0), (300.0, 0.0, 1.0), (400.0, 0.0, 1.0), (500.0, 0.0, 1.0), (600.0, 0.0, 1.0)];
+    let out = klank(&modes, SECOND);
+    let n = upward_crossings(&out);
+    assert!((199..=201).contains(&n), "only the 200 Hz mode is heard: {n}");
+    let single = klank(&modes[..1], SECOND);
+    assert_eq!(out, single, "modes of zero level add nothing");
+}
+
+// ----- Pluck -----
+
+fn pluck(delay: f32, decay: f32, coef: f32, blocks: usize) -> Vec<f32> {
+    // Let white-ish input in (a fixed pseudo-random burst), then ring.
+    let mut x = 1u32;
+    let noise: Vec<f32> = (0..blocks * BS)
+        .map(|_| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect();
+    ar("Pluck", vec![Audio(noise), Const(1.0), Const(0.2), Const(delay), Const(decay), Const(coef)], blocks)
+}
+
+#[test]
+fn pluck_period_equals_its_delay_time() {
+    let out = pluck(0.01, 2.0, 0.2, 200);
+    let tail = &out[2000..];
+    let lag = best_lag(tail, 300, 700);
+    // Half a sample of extra delay from the damping filter at most.
+    assert!((480..=482).contains(&lag), "{lag}");
+}
+
+#[test]
+fn pluck_lets_in_one_period_of_input_and_then_decays() {
+    let out = pluck(0.005, 0.3, 0.3, SECOND);
+    let early = peak(&out[480..960]);
+    let late = peak(&out[(0.6 * SR) as usize..(0.6 * SR) as usize + 480]);
+    assert!(early > 0.1, "{early}");
+    assert!(late < early * 0.01, "{late} vs {early}");
+}
+
+#[test]
+fn pluck_outputs_silence_until_the_delay_has_passed() {
+    let out = pluck(0.01, 2.0, 0.2, 20);
+    assert!(out[..478].iter().all(|&x| x == 0.0));
+    assert!(out[480..960].iter().any(|&x| x != 0.0));
+}
+
+// ----- FreeVerb -----
+
+#[test]
+fn freeverb_dry_mix_passes_the_input_through() {
+    let input: Vec<f32> = (0..50 * BS).map(|i| ((i as f32) * 0.01).sin()).collect();
+    let out = ar("FreeVerb", vec![Audio(input.clone()), Const(0.0), Const(0.5), Const(0.5)], 50);
+    assert_eq!(out, input);
+}
+
+#[test]
+fn freeverb_tail_lasts_longer_with_a_bigger_room() {
+    let tail = |room: f32| {
+        let out = ar("FreeVerb", vec![impulse(SECOND * BS), Const(1.0), Const(room), Const(0.5)], SECOND);
+        let s = (0.5 * SR) as usize;
+        peak(&out[s..s + 4800])
+    };
+    let (small, big) = (tail(0.1), tail(0.9));
+    assert!(big > 10.0 * small, "{big} vs {small}");
+    assert!(big > 0.0);
+}
+
+#[test]
+fn freeverb_wet_output_starts_after_the_shortest_comb() {
+    let out = ar("FreeVerb", vec![impulse(40 * BS), Const(1.0), Const(0.5), Const(0.5)], 40);
+    let first = out.iter().position(|&x| x != 0.0).unwrap();
+    // The shortest comb (1116 samples) plus the allpass chain's first tap.
+    assert!((1000..1200).contains(&first), "{first}");
+}
+
+#[test]
+fn freeverb2_channels_differ_but_match_freeverb_energy() {
+    let r = run(
+        "FreeVerb2",
+        vec![impulse(200 * BS), impulse(200 * BS), Const(1.0), Const(0.7), Const(0.3)],
+        2,
+        200,
+    );
+    let (l, rr) = (&r.outputs[0], &r.outputs[1]);
+    assert_ne!(l, rr, "the right channel's lines are longer");
+    let e = |s: &[f32]| s.iter().map(|&x| (x * x) as f64).sum::<f64>();
+    let ratio = e(l) / e(rr);
+    assert!((0.5..2.0).contains(&ratio), "{ratio}");
+}

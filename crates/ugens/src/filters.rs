@@ -13,13 +13,25 @@ mod lags;
 mod onepole;
 mod twopole;
 mod misc;
+mod beq;
+mod dynamics;
+mod moog;
+mod fir;
+mod silence;
+mod linexp;
 
 use crate::registry::Registry;
 
 pub use lags::{Lag, Lag2, Lag3, LagUd, Ramp, Slew};
+pub use beq::{BAllPass, BBandPass, BBandStop, BDesign, BHiPass, BHiShelf, BLowPass, BLowShelf, BPeakEq, BSection};
+pub use dynamics::{Amplitude, Compander, Limiter, LookAhead, Normalizer};
+pub use fir::{Bpz2, Brz2, Fir, FirDesign, Hpz1, Hpz2, Lpz1, Lpz2, Slope};
+pub use linexp::LinExp;
+pub use moog::MoogFf;
 pub use misc::{Median, Sos};
+pub use silence::{DetectSilence, DETECT_SILENCE_DONE_ACTION};
 pub use onepole::{Decay, Decay2, Integrator, LeakDc, OnePole, OneZero};
-pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, Ringz, Rlpf, TwoPoleFilter, TwoZeroFilter};
+pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, MidEq, Ringz, Rlpf, TwoPoleFilter, TwoZeroFilter};
 
 pub fn register(r: &mut Registry) {
     r.add::<Lpf>("LPF");
@@ -55,7 +67,32 @@ pub fn register(r: &mut Registry) {
     r.add::<Slew>("Slew");
     r.add::<Sos>("SOS");
     r.add::<Median>("Median");
+    r.add::<Lpz1>("LPZ1");
+    r.add::<Hpz1>("HPZ1");
+    r.add::<Lpz2>("LPZ2");
+    r.add::<Hpz2>("HPZ2");
+    r.add::<Bpz2>("BPZ2");
+    r.add::<Brz2>("BRZ2");
+    r.add::<Slope>("Slope");
+    r.add::<MidEq>("MidEQ");
+    r.add::<LinExp>("LinExp");
+    r.add::<DetectSilence>("DetectSilence");
+    r.add::<BLowPass>("BLowPass");
+    r.add::<BHiPass>("BHiPass");
+    r.add::<BBandPass>("BBandPass");
+    r.add::<BBandStop>("BBandStop");
+    r.add::<BPeakEq>("BPeakEQ");
+    r.add::<BAllPass>("BAllPass");
+    r.add::<BLowShelf>("BLowShelf");
+    r.add::<BHiShelf>("BHiShelf");
+    r.add::<MoogFf>("MoogFF");
+    r.add::<Amplitude>("Amplitude");
+    r.add::<Compander>("Compander");
+    r.add::<Limiter>("Limiter");
+    r.add::<Normalizer>("Normalizer");
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;

@@ -72,6 +72,9 @@ const PURE: &[&str] = &[
     "Schmidt", "Trig", "Trig1", "Latch", "Gate", "ToggleFF", "SetResetFF", "Peak", "RunningMax", "RunningMin",
     "Phasor", "Sweep", "Stepper", "PulseCount", "PulseDivider", "TDelay", "Timer", "Select",
     "SinOscFB", "Klang", "Klank", "Pluck", "FreeVerb", "FreeVerb2", "Logistic", "Hasher",
+    "LPZ1", "HPZ1", "LPZ2", "HPZ2", "BPZ2", "BRZ2", "Slope", "MidEQ", "LinExp",
+    "BLowPass", "BHiPass", "BBandPass", "BBandStop", "BPeakEQ", "BAllPass", "BLowShelf", "BHiShelf",
+    "MoogFF", "Amplitude", "Compander", "Limiter", "Normalizer",
 ];
 
 /// Operator numbers of UnaryOpUGen and BinaryOpUGen that draw random numbers.

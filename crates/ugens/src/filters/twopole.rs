@@ -693,3 +693,30 @@ impl Unit for Formlet {
         }
     }
 }
+
+/// Parametric equaliser band: in, freq, rq, db. A band-pass section whose
+/// output, scaled by the gain minus one, is added to the input.
+pub struct MidEqDesign;
+pub type MidEq = Section<MidEqDesign>;
+
+impl Design for MidEqDesign {
+    const NP: usize = 3;
+    const SINGLE: bool = false;
+    fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
+        // The gain minus one is a single-precision difference.
+        let amp = (crate::ops::math::sc_dbamp(p[2]) - 1.0) as f64;
+        let pfreq = p[0] as f64 * rate.radians_per_sample;
+        let pbw = p[1] as f64 * pfreq * 0.5;
+        let c = 1.0 / pbw.tan();
+        let d = 2.0 * pfreq.cos();
+        let a0 = 1.0 / (1.0 + c);
+        let b1 = c * d * a0;
+        let b2 = (1.0 - c) * a0;
+        [a0 * amp, b1, b2]
+    }
+    #[inline(always)]
+    fn tick<T: Sample>(x: T, c: &[T; 3], y1: T, y2: T) -> (T, T) {
+        let y0 = x + c[1] * y1 + c[2] * y2;
+        (y0, x + c[0] * (y0 - y2))
+    }
+}

@@ -1,5 +1,7 @@
 """Loading and freeing SynthDefs: /d_recv, /d_load, /d_free, completion messages, /sync ordering."""
 
+import struct
+
 from supriya.osc import OscMessage as M
 
 from rtserver import OscClient, synthdef_bytes
@@ -39,6 +41,39 @@ def test_d_load_of_missing_file_fails(server, tmp_path):
         m = c.wait_for(["/done", "/fail"], timeout=3)
         assert m.address == "/fail" and m.contents[0] == "/d_load"
         assert c.status().contents[4] == 0
+
+
+def malformed_def_bytes(name: str) -> bytes:
+    """A def giving SinOsc none of its inputs: `Out.ar(0, SinOsc.ar())` with SinOsc's two
+    inputs left out (the format allows it; the UGen cannot run so)."""
+    def pstr(s):
+        return bytes([len(s)]) + s.encode()
+
+    i32 = lambda v: struct.pack(">i", v)  # noqa: E731
+    b = b"SCgf" + i32(2) + struct.pack(">h", 1) + pstr(name)
+    b += i32(1) + struct.pack(">f", 0.0) + i32(0) + i32(0) + i32(2)
+    b += pstr("SinOsc") + bytes([2]) + i32(0) + i32(1) + struct.pack(">h", 0) + bytes([2])
+    b += pstr("Out") + bytes([2]) + i32(2) + i32(0) + struct.pack(">h", 0) + i32(-1) + i32(0) + i32(0) + i32(0)
+    return b + struct.pack(">h", 0)
+
+
+def test_d_recv_of_a_def_whose_units_cannot_run_fails_and_the_server_plays_on(server, exe):
+    with OscClient(server.port) as c:
+        c.send(M("/d_recv", malformed_def_bytes("e2e_bad")))
+        m = c.wait_for(["/done", "/fail"], timeout=3)
+        if "magnetar" in exe:
+            assert m.address == "/fail" and m.contents[0] == "/d_recv"
+            assert "e2e_bad" in m.contents[1] and "SinOsc" in m.contents[1], m.contents
+            assert c.status().contents[4] == 0
+        else:
+            # scsynth takes any def as given (and its SinOsc would read past its inputs).
+            assert m.contents == ("/d_recv",)
+        # Still serving: a good def loads and plays.
+        c.send(M("/d_recv", synthdef_bytes("e2e_dc")))
+        assert c.wait_for("/done").contents == ("/d_recv",)
+        c.send(M("/s_new", "e2e_dc", 1000, 0, 0, "bus", 2.0, "value", 3.0))
+        c.sync()
+        assert c.request(M("/c_get", 2), "/c_set").contents == (2, 3.0)
 
 
 def test_d_free_removes_def_and_s_new_then_fails(client):

@@ -275,7 +275,12 @@ impl Engine {
         let used_before = match self.memory_probe {
             Some(probe) => {
                 let (free, used) = probe();
-                if free < def.expected_bytes() {
+                // The free total counts the pool's block headers as free, so
+                // a nearly full pool still shows some; a synth is made only
+                // when it fits in one hole, or its memory would come from
+                // the system heap.
+                let largest = self.largest_free_probe.map_or(free, |largest| largest().min(free));
+                if largest < def.expected_bytes() {
                     return Err("out of real time memory".into());
                 }
                 Some(used)

@@ -107,7 +107,9 @@ pub fn compile_synthdefs(
     let mut out = Vec::new();
     for def in defs {
         for def in def.with_variants() {
-            out.push(GraphDef::compile(&def, registry, block_size));
+            // A def whose units cannot run as given is refused here, off
+            // the audio thread (`trial`).
+            out.push(GraphDef::compile(&def, registry, block_size).and_then(|g| crate::trial::try_run(g, block_size)));
         }
     }
     Ok(out)

@@ -22,6 +22,11 @@ pub enum DefError {
     UnknownUGen { def: String, ugen: String },
     #[error("synthdef \"{def}\": UGen {unit} ({ugen}) has rate {rate:?}, which magnetar cannot run")]
     UnsupportedRate { def: String, unit: usize, ugen: String, rate: Rate },
+    #[error(
+        "synthdef \"{def}\": UGen {unit} ({ugen}) cannot run with the {inputs} inputs and {outputs} outputs \
+         the def gives it"
+    )]
+    CannotRun { def: String, unit: usize, ugen: String, inputs: usize, outputs: usize },
 }
 
 /// One UGen of a def, resolved.

@@ -12,6 +12,7 @@ pub mod node_tree;
 pub mod parallel;
 pub mod queries;
 pub mod synth;
+mod trial;
 
 pub use engine::{compile_synthdefs, flush_denormals_on_this_thread, Engine, EngineOptions, NodeEvent, NodeEventKind};
 pub use graph_def::{DefError, GraphDef};

@@ -1,0 +1,45 @@
+//! Helpers shared by the engine's integration tests.
+
+/// (class, rate, inputs as (unit, output) with unit -1 for a constant, output rates, special index)
+pub type UGenSpec<'a> = (&'a str, u8, &'a [(i32, i32)], &'a [u8], i16);
+
+/// A def in the SynthDef file format, version 2, from its parts.
+pub fn def_bytes(name: &str, constants: &[f32], controls: &[(&str, f32)], ugens: &[UGenSpec<'_>]) -> Vec<u8> {
+    fn pstr(b: &mut Vec<u8>, s: &str) {
+        b.push(s.len() as u8);
+        b.extend_from_slice(s.as_bytes());
+    }
+    let i32s = |b: &mut Vec<u8>, v: i32| b.extend_from_slice(&v.to_be_bytes());
+    let mut b = b"SCgf".to_vec();
+    i32s(&mut b, 2);
+    b.extend_from_slice(&1i16.to_be_bytes());
+    pstr(&mut b, name);
+    i32s(&mut b, constants.len() as i32);
+    for v in constants {
+        b.extend_from_slice(&v.to_be_bytes());
+    }
+    i32s(&mut b, controls.len() as i32);
+    for (_, v) in controls {
+        b.extend_from_slice(&v.to_be_bytes());
+    }
+    i32s(&mut b, controls.len() as i32);
+    for (k, (name, _)) in controls.iter().enumerate() {
+        pstr(&mut b, name);
+        i32s(&mut b, k as i32);
+    }
+    i32s(&mut b, ugens.len() as i32);
+    for &(class, rate, inputs, outputs, special) in ugens {
+        pstr(&mut b, class);
+        b.push(rate);
+        i32s(&mut b, inputs.len() as i32);
+        i32s(&mut b, outputs.len() as i32);
+        b.extend_from_slice(&special.to_be_bytes());
+        for &(u, o) in inputs {
+            i32s(&mut b, u);
+            i32s(&mut b, o);
+        }
+        b.extend_from_slice(outputs);
+    }
+    b.extend_from_slice(&0i16.to_be_bytes()); // variants
+    b
+}

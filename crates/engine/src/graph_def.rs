@@ -553,7 +553,7 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
                 writers == 1
             }
             "EnvGen" | "Linen" => self_only_done(4),
-            "Line" | "XLine" => self_only_done(3),
+            "Line" | "XLine" | "DetectSilence" => self_only_done(3),
             // Their done actions end or pause the synth itself; `Done` reads
             // a unit of the same synth; the local buses are the synth's own.
             "Done" | "FreeSelf" | "PauseSelf" | "FreeSelfWhenDone" | "PauseSelfWhenDone" => true,

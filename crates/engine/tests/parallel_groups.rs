@@ -589,6 +589,52 @@ fn feedback_voices_that_free_themselves_spread_and_match_one_thread() {
     }
 }
 
+/// A def "fading": a sine fading out over `life` seconds, ended by
+/// `DetectSilence` (done action 2) once it has been quiet for 10 ms:
+/// `x = SinOsc.ar(freq) * Line.kr(0.2, 0, life); DetectSilence.ar(x, 0.0001, 0.01, 2); Out.ar(out, x)`.
+fn fading_def() -> Vec<u8> {
+    def_bytes(
+        "fading",
+        &[0.0, 0.2, 0.0001, 0.01, 2.0],
+        &[("freq", 300.0), ("out", 0.0), ("life", 10.0)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1], 0),
+            ("SinOsc", 2, &[(0, 0), (-1, 0)], &[2], 0),
+            ("Line", 1, &[(-1, 1), (-1, 0), (0, 2), (-1, 0)], &[1], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (2, 0)], &[2], 2),
+            // in, amp, time, done action
+            ("DetectSilence", 2, &[(3, 0), (-1, 2), (-1, 3), (-1, 4)], &[2], 0),
+            ("Out", 2, &[(0, 1), (3, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn voices_ended_by_detect_silence_spread_and_end_where_one_thread_ends_them() {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..8 {
+        let life = if k < 4 { 0.1 + 0.05 * k as f32 } else { 10.0 };
+        setup.push(new_synth("fading", 100 + k, 1, 1, &[("freq", 200.0 + 70.0 * k as f32), ("out", (k % 2) as f32), ("life", life)]));
+    }
+    let (mut one, mut two) = (engine_with(1, 64, false), engine_with(2, 64, false));
+    for e in [&mut one, &mut two] {
+        assert!(e.add_synthdefs(&fading_def()).unwrap().iter().all(|r| r.is_ok()));
+        for m in &setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let blocks = 300; // 0.4 s at 48 kHz
+    let before = two.parallel_groups_run();
+    for block in 0..blocks {
+        block_on_both(&mut one, &mut two, block, 64);
+    }
+    assert_spread(two.parallel_groups_run() - before, blocks, "the fading voices");
+    for e in [&one, &two] {
+        let left: Vec<i32> = (100..108).filter(|&id| e.tree.contains_id(id)).collect();
+        assert_eq!(left, vec![104, 105, 106, 107], "the voices that faded out ended");
+    }
+}
+
 #[test]
 fn children_reading_buses_written_before_the_group_run_in_parallel_and_match_one_thread() {
     let mut setup = vec![

@@ -115,6 +115,28 @@ fn snapshots_are_never_taken_two_blocks_in_a_row() {
 }
 
 #[test]
+fn a_heap_nobody_allocated_from_costs_nothing_between_blocks_until_it_is_used() {
+    for mode in [CollectorMode::Concurrent, CollectorMode::StopTheWorld, CollectorMode::Replicating] {
+        // A forced full snapshot is due at once and every 10 ms.
+        let config = GcConfig { full_snapshot_period: Duration::from_millis(10), mode, ..config() };
+        let mut gc = Collector::new(config).unwrap();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(50) {
+            assert_eq!(gc.between_blocks(BUDGET).snapshot, SnapshotKind::None, "{mode:?}: nothing to collect");
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        assert_eq!(gc.stats().full_snapshot.count, 0, "{mode:?}");
+        // The first allocation starts the collector's schedule.
+        let _ = gc.alloc(WORD);
+        let started = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_micros(500));
+            gc.between_blocks(BUDGET).snapshot != SnapshotKind::None
+        });
+        assert!(started, "{mode:?}: a used heap is collected");
+    }
+}
+
+#[test]
 fn too_many_allocations_between_snapshots_fail_instead_of_growing() {
     let mut gc = Collector::new(GcConfig { max_allocations_per_cycle: 100, ..config() }).unwrap();
     let ok = (0..150).filter(|_| gc.alloc(WORD).is_some()).count();

@@ -77,3 +77,51 @@ class Resonz(UGen):
     source = param()
     frequency = param(440.0)
     bwr = param(1.0)
+
+
+@ugen(ar=True, kr=True)
+class SinOscFB(UGen):
+    frequency = param(440.0)
+    feedback = param(0.0)
+
+
+@ugen(ar=True)
+class Klang(UGen):
+    frequency_scale = param(1.0)
+    frequency_offset = param(0.0)
+    specifications = param(unexpanded=True)
+
+
+@ugen(ar=True, channel_count=2, fixed_channel_count=True)
+class FreeVerb2(UGen):
+    source = param()
+    in2 = param()
+    mix = param(0.33)
+    room_size = param(0.5)
+    damping = param(0.5)
+
+
+@ugen(ar=True, kr=True)
+class TIRand(UGen):
+    """supriya's own TIRand only takes numbers as bounds; this one takes signals too."""
+
+    minimum = param(0.0)
+    maximum = param(127.0)
+    trigger = param(0.0)
+
+
+@ugen(kr=True)
+class BLowPass(UGen):
+    """scsynth runs the BEQ units at control rate too; sclang and supriya only offer .ar."""
+
+    source = param()
+    frequency = param(1200.0)
+    reciprocal_of_q = param(1.0)
+
+
+@ugen(kr=True)
+class BPeakEQ(UGen):
+    source = param()
+    frequency = param(1200.0)
+    reciprocal_of_q = param(1.0)
+    gain = param(0.0)

@@ -1,6 +1,7 @@
-"""Deterministic test signals shared by the UGen comparisons: the same graph is rendered by
-scsynth and magnetar, so any source works as long as it has no randomness; these have edges
-(saw, pulse) and slow modulation (sines around a centre) to exercise a unit's whole range."""
+"""What the UGen comparisons share: deterministic test signals (the same graph is rendered by
+scsynth and magnetar, so any source works as long as it draws no random numbers; these have edges,
+saw and pulse, and slow modulation, sines around a centre, to exercise a unit's whole range), and
+`seeded`, which makes the random units draw the same numbers on both servers."""
 
 from supriya import ugens as U
 
@@ -31,3 +32,13 @@ def modulator(sine, center, depth, rate):
     def make(center=center, depth=depth, rate=rate):
         return sine(center, depth, rate)
     return make
+
+
+def seeded(fn, seed=1234):
+    """Reseeds the synth's generator first, so that both servers draw the same sequence."""
+
+    def body(b):
+        U.RandSeed.ir(trigger=1, seed=seed)
+        return fn(b)
+
+    return body

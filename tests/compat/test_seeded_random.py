@@ -8,16 +8,9 @@ from supriya.enums import BinaryOperator, CalculationRate, UnaryOperator
 import test_ugens_noise as noise
 import test_ugens_ops as ops
 from nrt import Score, build, check_graph, check_score, graph_def, msg, seconds_of_blocks
+from sources import seeded
 
 AR, KR = CalculationRate.AUDIO, CalculationRate.CONTROL
-
-
-def seeded(fn, seed=1234):
-    def body(b):
-        U.RandSeed.ir(trigger=1, seed=seed)
-        return fn(b)
-
-    return body
 
 
 CASES = [pytest.param(p.values[0], id=p.id) for p in noise.CASES]

@@ -4,8 +4,8 @@ MoogFF, Amplitude, Compander, Limiter and Normalizer."""
 
 import pytest
 from supriya import ugens as U
-from supriya.ugens.core import UGen, param, ugen
 
+from extra_ugens import BLowPass, BPeakEQ
 from nrt import case, check_graph
 from sources import asine, ksine, modulator, ksrc, src
 
@@ -18,23 +18,6 @@ kdb = modulator(ksine, 0.0, 12.0, 2.5)
 
 aq = modulator(asine, 0.5, 0.3, 3.0)
 adb = modulator(asine, 0.0, 12.0, 2.5)
-
-
-@ugen(kr=True)
-class BLowPass(UGen):
-    """scsynth runs the BEQ units at control rate too; sclang and supriya only offer .ar."""
-
-    source = param()
-    frequency = param(1200.0)
-    reciprocal_of_q = param(1.0)
-
-
-@ugen(kr=True)
-class BPeakEQ(UGen):
-    source = param()
-    frequency = param(1200.0)
-    reciprocal_of_q = param(1.0)
-    gain = param(0.0)
 
 
 def decaying():

@@ -3,56 +3,15 @@ scsynth. The random ones run after a RandSeed so both servers draw the same numb
 
 import pytest
 from supriya import ugens as U
-from supriya.ugens.core import UGen, param, ugen
 
+from extra_ugens import FreeVerb2, Klang, SinOscFB, TIRand
 from nrt import case, check_graph
-from sources import asine, ksine, src
-
-
-@ugen(ar=True, kr=True)
-class SinOscFB(UGen):
-    frequency = param(440.0)
-    feedback = param(0.0)
-
-
-@ugen(ar=True)
-class Klang(UGen):
-    frequency_scale = param(1.0)
-    frequency_offset = param(0.0)
-    specifications = param(unexpanded=True)
-
-
-@ugen(ar=True, channel_count=2, fixed_channel_count=True)
-class FreeVerb2(UGen):
-    source = param()
-    in2 = param()
-    mix = param(0.33)
-    room_size = param(0.5)
-    damping = param(0.5)
-
-
-@ugen(ar=True, kr=True)
-class TIRand(UGen):
-    """supriya's own TIRand only takes numbers as bounds; this one takes signals too."""
-
-    minimum = param(0.0)
-    maximum = param(127.0)
-    trigger = param(0.0)
+from sources import asine, ksine, seeded, src
 
 
 def klang(freqs, amps, phases, scale=1.0, offset=0.0):
     specs = [x for triple in zip(freqs, amps, phases) for x in triple]
     return Klang.ar(frequency_scale=scale, frequency_offset=offset, specifications=specs)
-
-
-def seeded(fn, seed=1234):
-    """Reseeds the synth's generator first, so that both servers draw the same sequence."""
-
-    def body(b):
-        U.RandSeed.ir(trigger=1, seed=seed)
-        return fn(b)
-
-    return body
 
 
 def excitation():

@@ -562,17 +562,22 @@ fn feedback_def() -> Vec<u8> {
 
 #[test]
 fn feedback_voices_that_free_themselves_spread_and_match_one_thread() {
+    assert_ending_voices_spread("feedback", &feedback_def(), "the feedback voices");
+}
+
+/// Eight synths of `def` in a parallel group on one and on two threads, the
+/// first four given a `life` of 0.1–0.25 s, the rest 10 s: the group
+/// spreads, both engines render the same, and after 0.4 s exactly the first
+/// four have ended themselves in both.
+fn assert_ending_voices_spread(def: &str, bytes: &[u8], what: &str) {
     let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
     for k in 0..8 {
-        // Half of them end within the run, one after another; the rest play on.
-        let life = if k < 4 { 0.1 + 0.05 * k as f32 } else { 10.0 };
-        let controls = [("freq", 200.0 + 70.0 * k as f32), ("out", (k % 2) as f32), ("life", life)];
-        setup.push(new_synth("feedback", 100 + k, 1, 1, &controls));
+        let t = if k < 4 { 0.1 + 0.05 * k as f32 } else { 10.0 };
+        setup.push(new_synth(def, 100 + k, 1, 1, &[("freq", 200.0 + 70.0 * k as f32), ("out", (k % 2) as f32), ("life", t)]));
     }
-    let mut one = engine_with(1, 64, false);
-    let mut two = engine_with(2, 64, false);
+    let (mut one, mut two) = (engine_with(1, 64, false), engine_with(2, 64, false));
     for e in [&mut one, &mut two] {
-        assert!(e.add_synthdefs(&feedback_def()).unwrap().iter().all(|r| r.is_ok()));
+        assert!(e.add_synthdefs(bytes).unwrap().iter().all(|r| r.is_ok()));
         for m in &setup {
             e.perform_message(m).unwrap();
         }
@@ -582,10 +587,10 @@ fn feedback_voices_that_free_themselves_spread_and_match_one_thread() {
     for block in 0..blocks {
         block_on_both(&mut one, &mut two, block, 64);
     }
-    assert_spread(two.parallel_groups_run() - before, blocks, "the feedback voices");
-    for e in [&mut one, &mut two] {
+    assert_spread(two.parallel_groups_run() - before, blocks, what);
+    for e in [&one, &two] {
         let left: Vec<i32> = (100..108).filter(|&id| e.tree.contains_id(id)).collect();
-        assert_eq!(left, vec![104, 105, 106, 107], "the voices whose life ran out freed themselves");
+        assert_eq!(left, vec![104, 105, 106, 107], "{what}: those whose time ran out ended");
     }
 }
 
@@ -611,28 +616,7 @@ fn fading_def() -> Vec<u8> {
 
 #[test]
 fn voices_ended_by_detect_silence_spread_and_end_where_one_thread_ends_them() {
-    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
-    for k in 0..8 {
-        let life = if k < 4 { 0.1 + 0.05 * k as f32 } else { 10.0 };
-        setup.push(new_synth("fading", 100 + k, 1, 1, &[("freq", 200.0 + 70.0 * k as f32), ("out", (k % 2) as f32), ("life", life)]));
-    }
-    let (mut one, mut two) = (engine_with(1, 64, false), engine_with(2, 64, false));
-    for e in [&mut one, &mut two] {
-        assert!(e.add_synthdefs(&fading_def()).unwrap().iter().all(|r| r.is_ok()));
-        for m in &setup {
-            e.perform_message(m).unwrap();
-        }
-    }
-    let blocks = 300; // 0.4 s at 48 kHz
-    let before = two.parallel_groups_run();
-    for block in 0..blocks {
-        block_on_both(&mut one, &mut two, block, 64);
-    }
-    assert_spread(two.parallel_groups_run() - before, blocks, "the fading voices");
-    for e in [&one, &two] {
-        let left: Vec<i32> = (100..108).filter(|&id| e.tree.contains_id(id)).collect();
-        assert_eq!(left, vec![104, 105, 106, 107], "the voices that faded out ended");
-    }
+    assert_ending_voices_spread("fading", &fading_def(), "the fading voices");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! Hermite cubic. Until the line has been written once all the way round, a
 //! checked ("_z") form runs that reads unwritten history as silence.
 
+use crate::bufio::cubicinterp;
 use crate::filters::sig::{calc_feedback, clip_f32, in0, in_rate, In};
 use crate::registry::Registry;
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
@@ -27,7 +28,7 @@ const CUBIC: u8 = 2;
 
 /// Largest delay line a unit may ask for, in samples (512 MB of floats);
 /// beyond it construction fails as an exhausted real-time pool does.
-const MAX_LINE: i64 = 1 << 27;
+pub(crate) const MAX_LINE: i64 = 1 << 27;
 
 /// A delay unit of kind `KIND` (plain, comb, allpass) reading with
 /// interpolation `INTERP`. Inputs: in, maxdelaytime, delaytime[, decaytime].
@@ -63,18 +64,9 @@ fn lininterp(x: f32, a: f32, b: f32) -> f32 {
     a + x * (b - a)
 }
 
-#[inline(always)]
-fn cubicinterp(x: f32, y0: f32, y1: f32, y2: f32, y3: f32) -> f32 {
-    let c0 = y1;
-    let c1 = 0.5 * (y2 - y0);
-    let c2 = y0 - 2.5 * y1 + 2.0 * y2 - 0.5 * y3;
-    let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2);
-    ((c3 * x + c2) * x + c1) * x + c0
-}
-
 /// Size of the line for `maxdel` seconds: the next power of two of
 /// `ceil(maxdel * rate + 1) + block length`.
-fn line_size(maxdel: f32, sample_rate: f64, buf_length: usize) -> Option<i64> {
+pub(crate) fn line_size(maxdel: f32, sample_rate: f64, buf_length: usize) -> Option<i64> {
     let want = (maxdel as f64 * sample_rate + 1.0).ceil();
     if !(want < MAX_LINE as f64) {
         return None;

@@ -159,8 +159,10 @@ impl LagControl {
     }
 }
 
+/// Flushes denormals, infinities and NaN to zero (thresholds 1e-15 and
+/// 1e15), as scsynth does to state kept from block to block.
 #[inline]
-fn zap(x: f32) -> f32 {
+pub(crate) fn zap(x: f32) -> f32 {
     let a = x.abs();
     if a > 1e-15 && a < 1e15 {
         x

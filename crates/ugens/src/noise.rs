@@ -7,7 +7,7 @@
 mod more;
 
 pub use more::{
-    CoinGate, Crackle, GrayNoise, Hasher, LFClipNoise, LFDClipNoise, LFDNoise0, LFDNoise1, LFDNoise3, Logistic,
+    CoinGate, Crackle, GrayNoise, Hasher, LFDClipNoise, LFDNoise0, LFDNoise1, LFDNoise3, Logistic,
     TExpRand, TIRand,
 };
 
@@ -275,21 +275,25 @@ fn segment_length(sample_rate: f64, freq: f32, min: i32) -> i32 {
     d2i(sample_rate / sc_max(freq, 0.001) as f64).max(min)
 }
 
-/// LFNoise0: a new random value in [-1, 1) every 1/freq seconds, held.
-pub struct LFNoise0 {
+/// A new random value every 1/freq seconds, held: in [-1, 1) (LFNoise0),
+/// or with `COIN` either -1 or +1 (LFClipNoise).
+pub struct HeldNoise<const COIN: bool> {
     level: f32,
     counter: i32,
 }
 
-impl Construct for LFNoise0 {
+pub type LFNoise0 = HeldNoise<false>;
+pub type LFClipNoise = HeldNoise<true>;
+
+impl<const COIN: bool> Construct for HeldNoise<COIN> {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = LFNoise0 { level: 0.0, counter: 0 };
+        let mut u = HeldNoise { level: 0.0, counter: 0 };
         u.next(io, cx);
         u
     }
 }
 
-impl Unit for LFNoise0 {
+impl<const COIN: bool> Unit for HeldNoise<COIN> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         let freq = io.in0(0);
         let sr = cx.rate.sample_rate;
@@ -300,7 +304,7 @@ impl Unit for LFNoise0 {
             while start < out.len() {
                 if counter <= 0 {
                     counter = segment_length(sr, freq, 1);
-                    level = g.frand2();
+                    level = if COIN { g.fcoin() } else { g.frand2() };
                 }
                 let n = (out.len() - start).min(counter as usize);
                 counter -= n as i32;

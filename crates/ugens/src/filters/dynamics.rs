@@ -282,23 +282,20 @@ impl LookAhead {
     }
 }
 
-/// Limiter: delays its input by two windows of `dur` seconds and scales it
-/// so that its peaks stay at or below `level`. Inputs: in, level, dur.
-pub struct Limiter {
+/// Limiter (`NORMALIZE` false): delays its input by two windows of `dur`
+/// seconds and scales it so that its peaks stay at or below `level`.
+/// Normalizer (`NORMALIZE` true): the same delay, scaled so that its peaks
+/// reach `level`. Inputs: in, level, dur.
+pub struct LookAheadGain<const NORMALIZE: bool> {
     la: Option<LookAhead>,
 }
 
-fn limiter_level(amp: f32) -> impl Fn(f32) -> f32 {
-    move |maxval| if maxval > amp { amp / maxval } else { 1.0 }
-}
+pub type Limiter = LookAheadGain<false>;
+pub type Normalizer = LookAheadGain<true>;
 
-fn normalizer_level(amp: f32) -> impl Fn(f32) -> f32 {
-    move |maxval| if maxval <= 0.00001 { 100000.0 * amp } else { amp / maxval }
-}
-
-impl Construct for Limiter {
+impl<const NORMALIZE: bool> Construct for LookAheadGain<NORMALIZE> {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = Limiter { la: LookAhead::new(in0(io, 2), cx.rate.sample_rate) };
+        let mut u = LookAheadGain { la: LookAhead::new(in0(io, 2), cx.rate.sample_rate) };
         if u.la.is_none() {
             cx.set_done(true);
         }
@@ -307,40 +304,19 @@ impl Construct for Limiter {
     }
 }
 
-impl Unit for Limiter {
+impl<const NORMALIZE: bool> Unit for LookAheadGain<NORMALIZE> {
     fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
         let inp = In::new(io, 0);
         let amp = in0(io, 1);
+        // The gain for a window whose peak is `maxval`.
+        let gain = move |maxval: f32| match NORMALIZE {
+            true if maxval <= 0.00001 => 100000.0 * amp,
+            true => amp / maxval,
+            false if maxval > amp => amp / maxval,
+            false => 1.0,
+        };
         match &mut self.la {
-            Some(la) => la.run(inp, io.out(0), limiter_level(amp)),
-            None => io.out(0).fill(0.0),
-        }
-    }
-}
-
-/// Normalizer: delays its input by two windows of `dur` seconds and scales
-/// it so that its peaks reach `level`. Inputs: in, level, dur.
-pub struct Normalizer {
-    la: Option<LookAhead>,
-}
-
-impl Construct for Normalizer {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = Normalizer { la: LookAhead::new(in0(io, 2), cx.rate.sample_rate) };
-        if u.la.is_none() {
-            cx.set_done(true);
-        }
-        u.next(io, cx);
-        u
-    }
-}
-
-impl Unit for Normalizer {
-    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
-        let inp = In::new(io, 0);
-        let amp = in0(io, 1);
-        match &mut self.la {
-            Some(la) => la.run(inp, io.out(0), normalizer_level(amp)),
+            Some(la) => la.run(inp, io.out(0), gain),
             None => io.out(0).fill(0.0),
         }
     }

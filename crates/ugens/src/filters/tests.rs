@@ -4,10 +4,10 @@
 use crate::testing::{TestInput, UnitHarness};
 use crate::unit::Rate;
 
-const SR: f32 = 48_000.0;
-const BS: usize = 64;
+pub(super) const SR: f32 = 48_000.0;
+pub(super) const BS: usize = 64;
 
-fn run(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
+pub(super) fn run(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
     UnitHarness::new(name, Rate::Audio).inputs(inputs).run(blocks).remove(0)
 }
 
@@ -15,8 +15,9 @@ fn run_kr(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
     UnitHarness::new(name, Rate::Control).inputs(inputs).run(blocks).remove(0)
 }
 
-fn sine(freq: f32, len: usize) -> Vec<f32> {
-    (0..len).map(|i| (std::f32::consts::TAU * freq * i as f32 / SR).sin()).collect()
+/// A sine computed in double precision, so that a notch sees a clean tone.
+pub(super) fn sine(freq: f32, len: usize) -> Vec<f32> {
+    (0..len).map(|i| (std::f64::consts::TAU * freq as f64 * i as f64 / SR as f64).sin() as f32).collect()
 }
 
 fn nyquist(len: usize) -> Vec<f32> {
@@ -29,12 +30,12 @@ fn impulse(len: usize) -> Vec<f32> {
     v
 }
 
-fn peak(s: &[f32]) -> f32 {
+pub(super) fn peak(s: &[f32]) -> f32 {
     s.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
 }
 
 /// Amplitude of a steady sine in the second half of the output.
-fn gain_at(name: &str, freq: f32, params: &[f32]) -> f32 {
+pub(super) fn gain_at(name: &str, freq: f32, params: &[f32]) -> f32 {
     let blocks = 200;
     let mut ins = vec![TestInput::Audio(sine(freq, blocks * BS))];
     ins.extend(params.iter().map(|&p| TestInput::Const(p)));

@@ -1,32 +1,9 @@
 //! Behaviour a listener would notice of the zero filters, Slope, MidEQ,
 //! LinExp, DetectSilence, the BEQ suite and the dynamics units.
 
+use super::tests::{gain_at, peak, run, sine, BS, SR};
 use crate::testing::{TestInput, UnitHarness};
 use crate::unit::Rate;
-
-const SR: f32 = 48_000.0;
-const BS: usize = 64;
-
-fn run(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
-    UnitHarness::new(name, Rate::Audio).inputs(inputs).run(blocks).remove(0)
-}
-
-fn sine(freq: f32, len: usize) -> Vec<f32> {
-    (0..len).map(|i| (std::f64::consts::TAU * freq as f64 * i as f64 / SR as f64).sin() as f32).collect()
-}
-
-fn peak(s: &[f32]) -> f32 {
-    s.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
-}
-
-/// Amplitude of a steady sine at `freq` in the second half of the output.
-fn gain_at(name: &str, freq: f32, params: &[f32]) -> f32 {
-    let blocks = 200;
-    let mut ins = vec![TestInput::Audio(sine(freq, blocks * BS))];
-    ins.extend(params.iter().map(|&p| TestInput::Const(p)));
-    let out = run(name, ins, blocks);
-    peak(&out[out.len() / 2..])
-}
 
 fn db(g: f32) -> f32 {
     20.0 * g.log10()
@@ -229,32 +206,19 @@ fn compander_above_threshold_applies_its_slope() {
     // A steady level of 1 over a threshold of 0.5 with slope 1/2 comes out
     // at 0.5 * (1 / 0.5)^(1/2).
     let blocks = 100;
-    let level = vec![1.0; blocks * BS];
-    let ins = vec![
-        TestInput::Audio(level.clone()),
-        TestInput::Audio(level),
-        TestInput::Const(0.5),
-        TestInput::Const(1.0),
-        TestInput::Const(0.5),
-        TestInput::Const(0.001),
-        TestInput::Const(0.1),
-    ];
-    let out = run("Compander", ins, blocks);
+    // A steady `level` controlling itself: threshold 0.5, slopes 1 below and
+    // 1/2 above, 1 ms clamp, 100 ms relax.
+    let compander = |level: f32| {
+        let sig = vec![level; blocks * BS];
+        let params = [0.5, 1.0, 0.5, 0.001, 0.1].map(TestInput::Const);
+        let ins = [TestInput::Audio(sig.clone()), TestInput::Audio(sig)].into_iter().chain(params).collect();
+        let out = run("Compander", ins, blocks);
+        out[out.len() - 1]
+    };
     let want = 0.5 * 2f32.sqrt();
-    assert!((out[out.len() - 1] - want).abs() < 1e-4, "{}", out[out.len() - 1]);
+    assert!((compander(1.0) - want).abs() < 1e-4, "{}", compander(1.0));
     // Below the threshold with slope 1 the signal passes unchanged.
-    let quiet = vec![0.2; blocks * BS];
-    let ins = vec![
-        TestInput::Audio(quiet.clone()),
-        TestInput::Audio(quiet),
-        TestInput::Const(0.5),
-        TestInput::Const(1.0),
-        TestInput::Const(0.5),
-        TestInput::Const(0.001),
-        TestInput::Const(0.1),
-    ];
-    let out = run("Compander", ins, blocks);
-    assert!((out[out.len() - 1] - 0.2).abs() < 1e-6);
+    assert!((compander(0.2) - 0.2).abs() < 1e-6);
 }
 
 fn swell(len: usize) -> Vec<f32> {

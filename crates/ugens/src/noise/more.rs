@@ -3,6 +3,7 @@
 //! Crackle and Logistic, Hasher, CoinGate, TExpRand and TIRand.
 
 use super::{segment_length, with_rgen};
+use crate::bufio::cubicinterp;
 use crate::osc::tables::f2i;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
@@ -29,15 +30,6 @@ fn wrap01(x: f32) -> f32 {
     } else {
         x
     }
-}
-
-#[inline(always)]
-fn cubicinterp(x: f32, y0: f32, y1: f32, y2: f32, y3: f32) -> f32 {
-    let c0 = y1;
-    let c1 = 0.5 * (y2 - y0);
-    let c2 = y0 - 2.5 * y1 + 2.0 * y2 - 0.5 * y3;
-    let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2);
-    ((c3 * x + c2) * x + c1) * x + c0
 }
 
 // ---------------------------------------------------------------------------
@@ -182,47 +174,6 @@ impl Construct for LFDNoise3 {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let v = with_rgen(cx, |g| std::array::from_fn(|_| g.frand2() * 0.8));
         Self::build(Cubic { v }, io, cx)
-    }
-}
-
-// ---------------------------------------------------------------------------
-// LFClipNoise
-
-/// LFClipNoise: randomly -1 or +1, redrawn every 1/freq seconds.
-pub struct LFClipNoise {
-    level: f32,
-    counter: i32,
-}
-
-impl Construct for LFClipNoise {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = LFClipNoise { level: 0.0, counter: 0 };
-        u.next(io, cx);
-        u
-    }
-}
-
-impl Unit for LFClipNoise {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let freq = io.in0(0);
-        let sr = cx.rate.sample_rate;
-        let out = io.out(0);
-        let (mut level, mut counter) = (self.level, self.counter);
-        with_rgen(cx, |g| {
-            let mut start = 0;
-            while start < out.len() {
-                if counter <= 0 {
-                    counter = segment_length(sr, freq, 1);
-                    level = g.fcoin();
-                }
-                let n = (out.len() - start).min(counter as usize);
-                counter -= n as i32;
-                out[start..start + n].fill(level);
-                start += n;
-            }
-        });
-        self.level = level;
-        self.counter = counter;
     }
 }
 

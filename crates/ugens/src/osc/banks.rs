@@ -5,24 +5,9 @@
 //! (the count modulo four) summed first; the sums here follow the same
 //! grouping so that rounding matches.
 
+use crate::filters::sig::log001;
+use crate::io::zap;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
-
-/// ln(0.001): a pole of radius `exp(LOG001 / n)` decays 60 dB in n samples.
-fn log001() -> f64 {
-    0.001f64.ln()
-}
-
-/// Flushes denormals, infinities and NaN to zero, as scsynth does to
-/// resonator state at the end of each block.
-#[inline(always)]
-fn zap(x: f32) -> f32 {
-    let a = x.abs();
-    if a > 1e-15 && a < 1e15 {
-        x
-    } else {
-        0.0
-    }
-}
 
 /// The order in which scsynth adds the partials: first the leftover ones,
 /// then each full group of four. Returns (leftover range, group starts).

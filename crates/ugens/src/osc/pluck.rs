@@ -2,69 +2,14 @@
 //! input into a cubic-interpolated feedback delay whose loop is damped by a
 //! one-pole filter.
 
+use crate::bufio::cubicinterp;
+use crate::delays::line_size;
+use crate::filters::sig::{calc_feedback, clip_f32 as clip};
+use crate::io::zap;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-/// Largest delay line a unit may ask for, in samples; beyond it the unit
-/// stays silent, as scsynth does when its real-time pool is exhausted.
-const MAX_LINE: i64 = 1 << 27;
 /// Cubic interpolation reads one sample ahead of and two behind the point.
 const MIN_DELAY: f32 = 2.0;
-
-fn log001() -> f64 {
-    0.001f64.ln()
-}
-
-/// Loop gain that decays 60 dB in `decay` seconds for a loop of `delay`
-/// seconds; a negative decay gives a negative gain.
-fn calc_feedback(delay: f32, decay: f32) -> f32 {
-    if delay == 0.0 || decay == 0.0 {
-        return 0.0;
-    }
-    let g = (log001() * delay as f64 / decay.abs() as f64).exp() as f32;
-    g.copysign(decay)
-}
-
-#[inline(always)]
-fn zap(x: f32) -> f32 {
-    let a = x.abs();
-    if a > 1e-15 && a < 1e15 {
-        x
-    } else {
-        0.0
-    }
-}
-
-#[inline(always)]
-fn clip(x: f32, lo: f32, hi: f32) -> f32 {
-    let m = if hi < x { hi } else { x };
-    if m < lo {
-        lo
-    } else {
-        m
-    }
-}
-
-#[inline(always)]
-fn cubicinterp(x: f32, y0: f32, y1: f32, y2: f32, y3: f32) -> f32 {
-    let c0 = y1;
-    let c1 = 0.5 * (y2 - y0);
-    let c2 = y0 - 2.5 * y1 + 2.0 * y2 - 0.5 * y3;
-    let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2);
-    ((c3 * x + c2) * x + c1) * x + c0
-}
-
-/// Line length for `maxdel` seconds: the next power of two of
-/// `ceil(maxdel * rate + 1) + block length`.
-fn line_size(maxdel: f32, sample_rate: f64, buf_length: usize) -> Option<i64> {
-    let want = (maxdel as f64 * sample_rate + 1.0).ceil();
-    // Also refuses NaN.
-    if want.partial_cmp(&(MAX_LINE as f64)) != Some(std::cmp::Ordering::Less) {
-        return None;
-    }
-    let n = (want as i64 + buf_length as i64).max(1);
-    let size = (n as u64).next_power_of_two() as i64;
-    (size <= MAX_LINE).then_some(size)
-}
 
 /// Pluck: inputs in, trig, maxdelaytime, delaytime, decaytime, coef.
 pub struct Pluck {

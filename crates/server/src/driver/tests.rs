@@ -437,12 +437,13 @@ fn jack_driver_takes_rate_and_period_from_the_server_and_plays_into_the_graph() 
         assert!(seen.max_latency_ns.load(Ordering::Relaxed) > 0);
     }
     assert_eq!(seen.bad_nframes.load(Ordering::Relaxed), 0);
-    // The period clock is smooth (deadline one period after start) and tracks the
-    // callbacks: without an xrun no callback is a whole period off its start time.
-    assert_eq!(seen.bad_timing.load(Ordering::Relaxed), 0);
+    // Without an xrun the period clock is smooth (deadline one period after start)
+    // and tracks the callbacks: no callback is a whole period off its start time.
+    // After one, JACK's own clock filter moves the period (a busy machine xruns now and then).
     let max_lag = seen.max_lag_ns.load(Ordering::Relaxed);
     println!("max distance of a callback from its period start: {} us", max_lag / 1000);
     if snap.server_xruns == 0 {
+        assert_eq!(seen.bad_timing.load(Ordering::Relaxed), 0);
         assert!(max_lag < 5_333_333, "callback {max_lag} ns away from its period start");
     }
     assert!(stop_took < Duration::from_secs(1));

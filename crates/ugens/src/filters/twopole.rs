@@ -384,6 +384,19 @@ impl Design for HpfDesign {
     }
 }
 
+/// a0, b1, b2 of scsynth's band-pass section at `freq` Hz with bandwidth
+/// `rq` (BPF; MidEQ scales a0 by its gain).
+fn bandpass_coefs(freq: f32, rq: f32, rate: &RateInfo) -> [f64; 3] {
+    let pfreq = freq as f64 * rate.radians_per_sample;
+    let pbw = rq as f64 * pfreq * 0.5;
+    let c = 1.0 / pbw.tan();
+    let d = 2.0 * pfreq.cos();
+    let a0 = 1.0 / (1.0 + c);
+    let b1 = c * d * a0;
+    let b2 = (1.0 - c) * a0;
+    [a0, b1, b2]
+}
+
 /// Band-pass: in, freq, bandwidth (rq).
 pub struct BpfDesign;
 pub type Bpf = Section<BpfDesign>;
@@ -392,14 +405,7 @@ impl Design for BpfDesign {
     const NP: usize = 2;
     const SINGLE: bool = true;
     fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
-        let pfreq = p[0] as f64 * rate.radians_per_sample;
-        let pbw = p[1] as f64 * pfreq * 0.5;
-        let c = 1.0 / pbw.tan();
-        let d = 2.0 * pfreq.cos();
-        let a0 = 1.0 / (1.0 + c);
-        let b1 = c * d * a0;
-        let b2 = (1.0 - c) * a0;
-        [a0, b1, b2]
+        bandpass_coefs(p[0], p[1], rate)
     }
     #[inline(always)]
     fn tick<T: Sample>(x: T, c: &[T; 3], y1: T, y2: T) -> (T, T) {
@@ -705,13 +711,7 @@ impl Design for MidEqDesign {
     fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
         // The gain minus one is a single-precision difference.
         let amp = (crate::ops::math::sc_dbamp(p[2]) - 1.0) as f64;
-        let pfreq = p[0] as f64 * rate.radians_per_sample;
-        let pbw = p[1] as f64 * pfreq * 0.5;
-        let c = 1.0 / pbw.tan();
-        let d = 2.0 * pfreq.cos();
-        let a0 = 1.0 / (1.0 + c);
-        let b1 = c * d * a0;
-        let b2 = (1.0 - c) * a0;
+        let [a0, b1, b2] = bandpass_coefs(p[0], p[1], rate);
         [a0 * amp, b1, b2]
     }
     #[inline(always)]

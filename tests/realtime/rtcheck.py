@@ -271,12 +271,13 @@ def quit_server(server: ServerProcess, client: OscClient | None = None) -> None:
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def foreign_rt_cpu_seconds(own_pids: set[int]) -> float:
-    """CPU time used so far by SCHED_FIFO/SCHED_RR threads of processes not in own_pids.
+def foreign_rt_threads(own_pids: set[int]) -> dict[int, int]:
+    """CPU time so far (clock ticks) of each SCHED_FIFO/SCHED_RR thread of processes not in own_pids.
 
-    On a shared machine other people's real-time threads (their audio servers, their jackd)
-    outrank or share our audio thread's cores; an xrun while they ran is not ours."""
-    total = 0
+    On a shared machine other real-time threads (other audio servers, a jackd, the suite's own
+    servers in another worker) outrank or share our audio thread's cores; an xrun while they ran
+    is not ours."""
+    threads = {}
     for pid_dir in Path("/proc").iterdir():
         if not pid_dir.name.isdigit() or int(pid_dir.name) in own_pids:
             continue
@@ -292,11 +293,91 @@ def foreign_rt_cpu_seconds(own_pids: set[int]) -> float:
             fields = stat[stat.rindex(")") + 2 :].split()
             # Fields 14, 15 (utime, stime) and 41 (policy), counted from 1 with pid and comm first.
             if int(fields[41 - 3]) in (1, 2):
-                total += int(fields[14 - 3]) + int(fields[15 - 3])
-    return total / CLK_TCK
+                threads[int(task.name)] = int(fields[14 - 3]) + int(fields[15 - 3])
+    return threads
+
+
+@dataclass
+class ForeignRt:
+    """What other real-time threads did between two samples of ``foreign_rt_threads``."""
+
+    seconds: float
+    started: int
+    ended: int
+
+    @staticmethod
+    def between(before: dict[int, int], after: dict[int, int]) -> "ForeignRt":
+        ticks = sum(cpu - before.get(tid, 0) for tid, cpu in after.items())
+        started = sum(1 for tid in after if tid not in before)
+        # A thread that ended took its CPU time with it: how much of it fell in the window is unknown.
+        ended = sum(1 for tid in before if tid not in after)
+        return ForeignRt(ticks / CLK_TCK, started, ended)
 
 
 def steal_seconds() -> float:
     """Time the hypervisor gave our virtual CPUs to someone else, summed over CPUs."""
     fields = Path("/proc/stat").read_text().splitlines()[0].split()
     return int(fields[8]) / CLK_TCK
+
+
+_PROBE = r"""
+import os, sys, time
+cpu, seconds, priority, min_gap = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+os.sched_setaffinity(0, {cpu})
+try:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+except PermissionError:
+    pass
+print("ready", flush=True)
+gaps = []
+last = time.monotonic_ns()
+end = last + int(seconds * 1e9)
+while last < end:
+    time.sleep(0.001)
+    now = time.monotonic_ns()
+    if now - last >= min_gap:
+        gaps.append(f"{last} {now}")
+    last = now
+print("\n".join(gaps), flush=True)
+"""
+
+
+class StallProbe:
+    """One small real-time thread per CPU, each waking every millisecond for a while and
+    noting every time it was kept from running for at least ``min_gap`` seconds (a hypervisor
+    pause, the machine's CPU quota running out, another thread at its priority or above).
+
+    Started before a measurement window and read after it: an audio thread on the same machine
+    at the same priority was held off at the same moments, and an xrun then says nothing about
+    the server."""
+
+    def __init__(self, seconds: float, min_gap: float, priority: int = 50):
+        import subprocess
+
+        self.procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _PROBE, str(cpu), str(seconds), str(priority), str(int(min_gap * 1e9))],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for cpu in range(os.cpu_count() or 1)
+        ]
+        for proc in self.procs:
+            assert proc.stdout.readline().strip() == "ready"
+        self.pids = {proc.pid for proc in self.procs}
+
+    def stalls(self) -> list[tuple[float, float]]:
+        """Waits for the probes; the moments (monotonic seconds, start and end) when at least one
+        of them was held off, overlapping gaps of different CPUs merged into one."""
+        gaps = []
+        for proc in self.procs:
+            out = proc.communicate(timeout=60)[0]
+            assert proc.returncode == 0, f"stall probe failed: {out}"
+            gaps += [tuple(int(t) / 1e9 for t in line.split()) for line in out.split("\n") if line.strip()]
+        merged: list[tuple[float, float]] = []
+        for begin, end in sorted(gaps):
+            if merged and begin <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((begin, end))
+        return merged

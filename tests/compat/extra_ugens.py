@@ -125,3 +125,25 @@ class BPeakEQ(UGen):
     frequency = param(1200.0)
     reciprocal_of_q = param(1.0)
     gain = param(0.0)
+
+
+@ugen(ar=True, kr=True)
+class TDuty(UGen):
+    duration = param(1.0)
+    reset = param(0.0)
+    done_action = param(0.0)
+    level = param(1.0)
+    gap_first = param(0.0)
+
+
+@ugen(dr=True)
+class Ddup(UGen):
+    count = param(2.0)
+    source = param()
+
+
+@ugen(dr=True)
+class Dconst(UGen):
+    total = param()
+    source = param()
+    tolerance = param(0.001)

@@ -20,8 +20,6 @@ use std::collections::{BTreeSet, HashMap};
 pub enum DefError {
     #[error("synthdef \"{def}\": UGen '{ugen}' not installed")]
     UnknownUGen { def: String, ugen: String },
-    #[error("synthdef \"{def}\": UGen {unit} ({ugen}) has rate {rate:?}, which magnetar cannot run")]
-    UnsupportedRate { def: String, unit: usize, ugen: String, rate: Rate },
     #[error(
         "synthdef \"{def}\": UGen {unit} ({ugen}) cannot run with the {inputs} inputs and {outputs} outputs \
          the def gives it"
@@ -94,6 +92,10 @@ pub struct GraphDef {
     pub steps: Vec<Step>,
     /// Steps that compute every block (audio and control rate), in order.
     pub calc_steps: Vec<u32>,
+    /// The step of each def unit (demand-rate units run when read).
+    pub step_of_unit: Vec<u32>,
+    /// Whether the def has demand-rate units.
+    pub has_demand: bool,
     /// Length of each synth's own wire array (constants and control wires).
     pub local_len: usize,
     /// Samples of shared scratch the audio wires need.
@@ -148,15 +150,12 @@ impl GraphDef {
     /// checked that every input refers to an earlier unit or a constant.
     pub fn compile(def: &sd::SynthDef, registry: &Registry, block_size: usize) -> Result<GraphDef, DefError> {
         let mut protos = Vec::with_capacity(def.ugens.len());
-        for (index, spec) in def.ugens.iter().enumerate() {
+        for spec in def.ugens.iter() {
             let ctor = registry.get(&spec.name).ok_or_else(|| DefError::UnknownUGen {
                 def: def.name.clone(),
                 ugen: spec.name.clone(),
             })?;
             let rate = rate_of(spec.rate);
-            if rate == Rate::Demand {
-                return Err(DefError::UnsupportedRate { def: def.name.clone(), unit: index, ugen: spec.name.clone(), rate });
-            }
             let pure = registry.is_pure(&spec.name, spec.special_index);
             let draws = registry.draws_random(&spec.name, spec.special_index);
             protos.push(Proto { spec, rate, ctor, pure, draws });
@@ -200,9 +199,16 @@ impl GraphDef {
         let calc_steps = steps
             .iter()
             .enumerate()
-            .filter(|(_, st)| units[st.unit as usize].rate != Rate::Scalar)
+            .filter(|(_, st)| !matches!(units[st.unit as usize].rate, Rate::Scalar | Rate::Demand))
             .map(|(i, _)| i as u32)
             .collect();
+        let mut step_of_unit = vec![0u32; units.len()];
+        for (s, g) in groups.iter().enumerate() {
+            for &u in g {
+                step_of_unit[u] = s as u32;
+            }
+        }
+        let has_demand = protos.iter().any(|p| p.rate == Rate::Demand);
 
         let mut params = HashMap::new();
         let mut sorted: Vec<(String, u32)> = def.param_names.iter().map(|p| (p.name.clone(), p.index)).collect();
@@ -220,6 +226,8 @@ impl GraphDef {
             units,
             steps,
             calc_steps,
+            step_of_unit,
+            has_demand,
             local_len,
             scratch_len,
             lockstep,
@@ -367,6 +375,20 @@ fn place_wires(
         }
     }
 
+    // A demand-rate unit runs when a unit reading it runs (and a demand-rate
+    // reader when its own reader does), so what it reads must stay until then.
+    let mut runs_at: Vec<Option<usize>> = vec![None; n];
+    for i in (0..n).rev() {
+        if protos[i].rate != Rate::Demand {
+            continue;
+        }
+        runs_at[i] = last_read[i];
+        for inp in &protos[i].spec.inputs {
+            if let (Some(src), Some(at)) = (source_unit(inp), runs_at[i]) {
+                last_read[src] = Some(last_read[src].map_or(at, |old: usize| old.max(at)));
+            }
+        }
+    }
     let mut local_len = def.constants.len();
     let mut outputs: Vec<Vec<WireRef>> = vec![Vec::new(); n];
     let mut free: Vec<u32> = Vec::new();

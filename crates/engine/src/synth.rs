@@ -1,7 +1,9 @@
 //! A running instance of a GraphDef: its wires, its units and its controls.
 
 use crate::graph_def::{GraphDef, Step};
-use magnetar_ugens::{ControlMap, RGen, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World};
+use magnetar_ugens::{
+    ControlMap, DemandRunner, RGen, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World,
+};
 use std::sync::Arc;
 
 pub struct Synth {
@@ -76,8 +78,16 @@ impl Synth {
             // and scratch wires inside `scratch_len` (checked above), gave
             // each output its own span and never let a step's output share
             // a buffer with one of its inputs.
-            let mut io = unsafe {
-                Wires::new(self.wires.as_mut_ptr(), scratch.as_mut_ptr(), &step.inputs, &step.outputs, bs, 1)
+            let base = self.wires.as_mut_ptr();
+            let mut io = unsafe { Wires::new(base, scratch.as_mut_ptr(), &step.inputs, &step.outputs, bs, 1) };
+            // Constructors may read demand-rate units built before them (Duty's first value).
+            let mut runner = DemandUnits {
+                units: &mut self.units,
+                def: &def,
+                base,
+                scratch: scratch.as_mut_ptr(),
+                block: &block,
+                block_size: bs,
             };
             let mut cx = UnitCtx {
                 world,
@@ -85,6 +95,8 @@ impl Synth {
                 rate: if ud.rate == Rate::Audio { &full } else { &block },
                 done_flags: &mut self.done,
                 unit_index: step.unit as usize,
+                demand: if def.has_demand { Some(&mut runner) } else { None },
+                demanded: 0,
             };
             let unit = (step.ctor)(&spec, &mut io, &mut cx);
             self.units.push(unit);
@@ -107,9 +119,18 @@ impl Synth {
             let (rate, n) = if step.audio { (&full, bs) } else { (&block, 1) };
             // SAFETY: as in `construct`.
             let mut io = unsafe { Wires::new(base, scratch, &step.inputs, &step.outputs, bs, n) };
-            let mut cx =
-                UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
-            self.units[si as usize].next(&mut io, &mut cx);
+            let (before, rest) = self.units.split_at_mut(si as usize);
+            let mut runner = DemandUnits { units: before, def, base, scratch, block: &block, block_size: bs };
+            let mut cx = UnitCtx {
+                world,
+                synth: &mut self.ctx,
+                rate,
+                done_flags: &mut self.done,
+                unit_index: step.unit as usize,
+                demand: if def.has_demand { Some(&mut runner) } else { None },
+                demanded: 0,
+            };
+            rest[0].next(&mut io, &mut cx);
         }
         self.swap_rgen(world);
     }
@@ -129,8 +150,16 @@ impl Synth {
         // SAFETY: as in `calc`, with the scratch the caller vouches for.
         let mut io =
             unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
-        let mut cx =
-            UnitCtx { world, synth: &mut self.ctx, rate, done_flags: &mut self.done, unit_index: step.unit as usize };
+        // Lockstep defs have no demand-rate units.
+        let mut cx = UnitCtx {
+            world,
+            synth: &mut self.ctx,
+            rate,
+            done_flags: &mut self.done,
+            unit_index: step.unit as usize,
+            demand: None,
+            demanded: 0,
+        };
         self.units[si].next(&mut io, &mut cx);
     }
 
@@ -162,6 +191,8 @@ impl Synth {
                 rate: if ud.rate == Rate::Audio { &full } else { &block },
                 done_flags: &mut self.done,
                 unit_index: step.unit as usize,
+            demand: None,
+            demanded: 0,
             };
             unit.dtor(&mut cx);
         }
@@ -189,5 +220,42 @@ impl Synth {
 
     pub fn num_units(&self) -> usize {
         self.def.units.len()
+    }
+}
+
+/// The demand-rate units a unit may read: the synth's units built before it
+/// (a unit's inputs always come from earlier steps).
+struct DemandUnits<'a> {
+    units: &'a mut [Box<dyn Unit>],
+    def: &'a GraphDef,
+    base: *mut f32,
+    scratch: *mut f32,
+    block: &'a RateInfo,
+    block_size: usize,
+}
+
+impl DemandRunner for DemandUnits<'_> {
+    fn run(&mut self, unit: usize, demanded: usize, world: &mut World, synth: &mut SynthCtx, done_flags: &mut [bool]) {
+        let si = self.def.step_of_unit[unit] as usize;
+        if si >= self.units.len() {
+            return;
+        }
+        let step = &self.def.steps[si];
+        let (before, rest) = self.units.split_at_mut(si);
+        // SAFETY: the wire arrays are the running synth's (see `calc`). The reader holds no slice
+        // of this unit's output across the call: it reads the value after it.
+        let mut io = unsafe { Wires::new(self.base, self.scratch, &step.inputs, &step.outputs, self.block_size, 1) };
+        let mut inner =
+            DemandUnits { units: before, def: self.def, base: self.base, scratch: self.scratch, block: self.block, block_size: self.block_size };
+        let mut cx = UnitCtx {
+            world,
+            synth,
+            rate: self.block,
+            done_flags,
+            unit_index: step.unit as usize,
+            demand: Some(&mut inner),
+            demanded,
+        };
+        rest[0].next(&mut io, &mut cx);
     }
 }

@@ -25,8 +25,9 @@ pub mod info;
 pub mod reply;
 pub mod gc_units;
 pub mod vector;
+pub mod demand;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;
-pub use unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};
+pub use unit::{Construct, DemandRunner, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};
 pub use world::{BusTouch, ControlMap, SndBuf, SynthCtx, World};

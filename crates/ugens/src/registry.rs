@@ -102,6 +102,7 @@ impl Registry {
         crate::info::register(&mut r);
         crate::reply::register(&mut r);
         crate::gc_units::register(&mut r);
+        crate::demand::register(&mut r);
         r
     }
 
@@ -152,7 +153,7 @@ impl Registry {
         match name {
             "UnaryOpUGen" => RANDOM_UNARY_OPS.contains(&special_index),
             "BinaryOpUGen" => RANDOM_BINARY_OPS.contains(&special_index),
-            _ => crate::noise::RANDOM_UNITS.contains(&name),
+            _ => crate::noise::RANDOM_UNITS.contains(&name) || crate::demand::RANDOM_UNITS.contains(&name),
         }
     }
 

@@ -121,6 +121,8 @@ impl UnitHarness {
             rate: &unit_rate,
             done_flags: &mut done,
             unit_index: 0,
+        demand: None,
+        demanded: 0,
         };
         let mut unit = ctor(&spec, &mut io, &mut cx);
         let initial: Vec<f32> = out_refs.iter().map(|w| wires[w.offset as usize]).collect();
@@ -139,6 +141,8 @@ impl UnitHarness {
                 rate: &unit_rate,
                 done_flags: &mut done,
                 unit_index: 0,
+            demand: None,
+            demanded: 0,
             };
             unit.next(&mut io, &mut cx);
             for (o, w) in out_refs.iter().enumerate() {

@@ -243,6 +243,29 @@ pub struct UnitCtx<'a> {
     /// Done flags of every unit of this synth (SuperCollider's `mDone`).
     pub done_flags: &'a mut [bool],
     pub unit_index: usize,
+    /// Runs the synth's demand-rate units for a unit that reads them (None
+    /// when the synth has none).
+    pub demand: Option<&'a mut dyn DemandRunner>,
+    /// For a demand-rate unit being run: 0 asks it to reset, k >= 1 for its
+    /// next value, asked for at sample k of the caller's block (scsynth's
+    /// `inNumSamples` in a demand unit).
+    pub demanded: usize,
+}
+
+/// Runs a demand-rate unit of the current synth when another unit asks it for
+/// a value (SuperCollider's `DEMANDINPUT`): demand-rate units compute nothing
+/// per block, only when read.
+pub trait DemandRunner {
+    /// Runs `unit` with `demanded` = 0 (reset) or k >= 1 (next value, for
+    /// sample k); its value is then in its output wire.
+    fn run(
+        &mut self,
+        unit: usize,
+        demanded: usize,
+        world: &mut World,
+        synth: &mut SynthCtx,
+        done_flags: &mut [bool],
+    );
 }
 
 impl<'a> UnitCtx<'a> {
@@ -261,6 +284,47 @@ impl<'a> UnitCtx<'a> {
     #[inline]
     pub fn unit_done(&self, unit: usize) -> bool {
         self.done_flags.get(unit).copied().unwrap_or(false)
+    }
+
+    /// Runs the demand-rate unit behind input `i`, if there is one.
+    fn run_demand(&mut self, io: &Wires<'_>, i: usize, demanded: usize) {
+        if io.in_rate(i) != Rate::Demand {
+            return;
+        }
+        if let (Some(src), Some(runner)) = (io.in_source(i), self.demand.as_deref_mut()) {
+            runner.run(src, demanded, self.world, self.synth, self.done_flags);
+        }
+    }
+
+    /// Whether input `i` comes from a demand-rate unit.
+    #[inline]
+    pub fn is_demand_input(&self, io: &Wires<'_>, i: usize) -> bool {
+        io.in_rate(i) == Rate::Demand
+    }
+
+    /// Input `i`, asking its demand-rate unit (if any) for the next value.
+    pub fn demand_input(&mut self, io: &Wires<'_>, i: usize) -> f32 {
+        self.run_demand(io, i, 1);
+        io.in0(i)
+    }
+
+    /// Input `i` at sample `k` (1-based) of this block: the next value of a
+    /// demand-rate unit (asked for at sample k), sample k of an audio-rate
+    /// input, or the value of any other input.
+    pub fn demand_input_at(&mut self, io: &Wires<'_>, i: usize, k: usize) -> f32 {
+        match io.in_rate(i) {
+            Rate::Demand => {
+                self.run_demand(io, i, k);
+                io.in0(i)
+            }
+            Rate::Audio => io.inp(i)[k - 1],
+            _ => io.in0(i),
+        }
+    }
+
+    /// Resets the demand-rate unit behind input `i`, if there is one.
+    pub fn reset_input(&mut self, io: &Wires<'_>, i: usize) {
+        self.run_demand(io, i, 0);
     }
 
     /// Asks the engine to carry out a done action (0–14) for this synth

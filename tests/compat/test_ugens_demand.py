@@ -66,3 +66,109 @@ SEEDED = [
 @pytest.mark.parametrize("fn,kw", SEEDED)
 def test_random_demand_ugens_match_scsynth(tmp_path, fn, kw):
     check_graph(tmp_path, seeded(fn), **kw)
+
+
+def test_audio_item_of_a_pattern_survives_later_audio_units(tmp_path):
+    """An audio-rate signal read only by a Dseq must still hold its own samples when the Dseq
+    runs, inside a reader that comes after other audio units (which could reuse its buffer)."""
+
+    def body(b):
+        item = U.SinOsc.ar(frequency=300.0)
+        pattern = seq([item], INF)
+        other = U.LPF.ar(source=U.Saw.ar(frequency=110.0), frequency=2000.0) * 0.25
+        other = U.HPF.ar(source=other, frequency=200.0)
+        return U.Demand.ar(trigger=U.Impulse.ar(frequency=1500.0), reset=0, source=pattern) + other
+
+    check_graph(tmp_path, body)
+
+
+
+def pat_a():
+    return seq([60.0, 62.5, -3.25, 7.0, 0.0, 1.5, 9.0], INF)
+
+
+def pat_b():
+    return seq([2.0, -0.75, 7.0, 0.5], INF)
+
+
+def finite():
+    return seq([4.0, 5.0, 6.0], 1)
+
+
+# Operators between two patterns, and between a pattern and a constant, at demand rate: a value
+# from each side per value asked for; a pattern that ran out (NaN) passes through. A unary
+# operator takes its input's first value when it is built (scsynth's constructor runs it once).
+BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "fdiv": lambda a, b: a / b,
+    "idiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+    "min": lambda a, b: a.min(b),
+    "max": lambda a, b: a.max(b),
+    "lt": lambda a, b: a < b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a.is_equal_to(b),
+    "ne": lambda a, b: a.is_not_equal_to(b),
+    "and": lambda a, b: a & b,
+    "xor": lambda a, b: a ^ b,
+    "shift-left": lambda a, b: a << b,
+    "lcm": lambda a, b: a.lcm(b),
+    "gcd": lambda a, b: a.gcd(b),
+    "round": lambda a, b: a.round(b),
+    "round-up": lambda a, b: a.round_up(b),
+    "trunc": lambda a, b: a.truncate(b),
+    "atan2": lambda a, b: a.atan2(b),
+    "clip2": lambda a, b: a.clip2(b),
+    "fold2": lambda a, b: a.fold2(b),
+    "absdif": lambda a, b: a.absdiff(b),
+    "pow": lambda a, b: a**b,
+    "hypot": lambda a, b: a.hypot(b),
+}
+UNARY = {
+    "neg": lambda a: -a,
+    "abs": lambda a: abs(a),
+    "squared": lambda a: a.squared(),
+    "sqrt": lambda a: a.sqrt(),
+    "midicps": lambda a: a.midi_to_hz(),
+    "cpsmidi": lambda a: abs(a + 0.5).hz_to_midi(),
+    "dbamp": lambda a: a.db_to_amplitude(),
+    "sin": lambda a: a.sin(),
+    "tanh": lambda a: a.tanh(),
+    "reciprocal": lambda a: a.reciprocal(),
+    "frac": lambda a: a.fractional_part(),
+    "softclip": lambda a: a.softclip(),
+}
+OP_CASES = (
+    [case(f"binary-{name}-patterns", lambda b, f=f: reader(f(pat_a(), pat_b()))) for name, f in BINARY.items()]
+    + [case(f"binary-{name}-constant", lambda b, f=f: reader(f(pat_a(), 7.0))) for name, f in BINARY.items()]
+    + [case(f"unary-{name}", lambda b, f=f: reader(f(pat_a() * 0.1))) for name, f in UNARY.items()]
+    + [
+        case("binary-runs-out", lambda b: reader(finite() * pat_b())),
+        case("unary-runs-out", lambda b: reader(finite().midi_to_hz())),
+        case("operator-inside-pattern", lambda b: reader(seq([pat_a() * 2.0, finite() + 0.5], INF))),
+    ]
+)
+
+
+def reader(level):
+    return U.Duty.ar(duration=0.002, level=level)
+
+
+@pytest.mark.parametrize("fn,kw", OP_CASES)
+def test_demand_rate_operators_match_scsynth(tmp_path, fn, kw):
+    check_graph(tmp_path, fn, **kw)
+
+
+RANDOM_OPS = [
+    case("unary-rand", lambda b: reader(pat_b().rand())),
+    case("unary-bilinrand", lambda b: reader(pat_b().bi_lin_rand())),
+    case("binary-rrand", lambda b: reader(pat_a().rand_range(pat_b()))),
+    case("binary-exprand", lambda b: reader((abs(pat_a()) + 1.0).exponential_rand_range(abs(pat_b()) + 0.5))),
+]
+
+
+@pytest.mark.parametrize("fn,kw", RANDOM_OPS)
+def test_random_demand_rate_operators_match_scsynth(tmp_path, fn, kw):
+    check_graph(tmp_path, seeded(fn), **kw)

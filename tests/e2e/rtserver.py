@@ -472,6 +472,12 @@ def synthdefs():
     with SynthDefBuilder(bus=0.0, value=0.25) as b:
         U.ReplaceOut.kr(bus=b["bus"], source=U.DC.kr(source=b["value"]))
     defs["e2e_dc"] = b.build(name="e2e_dc")
+
+    # Steps through 1, 2, 3, 4 (a demand-rate pattern), each held for `dur`, then ends itself.
+    with SynthDefBuilder(bus=0.0, dur=0.1) as b:
+        steps = U.Dseq.dr(sequence=[1.0, 2.0, 3.0, 4.0], repeats=1)
+        U.Out.kr(bus=b["bus"], source=U.Duty.kr(duration=b["dur"], level=steps, done_action=2))
+    defs["e2e_steps"] = b.build(name="e2e_steps")
     return defs
 
 

@@ -1,6 +1,7 @@
 """Loading and freeing SynthDefs: /d_recv, /d_load, /d_free, completion messages, /sync ordering."""
 
 import struct
+import time
 
 from supriya.osc import OscMessage as M
 
@@ -110,3 +111,25 @@ def test_sync_answers_after_earlier_async_commands_complete(client, tmp_path):
         m = client.wait_for(["/done", "/synced"], timeout=3)
         order.append(m.contents[0] if m.address == "/done" else ("synced", m.contents[0]))
     assert order == ["/b_alloc", "/d_load", "/b_alloc", ("synced", 77)]
+
+
+def test_a_pattern_steps_a_control_bus_and_ends_its_synth(server):
+    """Duty.kr stepping through a Dseq of 1, 2, 3, 4 every 0.1 s writes them to a bus in order,
+    and its done action frees the synth once the pattern has run out."""
+    with OscClient(server.port) as c:
+        c.request(M("/notify", 1), "/done")
+        c.send(M("/d_recv", synthdef_bytes("e2e_steps")))
+        c.wait_for("/done")
+        c.send(M("/s_new", "e2e_steps", 1000, 0, 0, "bus", 5.0, "dur", 0.1))
+        started = c.wait_received("/n_go").time
+        seen = []
+        while not c.messages("/n_end") and time.monotonic() - started < 3.0:
+            value = c.request(M("/c_get", 5), "/c_set").contents[1]
+            if not seen or seen[-1] != value:
+                seen.append(value)
+            time.sleep(0.01)
+        ended = c.wait_received("/n_end", timeout=1.0)
+        assert ended.message.contents[0] == 1000
+        assert seen == [1.0, 2.0, 3.0, 4.0][: len(seen)] and len(seen) >= 3, seen
+        # Four values of 0.1 s: the synth ends after about 0.4 s, not before 0.3.
+        assert 0.3 <= ended.time - started <= 1.5, ended.time - started

@@ -156,7 +156,8 @@ impl GraphDef {
                 ugen: spec.name.clone(),
             })?;
             let rate = rate_of(spec.rate);
-            let pure = registry.is_pure(&spec.name, spec.special_index);
+            // A demand-rate operator pulls values from its inputs: it is no pure function of a block.
+            let pure = registry.is_pure(&spec.name, spec.special_index) && rate != Rate::Demand;
             let draws = registry.draws_random(&spec.name, spec.special_index);
             protos.push(Proto { spec, rate, ctor, pure, draws });
         }

@@ -91,6 +91,13 @@ pub(crate) trait BinOp: Send + 'static {
         Self::f(a, b)
     }
 
+    /// The formula of the demand-rate calculation (written apart from the
+    /// others in scsynth, and different for a few operators).
+    #[inline(always)]
+    fn demand(a: f32, b: f32) -> f32 {
+        Self::one(a, b)
+    }
+
     const SIMD: Simd = Simd::None;
 
     /// The formula of the SIMD loops.
@@ -536,13 +543,28 @@ simple_op!(SqrDif, Simd::Full, |a, b| {
 });
 simple_op!(AbsDif, Simd::None, |a, b| (a - b).abs());
 simple_op!(Thresh, Simd::None, |a, b| if a < b { 0.0 } else { a });
-simple_op!(Excess, Simd::None, |a, b| if a > b {
-    a - b
-} else if a < -b {
-    a + b
-} else {
-    0.0
-});
+pub(crate) struct Excess;
+impl BinOp for Excess {
+    #[inline(always)]
+    fn f(a: f32, b: f32) -> f32 {
+        if a > b {
+            a - b
+        } else if a < -b {
+            a + b
+        } else {
+            0.0
+        }
+    }
+    fn demand(a: f32, b: f32) -> f32 {
+        a - clip_min_max(a, -b, b)
+    }
+}
+
+/// `std::max(std::min(x, hi), lo)`: scsynth's `sc_clip`, which its demand-rate operators use.
+#[inline(always)]
+fn clip_min_max(x: f32, lo: f32, hi: f32) -> f32 {
+    sc_max(sc_min(x, hi), lo)
+}
 simple_op!(Fold2, Simd::None, |a, b| sc_fold(a, -b, b));
 simple_op!(Wrap2, Simd::None, |a, b| sc_wrap(a, -b, b));
 simple_op!(FirstArg, Simd::None, |a, _b| a);
@@ -579,6 +601,11 @@ impl BinOp for ScaleNeg {
             map_a(out, b, |y| xa * y)
         }
     }
+    // The branch-free form of scsynth's float specialisation.
+    fn demand(a: f32, b: f32) -> f32 {
+        let b = 0.5 * b + 0.5;
+        (a.abs() - a) * b + a
+    }
 }
 
 pub(crate) struct Clip2;
@@ -593,6 +620,9 @@ impl BinOp for Clip2 {
         } else {
             a
         }
+    }
+    fn demand(a: f32, b: f32) -> f32 {
+        clip_min_max(a, -b, b)
     }
     // The SIMD form is max(-b, min(a, b)), which differs for negative `b`.
     #[inline(always)]
@@ -614,14 +644,19 @@ enum Calc {
     Ia,
     /// Combinations scsynth has no loop for: the output is silent.
     Zero,
-    /// Demand rate, or an input rate scsynth does not handle: only the
-    /// first sample is ever written.
+    /// An input rate scsynth does not handle: only the first sample is ever written.
     Nothing,
+    /// Demand rate: a value of each input when asked for one (NaN if either
+    /// ran out), a reset of both when asked to reset.
+    Demand,
 }
 
 fn choose_calc(spec: &UnitSpec<'_>, io: &Wires<'_>, cx: &UnitCtx<'_>) -> Calc {
-    if spec.rate == Rate::Demand || io.num_inputs() < 2 {
+    if io.num_inputs() < 2 {
         return Calc::Nothing;
+    }
+    if spec.rate == Rate::Demand {
+        return Calc::Demand;
     }
     if cx.rate.buf_length == 1 {
         return Calc::One;
@@ -638,6 +673,19 @@ fn choose_calc(spec: &UnitSpec<'_>, io: &Wires<'_>, cx: &UnitCtx<'_>) -> Calc {
     }
 }
 
+/// A demand-rate operator's step: resets both inputs (None) or gives their next values.
+fn demand_values(io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<(f32, f32)> {
+    let k = cx.demanded;
+    if k == 0 {
+        cx.reset_input(io, 0);
+        cx.reset_input(io, 1);
+        None
+    } else {
+        let a = cx.demand_input_at(io, 0, k);
+        Some((a, cx.demand_input_at(io, 1, k)))
+    }
+}
+
 /// A BinaryOpUGen computing operator `O`.
 pub(crate) struct BinaryOp<O: BinOp> {
     prev_a: f32,
@@ -651,7 +699,7 @@ impl<O: BinOp> BinaryOp<O> {
     fn build(calc: Calc, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let simd = ramp::simd_block(cx.rate.buf_length) && O::SIMD != Simd::None;
         let mut unit = BinaryOp { prev_a: io.in0(0), prev_b: io.in0(1), calc, simd: false, _op: PhantomData };
-        if calc == Calc::Nothing {
+        if matches!(calc, Calc::Nothing | Calc::Demand) {
             io.out(0)[0] = 0.0;
         } else {
             // The first sample always comes from the plain loops.
@@ -748,6 +796,11 @@ impl<O: BinOp> BinaryOp<O> {
             }
             Calc::Zero => io.out(0).fill(0.0),
             Calc::Nothing => {}
+            Calc::Demand => {
+                if let Some((a, b)) = demand_values(io, cx) {
+                    io.out(0)[0] = if a.is_nan() || b.is_nan() { f32::NAN } else { O::demand(a, b) };
+                }
+            }
         }
     }
 }
@@ -796,6 +849,12 @@ impl RandRange {
     }
 
     fn run(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if self.calc == Calc::Demand {
+            if let Some((a, b)) = demand_values(io, cx) {
+                io.out(0)[0] = if a.is_nan() || b.is_nan() { f32::NAN } else { self.one(a, b, &mut cx.world.rgen) };
+            }
+            return;
+        }
         let sf = cx.rate.slope_factor;
         let rg = &mut cx.world.rgen;
         match self.calc {
@@ -831,7 +890,7 @@ impl RandRange {
                 self.prev_a = if self.calc == Calc::Ia || xa == next_a { next_a } else { end };
             }
             Calc::Zero => io.out(0).fill(0.0),
-            Calc::Nothing => {}
+            Calc::Nothing | Calc::Demand => {}
         }
     }
 }
@@ -873,7 +932,7 @@ pub(crate) fn construct(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCt
     }
     if index == op::RAND_RANGE || index == op::EXP_RAND_RANGE {
         let mut unit = RandRange { exponential: index == op::EXP_RAND_RANGE, prev_a: io.in0(0), prev_b: io.in0(1), calc };
-        if calc == Calc::Nothing {
+        if matches!(calc, Calc::Nothing | Calc::Demand) {
             io.out(0)[0] = 0.0;
         } else {
             unit.run(io, cx);

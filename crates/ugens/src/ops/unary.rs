@@ -169,8 +169,11 @@ enum Calc {
     One,
     Audio,
     Simd,
-    /// Demand rate: not driven by blocks; the output stays as constructed.
+    /// No input: the output stays as constructed.
     Nothing,
+    /// Demand rate: the input's next value through the operator when asked
+    /// for one (NaN stays NaN), a reset of the input when asked to reset.
+    Demand,
 }
 
 /// A UnaryOpUGen computing operator `O`.
@@ -180,7 +183,7 @@ pub(crate) struct UnaryOp<O: UnOp> {
 }
 
 impl<O: UnOp> Unit for UnaryOp<O> {
-    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         match self.calc {
             Calc::One => {
                 let x = io.in0(0);
@@ -199,13 +202,29 @@ impl<O: UnOp> Unit for UnaryOp<O> {
                 }
             }
             Calc::Nothing => {}
+            Calc::Demand => {
+                if let Some(x) = demand_value(io, cx) {
+                    io.out(0)[0] = if x.is_nan() { f32::NAN } else { O::f(x) };
+                }
+            }
         }
+    }
+}
+
+/// A demand-rate operator's step: resets its input (None) or gives the input's next value.
+fn demand_value(io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<f32> {
+    if cx.demanded == 0 {
+        cx.reset_input(io, 0);
+        None
+    } else {
+        Some(cx.demand_input_at(io, 0, cx.demanded))
     }
 }
 
 /// The random operators: the input scales a draw from the synth's generator.
 pub(crate) struct RandUnary {
     kind: i16,
+    demand: bool,
 }
 
 impl RandUnary {
@@ -230,6 +249,24 @@ impl RandUnary {
 
 impl Unit for RandUnary {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if self.demand {
+            if let Some(x) = demand_value(io, cx) {
+                // scsynth's coin draws even for a NaN; the others only for a value.
+                io.out(0)[0] = if self.kind == op::COIN {
+                    let v = Self::draw(self.kind, x, &mut cx.world.rgen);
+                    if x.is_nan() {
+                        f32::NAN
+                    } else {
+                        v
+                    }
+                } else if x.is_nan() {
+                    f32::NAN
+                } else {
+                    Self::draw(self.kind, x, &mut cx.world.rgen)
+                };
+            }
+            return;
+        }
         let a = io.inp(0);
         let kind = self.kind;
         let rg = &mut cx.world.rgen;
@@ -244,6 +281,11 @@ fn boxed<O: UnOp>(calc: Calc, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<d
     // runs afterwards.
     let first = if calc == Calc::Simd { Calc::Audio } else { calc };
     let mut unit = UnaryOp::<O> { calc: first, _op: PhantomData };
+    // scsynth's constructor runs the demand-rate calculation once too: it takes the first
+    // value of its input.
+    if calc == Calc::Demand {
+        cx.demanded = 1;
+    }
     if calc == Calc::Nothing {
         io.out(0)[0] = 0.0;
     } else {
@@ -255,8 +297,10 @@ fn boxed<O: UnOp>(calc: Calc, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<d
 
 /// Builds the UnaryOpUGen for `spec.special_index`.
 pub(crate) fn construct(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
-    let calc = if spec.rate == Rate::Demand || io.num_inputs() < 1 {
+    let calc = if io.num_inputs() < 1 {
         Calc::Nothing
+    } else if spec.rate == Rate::Demand {
+        Calc::Demand
     } else if cx.rate.buf_length == 1 {
         Calc::One
     } else if ramp::simd_block(cx.rate.buf_length) {
@@ -268,7 +312,11 @@ pub(crate) fn construct(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCt
     if matches!(index, op::RAND | op::RAND2 | op::LINRAND | op::BILINRAND | op::SUM3RAND | op::COIN)
         && calc != Calc::Nothing
     {
-        let mut unit = RandUnary { kind: index };
+        let demand = calc == Calc::Demand;
+        let mut unit = RandUnary { kind: index, demand };
+        if demand {
+            cx.demanded = 1;
+        }
         unit.next(io, cx);
         return Box::new(unit);
     }

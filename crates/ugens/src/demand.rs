@@ -11,6 +11,7 @@
 use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
+mod envgen;
 mod patterns;
 mod readers;
 mod values;
@@ -19,6 +20,7 @@ pub fn register(r: &mut Registry) {
     readers::register(r);
     patterns::register(r);
     values::register(r);
+    envgen::register(r);
 }
 
 /// Units that draw from their synth's random generator.
@@ -32,6 +34,30 @@ fn at(io: &Wires<'_>, index: usize, i: usize) -> f32 {
     } else {
         io.in0(index)
     }
+}
+
+/// scsynth's integer modulo into 0..hi: one step of wrapping when that
+/// suffices, else a division in double precision.
+fn sc_mod_int(x: i32, hi: i32) -> i32 {
+    let mut x = x;
+    if x >= hi {
+        x = x.wrapping_sub(hi);
+        if x < hi {
+            return x;
+        }
+    } else if x < 0 {
+        x = x.wrapping_add(hi);
+        if x >= 0 {
+            return x;
+        }
+    } else {
+        return x;
+    }
+    if hi == 0 {
+        return 0;
+    }
+    let (x, p) = (x as f64, hi as f64);
+    (x - p * (x / p).floor()) as i32
 }
 
 /// A pattern's length: how many values it gives before answering NaN. Read
@@ -65,36 +91,59 @@ impl Repeats {
     }
 }
 
-/// A demand-rate unit that gives one value per call from its state: `value`
-/// computes it (NaN once it has run out; None leaves the output as it was),
-/// `reset` starts over. Its constructor resets it and
-/// leaves 0 in its output, as scsynth's do.
+/// What a demand-rate unit does; [`Demanded`] runs it as a unit.
+trait Source: Sized + Send + 'static {
+    /// The constructor: builds the state and writes the initial output.
+    fn build(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self;
+    /// Starts over (its reader asked for a reset).
+    fn reset(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>);
+    /// The next value: NaN once it has run out; None leaves the output as it was.
+    fn value(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<f32>;
+}
+
+/// The common kind of [`Source`]: state alone, whose reset touches neither
+/// its inputs nor the random generator. Its constructor resets it and leaves
+/// 0 in its output, as scsynth's do.
 trait Pattern: Sized + Send + 'static {
     fn build(spec: &UnitSpec<'_>) -> Self;
     fn reset(&mut self);
     fn value(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<f32>;
 }
 
-/// Runs a [`Pattern`] as a unit.
-struct Demanded<P>(P);
+impl<P: Pattern> Source for P {
+    fn build(spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        let mut p = P::build(spec);
+        p.reset();
+        if io.num_outputs() > 0 {
+            io.out(0)[0] = 0.0;
+        }
+        p
+    }
 
-impl<P: Pattern> Unit for Demanded<P> {
+    fn reset(&mut self, _io: &Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        Pattern::reset(self);
+    }
+
+    fn value(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<f32> {
+        Pattern::value(self, io, cx)
+    }
+}
+
+/// Runs a [`Source`] as a unit.
+struct Demanded<S>(S);
+
+impl<S: Source> Unit for Demanded<S> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         if cx.demanded == 0 {
-            self.0.reset();
+            self.0.reset(io, cx);
         } else if let Some(x) = self.0.value(io, cx) {
             io.out(0)[0] = x;
         }
     }
 }
 
-impl<P: Pattern> Construct for Demanded<P> {
-    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
-        let mut p = P::build(spec);
-        p.reset();
-        if io.num_outputs() > 0 {
-            io.out(0)[0] = 0.0;
-        }
-        Demanded(p)
+impl<S: Source> Construct for Demanded<S> {
+    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        Demanded(S::build(spec, io, cx))
     }
 }

@@ -1,14 +1,22 @@
-//! Demand-rate units that compute their values: series and random values.
+//! Demand-rate units that compute their values: series, random values and
+//! buffer frames (read or written).
 
-use super::{Demanded, Pattern, Repeats};
+use super::{sc_mod_int, Demanded, Pattern, Repeats};
+use crate::bufio::sc_loop;
+use crate::info::resolve_buffer_index;
+use crate::ops::math::{c_int, sc_fold, sc_max};
 use crate::registry::Registry;
-use crate::unit::{UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 pub(super) fn register(r: &mut Registry) {
     r.add::<Demanded<Series<false>>>("Dseries");
     r.add::<Demanded<Series<true>>>("Dgeom");
     r.add::<Demanded<White>>("Dwhite");
     r.add::<Demanded<IWhite>>("Diwhite");
+    r.add::<Demanded<Brown>>("Dbrown");
+    r.add::<Demanded<IBrown>>("Dibrown");
+    r.add::<BufRead>("Dbufrd");
+    r.add::<BufWrite>("Dbufwr");
 }
 
 /// `Dseries(length, start, step)` (added each time) and, with `GEOM`,
@@ -122,5 +130,284 @@ impl Pattern for IWhite {
         }
         self.repeats.count += 1;
         Some(cx.world.rgen.irand(self.range).wrapping_add(self.lo) as f32)
+    }
+}
+
+/// `Dbrown(length, lo, hi, step)`: a random walk that folds back into
+/// [lo, hi], each value at most `step` from the one before.
+pub(super) struct Brown {
+    repeats: Repeats,
+    lo: f32,
+    hi: f32,
+    step: f32,
+    value: f32,
+}
+
+impl Pattern for Brown {
+    fn build(_spec: &UnitSpec<'_>) -> Self {
+        Brown { repeats: Repeats::new(), lo: 0.0, hi: 0.0, step: 0.0, value: 0.0 }
+    }
+
+    fn reset(&mut self) {
+        self.repeats.reset();
+    }
+
+    fn value(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<f32> {
+        let k = cx.demanded;
+        for (index, slot) in [(1, &mut self.lo), (2, &mut self.hi), (3, &mut self.step)] {
+            let x = cx.demand_input_at(io, index, k);
+            if !x.is_nan() {
+                *slot = x;
+            }
+        }
+        if self.repeats.limit < 0.0 {
+            self.repeats.read(io, cx, 0);
+            // Each run after a reset starts at a random point of the range.
+            self.value = cx.world.rgen.frand() * (self.hi - self.lo) + self.lo;
+        }
+        if self.repeats.exhausted() {
+            return Some(f32::NAN);
+        }
+        self.repeats.count += 1;
+        let out = self.value;
+        let x = self.value + cx.world.rgen.frand2() * self.step;
+        self.value = sc_fold(x, self.lo, self.hi);
+        Some(out)
+    }
+}
+
+/// `Dibrown(length, lo, hi, step)`: [`Brown`] on integers (bounds and step
+/// truncated toward zero).
+pub(super) struct IBrown {
+    repeats: Repeats,
+    lo: i32,
+    hi: i32,
+    step: i32,
+    value: i32,
+}
+
+impl Pattern for IBrown {
+    fn build(_spec: &UnitSpec<'_>) -> Self {
+        IBrown { repeats: Repeats::new(), lo: 0, hi: 0, step: 0, value: 0 }
+    }
+
+    fn reset(&mut self) {
+        self.repeats.reset();
+    }
+
+    fn value(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<f32> {
+        let k = cx.demanded;
+        for (index, slot) in [(1, &mut self.lo), (2, &mut self.hi), (3, &mut self.step)] {
+            let x = cx.demand_input_at(io, index, k);
+            if !x.is_nan() {
+                *slot = c_int(x);
+            }
+        }
+        if self.repeats.limit < 0.0 {
+            self.repeats.read(io, cx, 0);
+            let span = self.hi.wrapping_sub(self.lo).wrapping_add(1);
+            self.value = cx.world.rgen.irand(span).wrapping_add(self.lo);
+        }
+        if self.repeats.exhausted() {
+            return Some(f32::NAN);
+        }
+        self.repeats.count += 1;
+        let out = self.value as f32;
+        let x = self.value.wrapping_add(cx.world.rgen.irand2(self.step));
+        self.value = fold_int(x, self.lo, self.hi);
+        Some(out)
+    }
+}
+
+/// Integer fold into [lo, hi], with scsynth's integer modulo.
+fn fold_int(x: i32, lo: i32, hi: i32) -> i32 {
+    let b = hi.wrapping_sub(lo);
+    let b2 = b.wrapping_add(b);
+    let c = sc_mod_int(x.wrapping_sub(lo), b2);
+    let c = if c > b { b2.wrapping_sub(c) } else { c };
+    c.wrapping_add(lo)
+}
+
+
+/// Input `i` for a value asked at sample `k`, or (k = 0) while resetting:
+/// a demand-rate source is then reset and its last value read; a signal
+/// gives its first sample.
+fn input(io: &Wires<'_>, cx: &mut UnitCtx<'_>, i: usize, k: usize) -> f32 {
+    if k == 0 && io.in_rate(i) == Rate::Audio {
+        io.in0(i)
+    } else {
+        cx.demand_input_at(io, i, k)
+    }
+}
+
+/// What a `Dbufrd`/`Dbufwr` buffer number leads to: nothing (NaN; the unit
+/// answers NaN), a buffer without data, or a buffer's index and shape.
+enum Target {
+    NoNumber,
+    Missing,
+    Found { index: usize, frames: u32, channels: u32 },
+}
+
+fn target(cx: &UnitCtx<'_>, fbufnum: f32) -> Target {
+    if fbufnum.is_nan() {
+        return Target::NoNumber;
+    }
+    let fbufnum = sc_max(0.0, fbufnum);
+    match resolve_buffer_index(cx.world, fbufnum) {
+        Some(index) => match cx.world.buf(index) {
+            Some(b) if b.is_allocated() => Target::Found { index, frames: b.frames, channels: b.channels },
+            _ => Target::Missing,
+        },
+        None => Target::Missing,
+    }
+}
+
+/// Reads the loop flag (input `loop_input`) and the buffer number, in
+/// scsynth's order: the buffer's index, frames, channels and the flag, or
+/// None with the output already answered (NaN without a number, 0 and done
+/// without a buffer).
+fn buffer_for(io: &mut Wires<'_>, cx: &mut UnitCtx<'_>, k: usize, loop_input: usize) -> Option<(usize, u32, u32, i32)> {
+    let looping = c_int(input(io, cx, loop_input, k));
+    let fbufnum = input(io, cx, BUFNUM, k);
+    match target(cx, fbufnum) {
+        Target::NoNumber => {
+            io.out(0)[0] = f32::NAN;
+            None
+        }
+        Target::Missing => {
+            cx.set_done(true);
+            io.out(0)[0] = 0.0;
+            None
+        }
+        Target::Found { index, frames, channels } => Some((index, frames, channels, looping)),
+    }
+}
+
+/// A frame index within a buffer of `frames` frames: wraps with `looping`
+/// (nonzero), otherwise clamps to the last frame and marks the unit done.
+fn frame_of(cx: &mut UnitCtx<'_>, phase: f32, frames: u32, looping: i32) -> i64 {
+    let loop_max = if looping != 0 { frames as f64 } else { frames.wrapping_sub(1) as f64 };
+    let mut done = false;
+    let phase = sc_loop(&mut done, phase as f64, loop_max, looping != 0);
+    if done {
+        cx.set_done(true);
+    }
+    // C's conversion: NaN and out-of-range phases give i32::MIN.
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&phase) {
+        phase as i32 as i64
+    } else {
+        i32::MIN as i64
+    }
+}
+
+/// The first-channel sample of `frame`, as an index into the buffer's data.
+fn sample_index(frame: i64, channels: u32, len: usize) -> Option<usize> {
+    usize::try_from(frame * channels as i64).ok().filter(|&i| i < len)
+}
+
+/// Input numbers of `Dbufrd(bufnum, phase, loop)` and `Dbufwr(bufnum, phase, input, loop)`.
+const BUFNUM: usize = 0;
+const PHASE: usize = 1;
+const WRITTEN: usize = 2;
+
+/// `Dbufrd(bufnum, phase, loop)`: the first channel of the buffer frame at
+/// each phase it demands.
+pub struct BufRead;
+
+impl BufRead {
+    fn step(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>, k: usize) {
+        let Some((index, frames, channels, looping)) = buffer_for(io, cx, k, 2) else { return };
+        if k == 0 {
+            cx.reset_input(io, PHASE);
+            return;
+        }
+        let x = cx.demand_input_at(io, PHASE, k);
+        if x.is_nan() {
+            io.out(0)[0] = f32::NAN;
+            return;
+        }
+        let frame = frame_of(cx, x, frames, looping);
+        let value = cx.world.buf(index).and_then(|b| sample_index(frame, channels, b.data.len()).map(|i| b.data[i]));
+        io.out(0)[0] = value.unwrap_or(0.0);
+    }
+}
+
+impl Construct for BufRead {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut unit = BufRead;
+        unit.step(io, cx, 0);
+        io.out(0)[0] = 0.0;
+        unit
+    }
+}
+
+impl Unit for BufRead {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.step(io, cx, cx.demanded);
+    }
+}
+
+/// `Dbufwr(bufnum, phase, input, loop)`: writes each value it demands from
+/// `input` into the first channel of the buffer frame at the phase it
+/// demands, and gives that value.
+pub struct BufWrite;
+
+impl BufWrite {
+    fn step(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>, k: usize) {
+        let Some((index, frames, channels, looping)) = buffer_for(io, cx, k, 3) else { return };
+        if k == 0 {
+            cx.reset_input(io, PHASE);
+            cx.reset_input(io, WRITTEN);
+            return;
+        }
+        let x = cx.demand_input_at(io, PHASE, k);
+        if x.is_nan() {
+            io.out(0)[0] = f32::NAN;
+            return;
+        }
+        let value = cx.demand_input_at(io, WRITTEN, k);
+        if value.is_nan() {
+            io.out(0)[0] = f32::NAN;
+            return;
+        }
+        let frame = frame_of(cx, x, frames, looping);
+        if let Some(b) = cx.world.buf_mut(index) {
+            if let Some(i) = sample_index(frame, channels, b.data.len()) {
+                b.data[i] = value;
+            }
+        }
+        io.out(0)[0] = value;
+    }
+}
+
+impl Construct for BufWrite {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut unit = BufWrite;
+        unit.step(io, cx, 0);
+        io.out(0)[0] = 0.0;
+        unit
+    }
+}
+
+impl Unit for BufWrite {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.step(io, cx, cx.demanded);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold_int;
+
+    #[test]
+    fn integer_fold_reflects_off_both_bounds() {
+        assert_eq!(fold_int(5, 0, 8), 5);
+        assert_eq!(fold_int(10, 0, 8), 6);
+        assert_eq!(fold_int(-3, 0, 8), 3);
+        // Further than one range away: reflected as often as it takes.
+        assert_eq!(fold_int(19, 0, 8), 3);
+        assert_eq!(fold_int(-12, -2, 2), 0);
+        assert!((-100..100).all(|x| (0..=3).contains(&fold_int(x, 0, 3))));
+        assert_eq!(fold_int(7, 4, 4), 4);
     }
 }

@@ -478,6 +478,11 @@ def synthdefs():
         steps = U.Dseq.dr(sequence=[1.0, 2.0, 3.0, 4.0], repeats=1)
         U.Out.kr(bus=b["bus"], source=U.Duty.kr(duration=b["dur"], level=steps, done_action=2))
     defs["e2e_steps"] = b.build(name="e2e_steps")
+
+    # Polls a value (labelled "DC") 20 times a second, also as /tr with id 9.
+    with SynthDefBuilder(value=0.25) as b:
+        U.Poll.kr(trigger=U.Impulse.kr(frequency=20.0), source=U.DC.kr(source=b["value"]), trigger_id=9)
+    defs["e2e_poll"] = b.build(name="e2e_poll")
     return defs
 
 

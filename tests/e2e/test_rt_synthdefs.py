@@ -133,3 +133,16 @@ def test_a_pattern_steps_a_control_bus_and_ends_its_synth(server):
         assert seen == [1.0, 2.0, 3.0, 4.0][: len(seen)] and len(seen) >= 3, seen
         # Four values of 0.1 s: the synth ends after about 0.4 s, not before 0.3.
         assert 0.3 <= ended.time - started <= 1.5, ended.time - started
+
+
+def test_poll_prints_its_value_and_sends_it_as_tr(server):
+    with OscClient(server.port) as c:
+        c.request(M("/notify", 1), "/done")
+        c.send(M("/d_recv", synthdef_bytes("e2e_poll")))
+        c.wait_for("/done")
+        c.send(M("/s_new", "e2e_poll", 1000, 0, 0, "value", 0.375))
+        assert c.wait_for("/tr", timeout=2).contents == (1000, 9, 0.375)
+        deadline = time.monotonic() + 2.0
+        while "DC: 0.375" not in server.lines and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "DC: 0.375" in server.lines, server.output[-2000:]

@@ -7,4 +7,5 @@ pub mod cli;
 pub mod driver;
 pub mod net;
 pub mod nrt;
+pub mod post;
 pub mod realtime;

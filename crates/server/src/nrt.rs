@@ -158,6 +158,12 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
             }
 
             engine.run_block();
+            if cli.verbosity >= -1 {
+                for p in &engine.world.polls {
+                    println!("{}", crate::post::poll_line(p));
+                }
+            }
+            engine.world.polls.clear();
             engine.world.triggers.clear();
             engine.events.clear();
 

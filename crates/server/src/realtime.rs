@@ -24,7 +24,7 @@ use magnetar_engine::commands::command_name;
 use magnetar_engine::{compile_synthdefs, Engine, GraphDef, NodeEvent, NodeEventKind};
 use magnetar_protocol::osc::{self, OscArg, OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::replies::Reply;
-use magnetar_ugens::world::Trigger;
+use magnetar_ugens::world::{PollLine, Trigger};
 use magnetar_ugens::{Registry, SndBuf, World};
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,6 +90,8 @@ enum FromAudio {
     Event(NodeEvent),
     /// `/tr` or a SendReply message for every client that asked.
     Trigger(Trigger),
+    /// A value `Poll` reported, to print.
+    Poll(PollLine),
     /// A def removed by `/d_free` that no synth uses any more.
     DefRemoved(Arc<GraphDef>),
     Late { to: ReplyAddr, bundle_time: u64, executed: u64 },
@@ -395,6 +397,13 @@ impl Audio {
             }
             self.engine.world.triggers = triggers;
         }
+        if !self.engine.world.polls.is_empty() {
+            let mut polls = std::mem::take(&mut self.engine.world.polls);
+            for p in polls.drain(..) {
+                self.send(FromAudio::Poll(p));
+            }
+            self.engine.world.polls = polls;
+        }
         let mut i = 0;
         while i < self.engine.removed_defs.len() {
             if Arc::strong_count(&self.engine.removed_defs[i]) == 1 {
@@ -660,6 +669,11 @@ impl Control {
             FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
             FromAudio::Event(e) => self.broadcast(&event_message(&e)),
             FromAudio::Trigger(t) => self.broadcast(&trigger_message(&t)),
+            FromAudio::Poll(p) => {
+                if self.verbosity >= -1 {
+                    println!("{}", crate::post::poll_line(&p));
+                }
+            }
             FromAudio::Late { to, bundle_time, executed } => {
                 let late = executed.saturating_sub(bundle_time) as f64 / 4_294_967_296.0;
                 if self.verbosity >= 0 {

@@ -30,4 +30,4 @@ pub mod demand;
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;
 pub use unit::{Construct, DemandRunner, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};
-pub use world::{BusTouch, ControlMap, SndBuf, SynthCtx, World};
+pub use world::{BusTouch, ControlMap, PollLine, SndBuf, SynthCtx, World};

@@ -1,13 +1,13 @@
-//! Units that talk to clients: SendTrig (`/tr`) and SendReply.
+//! Units that talk to clients: SendTrig (`/tr`), SendReply, and Poll (printed lines).
 
 use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
-use crate::world::Trigger;
+use crate::world::{PollLine, Trigger};
 use std::sync::Arc;
 
 /// Most messages queued in one block; past that a trigger is dropped
 /// rather than growing the queue on the audio thread.
-const MAX_TRIGGERS_PER_BLOCK: usize = 256;
+pub const MAX_TRIGGERS_PER_BLOCK: usize = 256;
 
 #[inline]
 fn input_at(x: &[f32], i: usize) -> f32 {
@@ -82,7 +82,52 @@ impl Unit for SendReply {
     }
 }
 
+/// Poll: on each rising trigger, reports its input as `label: value` (printed by the server,
+/// like scsynth's post output) and, with a trigger id of 0 or more, sends `/tr` too. Inputs:
+/// trigger, value, trigger id, label length, one input per label character.
+pub struct Poll {
+    prev: f32,
+    label: Arc<str>,
+}
+
+impl Construct for Poll {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        let len = if io.num_inputs() > 3 { (io.in0(3).max(0.0) as usize).min(io.num_inputs() - 4) } else { 0 };
+        let label: String = (0..len).map(|i| io.in0(4 + i) as u8 as char).collect();
+        Poll { prev: 0.0, label: label.into() }
+    }
+}
+
+impl Unit for Poll {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        // A control-rate trigger is read once per block, with the value's first sample (scsynth).
+        let audio_trig = io.in_rate(0) == Rate::Audio;
+        let audio_value = audio_trig && io.in_rate(1) == Rate::Audio;
+        let n = if audio_trig { io.n() } else { 1 };
+        let trig = io.inp(0);
+        let value = io.inp(1);
+        let id = if io.num_inputs() > 2 { io.in0(2) } else { -1.0 };
+        let mut prev = self.prev;
+        for i in 0..n {
+            let t = trig[i];
+            if prev <= 0.0 && t > 0.0 {
+                let v = if audio_value { value[i] } else { value[0] };
+                if cx.world.polls.len() < MAX_TRIGGERS_PER_BLOCK {
+                    cx.world.polls.push(PollLine { label: Arc::clone(&self.label), value: v });
+                }
+                if id >= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
+                    let node_id = cx.synth.node_id;
+                    cx.world.triggers.push(Trigger { node_id, id: id as i32, cmd: None, values: vec![v] });
+                }
+            }
+            prev = t;
+        }
+        self.prev = prev;
+    }
+}
+
 pub fn register(r: &mut Registry) {
     r.add::<SendTrig>("SendTrig");
     r.add::<SendReply>("SendReply");
+    r.add::<Poll>("Poll");
 }

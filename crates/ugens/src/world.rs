@@ -69,6 +69,13 @@ pub struct Trigger {
     pub values: Vec<f32>,
 }
 
+/// A value `Poll` reports: printed as `label: value` by the server.
+#[derive(Clone, Debug)]
+pub struct PollLine {
+    pub label: std::sync::Arc<str>,
+    pub value: f32,
+}
+
 /// One bus write, as logged for replay: which bus, whether the write
 /// replaced the bus's content or mixed into it, and where what it wrote
 /// starts in `World::touch_data` (a block for an audio bus, one value for
@@ -117,6 +124,8 @@ pub struct World {
     pub rgen: RGen,
     /// `/tr` and SendReply messages produced during this block.
     pub triggers: Vec<Trigger>,
+    /// Values `Poll` reported during this block, printed off the audio thread.
+    pub polls: Vec<PollLine>,
     /// When set, bus writers log what they wrote (a worker's private world
     /// in a parallel group, whose writes are replayed in child order).
     pub log_touches: bool,
@@ -155,7 +164,9 @@ impl World {
             buffers: vec![SndBuf::default(); num_buffers],
             lent_buffers: LentBuffers::default(),
             rgen: RGen::new(seed),
-            triggers: Vec::with_capacity(64),
+            // Room for the most a block may queue (see `reply`), so pushing never grows them.
+            triggers: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
+            polls: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
             log_touches: false,
             touch_log: Vec::new(),
             touch_data: Vec::new(),

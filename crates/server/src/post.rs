@@ -1,0 +1,71 @@
+//! Text the server prints for units (`Poll`), formatted as scsynth prints it.
+
+use magnetar_ugens::PollLine;
+
+/// `label: value`, the value as C's `%g` writes a float: six significant digits, trailing zeros
+/// dropped, exponent form below 1e-4 and from 1e6.
+pub fn poll_line(p: &PollLine) -> String {
+    format!("{}: {}", p.label, c_g(p.value as f64))
+}
+
+/// C's `printf("%g", x)`.
+pub fn c_g(x: f64) -> String {
+    const PRECISION: i32 = 6;
+    if x.is_nan() {
+        return if x.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // The exponent after rounding to six significant digits decides the form.
+    let sci = format!("{:.*e}", (PRECISION - 1) as usize, x);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent form has an 'e'");
+    let exp: i32 = exp.parse().expect("exponent is a number");
+    if exp < -4 || exp >= PRECISION {
+        let mantissa = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (PRECISION - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{x:.decimals$}")).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::c_g;
+
+    #[test]
+    fn g_format_matches_c_for_the_usual_cases() {
+        let cases = [
+            (0.0, "0"),
+            (1.0, "1"),
+            (0.5, "0.5"),
+            (440.0, "440"),
+            (-3.25, "-3.25"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (0.0001, "0.0001"),
+            (0.00001234, "1.234e-05"),
+            (1.0 / 3.0, "0.333333"),
+            (999999.5, "1e+06"),
+            (0.000099999996, "0.0001"),
+            (f64::INFINITY, "inf"),
+            (1e100, "1e+100"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(c_g(x), want, "{x}");
+        }
+    }
+}

@@ -26,6 +26,9 @@ pub mod reply;
 pub mod gc_units;
 pub mod vector;
 pub mod demand;
+pub mod tables;
+pub mod utility;
+pub mod chaos;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

@@ -103,6 +103,9 @@ impl Registry {
         crate::reply::register(&mut r);
         crate::gc_units::register(&mut r);
         crate::demand::register(&mut r);
+        crate::tables::register(&mut r);
+        crate::utility::register(&mut r);
+        crate::chaos::register(&mut r);
         r
     }
 

@@ -483,6 +483,14 @@ def synthdefs():
     with SynthDefBuilder(value=0.25) as b:
         U.Poll.kr(trigger=U.Impulse.kr(frequency=20.0), source=U.DC.kr(source=b["value"]), trigger_id=9)
     defs["e2e_poll"] = b.build(name="e2e_poll")
+
+    # A one-second delay line in a buffer of the synth's own, fed by a tone; writes its
+    # delayed output to control bus `bus` (silent for the first second).
+    with SynthDefBuilder(bus=0.0) as b:
+        line = U.LocalBuf.ir(channel_count=1, frame_count=48000)
+        delayed = U.BufDelayN.ar(buffer_id=line, source=U.DC.ar(source=0.5), delay_time=0.2)
+        U.Out.kr(bus=b["bus"], source=U.A2K.kr(source=delayed))
+    defs["e2e_local_delay"] = b.build(name="e2e_local_delay")
     return defs
 
 

@@ -146,3 +146,19 @@ def test_poll_prints_its_value_and_sends_it_as_tr(server):
         while "DC: 0.375" not in server.lines and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "DC: 0.375" in server.lines, server.output[-2000:]
+
+
+def test_synths_with_local_delay_lines_run_side_by_side(server):
+    """Each synth gets its own LocalBuf: three of them delay a constant by 0.2 s, so their buses
+    read 0 at first and 0.5 after the delay; the server stays up and answers."""
+    with OscClient(server.port) as c:
+        c.send(M("/d_recv", synthdef_bytes("e2e_local_delay")))
+        c.wait_for("/done")
+        for i in range(3):
+            c.send(M("/s_new", "e2e_local_delay", 1000 + i, 0, 0, "bus", 10.0 + i))
+        c.sync()
+        assert c.messages("/fail") == []
+        time.sleep(0.6)
+        values = [c.request(M("/c_get", 10 + i), "/c_set").contents[1] for i in range(3)]
+        assert values == [0.5, 0.5, 0.5], values
+        assert c.status().contents[2] == 3

@@ -46,6 +46,19 @@ impl Synth {
         }
     }
 
+    /// Lets units reach the synth's local buffers (`LocalBuf`) for the length of its run; a
+    /// second call ends that.
+    #[inline]
+    fn local_bufs(&mut self, world: &mut World, on: bool) {
+        if on {
+            // SAFETY: the list is this synth's, which is borrowed for the whole run, and `on =
+            // false` is called before the run returns.
+            unsafe { world.use_local_bufs(&mut self.ctx.local_bufs) };
+        } else {
+            world.end_local_bufs();
+        }
+    }
+
     /// How many of the def's steps have their units built.
     pub(crate) fn units_built(&self) -> usize {
         self.units.len()
@@ -64,6 +77,7 @@ impl Synth {
         let block = world.buf_rate;
         let bs = world.block_size;
         self.swap_rgen(world);
+        self.local_bufs(world, true);
         for step in &def.steps {
             let ud = &def.units[step.unit as usize];
             let spec = UnitSpec {
@@ -101,12 +115,14 @@ impl Synth {
             let unit = (step.ctor)(&spec, &mut io, &mut cx);
             self.units.push(unit);
         }
+        self.local_bufs(world, false);
         self.swap_rgen(world);
     }
 
     /// Computes one block.
     pub fn calc(&mut self, world: &mut World, scratch: &mut [f32]) {
         self.swap_rgen(world);
+        self.local_bufs(world, true);
         let def = &*self.def;
         assert!(scratch.len() >= def.scratch_len, "scratch smaller than the def needs");
         let scratch = scratch.as_mut_ptr();
@@ -132,6 +148,7 @@ impl Synth {
             };
             rest[0].next(&mut io, &mut cx);
         }
+        self.local_bufs(world, false);
         self.swap_rgen(world);
     }
 
@@ -150,6 +167,7 @@ impl Synth {
         // SAFETY: as in `calc`, with the scratch the caller vouches for.
         let mut io =
             unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
+        self.local_bufs(world, true);
         // Lockstep defs have no demand-rate units.
         let mut cx = UnitCtx {
             world,
@@ -161,6 +179,7 @@ impl Synth {
             demanded: 0,
         };
         self.units[si].next(&mut io, &mut cx);
+        self.local_bufs(world, false);
     }
 
     /// The unit and wires of step `si`, for a lane kernel.

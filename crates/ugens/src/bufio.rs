@@ -9,6 +9,7 @@ use crate::registry::Registry;
 use crate::unit::{UnitCtx, Wires};
 use crate::world::SndBuf;
 
+mod local;
 mod play;
 mod rdwr;
 
@@ -165,6 +166,10 @@ pub fn register(r: &mut Registry) {
     r.add::<BufRd>("BufRd");
     r.add::<BufWr>("BufWr");
     r.add::<RecordBuf>("RecordBuf");
+    r.add::<local::MaxLocalBufs>("MaxLocalBufs");
+    r.add::<local::LocalBuf>("LocalBuf");
+    r.add::<local::SetBuf>("SetBuf");
+    r.add::<local::ClearBuf>("ClearBuf");
 }
 
 #[cfg(test)]

@@ -71,9 +71,10 @@ pub(crate) fn resolve_buffer(world: &World, fbufnum: f32) -> Option<&SndBuf> {
     world.buf(resolve_buffer_index(world, fbufnum)?)
 }
 
-/// The index [`resolve_buffer`] picks, if the world has any buffers.
+/// The index [`resolve_buffer`] picks, if the world has any buffers; the
+/// running synth's local buffers follow the world's.
 pub(crate) fn resolve_buffer_index(world: &World, fbufnum: f32) -> Option<usize> {
-    buffer_index(fbufnum, world.num_bufs())
+    buffer_index(fbufnum, world.num_bufs() + world.num_local_bufs())
 }
 
 /// The buffer a unit given buffer number `fbufnum` uses among `count`:

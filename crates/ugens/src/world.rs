@@ -99,6 +99,16 @@ pub struct LentBuffers(Option<(*mut SndBuf, usize)>);
 unsafe impl Send for LentBuffers {}
 unsafe impl Sync for LentBuffers {}
 
+/// The running synth's local buffers (`LocalBuf`), numbered after the
+/// world's (see [`World::use_local_bufs`]).
+#[derive(Default, Clone, Copy)]
+pub struct LocalBufs(Option<*mut Vec<SndBuf>>);
+
+// SAFETY: set only for the length of one synth's run on the thread running
+// it, pointing at that synth's own list, which nothing else touches meanwhile.
+unsafe impl Send for LocalBufs {}
+unsafe impl Sync for LocalBufs {}
+
 /// The part of the server's world that units see.
 pub struct World {
     pub full_rate: RateInfo,
@@ -121,6 +131,8 @@ pub struct World {
     /// Another world's buffers, lent to a worker's private world while a
     /// parallel group runs (see [`World::lend_buffers`]).
     pub lent_buffers: LentBuffers,
+    /// The local buffers of the synth whose units are running.
+    pub local_bufs: LocalBufs,
     pub rgen: RGen,
     /// `/tr` and SendReply messages produced during this block.
     pub triggers: Vec<Trigger>,
@@ -163,6 +175,7 @@ impl World {
             buf_counter: 0,
             buffers: vec![SndBuf::default(); num_buffers],
             lent_buffers: LentBuffers::default(),
+            local_bufs: LocalBufs::default(),
             rgen: RGen::new(seed),
             // Room for the most a block may queue (see `reply`), so pushing never grows them.
             triggers: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
@@ -207,17 +220,20 @@ impl World {
         }
     }
 
-    /// Buffer `index` as units see it (see `num_bufs`). One buffer at a
-    /// time, never the whole list: while a loan lasts, another thread may
-    /// be writing a buffer it alone uses.
+    /// Buffer `index` as units see it (see `num_bufs`); past those, the
+    /// running synth's local buffers. One buffer at a time, never the whole
+    /// list: while a loan lasts, another thread may be writing a buffer it
+    /// alone uses.
     #[inline]
     pub fn buf(&self, index: usize) -> Option<&SndBuf> {
         match self.lent_buffers.0 {
             // SAFETY: in range; `lend_buffers`' contract: the lender's list
             // outlives the loan unchanged, and no one writes this buffer
             // while units here read it.
-            Some((ptr, len)) => (index < len).then(|| unsafe { &*ptr.add(index) }),
-            None => self.buffers.get(index),
+            Some((ptr, len)) if index < len => Some(unsafe { &*ptr.add(index) }),
+            Some((_, len)) => self.local_buf(index - len),
+            None if index < self.buffers.len() => self.buffers.get(index),
+            None => self.local_buf(index - self.buffers.len()),
         }
     }
 
@@ -227,9 +243,48 @@ impl World {
         match self.lent_buffers.0 {
             // SAFETY: in range; `lend_buffers`' contract: a buffer units
             // here write is touched by no other thread during the loan.
-            Some((ptr, len)) => (index < len).then(|| unsafe { &mut *ptr.add(index) }),
-            None => self.buffers.get_mut(index),
+            Some((ptr, len)) if index < len => Some(unsafe { &mut *ptr.add(index) }),
+            Some((_, len)) => self.local_buf_mut(index - len),
+            None if index < self.buffers.len() => self.buffers.get_mut(index),
+            None => {
+                let local = index - self.buffers.len();
+                self.local_buf_mut(local)
+            }
         }
+    }
+
+    /// How many local buffers the running synth has.
+    #[inline]
+    pub fn num_local_bufs(&self) -> usize {
+        // SAFETY: `use_local_bufs`' contract: the list outlives its use here.
+        self.local_bufs.0.map_or(0, |list| unsafe { (&*list).len() })
+    }
+
+    #[inline]
+    fn local_buf(&self, local: usize) -> Option<&SndBuf> {
+        // SAFETY: as in `num_local_bufs`; no unit holds a mutable reference to the list meanwhile.
+        self.local_bufs.0.and_then(|list| unsafe { (&*list).get(local) })
+    }
+
+    #[inline]
+    fn local_buf_mut(&mut self, local: usize) -> Option<&mut SndBuf> {
+        // SAFETY: as in `local_buf`.
+        self.local_bufs.0.and_then(|list| unsafe { (&mut *list).get_mut(local) })
+    }
+
+    /// Lets units reach `list` as the buffers numbered after the world's.
+    ///
+    /// # Safety
+    /// `list` must stay valid, and be reached by nothing else, until
+    /// [`World::end_local_bufs`] is called.
+    #[inline]
+    pub unsafe fn use_local_bufs(&mut self, list: *mut Vec<SndBuf>) {
+        self.local_bufs = LocalBufs(Some(list));
+    }
+
+    #[inline]
+    pub fn end_local_bufs(&mut self) {
+        self.local_bufs = LocalBufs(None);
     }
 
     /// Lets this world's units use `from`'s buffers instead of its own.
@@ -292,6 +347,10 @@ pub struct SynthCtx {
     pub done_actions: Vec<i32>,
     /// Nodes that units of this synth asked to free (the `Free` UGen).
     pub free_requests: Vec<i32>,
+    /// The synth's own buffers (`LocalBuf`), at most `max_local_bufs` of them
+    /// (`MaxLocalBufs`); units number them after the world's buffers.
+    pub local_bufs: Vec<SndBuf>,
+    pub max_local_bufs: usize,
 }
 
 impl SynthCtx {

@@ -29,6 +29,7 @@ pub mod demand;
 pub mod tables;
 pub mod utility;
 pub mod chaos;
+pub mod fft;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

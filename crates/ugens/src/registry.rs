@@ -106,6 +106,7 @@ impl Registry {
         crate::tables::register(&mut r);
         crate::utility::register(&mut r);
         crate::chaos::register(&mut r);
+        crate::fft::register(&mut r);
         r
     }
 

@@ -19,6 +19,7 @@ mod moog;
 mod fir;
 mod silence;
 mod linexp;
+mod hilbert;
 
 use crate::registry::Registry;
 
@@ -35,6 +36,8 @@ pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, MidEq, Ringz, Rlpf,
 
 pub fn register(r: &mut Registry) {
     r.add::<Lpf>("LPF");
+    r.add::<hilbert::Hilbert>("Hilbert");
+    r.add::<hilbert::FreqShift>("FreqShift");
     r.add_lanes("LPF", twopole::section_lanes::<twopole::LpfDesign>);
     r.add_lanes("HPF", twopole::section_lanes::<twopole::HpfDesign>);
     r.add_lanes("BPF", twopole::section_lanes::<twopole::BpfDesign>);

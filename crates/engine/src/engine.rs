@@ -697,13 +697,21 @@ impl Engine {
     /// Carries out what the synth's units asked for during its block.
     fn after_synth(&mut self, idx: NodeIdx) {
         let Some(synth) = self.tree.synth_mut(idx) else { return };
-        if synth.ctx.done_actions.is_empty() && synth.ctx.free_requests.is_empty() {
+        if !synth.has_requests() {
             return;
         }
         let mut actions = std::mem::take(&mut synth.ctx.done_actions);
         let mut frees = std::mem::take(&mut synth.ctx.free_requests);
+        let mut runs = std::mem::take(&mut synth.ctx.run_requests);
         for &a in &actions {
             self.done_action(idx, a);
+        }
+        for &(id, run) in &runs {
+            if let Some(n) = self.tree.lookup(id) {
+                if n != ROOT {
+                    self.set_run(n, run);
+                }
+            }
         }
         for &id in &frees {
             if let Some(n) = self.tree.lookup(id) {
@@ -714,9 +722,11 @@ impl Engine {
         }
         actions.clear();
         frees.clear();
+        runs.clear();
         if let Some(synth) = self.tree.synth_mut(idx) {
             synth.ctx.done_actions = actions;
             synth.ctx.free_requests = frees;
+            synth.ctx.run_requests = runs;
         }
     }
 

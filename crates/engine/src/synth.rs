@@ -30,6 +30,7 @@ impl Synth {
             subsample_offset,
             done_actions: Vec::with_capacity(16),
             free_requests: Vec::with_capacity(16),
+            run_requests: Vec::with_capacity(16),
             ..Default::default()
         };
         let done = vec![false; def.units.len()];
@@ -234,7 +235,7 @@ impl Synth {
     /// Whether units asked for done actions or node frees this block.
     #[inline]
     pub fn has_requests(&self) -> bool {
-        !self.ctx.done_actions.is_empty() || !self.ctx.free_requests.is_empty()
+        !self.ctx.done_actions.is_empty() || !self.ctx.free_requests.is_empty() || !self.ctx.run_requests.is_empty()
     }
 
     pub fn num_units(&self) -> usize {

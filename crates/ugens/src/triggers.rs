@@ -7,7 +7,7 @@ mod ranges;
 use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-pub use node_control::{ActWhenDone, Done, Free, FreeSelf, PauseSelf};
+pub use node_control::{ActWhenDone, Done, Free, FreeSelf, Pause, PauseSelf};
 pub use ranges::{Clip, Fold, InRange, Wrap};
 
 /// Sample `j` of an input; control and scalar inputs hold one value.
@@ -1033,6 +1033,7 @@ pub fn register(r: &mut Registry) {
     r.add_ctor("FreeSelfWhenDone", ActWhenDone::new_free);
     r.add_ctor("PauseSelfWhenDone", ActWhenDone::new_pause);
     r.add::<Free>("Free");
+    r.add::<Pause>("Pause");
 }
 
 #[cfg(test)]

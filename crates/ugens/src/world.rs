@@ -347,6 +347,8 @@ pub struct SynthCtx {
     pub done_actions: Vec<i32>,
     /// Nodes that units of this synth asked to free (the `Free` UGen).
     pub free_requests: Vec<i32>,
+    /// Nodes that units of this synth asked to run (true) or pause (the `Pause` UGen).
+    pub run_requests: Vec<(i32, bool)>,
     /// The synth's own buffers (`LocalBuf`), at most `max_local_bufs` of them
     /// (`MaxLocalBufs`); units number them after the world's buffers.
     pub local_bufs: Vec<SndBuf>,
@@ -358,6 +360,13 @@ impl SynthCtx {
     pub fn request_done_action(&mut self, action: i32) {
         if action != 0 && self.done_actions.len() < self.done_actions.capacity().max(16) {
             self.done_actions.push(action);
+        }
+    }
+
+    #[inline]
+    pub fn request_run_node(&mut self, id: i32, run: bool) {
+        if self.run_requests.len() < self.run_requests.capacity().max(16) {
+            self.run_requests.push((id, run));
         }
     }
 

@@ -149,3 +149,29 @@ impl Unit for Free {
         write0(io, trig);
     }
 }
+
+/// Pause: runs (input 0 nonzero) or pauses (0) the node whose id is input 1,
+/// each time input 0 changes between the two; outputs input 0.
+pub struct Pause {
+    running: bool,
+}
+
+impl Construct for Pause {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        let v = io.in0(0);
+        write0(io, v);
+        Pause { running: true }
+    }
+}
+
+impl Unit for Pause {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let v = io.in0(0);
+        let running = v != 0.0;
+        if running != self.running {
+            self.running = running;
+            cx.synth.request_run_node(io.in0(1) as i32, running);
+        }
+        write0(io, v);
+    }
+}

@@ -30,6 +30,7 @@ pub mod tables;
 pub mod utility;
 pub mod chaos;
 pub mod fft;
+pub mod grains;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

@@ -107,6 +107,7 @@ impl Registry {
         crate::utility::register(&mut r);
         crate::chaos::register(&mut r);
         crate::fft::register(&mut r);
+        crate::grains::register(&mut r);
         r
     }
 

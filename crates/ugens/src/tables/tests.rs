@@ -1,0 +1,218 @@
+use super::{ifold, imod, iwrap};
+use crate::osc::tables::signal_as_wavetable;
+use crate::testing::{TestInput, UnitHarness};
+use crate::unit::Rate;
+use crate::world::SndBuf;
+
+fn with_table(mut h: UnitHarness, bufnum: usize, data: &[f32]) -> UnitHarness {
+    let mut b = SndBuf::new(data.len() as u32, 1, 48_000.0);
+    b.data.copy_from_slice(data);
+    h.world.buffers[bufnum] = b;
+    h
+}
+
+fn table_unit(name: &str, rate: Rate, index: TestInput, data: &[f32]) -> UnitHarness {
+    let h = UnitHarness::new(name, rate).input(TestInput::Const(0.0)).input(index);
+    with_table(h, 0, data)
+}
+
+const TABLE: [f32; 5] = [10.0, 20.0, 30.0, 40.0, 50.0];
+
+#[test]
+fn integer_wrap_and_fold_stay_in_range() {
+    assert_eq!(imod(-1, 5), 4);
+    assert_eq!(imod(12, 5), 2);
+    assert_eq!(imod(7, 0), 0);
+    assert_eq!(iwrap(-6, 0, 4), 4);
+    assert_eq!(ifold(5, 0, 4), 3);
+    assert_eq!(ifold(-2, 0, 4), 2);
+    assert_eq!(ifold(9, 0, 4), 1);
+}
+
+#[test]
+fn index_clips_to_the_table_ends() {
+    let sig = vec![-3.0, 0.0, 2.7, 4.0, 99.0];
+    let out = table_unit("Index", Rate::Audio, TestInput::Audio(sig), &TABLE).run(1);
+    assert_eq!(&out[0][..5], &[10.0, 10.0, 30.0, 50.0, 50.0]);
+}
+
+#[test]
+fn index_l_interpolates_between_neighbours() {
+    let out = table_unit("IndexL", Rate::Audio, TestInput::Audio(vec![1.25, 3.5, 4.5]), &TABLE).run(1);
+    assert_eq!(out[0][0], 22.5);
+    assert_eq!(out[0][1], 45.0);
+    // Past the last entry the neighbour is the last entry again.
+    assert_eq!(out[0][2], 50.0);
+}
+
+#[test]
+fn wrap_and_fold_index_walk_past_the_ends_differently() {
+    let sig = vec![5.0, 6.0, -1.0];
+    let wrap = table_unit("WrapIndex", Rate::Audio, TestInput::Audio(sig.clone()), &TABLE).run(1);
+    assert_eq!(&wrap[0][..3], &[10.0, 20.0, 50.0]);
+    let fold = table_unit("FoldIndex", Rate::Audio, TestInput::Audio(sig), &TABLE).run(1);
+    assert_eq!(&fold[0][..3], &[40.0, 30.0, 20.0]);
+}
+
+#[test]
+fn index_in_between_inverts_a_rising_table() {
+    let out = table_unit("IndexInBetween", Rate::Audio, TestInput::Audio(vec![25.0, 5.0, 70.0]), &TABLE).run(1);
+    assert_eq!(&out[0][..3], &[1.5, 0.0, 4.0]);
+}
+
+#[test]
+fn detect_index_finds_exact_values_only() {
+    let out = table_unit("DetectIndex", Rate::Audio, TestInput::Audio(vec![30.0, 30.5, 50.0]), &TABLE).run(1);
+    assert_eq!(&out[0][..3], &[2.0, -1.0, 4.0]);
+}
+
+#[test]
+fn degree_to_key_adds_octaves_outside_the_scale() {
+    let scale = [0.0, 2.0, 4.0, 5.0, 7.0, 9.0, 11.0];
+    let h = UnitHarness::new("DegreeToKey", Rate::Audio)
+        .input(TestInput::Const(0.0))
+        .input(TestInput::Audio(vec![2.0, 7.0, 9.5, -1.0]))
+        .input(TestInput::Const(12.0));
+    let out = with_table(h, 0, &scale).run(1);
+    assert_eq!(&out[0][..4], &[4.0, 12.0, 16.0, -1.0]);
+}
+
+#[test]
+fn shaper_with_an_identity_transfer_passes_the_signal() {
+    // A straight line from -1 to 1 as the transfer function.
+    let n = 256;
+    let line: Vec<f32> = (0..n).map(|i| -1.0 + 2.0 * i as f32 / n as f32).collect();
+    let mut wt = vec![0.0; 2 * n];
+    signal_as_wavetable(&line, &mut wt);
+    let sig: Vec<f32> = (0..64).map(|i| (i as f32 / 64.0 - 0.5) * 1.5).collect();
+    let out = table_unit("Shaper", Rate::Audio, TestInput::Audio(sig.clone()), &wt).run(1);
+    for (o, x) in out[0].iter().zip(&sig) {
+        assert!((o - x).abs() < 0.02, "{o} vs {x}");
+    }
+}
+
+#[test]
+fn missing_buffer_gives_silence() {
+    let h = UnitHarness::new("Index", Rate::Audio).input(TestInput::Const(3.0)).input(TestInput::Const(1.0));
+    let out = h.run(2);
+    assert!(out[0].iter().all(|&x| x == 0.0));
+}
+
+#[test]
+fn twindex_follows_the_weights() {
+    let h = UnitHarness::new("TWindex", Rate::Audio).inputs([
+        TestInput::Audio((0..64 * 400).map(|i| if i % 2 == 0 { 1.0 } else { 0.0 }).collect()),
+        TestInput::Const(1.0),
+        TestInput::Const(1.0),
+        TestInput::Const(3.0),
+    ]);
+    let out = h.run(400);
+    let ones = out[0].iter().filter(|&&x| x == 1.0).count() as f64;
+    let zeros = out[0].iter().filter(|&&x| x == 0.0).count() as f64;
+    assert_eq!(ones + zeros, out[0].len() as f64);
+    let share = ones / (ones + zeros);
+    assert!((share - 0.75).abs() < 0.03, "share {share}");
+}
+
+fn sine_wavetable(n: usize, harmonic: f32) -> Vec<f32> {
+    let sig: Vec<f32> = (0..n).map(|i| (std::f32::consts::TAU * harmonic * i as f32 / n as f32).sin()).collect();
+    let mut wt = vec![0.0; 2 * n];
+    signal_as_wavetable(&sig, &mut wt);
+    wt
+}
+
+fn zero_crossings(x: &[f32]) -> usize {
+    x.windows(2).filter(|w| (w[0] < 0.0) != (w[1] < 0.0)).count()
+}
+
+#[test]
+fn vosc_crossfades_between_neighbouring_tables() {
+    let mk = |pos: f32| {
+        let h = UnitHarness::new("VOsc", Rate::Audio).inputs([
+            TestInput::Const(pos),
+            TestInput::Const(480.0),
+            TestInput::Const(0.0),
+        ]);
+        let h = with_table(h, 2, &sine_wavetable(512, 1.0));
+        with_table(h, 3, &sine_wavetable(512, 3.0)).run(75)
+    };
+    // 480 Hz over 0.1 s: 48 cycles of the fundamental, or 144 of the third harmonic.
+    let low = zero_crossings(&mk(2.0)[0]);
+    let high = zero_crossings(&mk(2.999)[0]);
+    assert!((low as i32 - 96).abs() <= 2, "{low}");
+    assert!((high as i32 - 288).abs() <= 4, "{high}");
+    let mid = mk(2.5);
+    let peak = mid[0].iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    assert!(peak < 1.0 && peak > 0.5, "{peak}");
+}
+
+#[test]
+fn vosc3_sums_three_voices() {
+    let h = UnitHarness::new("VOsc3", Rate::Audio).inputs([
+        TestInput::Const(0.0),
+        TestInput::Const(100.0),
+        TestInput::Const(100.0),
+        TestInput::Const(100.0),
+    ]);
+    let h = with_table(h, 0, &sine_wavetable(512, 1.0));
+    let out = with_table(h, 1, &sine_wavetable(512, 1.0)).run(20);
+    let peak = out[0].iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    assert!((peak - 3.0).abs() < 0.01, "{peak}");
+}
+
+#[test]
+fn lag_ud_rises_faster_than_it_falls() {
+    let step: Vec<f32> = (0..64 * 40).map(|i| if i < 64 * 20 { 1.0 } else { 0.0 }).collect();
+    for name in ["Lag2UD", "Lag3UD"] {
+        let h = UnitHarness::new(name, Rate::Audio).inputs([
+            TestInput::Audio(step.clone()),
+            TestInput::Const(0.005),
+            TestInput::Const(0.05),
+        ]);
+        let out = &h.run(40)[0];
+        let rise = out.iter().position(|&x| x > 0.5).unwrap();
+        let fall = out[64 * 20..].iter().position(|&x| x < 0.5).unwrap();
+        assert!(fall > 5 * rise, "{name}: rise {rise}, fall {fall}");
+        assert!(out[64 * 20 - 1] > 0.99);
+    }
+}
+
+#[test]
+fn var_lag_reaches_the_target_linearly_in_time() {
+    let h = UnitHarness::new("VarLag", Rate::Audio).inputs([
+        TestInput::Const(1.0),
+        TestInput::Const(0.01),
+        TestInput::Const(0.0),
+    ]);
+    let out = &h.run(10)[0];
+    // 0.01 s at 48 kHz: about 480 samples from 0 to 1 (the float time
+    // truncates to 479).
+    assert!((out[239] - 0.5).abs() < 0.005, "{}", out[239]);
+    assert!((out[479] - 1.0).abs() < 1e-4);
+    assert_eq!(out[600], 1.0);
+}
+
+#[test]
+fn fos_as_one_pole_lowpass_has_unit_dc_gain() {
+    let h = UnitHarness::new("FOS", Rate::Audio).inputs([
+        TestInput::Const(1.0),
+        TestInput::Const(0.1),
+        TestInput::Const(0.0),
+        TestInput::Const(0.9),
+    ]);
+    let out = &h.run(10)[0];
+    assert!((out[639] - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn apf_keeps_a_sine_level() {
+    let sig: Vec<f32> = (0..64 * 50).map(|i| (i as f32 * 0.05).sin()).collect();
+    let h = UnitHarness::new("APF", Rate::Audio).inputs([
+        TestInput::Audio(sig),
+        TestInput::Const(1000.0),
+        TestInput::Const(0.5),
+    ]);
+    let out = &h.run(50)[0];
+    let peak = out[64 * 30..].iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    assert!(peak > 0.3, "{peak}");
+}

@@ -1,5 +1,76 @@
-//! UGens of this family are registered here.
+//! Utility units: multichannel and ambisonic panners, trigger rate
+//! conversion, control-bus readers, bad-value checks and signal trackers.
+
+mod bus_read;
+mod convert;
+mod panners;
+mod trackers;
 
 use crate::registry::Registry;
+use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
-pub fn register(_r: &mut Registry) {}
+pub use bus_read::{InTrig, LagIn};
+pub use convert::{CheckBadValues, Sanitize, T2A, T2K};
+pub use panners::{BiPanB2, DecodeB2, PanAz, PanB, PanB2, Rotate2};
+pub use trackers::{LastValue, LeastChange, ModDif, MostChange, PeakFollower, RunningSum, ZeroCrossing};
+
+/// Stands in for a unit whose SynthDef gave it fewer outputs than it
+/// writes: outputs silence rather than writing past its wires.
+struct Silent;
+
+impl Unit for Silent {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        io.clear_outputs();
+    }
+}
+
+/// Builds `T`, which writes `N` outputs, if the SynthDef gave it that many.
+fn with_outputs<T: Construct, const N: usize>(
+    spec: &UnitSpec<'_>,
+    io: &mut Wires<'_>,
+    cx: &mut UnitCtx<'_>,
+) -> Box<dyn Unit> {
+    if io.num_outputs() < N {
+        io.clear_outputs();
+        Box::new(Silent)
+    } else {
+        Box::new(T::new(spec, io, cx))
+    }
+}
+
+pub fn register(r: &mut Registry) {
+    r.add::<PanAz>("PanAz");
+    r.add_ctor("PanB", with_outputs::<PanB, 4>);
+    r.add_ctor("PanB2", with_outputs::<PanB2, 3>);
+    r.add_ctor("BiPanB2", with_outputs::<BiPanB2, 3>);
+    r.add::<DecodeB2>("DecodeB2");
+    r.add_ctor("Rotate2", with_outputs::<Rotate2, 2>);
+    r.add::<T2A>("T2A");
+    r.add::<T2K>("T2K");
+    r.add::<InTrig>("InTrig");
+    r.add::<LagIn>("LagIn");
+    r.add::<CheckBadValues>("CheckBadValues");
+    r.add::<Sanitize>("Sanitize");
+    r.add::<LastValue>("LastValue");
+    r.add::<RunningSum>("RunningSum");
+    r.add::<ZeroCrossing>("ZeroCrossing");
+    r.add::<PeakFollower>("PeakFollower");
+    r.add::<MostChange>("MostChange");
+    r.add::<LeastChange>("LeastChange");
+    r.add::<ModDif>("ModDif");
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{TestInput, UnitHarness};
+    use crate::unit::Rate;
+
+    #[test]
+    fn a_panner_given_too_few_outputs_is_silent_instead_of_failing() {
+        let out = UnitHarness::new("PanB", Rate::Audio)
+            .outputs(3)
+            .inputs([TestInput::Const(1.0), TestInput::Const(0.0), TestInput::Const(0.0), TestInput::Const(1.0)])
+            .run(2);
+        assert!(out.iter().all(|ch| ch.iter().all(|&x| x == 0.0)));
+    }
+}

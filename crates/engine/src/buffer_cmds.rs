@@ -146,7 +146,7 @@ fn alloc_buffer(frames: i64, channels: i64, sample_rate: f64) -> Result<SndBuf, 
     data.try_reserve_exact(samples)
         .map_err(|_| format!("memory allocation failed: {frames} frames of {channels} channels"))?;
     data.resize(samples, 0.0);
-    Ok(SndBuf { data, channels: channels as u32, frames: frames as u32, sample_rate, path: None })
+    Ok(SndBuf { data, channels: channels as u32, frames: frames as u32, sample_rate, ..SndBuf::default() })
 }
 
 /// Empties a buffer the way scsynth's free does: no data, no frames, no

@@ -753,6 +753,7 @@ impl Control {
                                     frames: buf.frames,
                                     sample_rate: buf.sample_rate,
                                     path: buf.path.clone(),
+                                    ..SndBuf::default()
                                 };
                                 let full = std::mem::replace(buf, shape);
                                 self.to_audio(ToAudio::InstallBuffer { bufnum: b, buf: full, done });

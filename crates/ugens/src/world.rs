@@ -4,6 +4,16 @@
 use crate::rgen::RGen;
 use crate::unit::RateInfo;
 
+/// What the spectral units last left in a buffer (scsynth's `coord`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpectrumForm {
+    /// Not written by FFT: the conversions leave it as it is.
+    #[default]
+    None,
+    Complex,
+    Polar,
+}
+
 /// A sample buffer (SuperCollider's `SndBuf`): interleaved frames.
 #[derive(Clone, Debug, Default)]
 pub struct SndBuf {
@@ -14,6 +24,8 @@ pub struct SndBuf {
     /// Path of the file this buffer was last read from or is open for
     /// writing, as `/b_query` and `/b_close` need it.
     pub path: Option<String>,
+    /// The form of the spectrum FFT and the PV units keep in it.
+    pub spectrum: SpectrumForm,
 }
 
 impl SndBuf {
@@ -24,6 +36,7 @@ impl SndBuf {
             frames,
             sample_rate,
             path: None,
+            spectrum: SpectrumForm::None,
         }
     }
 

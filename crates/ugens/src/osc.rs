@@ -11,6 +11,7 @@ mod banks;
 mod dsf_x8;
 mod feedback;
 mod freeverb;
+mod gverb;
 mod pluck;
 pub(crate) mod tables;
 
@@ -61,6 +62,7 @@ pub fn register(r: &mut Registry) {
     r.add::<Pluck>("Pluck");
     r.add::<FreeVerb>("FreeVerb");
     r.add::<FreeVerb2>("FreeVerb2");
+    r.add::<gverb::GVerb>("GVerb");
 }
 
 // ---------------------------------------------------------------------------

@@ -74,7 +74,13 @@ const PURE: &[&str] = &[
     "SinOscFB", "Klang", "Klank", "Pluck", "FreeVerb", "FreeVerb2", "Logistic", "Hasher",
     "LPZ1", "HPZ1", "LPZ2", "HPZ2", "BPZ2", "BRZ2", "Slope", "MidEQ", "LinExp",
     "BLowPass", "BHiPass", "BBandPass", "BBandStop", "BPeakEQ", "BAllPass", "BLowShelf", "BHiShelf",
-    "MoogFF", "Amplitude", "Compander", "Limiter", "Normalizer",
+    "MoogFF", "Amplitude", "Compander", "Limiter", "Normalizer", "Hilbert", "FreqShift", "GVerb",
+    "PanAz", "PanB", "PanB2", "BiPanB2", "DecodeB2", "Rotate2", "T2K", "T2A", "RunningSum", "ZeroCrossing",
+    "PeakFollower", "MostChange", "LeastChange", "ModDif", "LastValue", "Lag2UD", "Lag3UD", "VarLag", "FOS",
+    "APF", "Spring", "AmpComp", "AmpCompA",
+    "CuspN", "CuspL", "FBSineN", "FBSineL", "FBSineC", "GbmanN", "GbmanL", "HenonN", "HenonL", "HenonC",
+    "LatoocarfianN", "LatoocarfianL", "LatoocarfianC", "LinCongN", "LinCongL", "LinCongC", "LorenzL",
+    "QuadN", "QuadL", "QuadC", "StandardN", "StandardL",
 ];
 
 /// Operator numbers of UnaryOpUGen and BinaryOpUGen that draw random numbers.
@@ -158,7 +164,9 @@ impl Registry {
         match name {
             "UnaryOpUGen" => RANDOM_UNARY_OPS.contains(&special_index),
             "BinaryOpUGen" => RANDOM_BINARY_OPS.contains(&special_index),
-            _ => crate::noise::RANDOM_UNITS.contains(&name) || crate::demand::RANDOM_UNITS.contains(&name),
+            _ => [crate::noise::RANDOM_UNITS, crate::demand::RANDOM_UNITS, crate::chaos::RANDOM_UNITS, crate::fft::RANDOM_UNITS, &["TWindex"]]
+                .iter()
+                .any(|list| list.contains(&name)),
         }
     }
 

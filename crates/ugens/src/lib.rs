@@ -31,6 +31,9 @@ pub mod utility;
 pub mod chaos;
 pub mod fft;
 pub mod grains;
+pub mod listening;
+pub mod convolution;
+pub mod assorted;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

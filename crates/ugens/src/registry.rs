@@ -114,6 +114,9 @@ impl Registry {
         crate::chaos::register(&mut r);
         crate::fft::register(&mut r);
         crate::grains::register(&mut r);
+        crate::listening::register(&mut r);
+        crate::convolution::register(&mut r);
+        crate::assorted::register(&mut r);
         r
     }
 

@@ -1,0 +1,5 @@
+//! UGens of this family are registered here.
+
+use crate::registry::Registry;
+
+pub fn register(_r: &mut Registry) {}

@@ -7,13 +7,13 @@
 //! chain works in place on that one buffer, so a chain runs in the synth's
 //! unit order within the block FFT fires in.
 
-mod coord;
+pub(crate) mod coord;
 mod frames;
 mod pair;
-mod pv;
+pub(crate) mod pv;
 mod random;
 mod single;
-mod transform;
+pub(crate) mod transform;
 
 use crate::registry::Registry;
 use pv::{Pv, Pv2};

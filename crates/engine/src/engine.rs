@@ -380,6 +380,9 @@ impl Engine {
         self.tree.delete(idx, &mut ended);
         ended.clear();
         self.scratch_ended = ended;
+        // A synth that ended is deleted when its group next reaches it, mid-block: the synths
+        // after it count one fewer (scsynth's graph count drops at the same point).
+        self.world.num_synths = self.tree.num_synths as u32;
     }
 
     /// Runs unit destructors and queues `/n_end` for a subtree about to go.
@@ -481,6 +484,7 @@ impl Engine {
     /// Computes one block: runs the tree from the root.
     pub fn run_block(&mut self) {
         let started = self.world.gc.is_some().then(std::time::Instant::now);
+        self.world.num_synths = self.tree.num_synths as u32;
         if self.tree.node(ROOT).state == CalcState::Run {
             self.calc_group(ROOT);
         }

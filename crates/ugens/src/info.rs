@@ -63,6 +63,24 @@ info_unit!(num_control_buses, |cx| cx.world.num_control_buses() as f32);
 info_unit!(num_buffers, |cx| cx.world.num_bufs() as f32);
 info_unit!(node_id, |cx| cx.synth.node_id as f32);
 
+/// NumRunningSynths: how many synths the server has, read once (scalar rate) or every block.
+struct NumRunningSynths;
+
+impl Unit for NumRunningSynths {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        io.out(0)[0] = cx.world.num_synths as f32;
+    }
+}
+
+fn num_running_synths(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    if spec.rate == crate::unit::Rate::Scalar {
+        return fixed(io, cx.world.num_synths as f32);
+    }
+    let mut unit = NumRunningSynths;
+    unit.next(io, cx);
+    Box::new(unit)
+}
+
 // ---- buffer information ---------------------------------------------------
 
 /// The buffer a unit's first input names, resolved as scsynth does: negative
@@ -253,6 +271,7 @@ pub fn register(r: &mut Registry) {
     r.add_ctor("NumControlBuses", num_control_buses);
     r.add_ctor("NumBuffers", num_buffers);
     r.add_ctor("NodeID", node_id);
+    r.add_ctor("NumRunningSynths", num_running_synths);
     r.add_ctor("BufSampleRate", buf_sample_rate);
     r.add_ctor("BufRateScale", buf_rate_scale);
     r.add_ctor("BufSamples", buf_samples);

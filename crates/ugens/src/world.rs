@@ -151,6 +151,8 @@ pub struct World {
     pub triggers: Vec<Trigger>,
     /// Values `Poll` reported during this block, printed off the audio thread.
     pub polls: Vec<PollLine>,
+    /// How many synths exist (scsynth's `mNumGraphs`), kept current by the engine.
+    pub num_synths: u32,
     /// When set, bus writers log what they wrote (a worker's private world
     /// in a parallel group, whose writes are replayed in child order).
     pub log_touches: bool,
@@ -193,6 +195,7 @@ impl World {
             // Room for the most a block may queue (see `reply`), so pushing never grows them.
             triggers: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
             polls: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
+            num_synths: 0,
             log_touches: false,
             touch_log: Vec::new(),
             touch_data: Vec::new(),

@@ -147,3 +147,35 @@ class Dconst(UGen):
     total = param()
     source = param()
     tolerance = param(0.001)
+
+
+@ugen(ir=True)
+class SetBuf(UGen):
+    buffer_id = param()
+    offset = param(0)
+    count = param()
+    values = param(unexpanded=True)
+
+
+@ugen(ar=True, is_multichannel=True)
+class GrainSin(UGen):
+    trigger = param(0)
+    duration = param(1)
+    frequency = param(440)
+    pan = param(0)
+    envelope_buffer_id = param(-1)
+    maximum_overlap = param(512)
+
+
+@ugen(ar=True, channel_count=2, fixed_channel_count=True)
+class GVerb(UGen):
+    source = param()
+    room_size = param(10.0)
+    rev_time = param(3.0)
+    damping = param(0.5)
+    input_bw = param(0.5)
+    spread = param(15.0)
+    dry_level = param(1.0)
+    early_ref_level = param(0.7)
+    tail_level = param(0.5)
+    max_room_size = param(300.0)

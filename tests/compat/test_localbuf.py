@@ -4,18 +4,11 @@ new local buffer's memory as it found it, so every case writes (or clears) befor
 
 import pytest
 from supriya import ugens as U
-from supriya.ugens.core import UGen, param, ugen
 
+from extra_ugens import SetBuf
 from nrt import Score, assert_same, case, check_graph, graph_def, msg, render_both
 from sources import ksine, src
 
-
-@ugen(ir=True)
-class SetBuf(UGen):
-    buffer_id = param()
-    offset = param(0)
-    count = param()
-    values = param(unexpanded=True)
 
 
 def set_buf(buf, values, offset=0):

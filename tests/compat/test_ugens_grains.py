@@ -13,6 +13,7 @@ import pytest
 from supriya import ugens as U
 from supriya.ugens.core import UGen, param, ugen
 
+from extra_ugens import GrainSin
 from nrt import case, check_graph, msg
 from sources import asine, ksine, seeded, src
 
@@ -21,15 +22,6 @@ INF = float("inf")
 
 # -- UGens supriya lacks (or declares with inputs scsynth does not have) ----------------------
 
-
-@ugen(ar=True, is_multichannel=True)
-class GrainSin(UGen):
-    trigger = param(0)
-    duration = param(1)
-    frequency = param(440)
-    pan = param(0)
-    envelope_buffer_id = param(-1)
-    maximum_overlap = param(512)
 
 
 @ugen(ar=True, is_multichannel=True)

@@ -3,24 +3,11 @@ above the maximum makes scsynth write past its delay lines, so no case asks for 
 
 import pytest
 from supriya import ugens as U
-from supriya.ugens.core import UGen, param, ugen
 
+from extra_ugens import GVerb
 from nrt import case, check_graph
 from sources import src
 
-
-@ugen(ar=True, channel_count=2, fixed_channel_count=True)
-class GVerb(UGen):
-    source = param()
-    room_size = param(10.0)
-    rev_time = param(3.0)
-    damping = param(0.5)
-    input_bw = param(0.5)
-    spread = param(15.0)
-    dry_level = param(1.0)
-    early_ref_level = param(0.7)
-    tail_level = param(0.5)
-    max_room_size = param(300.0)
 
 
 def clicks():

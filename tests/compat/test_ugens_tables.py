@@ -14,6 +14,7 @@ import pytest
 from supriya import ugens as U
 from supriya.ugens.core import UGen, param, ugen
 
+from extra_ugens import SetBuf
 from nrt import case, check_graph, msg
 from sources import asine, ksine, ksrc, seeded, src
 
@@ -56,13 +57,6 @@ class VarLag(UGen):
     time = param(0.1)
     start = param(0.0)
 
-
-@ugen(ir=True)
-class SetBuf(UGen):
-    buffer_id = param()
-    offset = param(0)
-    count = param()
-    values = param(unexpanded=True)
 
 
 def local_table(values):

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import time
 
+import sys
+from pathlib import Path
+
 from rtcheck import SAMPLE_RATE, busy_voice_def, load_defs, rt_stats, thread_counters
 from rtserver import OscClient
+
+# The UGen classes supriya lacks, shared with the compatibility tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compat"))
 
 PERIOD = 256
 VOICES = 20
@@ -68,29 +74,7 @@ def many_families_def():
     map, Gendy, an ambisonic panner, GVerb and Poll."""
     from supriya import ugens as U
     from supriya.ugens import SynthDefBuilder
-    from supriya.ugens.core import UGen, param, ugen
-
-    @ugen(ar=True, is_multichannel=True)
-    class GrainSin(UGen):
-        trigger = param(0)
-        duration = param(1)
-        frequency = param(440)
-        pan = param(0)
-        envelope_buffer_id = param(-1)
-        maximum_overlap = param(512)
-
-    @ugen(ar=True, channel_count=2, fixed_channel_count=True)
-    class GVerb(UGen):
-        source = param()
-        room_size = param(10.0)
-        rev_time = param(3.0)
-        damping = param(0.5)
-        input_bw = param(0.5)
-        spread = param(15.0)
-        dry_level = param(1.0)
-        early_ref_level = param(0.7)
-        tail_level = param(0.5)
-        max_room_size = param(300.0)
+    from extra_ugens import GrainSin, GVerb
 
     with SynthDefBuilder(amp=0.01, out=0.0) as b:
         notes = U.Dseq.dr(sequence=[220.0, 330.0, U.Dwhite.dr(minimum=200.0, maximum=400.0, length=2)], repeats=float("inf"))

@@ -104,15 +104,11 @@ impl Synth {
                 block: &block,
                 block_size: bs,
             };
-            let mut cx = UnitCtx {
-                world,
-                synth: &mut self.ctx,
-                rate: if ud.rate == Rate::Audio { &full } else { &block },
-                done_flags: &mut self.done,
-                unit_index: step.unit as usize,
-                demand: if def.has_demand { Some(&mut runner) } else { None },
-                demanded: 0,
-            };
+            let rate = if ud.rate == Rate::Audio { &full } else { &block };
+            let mut cx = UnitCtx::new(world, &mut self.ctx, rate, &mut self.done, step.unit as usize);
+            if def.has_demand {
+                cx.demand = Some(&mut runner);
+            }
             let unit = (step.ctor)(&spec, &mut io, &mut cx);
             self.units.push(unit);
         }
@@ -138,15 +134,10 @@ impl Synth {
             let mut io = unsafe { Wires::new(base, scratch, &step.inputs, &step.outputs, bs, n) };
             let (before, rest) = self.units.split_at_mut(si as usize);
             let mut runner = DemandUnits { units: before, def, base, scratch, block: &block, block_size: bs };
-            let mut cx = UnitCtx {
-                world,
-                synth: &mut self.ctx,
-                rate,
-                done_flags: &mut self.done,
-                unit_index: step.unit as usize,
-                demand: if def.has_demand { Some(&mut runner) } else { None },
-                demanded: 0,
-            };
+            let mut cx = UnitCtx::new(world, &mut self.ctx, rate, &mut self.done, step.unit as usize);
+            if def.has_demand {
+                cx.demand = Some(&mut runner);
+            }
             rest[0].next(&mut io, &mut cx);
         }
         self.local_bufs(world, false);
@@ -170,15 +161,7 @@ impl Synth {
             unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
         self.local_bufs(world, true);
         // Lockstep defs have no demand-rate units.
-        let mut cx = UnitCtx {
-            world,
-            synth: &mut self.ctx,
-            rate,
-            done_flags: &mut self.done,
-            unit_index: step.unit as usize,
-            demand: None,
-            demanded: 0,
-        };
+        let mut cx = UnitCtx::new(world, &mut self.ctx, rate, &mut self.done, step.unit as usize);
         self.units[si].next(&mut io, &mut cx);
         self.local_bufs(world, false);
     }
@@ -205,15 +188,8 @@ impl Synth {
         for (i, unit) in self.units.iter_mut().enumerate() {
             let step = &def.steps[i];
             let ud = &def.units[step.unit as usize];
-            let mut cx = UnitCtx {
-                world,
-                synth: &mut self.ctx,
-                rate: if ud.rate == Rate::Audio { &full } else { &block },
-                done_flags: &mut self.done,
-                unit_index: step.unit as usize,
-            demand: None,
-            demanded: 0,
-            };
+            let rate = if ud.rate == Rate::Audio { &full } else { &block };
+            let mut cx = UnitCtx::new(world, &mut self.ctx, rate, &mut self.done, step.unit as usize);
             unit.dtor(&mut cx);
         }
     }
@@ -267,15 +243,9 @@ impl DemandRunner for DemandUnits<'_> {
         let mut io = unsafe { Wires::new(self.base, self.scratch, &step.inputs, &step.outputs, self.block_size, 1) };
         let mut inner =
             DemandUnits { units: before, def: self.def, base: self.base, scratch: self.scratch, block: self.block, block_size: self.block_size };
-        let mut cx = UnitCtx {
-            world,
-            synth,
-            rate: self.block,
-            done_flags,
-            unit_index: step.unit as usize,
-            demand: Some(&mut inner),
-            demanded,
-        };
+        let mut cx = UnitCtx::new(world, synth, self.block, done_flags, step.unit as usize);
+        cx.demand = Some(&mut inner);
+        cx.demanded = demanded;
         rest[0].next(&mut io, &mut cx);
     }
 }

@@ -36,29 +36,7 @@ fn at(io: &Wires<'_>, index: usize, i: usize) -> f32 {
     }
 }
 
-/// scsynth's integer modulo into 0..hi: one step of wrapping when that
-/// suffices, else a division in double precision.
-fn sc_mod_int(x: i32, hi: i32) -> i32 {
-    let mut x = x;
-    if x >= hi {
-        x = x.wrapping_sub(hi);
-        if x < hi {
-            return x;
-        }
-    } else if x < 0 {
-        x = x.wrapping_add(hi);
-        if x >= 0 {
-            return x;
-        }
-    } else {
-        return x;
-    }
-    if hi == 0 {
-        return 0;
-    }
-    let (x, p) = (x as f64, hi as f64);
-    (x - p * (x / p).floor()) as i32
-}
+use crate::ops::math::sc_mod_i32 as sc_mod_int;
 
 /// A pattern's length: how many values it gives before answering NaN. Read
 /// from its length input at the first value after a reset; NaN reads as 0.

@@ -341,7 +341,7 @@ mod tests {
         let ctor = Registry::with_all().get("GrainCloud").unwrap();
         // SAFETY: `wires` holds every wire named above, without overlap between outputs and inputs.
         let mut io = unsafe { Wires::new(wires.as_mut_ptr(), std::ptr::null_mut(), &ins, &outs, 64, 1) };
-        let mut cx = UnitCtx { world: &mut world, synth: &mut synth, rate: &rate, done_flags: &mut done, unit_index: 0, demand: None, demanded: 0, };
+        let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
         let mut unit = ctor(&spec, &mut io, &mut cx);
         let mut out = Vec::with_capacity(total);
         let mut max_live = 0;
@@ -350,7 +350,7 @@ mod tests {
             let t0 = Instant::now();
             // SAFETY: as above.
             let mut io = unsafe { Wires::new(wires.as_mut_ptr(), std::ptr::null_mut(), &ins, &outs, 64, 64) };
-            let mut cx = UnitCtx { world: &mut world, synth: &mut synth, rate: &rate, done_flags: &mut done, unit_index: 0, demand: None, demanded: 0, };
+            let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
             unit.next(&mut io, &mut cx);
             out.extend_from_slice(&wires[67..131]);
             between_blocks(&mut world, t0);
@@ -373,7 +373,7 @@ mod tests {
         assert_eq!(s.blocks_freed, onsets.len() as u64, "every ended grain was collected");
         assert_eq!(s.pointer_live_bytes, 0);
         assert!(max_live >= 1, "a sounding grain was alive across collections");
-        let mut cx = UnitCtx { world: &mut world, synth: &mut synth, rate: &rate, done_flags: &mut done, unit_index: 0, demand: None, demanded: 0, };
+        let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
         unit.dtor(&mut cx);
         assert!(world.gc_claim_root().is_some());
     }

@@ -70,30 +70,7 @@ fn entry(table: &[f32], i: i32) -> f32 {
     usize::try_from(i).ok().and_then(|i| table.get(i)).copied().unwrap_or(0.0)
 }
 
-/// scsynth's integer `sc_mod`: the remainder in [0, hi), with the cheap
-/// cases first and a floating-point floor division for the rest.
-#[inline]
-fn imod(x: i32, hi: i32) -> i32 {
-    let mut x = x;
-    if x >= hi {
-        x = x.wrapping_sub(hi);
-        if x < hi {
-            return x;
-        }
-    } else if x < 0 {
-        x = x.wrapping_add(hi);
-        if x >= 0 {
-            return x;
-        }
-    } else {
-        return x;
-    }
-    if hi == 0 {
-        return 0;
-    }
-    let r = x as f64 - hi as f64 * (x as f64 / hi as f64).floor();
-    crate::osc::tables::d2i(r)
-}
+use crate::ops::math::sc_mod_i32 as imod;
 
 /// Integer wrap into [lo, hi].
 #[inline]

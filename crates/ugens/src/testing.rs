@@ -115,15 +115,7 @@ impl UnitHarness {
         // SAFETY: the wire array holds every input and output wire, laid out
         // one after another without overlap.
         let mut io = unsafe { Wires::new(wires.as_mut_ptr(), std::ptr::null_mut(), &in_refs, &out_refs, bs, 1) };
-        let mut cx = UnitCtx {
-            world: &mut self.world,
-            synth: &mut self.synth,
-            rate: &unit_rate,
-            done_flags: &mut done,
-            unit_index: 0,
-        demand: None,
-        demanded: 0,
-        };
+        let mut cx = UnitCtx::new(&mut self.world, &mut self.synth, &unit_rate, &mut done, 0);
         let mut unit = ctor(&spec, &mut io, &mut cx);
         let initial: Vec<f32> = out_refs.iter().map(|w| wires[w.offset as usize]).collect();
 
@@ -135,15 +127,7 @@ impl UnitHarness {
             fill_inputs(&self.inputs, &in_refs, &mut wires, b, bs);
             // SAFETY: as above.
             let mut io = unsafe { Wires::new(wires.as_mut_ptr(), std::ptr::null_mut(), &in_refs, &out_refs, bs, out_len) };
-            let mut cx = UnitCtx {
-                world: &mut self.world,
-                synth: &mut self.synth,
-                rate: &unit_rate,
-                done_flags: &mut done,
-                unit_index: 0,
-            demand: None,
-            demanded: 0,
-            };
+            let mut cx = UnitCtx::new(&mut self.world, &mut self.synth, &unit_rate, &mut done, 0);
             unit.next(&mut io, &mut cx);
             for (o, w) in out_refs.iter().enumerate() {
                 let s = w.offset as usize;

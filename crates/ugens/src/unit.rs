@@ -269,6 +269,17 @@ pub trait DemandRunner {
 }
 
 impl<'a> UnitCtx<'a> {
+    /// The context of unit `unit_index` of a synth, with no demand-rate units to run.
+    pub fn new(
+        world: &'a mut World,
+        synth: &'a mut SynthCtx,
+        rate: &'a RateInfo,
+        done_flags: &'a mut [bool],
+        unit_index: usize,
+    ) -> Self {
+        UnitCtx { world, synth, rate, done_flags, unit_index, demand: None, demanded: 0 }
+    }
+
     /// Marks this unit as done (read by `Done`, `FreeSelfWhenDone`, ...).
     #[inline]
     pub fn set_done(&mut self, done: bool) {

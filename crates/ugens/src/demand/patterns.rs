@@ -51,14 +51,7 @@ fn reset_at(io: &Wires<'_>, cx: &mut UnitCtx<'_>, input: usize) {
     }
 }
 
-/// A float to int32 the way x86 converts: out of range (and NaN) gives i32::MIN.
-fn c_int(x: f32) -> i32 {
-    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
-        x as i32
-    } else {
-        i32::MIN
-    }
-}
+use crate::ops::math::c_int;
 
 /// The nearest integer to `x` (halves up), as an int32.
 fn round_index(x: f32) -> i32 {

@@ -24,6 +24,31 @@ pub fn sc_mod(mut x: f32, hi: f32) -> f32 {
     x - hi * (x / hi).floor()
 }
 
+/// `sc_mod` on integers: the remainder in [0, hi), with the cheap cases
+/// first and a floor division in double precision for the rest.
+#[inline]
+pub fn sc_mod_i32(x: i32, hi: i32) -> i32 {
+    let mut x = x;
+    if x >= hi {
+        x = x.wrapping_sub(hi);
+        if x < hi {
+            return x;
+        }
+    } else if x < 0 {
+        x = x.wrapping_add(hi);
+        if x >= 0 {
+            return x;
+        }
+    } else {
+        return x;
+    }
+    if hi == 0 {
+        return 0;
+    }
+    let r = x as f64 - hi as f64 * (x as f64 / hi as f64).floor();
+    crate::osc::tables::d2i(r)
+}
+
 /// Defines `sc_wrap` for one float type: wraps into [lo, hi), with one
 /// add or subtract where that suffices, exactly as SuperCollider's inline.
 macro_rules! define_sc_wrap {

@@ -167,7 +167,7 @@ impl Registry {
         match name {
             "UnaryOpUGen" => RANDOM_UNARY_OPS.contains(&special_index),
             "BinaryOpUGen" => RANDOM_BINARY_OPS.contains(&special_index),
-            _ => [crate::noise::RANDOM_UNITS, crate::demand::RANDOM_UNITS, crate::chaos::RANDOM_UNITS, crate::fft::RANDOM_UNITS, &["TWindex", "Warp1", "PitchShift"]]
+            _ => [crate::noise::RANDOM_UNITS, crate::demand::RANDOM_UNITS, crate::chaos::RANDOM_UNITS, crate::fft::RANDOM_UNITS, &["TWindex", "Warp1", "PitchShift", "GrainTap"]]
                 .iter()
                 .any(|list| list.contains(&name)),
         }

@@ -113,7 +113,7 @@ impl Unit for Poll {
             if prev <= 0.0 && t > 0.0 {
                 let v = if audio_value { value[i] } else { value[0] };
                 if cx.world.polls.len() < MAX_TRIGGERS_PER_BLOCK {
-                    cx.world.polls.push(PollLine { label: Arc::clone(&self.label), value: v });
+                    cx.world.polls.push(PollLine { label: Arc::clone(&self.label), value: v, block_offset: None });
                 }
                 if id >= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
                     let node_id = cx.synth.node_id;

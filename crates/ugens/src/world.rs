@@ -87,6 +87,8 @@ pub struct Trigger {
 pub struct PollLine {
     pub label: std::sync::Arc<str>,
     pub value: f32,
+    /// For `Dpoll`: the sample of the block at which the value was asked for, printed after it.
+    pub block_offset: Option<u32>,
 }
 
 /// One bus write, as logged for replay: which bus, whether the write

@@ -8,9 +8,49 @@
 //! one, so the order in which grains are summed matches scsynth's.
 
 use crate::bufio::MAX_CHANNELS;
+use crate::ops::math::sc_wrap;
 use crate::registry::Registry;
 use crate::unit::{UnitCtx, Wires};
 use crate::world::{SndBuf, World};
+use envelope::{active_window, Envelope};
+
+/// Implements `Construct` and `Unit` for a triggered grain unit built by
+/// `$init`; `$first_audio` says whether its first sample reads the trigger
+/// as audio.
+macro_rules! granular_unit {
+    ($t:ident, |$io:ident, $cx:ident| $init:expr, |$u:ident| $first_audio:expr) => {
+        impl Construct for $t {
+            fn new(_spec: &UnitSpec<'_>, $io: &mut Wires<'_>, $cx: &mut UnitCtx<'_>) -> Self {
+                let mut $u: $t = $init;
+                let first_audio = $first_audio;
+                let mut curtrig = $u.curtrig;
+                run_granular(&mut $u, &mut curtrig, first_audio, $io, $cx);
+                $u.curtrig = curtrig;
+                $u
+            }
+        }
+
+        impl Unit for $t {
+            fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+                let mut curtrig = self.curtrig;
+                run_granular(self, &mut curtrig, self.trig_audio, io, cx);
+                self.curtrig = curtrig;
+            }
+        }
+    };
+}
+
+/// Implements `Enveloped` for grains with `env`, `place` and `counter` fields.
+macro_rules! enveloped {
+    ($($t:ty),*) => {$(
+        impl super::Enveloped for $t {
+            #[inline(always)]
+            fn parts(&mut self) -> (&mut Envelope, &mut super::Placement, &mut i32) {
+                (&mut self.env, &mut self.place, &mut self.counter)
+            }
+        }
+    )*};
+}
 
 mod buf;
 mod envelope;
@@ -52,29 +92,6 @@ fn at_least_four(x: f64) -> f64 {
     }
 }
 
-/// Single-precision wrap into `[lo, hi)`, avoiding the division when it can.
-fn wrap_f32(x: f32, lo: f32, hi: f32) -> f32 {
-    let mut x = x;
-    let range = hi - lo;
-    if x >= hi {
-        x -= range;
-        if x < hi {
-            return x;
-        }
-    } else if x < lo {
-        x += range;
-        if x >= lo {
-            return x;
-        }
-    } else {
-        return x;
-    }
-    if hi == lo {
-        return lo;
-    }
-    x - range * ((x - lo) / range).floor()
-}
-
 /// Where a pan position puts a grain: its first output channel and the
 /// angle whose cosine and sine weigh that channel and the next one. A
 /// single output takes everything on channel 0 (angle `None`).
@@ -93,7 +110,7 @@ fn pan_place(pan: f32, num_outputs: usize) -> PanPlace {
         return PanPlace { chan: 0, angle: Some(p * HALF_PI_F32) };
     }
     // Around a ring of outputs: pan 0..2 covers every channel once.
-    let p = wrap_f32(pan * 0.5, 0.0, 1.0);
+    let p = sc_wrap(pan * 0.5, 0.0, 1.0);
     let cpan = num_outputs as f32 * p + 0.5;
     let ipan = cpan.floor();
     let frac = cpan - ipan;
@@ -209,6 +226,69 @@ impl<G: Copy + Default> Pool<G> {
     fn remove(&mut self, i: usize) {
         self.active -= 1;
         self.grains[i] = self.grains[self.active];
+    }
+}
+
+/// A grain that lives by its envelope alone (GrainIn, GrainSin, GrainFM):
+/// its envelope, its place among the outputs and the samples it has left.
+trait Enveloped: Copy + Default {
+    fn parts(&mut self) -> (&mut Envelope, &mut Placement, &mut i32);
+}
+
+impl<G: Enveloped> Pool<G> {
+    /// Plays the running grains through the first `n` samples, ending those
+    /// that finish; `play` plays a grain with its window into the outputs
+    /// from a sample for a number of samples.
+    fn play_active<'o>(
+        &mut self,
+        world: &World,
+        outs: &mut Outs<'o>,
+        n: usize,
+        mut play: impl FnMut(&mut G, Option<&SndBuf>, &mut Outs<'o>, usize, i32),
+    ) {
+        let mut i = 0;
+        while i < self.active {
+            let g = &mut self.grains[i];
+            let Ok(win) = active_window(world, g.parts().0) else { break };
+            let nsmps = (*g.parts().2).min(n as i32);
+            play(g, win, outs, 0, nsmps);
+            let counter = g.parts().2;
+            *counter = counter.wrapping_sub(nsmps);
+            if *counter <= 0 {
+                self.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Gives the grain in slot `idx` its envelope, place and length, plays
+    /// it from sample `pos` to the block's end (`n`) with `play`, as above,
+    /// and ends it there if it is done.
+    #[allow(clippy::too_many_arguments)]
+    fn begin<'o>(
+        &mut self,
+        idx: usize,
+        env: Envelope,
+        place: Placement,
+        counter: i32,
+        outs: &mut Outs<'o>,
+        n: usize,
+        pos: usize,
+        play: impl FnOnce(&mut G, &mut Outs<'o>, usize, i32),
+    ) {
+        let g = &mut self.grains[idx];
+        let (g_env, g_place, g_counter) = g.parts();
+        *g_counter = counter;
+        *g_env = env;
+        *g_place = place;
+        let nsmps = counter.min((n - pos) as i32);
+        play(g, outs, pos, nsmps);
+        let left = g.parts().2;
+        *left = left.wrapping_sub(nsmps);
+        if *left <= 0 {
+            self.remove(idx);
+        }
     }
 }
 

@@ -3,6 +3,8 @@
 //! held (N), linearly (L) or cubically (C) interpolated in between. Inputs
 //! are read once per block; changing the initial values restarts the orbit.
 
+use std::marker::PhantomData;
+
 use super::clock::{cubic_at, cubic_coefs, mod2pi, run_hold, sc_mod_f64, timing, Curve, Line, ONE_SIXTH, PI, RECIP_PI};
 use crate::filters::sig::in0;
 use crate::osc::tables::sc_max;
@@ -15,18 +17,19 @@ fn arg(io: &Wires<'_>, i: usize) -> f64 {
 }
 
 /// Implements `Construct` (build the state, compute the first sample, keep
-/// the state as it is then) and `Unit` for a map with a `run` method.
+/// the state as it is then) and `Unit` for a map with a `run` method; a
+/// generic unit names its one parameter and that parameter's trait.
 macro_rules! map_unit {
-    ($t:ident, |$io:ident| $init:expr) => {
-        impl Construct for $t {
+    ($t:ident $(<$g:ident: $b:ident>)?, |$io:ident| $init:expr) => {
+        impl$(<$g: $b>)? Construct for $t$(<$g>)? {
             fn new(_spec: &UnitSpec<'_>, $io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-                let mut u: $t = $init;
+                let mut u: Self = $init;
                 u.run($io, cx.rate.sample_rate);
                 u
             }
         }
 
-        impl Unit for $t {
+        impl$(<$g: $b>)? Unit for $t$(<$g>)? {
             fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
                 self.run(io, cx.rate.sample_rate);
             }
@@ -35,90 +38,12 @@ macro_rules! map_unit {
 }
 
 // ---------------------------------------------------------------------------
-// Cusp: x = a - b * sqrt(|x|)
+// The orbit state and the held, linear and cubic readings most maps share
 
-#[inline(always)]
-fn cusp(xn: f64, a: f64, b: f64) -> f64 {
-    a - b * xn.abs().sqrt()
-}
-
-pub struct CuspN {
-    x0: f64,
-    xn: f64,
-    counter: f32,
-}
-
-impl CuspN {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let (a, b, x0) = (arg(io, 1), arg(io, 2), arg(io, 3));
-        let (spc, _) = timing(in0(io, 0), sr);
-        if self.x0 != x0 {
-            self.x0 = x0;
-            self.xn = x0;
-        }
-        let mut xn = self.xn;
-        run_hold(io.out(0), &mut self.counter, spc, xn, || {
-            xn = cusp(xn, a, b);
-            xn
-        });
-        self.xn = xn;
-    }
-}
-
-map_unit!(CuspN, |io| CuspN { x0: arg(io, 3), xn: arg(io, 3), counter: 0.0 });
-
-pub struct CuspL {
-    x0: f64,
-    xn: f64,
-    counter: f32,
-    line: Line,
-}
-
-impl CuspL {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let (a, b, x0) = (arg(io, 1), arg(io, 2), arg(io, 3));
-        let (spc, slope) = timing(in0(io, 0), sr);
-        if self.x0 != x0 {
-            self.line.prev = self.xn;
-            self.x0 = x0;
-            self.xn = x0;
-        }
-        let mut xn = self.xn;
-        self.line.run(io.out(0), &mut self.counter, spc, slope, xn, || {
-            xn = cusp(xn, a, b);
-            xn
-        }, |v| v);
-        self.xn = xn;
-    }
-}
-
-map_unit!(CuspL, |io| CuspL { x0: arg(io, 3), xn: arg(io, 3), counter: 0.0, line: Line { prev: arg(io, 3), frac: 0.0 } });
-
-// ---------------------------------------------------------------------------
-// FBSine: x = sin(im * y + fb * x), y = (a * y + c) mod 2π
-
-/// The parameters of FBSine and Latoocarfian: four coefficients, then the
-/// initial x and y.
-#[derive(Clone, Copy)]
-struct Four {
-    a: f64,
-    b: f64,
-    c: f64,
-    d: f64,
-    x0: f64,
-    y0: f64,
-}
-
-impl Four {
-    fn read(io: &Wires<'_>) -> Four {
-        Four { a: arg(io, 1), b: arg(io, 2), c: arg(io, 3), d: arg(io, 4), x0: arg(io, 5), y0: arg(io, 6) }
-    }
-}
-
-/// The two-dimensional state of FBSine, Latoocarfian and Standard, with the
+/// The state of the maps read through `PlaneMap` and of StandardN, with the
 /// initial values it last started from.
 #[derive(Clone, Copy, Debug)]
-struct Plane {
+pub struct Plane {
     x0: f64,
     y0: f64,
     xn: f64,
@@ -139,88 +64,196 @@ impl Plane {
     }
 }
 
-#[inline(always)]
-fn fbsine(s: &mut Plane, p: &Four) -> f64 {
-    s.xn = (p.a * s.yn + p.b * s.xn).sin();
-    s.yn = p.c * s.yn + p.d;
-    s.yn = mod2pi(s.yn);
-    s.xn
+/// A map over a `Plane`, read once per block, whose orbit restarts when its
+/// initial x or y changes. A map of x alone names x's input for both.
+pub trait PlaneMap: Send + 'static {
+    type Args: Copy;
+    /// The inputs holding the initial x and y.
+    const SEEDS: [usize; 2];
+    fn read(io: &Wires<'_>) -> Self::Args;
+    /// Iterates the state and returns the new x.
+    fn step(s: &mut Plane, p: &Self::Args) -> f64;
+    /// The output for an (interpolated) x.
+    #[inline(always)]
+    fn shape(x: f64) -> f64 {
+        x
+    }
 }
 
-pub struct FBSineN {
+/// A `PlaneMap` read cubically: how its first curve starts, and what a
+/// restart does to the state and the history.
+pub trait PlaneMapC: PlaneMap {
+    /// The value all four coefficients of the first curve start at (its
+    /// history starts at `x0`).
+    fn first_coef(x0: f64) -> f64;
+    /// Restarts the orbit and returns the value that enters the history.
+    fn restart(s: &mut Plane, x0: f64, y0: f64) -> f64;
+}
+
+/// A `PlaneMap` whose output is x itself, held between iterations.
+pub struct PlaneN<M> {
     s: Plane,
     counter: f32,
+    map: PhantomData<M>,
 }
 
-impl FBSineN {
+impl<M: PlaneMap> PlaneN<M> {
+    fn start(io: &Wires<'_>) -> Self {
+        let [x0, y0] = M::SEEDS.map(|i| arg(io, i));
+        PlaneN { s: Plane::start(x0, y0), counter: 0.0, map: PhantomData }
+    }
+
     fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = Four::read(io);
+        let (p, [x0, y0]) = (M::read(io), M::SEEDS.map(|i| arg(io, i)));
         let (spc, _) = timing(in0(io, 0), sr);
-        if self.s.seeds_changed(p.x0, p.y0) {
-            self.s.restart(p.x0, p.y0);
+        if self.s.seeds_changed(x0, y0) {
+            self.s.restart(x0, y0);
         }
         let s = &mut self.s;
         let held = s.xn;
-        run_hold(io.out(0), &mut self.counter, spc, held, || fbsine(s, &p));
+        run_hold(io.out(0), &mut self.counter, spc, held, || M::step(s, &p));
     }
 }
 
-map_unit!(FBSineN, |io| FBSineN { s: Plane::start(arg(io, 5), arg(io, 6)), counter: 0.0 });
+map_unit!(PlaneN<M: PlaneMap>, |io| PlaneN::start(io));
 
-pub struct FBSineL {
+/// A `PlaneMap` read along straight lines between iterations.
+pub struct PlaneL<M> {
     s: Plane,
     counter: f32,
     line: Line,
+    map: PhantomData<M>,
 }
 
-impl FBSineL {
+impl<M: PlaneMap> PlaneL<M> {
+    fn start(io: &Wires<'_>) -> Self {
+        let [x0, y0] = M::SEEDS.map(|i| arg(io, i));
+        PlaneL { s: Plane::start(x0, y0), counter: 0.0, line: Line { prev: x0, frac: 0.0 }, map: PhantomData }
+    }
+
     fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = Four::read(io);
+        let (p, [x0, y0]) = (M::read(io), M::SEEDS.map(|i| arg(io, i)));
         let (spc, slope) = timing(in0(io, 0), sr);
-        if self.s.seeds_changed(p.x0, p.y0) {
+        if self.s.seeds_changed(x0, y0) {
             self.line.prev = self.s.xn;
-            self.s.restart(p.x0, p.y0);
+            self.s.restart(x0, y0);
         }
         let s = &mut self.s;
         let target = s.xn;
-        self.line.run(io.out(0), &mut self.counter, spc, slope, target, || fbsine(s, &p), |v| v);
+        self.line.run(io.out(0), &mut self.counter, spc, slope, target, || M::step(s, &p), M::shape);
     }
 }
 
-map_unit!(FBSineL, |io| FBSineL {
-    s: Plane::start(arg(io, 5), arg(io, 6)),
-    counter: 0.0,
-    line: Line { prev: arg(io, 5), frac: 0.0 },
-});
+map_unit!(PlaneL<M: PlaneMap>, |io| PlaneL::start(io));
 
-pub struct FBSineC {
+/// A `PlaneMapC` read cubically between iterations.
+pub struct PlaneC<M> {
     s: Plane,
     counter: f32,
     curve: Curve,
+    map: PhantomData<M>,
 }
 
-impl FBSineC {
+impl<M: PlaneMapC> PlaneC<M> {
+    fn start(io: &Wires<'_>) -> Self {
+        let [x0, y0] = M::SEEDS.map(|i| arg(io, i));
+        PlaneC { s: Plane::start(x0, y0), counter: 0.0, curve: Curve::new(x0, M::first_coef(x0)), map: PhantomData }
+    }
+
     fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = Four::read(io);
+        let (p, [x0, y0]) = (M::read(io), M::SEEDS.map(|i| arg(io, i)));
         let (spc, slope) = timing(in0(io, 0), sr);
-        if self.s.seeds_changed(p.x0, p.y0) {
-            // Only x restarts here; y keeps its orbit, and the new x enters the history.
-            self.s.x0 = p.x0;
-            self.s.xn = p.x0;
-            self.s.y0 = p.y0;
-            self.curve.push(p.x0);
+        if self.s.seeds_changed(x0, y0) {
+            let entering = M::restart(&mut self.s, x0, y0);
+            self.curve.push(entering);
         }
         let s = &mut self.s;
         let target = s.xn;
-        self.curve.run(io.out(0), &mut self.counter, spc, slope, target, || fbsine(s, &p));
+        self.curve.run(io.out(0), &mut self.counter, spc, slope, target, || M::step(s, &p));
     }
 }
 
-map_unit!(FBSineC, |io| FBSineC {
-    s: Plane::start(arg(io, 5), arg(io, 6)),
-    counter: 0.0,
-    curve: Curve::new(arg(io, 5), 0.0),
-});
+map_unit!(PlaneC<M: PlaneMapC>, |io| PlaneC::start(io));
+
+// ---------------------------------------------------------------------------
+// Cusp: x = a - b * sqrt(|x|)
+
+/// Cusp's map; its parameters are a and b.
+pub enum Cusp {}
+
+impl PlaneMap for Cusp {
+    type Args = (f64, f64);
+    const SEEDS: [usize; 2] = [3, 3];
+
+    fn read(io: &Wires<'_>) -> (f64, f64) {
+        (arg(io, 1), arg(io, 2))
+    }
+
+    #[inline(always)]
+    fn step(s: &mut Plane, &(a, b): &(f64, f64)) -> f64 {
+        s.xn = a - b * s.xn.abs().sqrt();
+        s.xn
+    }
+}
+
+pub type CuspN = PlaneN<Cusp>;
+pub type CuspL = PlaneL<Cusp>;
+
+// ---------------------------------------------------------------------------
+// FBSine: x = sin(im * y + fb * x), y = (a * y + c) mod 2π
+
+/// The four coefficients of FBSine and Latoocarfian.
+#[derive(Clone, Copy)]
+pub struct Four {
+    a: f64,
+    b: f64,
+    c: f64,
+    d: f64,
+}
+
+impl Four {
+    fn read(io: &Wires<'_>) -> Four {
+        Four { a: arg(io, 1), b: arg(io, 2), c: arg(io, 3), d: arg(io, 4) }
+    }
+}
+
+/// FBSine's map.
+pub enum FBSine {}
+
+impl PlaneMap for FBSine {
+    type Args = Four;
+    const SEEDS: [usize; 2] = [5, 6];
+
+    fn read(io: &Wires<'_>) -> Four {
+        Four::read(io)
+    }
+
+    #[inline(always)]
+    fn step(s: &mut Plane, p: &Four) -> f64 {
+        s.xn = (p.a * s.yn + p.b * s.xn).sin();
+        s.yn = p.c * s.yn + p.d;
+        s.yn = mod2pi(s.yn);
+        s.xn
+    }
+}
+
+impl PlaneMapC for FBSine {
+    fn first_coef(_x0: f64) -> f64 {
+        0.0
+    }
+
+    fn restart(s: &mut Plane, x0: f64, y0: f64) -> f64 {
+        // Only x restarts here; y keeps its orbit, and the new x enters the history.
+        s.x0 = x0;
+        s.xn = x0;
+        s.y0 = y0;
+        x0
+    }
+}
+
+pub type FBSineN = PlaneN<FBSine>;
+pub type FBSineL = PlaneL<FBSine>;
+pub type FBSineC = PlaneC<FBSine>;
 
 // ---------------------------------------------------------------------------
 // Gbman (gingerbread man): x' = 1 - y + |x|, y' = x
@@ -470,86 +503,42 @@ map_unit!(HenonC, |io| HenonC { s: HenonState::new(io), xnm3: arg(io, 4), coefs:
 // ---------------------------------------------------------------------------
 // Latoocarfian: x' = sin(b y) + c sin(b x), y' = sin(a x) + d sin(a y)
 
-#[inline(always)]
-fn latoocarfian(s: &mut Plane, p: &Four) -> f64 {
-    let x = s.xn;
-    s.xn = (s.yn * p.b).sin() + p.c * (x * p.b).sin();
-    s.yn = (x * p.a).sin() + p.d * (s.yn * p.a).sin();
-    s.xn
-}
+/// Latoocarfian's map.
+pub enum Latoocarfian {}
 
-pub struct LatoocarfianN {
-    s: Plane,
-    counter: f32,
-}
+impl PlaneMap for Latoocarfian {
+    type Args = Four;
+    const SEEDS: [usize; 2] = [5, 6];
 
-impl LatoocarfianN {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = Four::read(io);
-        let (spc, _) = timing(in0(io, 0), sr);
-        if self.s.seeds_changed(p.x0, p.y0) {
-            self.s.restart(p.x0, p.y0);
-        }
-        let s = &mut self.s;
-        let held = s.xn;
-        run_hold(io.out(0), &mut self.counter, spc, held, || latoocarfian(s, &p));
+    fn read(io: &Wires<'_>) -> Four {
+        Four::read(io)
+    }
+
+    #[inline(always)]
+    fn step(s: &mut Plane, p: &Four) -> f64 {
+        let x = s.xn;
+        s.xn = (s.yn * p.b).sin() + p.c * (x * p.b).sin();
+        s.yn = (x * p.a).sin() + p.d * (s.yn * p.a).sin();
+        s.xn
     }
 }
 
-map_unit!(LatoocarfianN, |io| LatoocarfianN { s: Plane::start(arg(io, 5), arg(io, 6)), counter: 0.0 });
+impl PlaneMapC for Latoocarfian {
+    fn first_coef(x0: f64) -> f64 {
+        x0
+    }
 
-pub struct LatoocarfianL {
-    s: Plane,
-    counter: f32,
-    line: Line,
-}
-
-impl LatoocarfianL {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = Four::read(io);
-        let (spc, slope) = timing(in0(io, 0), sr);
-        if self.s.seeds_changed(p.x0, p.y0) {
-            self.line.prev = self.s.xn;
-            self.s.restart(p.x0, p.y0);
-        }
-        let s = &mut self.s;
-        let target = s.xn;
-        self.line.run(io.out(0), &mut self.counter, spc, slope, target, || latoocarfian(s, &p), |v| v);
+    fn restart(s: &mut Plane, x0: f64, y0: f64) -> f64 {
+        // The x from before the restart enters the history.
+        let entering = s.xn;
+        s.restart(x0, y0);
+        entering
     }
 }
 
-map_unit!(LatoocarfianL, |io| LatoocarfianL {
-    s: Plane::start(arg(io, 5), arg(io, 6)),
-    counter: 0.0,
-    line: Line { prev: arg(io, 5), frac: 0.0 },
-});
-
-pub struct LatoocarfianC {
-    s: Plane,
-    counter: f32,
-    curve: Curve,
-}
-
-impl LatoocarfianC {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = Four::read(io);
-        let (spc, slope) = timing(in0(io, 0), sr);
-        if self.s.seeds_changed(p.x0, p.y0) {
-            // The current x enters the history before the restart.
-            self.curve.push(self.s.xn);
-            self.s.restart(p.x0, p.y0);
-        }
-        let s = &mut self.s;
-        let target = s.xn;
-        self.curve.run(io.out(0), &mut self.counter, spc, slope, target, || latoocarfian(s, &p));
-    }
-}
-
-map_unit!(LatoocarfianC, |io| LatoocarfianC {
-    s: Plane::start(arg(io, 5), arg(io, 6)),
-    counter: 0.0,
-    curve: Curve::new(arg(io, 5), arg(io, 5)),
-});
+pub type LatoocarfianN = PlaneN<Latoocarfian>;
+pub type LatoocarfianL = PlaneL<Latoocarfian>;
+pub type LatoocarfianC = PlaneC<Latoocarfian>;
 
 // ---------------------------------------------------------------------------
 // LinCong: x = (a x + c) mod m, scaled to [-1, 1)
@@ -707,94 +696,52 @@ map_unit!(LorenzL, |io| LorenzL {
 // Quad: x = a x^2 + b x + c
 
 #[derive(Clone, Copy)]
-struct QuadArgs {
+pub struct QuadArgs {
     a: f64,
     b: f64,
     c: f64,
-    x0: f64,
 }
 
 impl QuadArgs {
     fn read(io: &Wires<'_>) -> QuadArgs {
-        QuadArgs { a: arg(io, 1), b: arg(io, 2), c: arg(io, 3), x0: arg(io, 4) }
+        QuadArgs { a: arg(io, 1), b: arg(io, 2), c: arg(io, 3) }
+    }
+}
+
+/// Quad's map.
+pub enum Quad {}
+
+impl PlaneMap for Quad {
+    type Args = QuadArgs;
+    const SEEDS: [usize; 2] = [4, 4];
+
+    fn read(io: &Wires<'_>) -> QuadArgs {
+        QuadArgs::read(io)
     }
 
     #[inline(always)]
-    fn step(&self, xn: &mut f64) -> f64 {
-        *xn = self.a * *xn * *xn + self.b * *xn + self.c;
-        *xn
+    fn step(s: &mut Plane, p: &QuadArgs) -> f64 {
+        s.xn = p.a * s.xn * s.xn + p.b * s.xn + p.c;
+        s.xn
     }
 }
 
-pub struct QuadN {
-    x0: f64,
-    xn: f64,
-    counter: f32,
-}
+impl PlaneMapC for Quad {
+    fn first_coef(x0: f64) -> f64 {
+        x0
+    }
 
-impl QuadN {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = QuadArgs::read(io);
-        let (spc, _) = timing(in0(io, 0), sr);
-        if self.x0 != p.x0 {
-            self.x0 = p.x0;
-            self.xn = p.x0;
-        }
-        let mut xn = self.xn;
-        run_hold(io.out(0), &mut self.counter, spc, xn, || p.step(&mut xn));
-        self.xn = xn;
+    fn restart(s: &mut Plane, x0: f64, y0: f64) -> f64 {
+        // The x from before the restart enters the history.
+        let entering = s.xn;
+        s.restart(x0, y0);
+        entering
     }
 }
 
-map_unit!(QuadN, |io| QuadN { x0: arg(io, 4), xn: arg(io, 4), counter: 0.0 });
-
-pub struct QuadL {
-    x0: f64,
-    xn: f64,
-    counter: f32,
-    line: Line,
-}
-
-impl QuadL {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = QuadArgs::read(io);
-        let (spc, slope) = timing(in0(io, 0), sr);
-        if self.x0 != p.x0 {
-            self.line.prev = self.xn;
-            self.x0 = p.x0;
-            self.xn = p.x0;
-        }
-        let mut xn = self.xn;
-        self.line.run(io.out(0), &mut self.counter, spc, slope, xn, || p.step(&mut xn), |v| v);
-        self.xn = xn;
-    }
-}
-
-map_unit!(QuadL, |io| QuadL { x0: arg(io, 4), xn: arg(io, 4), counter: 0.0, line: Line { prev: arg(io, 4), frac: 0.0 } });
-
-pub struct QuadC {
-    x0: f64,
-    xn: f64,
-    counter: f32,
-    curve: Curve,
-}
-
-impl QuadC {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let p = QuadArgs::read(io);
-        let (spc, slope) = timing(in0(io, 0), sr);
-        if self.x0 != p.x0 {
-            self.curve.push(self.xn);
-            self.x0 = p.x0;
-            self.xn = p.x0;
-        }
-        let mut xn = self.xn;
-        self.curve.run(io.out(0), &mut self.counter, spc, slope, xn, || p.step(&mut xn));
-        self.xn = xn;
-    }
-}
-
-map_unit!(QuadC, |io| QuadC { x0: arg(io, 4), xn: arg(io, 4), counter: 0.0, curve: Curve::new(arg(io, 4), arg(io, 4)) });
+pub type QuadN = PlaneN<Quad>;
+pub type QuadL = PlaneL<Quad>;
+pub type QuadC = PlaneC<Quad>;
 
 // ---------------------------------------------------------------------------
 // Standard map: y = (y + k sin x) mod 2π, x = (x + y) mod 2π; output (x - π) / π
@@ -834,28 +781,26 @@ impl StandardN {
 
 map_unit!(StandardN, |io| StandardN { s: Plane::start(arg(io, 2), arg(io, 3)), counter: 0.0 });
 
-pub struct StandardL {
-    s: Plane,
-    counter: f32,
-    line: Line,
-}
+/// The standard map; its parameters are k and the initial x and y.
+pub enum Standard {}
 
-impl StandardL {
-    fn run(&mut self, io: &mut Wires<'_>, sr: f64) {
-        let (k, x0, y0) = (arg(io, 1), arg(io, 2), arg(io, 3));
-        let (spc, slope) = timing(in0(io, 0), sr);
-        if self.s.seeds_changed(x0, y0) {
-            self.line.prev = self.s.xn;
-            self.s.restart(x0, y0);
-        }
-        let s = &mut self.s;
-        let target = s.xn;
-        self.line.run(io.out(0), &mut self.counter, spc, slope, target, || standard(s, k), standard_out);
+impl PlaneMap for Standard {
+    type Args = f64;
+    const SEEDS: [usize; 2] = [2, 3];
+
+    fn read(io: &Wires<'_>) -> f64 {
+        arg(io, 1)
+    }
+
+    #[inline(always)]
+    fn step(s: &mut Plane, k: &f64) -> f64 {
+        standard(s, *k)
+    }
+
+    #[inline(always)]
+    fn shape(x: f64) -> f64 {
+        standard_out(x)
     }
 }
 
-map_unit!(StandardL, |io| StandardL {
-    s: Plane::start(arg(io, 2), arg(io, 3)),
-    counter: 0.0,
-    line: Line { prev: arg(io, 2), frac: 0.0 },
-});
+pub type StandardL = PlaneL<Standard>;

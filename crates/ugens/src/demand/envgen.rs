@@ -64,6 +64,13 @@ pub struct DemandEnvGen {
     audio_gate: bool,
 }
 
+/// A call's working copies of `running` and `release`.
+#[derive(Clone, Copy)]
+struct Flags {
+    running: bool,
+    release: bool,
+}
+
 /// Where the two calculation modes differ while starting a segment.
 #[derive(Clone, Copy)]
 enum Mode {
@@ -78,23 +85,15 @@ enum Mode {
 impl DemandEnvGen {
     /// Starts the next segment at the end of the current one: demands its
     /// duration, shape, curve and end level, and sets up the shape's recurrence.
-    /// `running` and `release` are the caller's working copies.
-    fn start_segment(
-        &mut self,
-        io: &Wires<'_>,
-        cx: &mut UnitCtx<'_>,
-        mode: Mode,
-        running: &mut bool,
-        release: &mut bool,
-    ) {
+    fn start_segment(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>, mode: Mode, f: &mut Flags) {
         let k = match mode {
             Mode::Block => 1,
             Mode::Sample(k) => k,
         };
         let dur = cx.demand_input_at(io, DUR, k);
         if dur.is_nan() {
-            *release = true;
-            *running = false;
+            f.release = true;
+            f.running = false;
             self.phase = f32::MAX;
         } else {
             let samples = (dur * io.in0(TIME_SCALE)) as f64 * cx.rate.sample_rate;
@@ -127,7 +126,7 @@ impl DemandEnvGen {
 
         let demanded = cx.demand_input_at(io, LEVEL, k);
         let end = if demanded.is_nan() {
-            *release = true;
+            f.release = true;
             self.phase = 0.0;
             shape = STEP;
             self.end_level
@@ -224,24 +223,17 @@ impl DemandEnvGen {
 
     /// Sample `i`: the end of a segment starts the next one (or, after a
     /// release, ends the envelope), then the recurrence steps.
-    fn sample(
-        &mut self,
-        io: &Wires<'_>,
-        cx: &mut UnitCtx<'_>,
-        mode: Mode,
-        running: &mut bool,
-        release: &mut bool,
-    ) -> f32 {
-        if self.phase <= 0.0 && *running {
-            if *release {
-                *running = false;
-                *release = false;
+    fn sample(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>, mode: Mode, f: &mut Flags) -> f32 {
+        if self.phase <= 0.0 && f.running {
+            if f.release {
+                f.running = false;
+                f.release = false;
                 cx.done_action(c_int(io.in0(DONE_ACTION)));
             } else {
-                self.start_segment(io, cx, mode, running, release);
+                self.start_segment(io, cx, mode, f);
             }
         }
-        if *running {
+        if f.running {
             self.advance();
         }
         self.level as f32
@@ -271,8 +263,7 @@ impl DemandEnvGen {
     /// sources at every sample of an audio-rate block.
     fn next_block(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         let reset = io.in0(RESET);
-        let mut running = self.running;
-        let mut release = self.release;
+        let mut f = Flags { running: self.running, release: self.release };
         for i in 0..io.n() {
             if reset > 0.0 && self.prev_reset <= 0.0 {
                 for input in [LEVEL, DUR, SHAPE, CURVE] {
@@ -282,23 +273,22 @@ impl DemandEnvGen {
                 if reset > 1.0 {
                     self.level = first as f64;
                 }
-                release = false;
-                running = true;
+                f.release = false;
+                f.running = true;
                 self.phase = 0.0;
             }
-            let x = self.sample(io, cx, Mode::Block, &mut running, &mut release);
+            let x = self.sample(io, cx, Mode::Block, &mut f);
             io.out(0)[i] = x;
         }
-        self.gate(io.in0(GATE), &mut release);
+        self.gate(io.in0(GATE), &mut f.release);
         self.prev_reset = reset;
-        self.end_call(release);
+        self.end_call(f.release);
     }
 
     /// Audio-rate gate and reset, read per sample; a gate change takes
     /// effect from the next block.
     fn next_audio(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mut running = self.running;
-        let mut release = self.release;
+        let mut f = Flags { running: self.running, release: self.release };
         for i in 0..io.n() {
             let reset = at(io, RESET, i);
             if reset > 0.0 && self.prev_reset <= 0.0 {
@@ -310,16 +300,16 @@ impl DemandEnvGen {
                 }
                 cx.reset_input(io, DUR);
                 cx.reset_input(io, SHAPE);
-                release = false;
-                running = true;
+                f.release = false;
+                f.running = true;
                 self.phase = 0.0;
             }
             self.prev_reset = reset;
-            let x = self.sample(io, cx, Mode::Sample(i + 1), &mut running, &mut release);
+            let x = self.sample(io, cx, Mode::Sample(i + 1), &mut f);
             io.out(0)[i] = x;
-            self.gate(at(io, GATE, i), &mut release);
+            self.gate(at(io, GATE, i), &mut f.release);
         }
-        self.end_call(release);
+        self.end_call(f.release);
     }
 }
 

@@ -6,6 +6,7 @@ use crate::bufio::sc_loop;
 use crate::info::resolve_buffer_index;
 use crate::ops::math::{c_int, sc_fold, sc_max};
 use crate::registry::Registry;
+use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 pub(super) fn register(r: &mut Registry) {
@@ -13,8 +14,8 @@ pub(super) fn register(r: &mut Registry) {
     r.add::<Demanded<Series<true>>>("Dgeom");
     r.add::<Demanded<White>>("Dwhite");
     r.add::<Demanded<IWhite>>("Diwhite");
-    r.add::<Demanded<Brown>>("Dbrown");
-    r.add::<Demanded<IBrown>>("Dibrown");
+    r.add::<Demanded<Brown<f32>>>("Dbrown");
+    r.add::<Demanded<Brown<i32>>>("Dibrown");
     r.add::<BufRead>("Dbufrd");
     r.add::<BufWrite>("Dbufwr");
 }
@@ -133,19 +134,67 @@ impl Pattern for IWhite {
     }
 }
 
-/// `Dbrown(length, lo, hi, step)`: a random walk that folds back into
-/// [lo, hi], each value at most `step` from the one before.
-pub(super) struct Brown {
-    repeats: Repeats,
-    lo: f32,
-    hi: f32,
-    step: f32,
-    value: f32,
+/// What a random walk steps through: floats (`Dbrown`) or integers
+/// (`Dibrown`, bounds and step truncated toward zero).
+pub(super) trait Walk: Copy + Default + Send + 'static {
+    /// A bound or step as read from an input.
+    fn from_input(x: f32) -> Self;
+    /// A random point of [lo, hi].
+    fn start(rgen: &mut RGen, lo: Self, hi: Self) -> Self;
+    /// A random step of at most `step` away, folded back into [lo, hi].
+    fn walk(self, rgen: &mut RGen, step: Self, lo: Self, hi: Self) -> Self;
+    fn out(self) -> f32;
 }
 
-impl Pattern for Brown {
+impl Walk for f32 {
+    fn from_input(x: f32) -> f32 {
+        x
+    }
+
+    fn start(rgen: &mut RGen, lo: f32, hi: f32) -> f32 {
+        rgen.frand() * (hi - lo) + lo
+    }
+
+    fn walk(self, rgen: &mut RGen, step: f32, lo: f32, hi: f32) -> f32 {
+        sc_fold(self + rgen.frand2() * step, lo, hi)
+    }
+
+    fn out(self) -> f32 {
+        self
+    }
+}
+
+impl Walk for i32 {
+    fn from_input(x: f32) -> i32 {
+        c_int(x)
+    }
+
+    fn start(rgen: &mut RGen, lo: i32, hi: i32) -> i32 {
+        rgen.irand(hi.wrapping_sub(lo).wrapping_add(1)).wrapping_add(lo)
+    }
+
+    fn walk(self, rgen: &mut RGen, step: i32, lo: i32, hi: i32) -> i32 {
+        fold_int(self.wrapping_add(rgen.irand2(step)), lo, hi)
+    }
+
+    fn out(self) -> f32 {
+        self as f32
+    }
+}
+
+/// `Dbrown(length, lo, hi, step)` and `Dibrown`: a random walk that folds
+/// back into [lo, hi], each value at most `step` from the one before.
+pub(super) struct Brown<T> {
+    repeats: Repeats,
+    lo: T,
+    hi: T,
+    step: T,
+    value: T,
+}
+
+impl<T: Walk> Pattern for Brown<T> {
     fn build(_spec: &UnitSpec<'_>) -> Self {
-        Brown { repeats: Repeats::new(), lo: 0.0, hi: 0.0, step: 0.0, value: 0.0 }
+        Brown { repeats: Repeats::new(), lo: T::default(), hi: T::default(), step: T::default(), value: T::default() }
     }
 
     fn reset(&mut self) {
@@ -157,64 +206,20 @@ impl Pattern for Brown {
         for (index, slot) in [(1, &mut self.lo), (2, &mut self.hi), (3, &mut self.step)] {
             let x = cx.demand_input_at(io, index, k);
             if !x.is_nan() {
-                *slot = x;
+                *slot = T::from_input(x);
             }
         }
         if self.repeats.limit < 0.0 {
             self.repeats.read(io, cx, 0);
             // Each run after a reset starts at a random point of the range.
-            self.value = cx.world.rgen.frand() * (self.hi - self.lo) + self.lo;
+            self.value = T::start(&mut cx.world.rgen, self.lo, self.hi);
         }
         if self.repeats.exhausted() {
             return Some(f32::NAN);
         }
         self.repeats.count += 1;
-        let out = self.value;
-        let x = self.value + cx.world.rgen.frand2() * self.step;
-        self.value = sc_fold(x, self.lo, self.hi);
-        Some(out)
-    }
-}
-
-/// `Dibrown(length, lo, hi, step)`: [`Brown`] on integers (bounds and step
-/// truncated toward zero).
-pub(super) struct IBrown {
-    repeats: Repeats,
-    lo: i32,
-    hi: i32,
-    step: i32,
-    value: i32,
-}
-
-impl Pattern for IBrown {
-    fn build(_spec: &UnitSpec<'_>) -> Self {
-        IBrown { repeats: Repeats::new(), lo: 0, hi: 0, step: 0, value: 0 }
-    }
-
-    fn reset(&mut self) {
-        self.repeats.reset();
-    }
-
-    fn value(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> Option<f32> {
-        let k = cx.demanded;
-        for (index, slot) in [(1, &mut self.lo), (2, &mut self.hi), (3, &mut self.step)] {
-            let x = cx.demand_input_at(io, index, k);
-            if !x.is_nan() {
-                *slot = c_int(x);
-            }
-        }
-        if self.repeats.limit < 0.0 {
-            self.repeats.read(io, cx, 0);
-            let span = self.hi.wrapping_sub(self.lo).wrapping_add(1);
-            self.value = cx.world.rgen.irand(span).wrapping_add(self.lo);
-        }
-        if self.repeats.exhausted() {
-            return Some(f32::NAN);
-        }
-        self.repeats.count += 1;
-        let out = self.value as f32;
-        let x = self.value.wrapping_add(cx.world.rgen.irand2(self.step));
-        self.value = fold_int(x, self.lo, self.hi);
+        let out = self.value.out();
+        self.value = self.value.walk(&mut cx.world.rgen, self.step, self.lo, self.hi);
         Some(out)
     }
 }

@@ -5,6 +5,27 @@ use crate::rgen::RGen;
 use crate::unit::Wires;
 use std::cell::Cell;
 
+/// Declares a stateless unit combining two spectra: its struct and a
+/// `TwoBuffers` impl whose frame runs the body on A (`p`, written) and B
+/// (`q`) in the given form.
+macro_rules! pair_unit {
+    ($(#[$doc:meta])* $name:ident, $form:ident, |$p:ident, $q:ident, $io:ident| $body:block) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl TwoBuffers for $name {
+            const FORM: Form = Form::$form;
+            fn new(_io: &Wires<'_>, _samples: usize) -> Self {
+                Self
+            }
+            fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], $io: &Wires<'_>, _rgen: &mut RGen) {
+                let ($p, $q) = (Spec(p), Spec(q));
+                $body
+            }
+        }
+    };
+}
+
 /// scsynth's `sc_max` for floats: `b` only when `a < b`.
 #[inline(always)]
 fn max_f32(a: f32, b: f32) -> f32 {
@@ -15,35 +36,37 @@ fn max_f32(a: f32, b: f32) -> f32 {
     }
 }
 
-/// `PV_MagMul(chainA, chainB)`: A's magnitudes times B's.
-pub struct MagMul;
-
-impl TwoBuffers for MagMul {
-    const FORM: Form = Form::Polar;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
+/// Moves B's DC, Nyquist and bins into A wherever `takes(b, a)` says B
+/// wins: for DC and Nyquist on their sizes, for bins on their magnitudes.
+#[inline(always)]
+fn take_where(p: Spec<'_>, q: Spec<'_>, takes: impl Fn(f32, f32) -> bool) {
+    for (a, b) in [(p.dc(), q.dc()), (p.nyq(), q.nyq())] {
+        if takes(b.get().abs(), a.get().abs()) {
+            a.set(b.get());
+        }
     }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], _io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
+    for i in 0..p.bins() {
+        if takes(q.a(i).get(), p.a(i).get()) {
+            p.set_bin(i, q, i);
+        }
+    }
+}
+
+pair_unit!(
+    /// `PV_MagMul(chainA, chainB)`: A's magnitudes times B's.
+    MagMul, Polar, |p, q, _io| {
         p.dc().set(p.dc().get() * q.dc().get());
         p.nyq().set(p.nyq().get() * q.nyq().get());
         for i in 0..p.bins() {
             p.a(i).set(p.a(i).get() * q.a(i).get());
         }
     }
-}
+);
 
-/// `PV_MagDiv(chainA, chainB, zeroed)`: A's magnitudes over B's, which
-/// count as at least `zeroed`.
-pub struct MagDiv;
-
-impl TwoBuffers for MagDiv {
-    const FORM: Form = Form::Polar;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
-    }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
+pair_unit!(
+    /// `PV_MagDiv(chainA, chainB, zeroed)`: A's magnitudes over B's, which
+    /// count as at least `zeroed`.
+    MagDiv, Polar, |p, q, io| {
         let z = io.in0(2);
         p.dc().set(p.dc().get() / max_f32(q.dc().get(), z));
         p.nyq().set(p.nyq().get() / max_f32(q.nyq().get(), z));
@@ -51,18 +74,11 @@ impl TwoBuffers for MagDiv {
             p.a(i).set(p.a(i).get() / max_f32(q.a(i).get(), z));
         }
     }
-}
+);
 
-/// `PV_CopyPhase(chainA, chainB)`: A's magnitudes with B's phases.
-pub struct CopyPhase;
-
-impl TwoBuffers for CopyPhase {
-    const FORM: Form = Form::Polar;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
-    }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], _io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
+pair_unit!(
+    /// `PV_CopyPhase(chainA, chainB)`: A's magnitudes with B's phases.
+    CopyPhase, Polar, |p, q, _io| {
         // DC and Nyquist are real: their "phase" is their sign.
         for (a, b) in [(p.dc(), q.dc()), (p.nyq(), q.nyq())] {
             if (a.get() > 0.0) == (b.get() < 0.0) {
@@ -73,64 +89,25 @@ impl TwoBuffers for CopyPhase {
             p.b(i).set(q.b(i).get());
         }
     }
-}
+);
 
-/// `PV_Max(chainA, chainB)`: per bin, the louder of A and B.
-pub struct Max;
-
-impl TwoBuffers for Max {
-    const FORM: Form = Form::Polar;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
+pair_unit!(
+    /// `PV_Max(chainA, chainB)`: per bin, the louder of A and B.
+    Max, Polar, |p, q, _io| {
+        take_where(p, q, |b, a| b > a);
     }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], _io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
-        for (a, b) in [(p.dc(), q.dc()), (p.nyq(), q.nyq())] {
-            if b.get().abs() > a.get().abs() {
-                a.set(b.get());
-            }
-        }
-        for i in 0..p.bins() {
-            if q.a(i).get() > p.a(i).get() {
-                p.set_bin(i, q, i);
-            }
-        }
-    }
-}
+);
 
-/// `PV_Min(chainA, chainB)`: per bin, the quieter of A and B.
-pub struct Min;
-
-impl TwoBuffers for Min {
-    const FORM: Form = Form::Polar;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
+pair_unit!(
+    /// `PV_Min(chainA, chainB)`: per bin, the quieter of A and B.
+    Min, Polar, |p, q, _io| {
+        take_where(p, q, |b, a| b < a);
     }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], _io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
-        for (a, b) in [(p.dc(), q.dc()), (p.nyq(), q.nyq())] {
-            if b.get().abs() < a.get().abs() {
-                a.set(b.get());
-            }
-        }
-        for i in 0..p.bins() {
-            if q.a(i).get() < p.a(i).get() {
-                p.set_bin(i, q, i);
-            }
-        }
-    }
-}
+);
 
-/// `PV_Mul(chainA, chainB)`: complex product (three multiplications per bin).
-pub struct Mul;
-
-impl TwoBuffers for Mul {
-    const FORM: Form = Form::Complex;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
-    }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], _io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
+pair_unit!(
+    /// `PV_Mul(chainA, chainB)`: complex product (three multiplications per bin).
+    Mul, Complex, |p, q, _io| {
         p.dc().set(p.dc().get() * q.dc().get());
         p.nyq().set(p.nyq().get() * q.nyq().get());
         for i in 0..p.bins() {
@@ -141,18 +118,11 @@ impl TwoBuffers for Mul {
             p.b(i).set((pre + p.b(i).get()) * (q.a(i).get() + q.b(i).get()) - rm - im);
         }
     }
-}
+);
 
-/// `PV_Div(chainA, chainB)`: complex quotient.
-pub struct Div;
-
-impl TwoBuffers for Div {
-    const FORM: Form = Form::Complex;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
-    }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], _io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
+pair_unit!(
+    /// `PV_Div(chainA, chainB)`: complex quotient.
+    Div, Complex, |p, q, _io| {
         p.dc().set(p.dc().get() / q.dc().get());
         p.nyq().set(p.nyq().get() / q.nyq().get());
         for i in 0..p.bins() {
@@ -162,18 +132,11 @@ impl TwoBuffers for Div {
             p.b(i).set((p.b(i).get() * q.a(i).get() - pre * q.b(i).get()) / norm);
         }
     }
-}
+);
 
-/// `PV_Add(chainA, chainB)`: complex sum.
-pub struct Add;
-
-impl TwoBuffers for Add {
-    const FORM: Form = Form::Complex;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
-    }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], _io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
+pair_unit!(
+    /// `PV_Add(chainA, chainB)`: complex sum.
+    Add, Complex, |p, q, _io| {
         p.dc().set(p.dc().get() + q.dc().get());
         p.nyq().set(p.nyq().get() + q.nyq().get());
         for i in 0..p.bins() {
@@ -181,19 +144,12 @@ impl TwoBuffers for Add {
             p.b(i).set(p.b(i).get() + q.b(i).get());
         }
     }
-}
+);
 
-/// `PV_BinWipe(chainA, chainB, wipe)`: B's lowest (`wipe` > 0) or highest
-/// (`wipe` < 0) fraction of bins over A, in whatever form they are.
-pub struct BinWipe;
-
-impl TwoBuffers for BinWipe {
-    const FORM: Form = Form::Raw;
-    fn new(_io: &Wires<'_>, _samples: usize) -> Self {
-        Self
-    }
-    fn frame(&mut self, p: &[Cell<f32>], q: &[Cell<f32>], io: &Wires<'_>, _rgen: &mut RGen) {
-        let (p, q) = (Spec(p), Spec(q));
+pair_unit!(
+    /// `PV_BinWipe(chainA, chainB, wipe)`: B's lowest (`wipe` > 0) or highest
+    /// (`wipe` < 0) fraction of bins over A, in whatever form they are.
+    BinWipe, Raw, |p, q, io| {
         let n = p.bins() as i32;
         let wipe = bins_of(io.in0(2), p.bins());
         if wipe > 0 {
@@ -216,4 +172,4 @@ impl TwoBuffers for BinWipe {
             p.nyq().set(q.nyq().get());
         }
     }
-}
+);

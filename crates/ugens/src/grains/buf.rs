@@ -40,19 +40,7 @@ impl GrainIn {
 impl Granular for GrainIn {
     fn play_active(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>, outs: &mut Outs<'_>, n: usize) {
         let input = io.inp(2);
-        let mut i = 0;
-        while i < self.pool.active {
-            let g = &mut self.pool.grains[i];
-            let Ok(win) = active_window(cx.world, &g.env) else { break };
-            let nsmps = g.counter.min(n as i32);
-            Self::play(g, input, win, outs, 0, nsmps);
-            g.counter = g.counter.wrapping_sub(nsmps);
-            if g.counter <= 0 {
-                self.pool.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        self.pool.play_active(cx.world, outs, n, |g, win, outs, at, nsmps| Self::play(g, input, win, outs, at, nsmps));
     }
 
     fn start(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>, outs: &mut Outs<'_>, n: usize, pos: usize) {
@@ -66,38 +54,22 @@ impl Granular for GrainIn {
         let counter = at_least_four(win_size as f64 * cx.rate.sample_rate);
         let pan = input_at(cx, io, 3, pos);
         let win = start_window(cx.world, choice);
-        let g = &mut self.pool.grains[idx];
-        g.counter = d2i(counter);
-        g.env = Envelope::start(win_type, counter, win);
-        g.place = Placement::new(pan, outs.len);
-        let nsmps = g.counter.min((n - pos) as i32);
-        Self::play(g, io.inp(2), win, outs, pos, nsmps);
-        g.counter = g.counter.wrapping_sub(nsmps);
-        if g.counter <= 0 {
-            self.pool.remove(idx);
-        }
+        let (env, place) = (Envelope::start(win_type, counter, win), Placement::new(pan, outs.len));
+        let input = io.inp(2);
+        self.pool.begin(idx, env, place, d2i(counter), outs, n, pos, |g, outs, at, nsmps| {
+            Self::play(g, input, win, outs, at, nsmps)
+        });
     }
 }
 
-impl Construct for GrainIn {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut unit =
-            GrainIn { pool: Pool::new(io.in0(5)), curtrig: 0.0, trig_audio: io.in_rate(0) == Rate::Audio };
-        // The first sample is computed with the trigger read as a control.
-        let mut curtrig = unit.curtrig;
-        run_granular(&mut unit, &mut curtrig, false, io, cx);
-        unit.curtrig = curtrig;
-        unit
-    }
-}
+granular_unit!(
+    GrainIn,
+    |io, cx| GrainIn { pool: Pool::new(io.in0(5)), curtrig: 0.0, trig_audio: io.in_rate(0) == Rate::Audio },
+    // The first sample is computed with the trigger read as a control.
+    |unit| false
+);
 
-impl Unit for GrainIn {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mut curtrig = self.curtrig;
-        run_granular(self, &mut curtrig, self.trig_audio, io, cx);
-        self.curtrig = curtrig;
-    }
-}
+enveloped!(InGrain);
 
 // ---- GrainBuf ----------------------------------------------------------------
 
@@ -229,21 +201,8 @@ impl Granular for GrainBuf {
     }
 }
 
-impl Construct for GrainBuf {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let trig_audio = io.in_rate(0) == Rate::Audio;
-        let mut unit = GrainBuf { pool: Pool::new(io.in0(8)), curtrig: 0.0, trig_audio };
-        let mut curtrig = unit.curtrig;
-        run_granular(&mut unit, &mut curtrig, trig_audio, io, cx);
-        unit.curtrig = curtrig;
-        unit
-    }
-}
-
-impl Unit for GrainBuf {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mut curtrig = self.curtrig;
-        run_granular(self, &mut curtrig, self.trig_audio, io, cx);
-        self.curtrig = curtrig;
-    }
-}
+granular_unit!(
+    GrainBuf,
+    |io, cx| GrainBuf { pool: Pool::new(io.in0(8)), curtrig: 0.0, trig_audio: io.in_rate(0) == Rate::Audio },
+    |unit| unit.trig_audio
+);

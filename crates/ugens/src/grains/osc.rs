@@ -1,6 +1,6 @@
 //! Grains of a sine tone (GrainSin) and of a two-operator FM tone (GrainFM).
 
-use super::envelope::{active_window, choose, start_window, Envelope};
+use super::envelope::{choose, start_window, Envelope};
 use super::{at_least_four, input_at, run_granular, Granular, Outs, Placement, Pool};
 use crate::osc::tables::{d2i, lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
@@ -47,19 +47,7 @@ impl GrainSin {
 
 impl Granular for GrainSin {
     fn play_active(&mut self, _io: &Wires<'_>, cx: &mut UnitCtx<'_>, outs: &mut Outs<'_>, n: usize) {
-        let mut i = 0;
-        while i < self.pool.active {
-            let g = &mut self.pool.grains[i];
-            let Ok(win) = active_window(cx.world, &g.env) else { break };
-            let nsmps = g.counter.min(n as i32);
-            Self::play(g, win, outs, 0, nsmps);
-            g.counter = g.counter.wrapping_sub(nsmps);
-            if g.counter <= 0 {
-                self.pool.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        self.pool.play_active(cx.world, outs, n, Self::play);
     }
 
     fn start(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>, outs: &mut Outs<'_>, n: usize, pos: usize) {
@@ -77,41 +65,22 @@ impl Granular for GrainSin {
         let g = &mut self.pool.grains[idx];
         g.freq = d2i(self.cpstoinc * freq as f64);
         g.phase = 0;
-        g.counter = d2i(counter);
-        g.env = Envelope::start(win_type, counter, win);
-        g.place = Placement::new(pan, outs.len);
-        let nsmps = g.counter.min((n - pos) as i32);
-        Self::play(g, win, outs, pos, nsmps);
-        g.counter = g.counter.wrapping_sub(nsmps);
-        if g.counter <= 0 {
-            self.pool.remove(idx);
-        }
+        let (env, place) = (Envelope::start(win_type, counter, win), Placement::new(pan, outs.len));
+        self.pool.begin(idx, env, place, d2i(counter), outs, n, pos, |g, outs, at, nsmps| Self::play(g, win, outs, at, nsmps));
     }
 }
 
-impl Construct for GrainSin {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut unit = GrainSin {
-            pool: Pool::new(io.in0(5)),
-            curtrig: 0.0,
-            trig_audio: io.in_rate(0) == Rate::Audio,
-            cpstoinc: cps_to_inc(cx.rate.sample_dur),
-        };
-        // The first sample is computed with the trigger read as a control.
-        let mut curtrig = unit.curtrig;
-        run_granular(&mut unit, &mut curtrig, false, io, cx);
-        unit.curtrig = curtrig;
-        unit
-    }
-}
-
-impl Unit for GrainSin {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mut curtrig = self.curtrig;
-        run_granular(self, &mut curtrig, self.trig_audio, io, cx);
-        self.curtrig = curtrig;
-    }
-}
+granular_unit!(
+    GrainSin,
+    |io, cx| GrainSin {
+        pool: Pool::new(io.in0(5)),
+        curtrig: 0.0,
+        trig_audio: io.in_rate(0) == Rate::Audio,
+        cpstoinc: cps_to_inc(cx.rate.sample_dur),
+    },
+    // The first sample is computed with the trigger read as a control.
+    |unit| false
+);
 
 // ---- GrainFM -----------------------------------------------------------------
 
@@ -156,19 +125,8 @@ impl GrainFM {
 
 impl Granular for GrainFM {
     fn play_active(&mut self, _io: &Wires<'_>, cx: &mut UnitCtx<'_>, outs: &mut Outs<'_>, n: usize) {
-        let mut i = 0;
-        while i < self.pool.active {
-            let g = &mut self.pool.grains[i];
-            let Ok(win) = active_window(cx.world, &g.env) else { break };
-            let nsmps = g.counter.min(n as i32);
-            Self::play(g, self.cpstoinc, win, outs, 0, nsmps);
-            g.counter = g.counter.wrapping_sub(nsmps);
-            if g.counter <= 0 {
-                self.pool.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        let cpstoinc = self.cpstoinc;
+        self.pool.play_active(cx.world, outs, n, |g, win, outs, at, nsmps| Self::play(g, cpstoinc, win, outs, at, nsmps));
     }
 
     fn start(&mut self, io: &Wires<'_>, cx: &mut UnitCtx<'_>, outs: &mut Outs<'_>, n: usize, pos: usize) {
@@ -191,37 +149,23 @@ impl Granular for GrainFM {
         g.car_base = car_freq;
         g.car_phase = 0;
         g.mod_phase = 0;
-        g.counter = d2i(counter);
-        g.env = Envelope::start(win_type, counter, win);
-        g.place = Placement::new(pan, outs.len);
-        let nsmps = g.counter.min((n - pos) as i32);
-        Self::play(g, self.cpstoinc, win, outs, pos, nsmps);
-        g.counter = g.counter.wrapping_sub(nsmps);
-        if g.counter <= 0 {
-            self.pool.remove(idx);
-        }
+        let (env, place) = (Envelope::start(win_type, counter, win), Placement::new(pan, outs.len));
+        let cpstoinc = self.cpstoinc;
+        self.pool.begin(idx, env, place, d2i(counter), outs, n, pos, |g, outs, at, nsmps| {
+            Self::play(g, cpstoinc, win, outs, at, nsmps)
+        });
     }
 }
 
-impl Construct for GrainFM {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut unit = GrainFM {
-            pool: Pool::new(io.in0(7)),
-            curtrig: 0.0,
-            trig_audio: io.in_rate(0) == Rate::Audio,
-            cpstoinc: cps_to_inc(cx.rate.sample_dur),
-        };
-        let mut curtrig = unit.curtrig;
-        run_granular(&mut unit, &mut curtrig, false, io, cx);
-        unit.curtrig = curtrig;
-        unit
-    }
-}
+granular_unit!(
+    GrainFM,
+    |io, cx| GrainFM {
+        pool: Pool::new(io.in0(7)),
+        curtrig: 0.0,
+        trig_audio: io.in_rate(0) == Rate::Audio,
+        cpstoinc: cps_to_inc(cx.rate.sample_dur),
+    },
+    |unit| false
+);
 
-impl Unit for GrainFM {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mut curtrig = self.curtrig;
-        run_granular(self, &mut curtrig, self.trig_audio, io, cx);
-        self.curtrig = curtrig;
-    }
-}
+enveloped!(SinGrain, FmGrain);

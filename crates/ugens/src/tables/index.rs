@@ -9,6 +9,28 @@ use crate::osc::tables::{f2i, sc_clip};
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use std::marker::PhantomData;
 
+/// Implements `Construct` (build with `$init`, compute the first sample in
+/// the one-sample form) and `Unit` (each block in the form picked then) for
+/// a lookup unit with a `mode` field and a `run` method.
+macro_rules! lookup_unit {
+    ($t:ident $(<$g:ident: $b:ident>)?, |$io:ident, $cx:ident| $init:expr) => {
+        impl$(<$g: $b>)? Construct for $t$(<$g>)? {
+            fn new(_spec: &UnitSpec<'_>, $io: &mut Wires<'_>, $cx: &mut UnitCtx<'_>) -> Self {
+                let mut u: Self = $init;
+                u.run($io, $cx, LookupMode::One);
+                u
+            }
+        }
+
+        impl$(<$g: $b>)? Unit for $t$(<$g>)? {
+            fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+                let mode = self.mode;
+                self.run(io, cx, mode);
+            }
+        }
+    };
+}
+
 /// How an index unit turns its input into a table value.
 pub trait IndexRule: Send + 'static {
     /// The value for input `x`; `one` is set in the one-sample calc function,
@@ -43,20 +65,7 @@ impl<R: IndexRule> TableIndex<R> {
     }
 }
 
-impl<R: IndexRule> Construct for TableIndex<R> {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = TableIndex { mode: LookupMode::pick(io, cx), _rule: PhantomData };
-        u.run(io, cx, LookupMode::One);
-        u
-    }
-}
-
-impl<R: IndexRule> Unit for TableIndex<R> {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mode = self.mode;
-        self.run(io, cx, mode);
-    }
-}
+lookup_unit!(TableIndex<R: IndexRule>, |io, cx| TableIndex { mode: LookupMode::pick(io, cx), _rule: PhantomData });
 
 #[inline(always)]
 fn last_index(table: &[f32]) -> i32 {
@@ -186,21 +195,8 @@ impl DetectIndex {
     }
 }
 
-impl Construct for DetectIndex {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        // A NaN previous input makes the first block search.
-        let mut u = DetectIndex { mode: LookupMode::pick(io, cx), prev: -1.0, prev_in: f32::NAN };
-        u.run(io, cx, LookupMode::One);
-        u
-    }
-}
-
-impl Unit for DetectIndex {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mode = self.mode;
-        self.run(io, cx, mode);
-    }
-}
+// A NaN previous input makes the first block search.
+lookup_unit!(DetectIndex, |io, cx| DetectIndex { mode: LookupMode::pick(io, cx), prev: -1.0, prev_in: f32::NAN });
 
 /// DegreeToKey: a scale degree to a key through a table of one octave,
 /// adding `octave` per table length outside it. Inputs: bufnum, in, octave.
@@ -260,25 +256,12 @@ impl DegreeToKey {
     }
 }
 
-impl Construct for DegreeToKey {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = DegreeToKey {
-            mode: LookupMode::pick(io, cx),
-            octave: f2i(in0(io, 2)),
-            prev_index: i32::MAX,
-            prev_key: 0.0,
-        };
-        u.run(io, cx, LookupMode::One);
-        u
-    }
-}
-
-impl Unit for DegreeToKey {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mode = self.mode;
-        self.run(io, cx, mode);
-    }
-}
+lookup_unit!(DegreeToKey, |io, cx| DegreeToKey {
+    mode: LookupMode::pick(io, cx),
+    octave: f2i(in0(io, 2)),
+    prev_index: i32::MAX,
+    prev_key: 0.0,
+});
 
 /// Shaper: wave shaping through a transfer function stored in wavetable
 /// format, the input -1..1 spanning the table.
@@ -335,17 +318,4 @@ impl Shaper {
     }
 }
 
-impl Construct for Shaper {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = Shaper { mode: LookupMode::pick(io, cx), prev_in: in0(io, 1) };
-        u.run(io, cx, LookupMode::One);
-        u
-    }
-}
-
-impl Unit for Shaper {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let mode = self.mode;
-        self.run(io, cx, mode);
-    }
-}
+lookup_unit!(Shaper, |io, cx| Shaper { mode: LookupMode::pick(io, cx), prev_in: in0(io, 1) });

@@ -18,6 +18,26 @@ const SINE_MASK: i64 = 8191;
 /// A quarter cycle of the sine table: turns a sine index into a cosine index.
 const QUARTER: i64 = 2048;
 
+/// Implements `Construct` (build with `$init`, then compute the first
+/// sample) and `Unit` for a panner whose `run` takes the slope factor.
+macro_rules! gliding_unit {
+    ($t:ident, |$io:ident| $init:expr) => {
+        impl Construct for $t {
+            fn new(_spec: &UnitSpec<'_>, $io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+                let mut unit: $t = $init;
+                unit.run($io, cx.rate.slope_factor);
+                unit
+            }
+        }
+
+        impl Unit for $t {
+            fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+                self.run(io, cx.rate.slope_factor);
+            }
+        }
+    };
+}
+
 /// `1/sqrt(2)` in single precision, the W channel's gain.
 #[inline(always)]
 fn rsqrt2() -> f32 {
@@ -163,21 +183,10 @@ impl BiPanB2 {
     }
 }
 
-impl Construct for BiPanB2 {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let azimuth = in0(io, 2);
-        let level = in0(io, 3);
-        let mut unit = BiPanB2 { azimuth, level, amps: b2_gains(azimuth, level) };
-        unit.run(io, cx.rate.slope_factor);
-        unit
-    }
-}
-
-impl Unit for BiPanB2 {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        self.run(io, cx.rate.slope_factor);
-    }
-}
+gliding_unit!(BiPanB2, |io| {
+    let (azimuth, level) = (in0(io, 2), in0(io, 3));
+    BiPanB2 { azimuth, level, amps: b2_gains(azimuth, level) }
+});
 
 // ---- PanB -------------------------------------------------------------------
 
@@ -231,20 +240,10 @@ impl PanB {
     }
 }
 
-impl Construct for PanB {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let (azimuth, elevation, level) = (in0(io, 1), in0(io, 2), in0(io, 3));
-        let mut unit = PanB { azimuth, elevation, level, amps: b_gains(azimuth, elevation, level) };
-        unit.run(io, cx.rate.slope_factor);
-        unit
-    }
-}
-
-impl Unit for PanB {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        self.run(io, cx.rate.slope_factor);
-    }
-}
+gliding_unit!(PanB, |io| {
+    let (azimuth, elevation, level) = (in0(io, 1), in0(io, 2), in0(io, 3));
+    PanB { azimuth, elevation, level, amps: b_gains(azimuth, elevation, level) }
+});
 
 // ---- PanAz --------------------------------------------------------------------
 
@@ -467,21 +466,11 @@ impl Rotate2 {
     }
 }
 
-impl Construct for Rotate2 {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let pos = in0(io, 2);
-        let (sint, cost) = rotation(pos);
-        let mut unit = Rotate2 { pos, sint, cost };
-        unit.run(io, cx.rate.slope_factor);
-        unit
-    }
-}
-
-impl Unit for Rotate2 {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        self.run(io, cx.rate.slope_factor);
-    }
-}
+gliding_unit!(Rotate2, |io| {
+    let pos = in0(io, 2);
+    let (sint, cost) = rotation(pos);
+    Rotate2 { pos, sint, cost }
+});
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,8 @@ pub enum BufGenError {
     BadBufnum { bufnum: usize, count: usize },
     #[error("/b_gen: buffer {0} is not allocated")]
     NotAllocated(usize),
+    #[error("/b_gen PreparePartConv: {0}")]
+    PreparePartConv(String),
 }
 
 /// Runs the `/b_gen` command `command` on buffer `bufnum`.
@@ -56,6 +58,8 @@ pub fn buffer_gen(buffers: &mut [SndBuf], bufnum: usize, command: &str, args: &[
         }
         "copy" => copy(buffers, bufnum, &mut args),
         "cantorFill" => cantor_fill(samples_mut(&mut buffers[bufnum])),
+        "PreparePartConv" => magnetar_ugens::convolution::prepare_part_conv(buffers, bufnum, args.rest)
+            .map_err(|e| BufGenError::PreparePartConv(e.to_string()))?,
         _ => return Err(BufGenError::UnknownCommand(command.to_owned())),
     }
     Ok(())

@@ -1,5 +1,30 @@
-//! UGens of this family are registered here.
+//! Convolution: the FFT-based convolvers (Convolution, Convolution2,
+//! Convolution2L, StereoConvolution2L, PartConv), the direct time-domain
+//! one (Convolution3), and the units that build or read single spectrum
+//! bins (PackFFT, Unpack1FFT) or map a whole spectrum (PV_ConformalMap).
+
+mod direct;
+mod fixed;
+mod pack;
+mod partitioned;
+mod spectral;
+mod stereo;
 
 use crate::registry::Registry;
 
-pub fn register(_r: &mut Registry) {}
+pub use partitioned::{prepare_part_conv, PreparePartConvError};
+
+pub fn register(r: &mut Registry) {
+    r.add::<fixed::Convolution>("Convolution");
+    r.add::<fixed::Convolution2>("Convolution2");
+    r.add::<fixed::Convolution2L>("Convolution2L");
+    r.add::<stereo::StereoConvolution2L>("StereoConvolution2L");
+    r.add::<direct::Convolution3>("Convolution3");
+    r.add::<partitioned::PartConv>("PartConv");
+    r.add::<pack::PackFft>("PackFFT");
+    r.add::<pack::Unpack1Fft>("Unpack1FFT");
+    r.add::<crate::fft::pv::Pv<pack::ConformalMap>>("PV_ConformalMap");
+}
+
+#[cfg(test)]
+mod tests;

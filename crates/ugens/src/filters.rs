@@ -30,6 +30,7 @@ pub use fir::{Bpz2, Brz2, Fir, FirDesign, Hpz1, Hpz2, Lpz1, Lpz2, Slope};
 pub use linexp::LinExp;
 pub use moog::MoogFf;
 pub use misc::{Median, Sos};
+pub(crate) use misc::MedianWindow;
 pub use silence::{DetectSilence, DETECT_SILENCE_DONE_ACTION};
 pub use onepole::{Decay, Decay2, Integrator, LeakDc, OnePole, OneZero};
 pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, MidEq, Ringz, Rlpf, TwoPoleFilter, TwoZeroFilter};

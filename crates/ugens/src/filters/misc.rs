@@ -110,18 +110,32 @@ impl Unit for Sos {
 
 const MAX_MEDIAN: usize = 32;
 
-/// Median: the median of the last `length` input samples (length 1–31,
-/// odd). Inputs: length, in.
-pub struct Median {
+/// A running median of the last `size` values (at most 32), kept sorted
+/// with their ages, as scsynth's Median and Pitch keep theirs.
+pub(crate) struct MedianWindow {
     values: [f32; MAX_MEDIAN],
     ages: [i32; MAX_MEDIAN],
     size: usize,
 }
 
-impl Median {
+impl MedianWindow {
+    /// A window of `size` values, all `value` (size clamped to the maximum).
+    pub(crate) fn new(size: usize, value: f32) -> MedianWindow {
+        let size = size.min(MAX_MEDIAN);
+        let mut ages = [0; MAX_MEDIAN];
+        for (i, a) in ages.iter_mut().enumerate() {
+            *a = i as i32;
+        }
+        MedianWindow { values: [value; MAX_MEDIAN], ages, size }
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
     /// Replaces the oldest value with `value`, keeps the window sorted and
     /// returns its middle element.
-    fn insert(&mut self, value: f32) -> f32 {
+    pub(crate) fn insert(&mut self, value: f32) -> f32 {
         let size = self.size;
         if size == 0 {
             return value;
@@ -151,15 +165,16 @@ impl Median {
     }
 }
 
+/// Median: the median of the last `length` input samples (length 1–31,
+/// odd). Inputs: length, in.
+pub struct Median(MedianWindow);
+
 impl Construct for Median {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
         let x = in0(io, 1);
         let size = super::sig::trunc_i32(in0(io, 0) as f64).clamp(0, MAX_MEDIAN as i32) as usize;
-        let mut u = Median { values: [x; MAX_MEDIAN], ages: [0; MAX_MEDIAN], size };
-        for (i, a) in u.ages.iter_mut().enumerate() {
-            *a = i as i32;
-        }
-        io.out(0)[0] = u.insert(x);
+        let mut u = Median(MedianWindow::new(size, x));
+        io.out(0)[0] = u.0.insert(x);
         u
     }
 }
@@ -169,7 +184,7 @@ impl Unit for Median {
         let inp = In::new(io, 1);
         let out = io.out(0);
         for (i, o) in out.iter_mut().enumerate() {
-            *o = self.insert(inp.at(i));
+            *o = self.0.insert(inp.at(i));
         }
     }
 }

@@ -7,6 +7,7 @@
 //! keeps the result if it lies within the frequency range. The window then
 //! slides by the execution period.
 
+use crate::filters::MedianWindow;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 const MAX_MEDIAN: usize = 32;
@@ -16,57 +17,12 @@ fn log2_ceil(x: i32) -> i32 {
     32 - (x.wrapping_sub(1) as u32).leading_zeros() as i32
 }
 
-/// A running median of the last `size` values, kept sorted with their ages.
-struct Median {
-    values: [f32; MAX_MEDIAN],
-    ages: [i32; MAX_MEDIAN],
-    size: usize,
-}
-
-impl Median {
-    fn new(size: usize, value: f32) -> Median {
-        let mut m = Median { values: [0.0; MAX_MEDIAN], ages: [0; MAX_MEDIAN], size };
-        for i in 0..size {
-            m.values[i] = value;
-            m.ages[i] = i as i32;
-        }
-        m
-    }
-
-    /// Replaces the oldest value by `value` and returns the middle one.
-    fn insert(&mut self, value: f32) -> f32 {
-        let size = self.size;
-        let last = size - 1;
-        let mut pos = 0usize;
-        for i in 0..size {
-            if self.ages[i] == last as i32 {
-                pos = i;
-            } else {
-                self.ages[i] += 1;
-            }
-        }
-        while pos != 0 && value < self.values[pos - 1] {
-            self.values[pos] = self.values[pos - 1];
-            self.ages[pos] = self.ages[pos - 1];
-            pos -= 1;
-        }
-        while pos != last && value > self.values[pos + 1] {
-            self.values[pos] = self.values[pos + 1];
-            self.ages[pos] = self.ages[pos + 1];
-            pos += 1;
-        }
-        self.values[pos] = value;
-        self.ages[pos] = 0;
-        self.values[size >> 1]
-    }
-}
-
 /// `Pitch.kr(in, initFreq, minFreq, maxFreq, execFreq, maxBinsPerOctave,
 /// median, ampThreshold, peakThreshold, downSample, clar)`: frequency and
 /// whether one was found (or the clarity of the peak).
 pub struct Pitch {
     buffer: Vec<f32>,
-    median: Median,
+    median: MedianWindow,
     freq: f32,
     min_freq: f32,
     max_freq: f32,
@@ -115,7 +71,7 @@ impl Construct for Pitch {
         Pitch {
             // One spare sample: the peak search may read one past the window.
             buffer: vec![0.0; size + 2],
-            median: Median::new(median_size, freq),
+            median: MedianWindow::new(median_size, freq),
             freq,
             min_freq,
             max_freq,
@@ -224,7 +180,7 @@ impl Pitch {
                 let fperiod = period as f32 + beta / gamma;
                 let temp = self.srate / fperiod;
                 if temp >= self.min_freq && temp <= self.max_freq {
-                    self.freq = if self.median.size > 1 { self.median.insert(temp) } else { temp };
+                    self.freq = if self.median.size() > 1 { self.median.insert(temp) } else { temp };
                     self.has_freq = if self.clarity { maxsum / zero_lag } else { 1.0 };
                 }
             }
@@ -328,7 +284,7 @@ mod tests {
 
     #[test]
     fn the_running_median_rejects_a_single_outlier() {
-        let mut m = Median::new(5, 100.0);
+        let mut m = MedianWindow::new(5, 100.0);
         assert_eq!(m.insert(100.0), 100.0);
         assert_eq!(m.insert(900.0), 100.0);
         assert_eq!(m.insert(200.0), 100.0);

@@ -24,7 +24,10 @@ pub(crate) fn set_coord(buf: &mut SndBuf, c: Coord) {
     buf.spectrum = c;
 }
 
-const SINE_SIZE: usize = 8192;
+use crate::osc::tables::{sine_tables, SINE_SIZE};
+/// C's `(int)x` as x86 computes it (out of range and NaN give `i32::MIN`).
+pub(crate) use crate::osc::tables::d2i as trunc_i32;
+
 const SINE_MASK: i32 = SINE_SIZE as i32 - 1;
 const LUT_SIZE: usize = 2049;
 const LUT_HALF: i32 = (LUT_SIZE >> 1) as i32;
@@ -36,7 +39,8 @@ const TWOPI: f64 = PI * 2.0;
 
 /// The lookup tables of the approximate conversions.
 pub(crate) struct Tables {
-    sine: [f32; SINE_SIZE + 1],
+    /// The oscillators' sine table (one period and its first point again).
+    sine: &'static [f32; SINE_SIZE + 1],
     mag: [f32; LUT_SIZE],
     phase: [f32; LUT_SIZE],
 }
@@ -47,11 +51,8 @@ static TABLES: OnceLock<Box<Tables>> = OnceLock::new();
 /// constructor makes, so that no unit builds them while it runs.
 pub(crate) fn tables() -> &'static Tables {
     TABLES.get_or_init(|| {
-        let mut t = Box::new(Tables { sine: [0.0; SINE_SIZE + 1], mag: [0.0; LUT_SIZE], phase: [0.0; LUT_SIZE] });
-        let step = TWOPI / SINE_SIZE as f64;
-        for (i, s) in t.sine.iter_mut().enumerate() {
-            *s = (i as f64 * step).sin() as f32;
-        }
+        let mut t =
+            Box::new(Tables { sine: &sine_tables().sine, mag: [0.0; LUT_SIZE], phase: [0.0; LUT_SIZE] });
         let r = 1.0 / LUT_HALF as f64;
         for i in 0..LUT_SIZE {
             let angle = ((i as i32 - LUT_HALF) as f64 * r).atan();
@@ -60,16 +61,6 @@ pub(crate) fn tables() -> &'static Tables {
         }
         t
     })
-}
-
-/// A float truncated to int32 as x86 does it: out of range and NaN give i32::MIN.
-#[inline(always)]
-pub(crate) fn trunc_i32(x: f64) -> i32 {
-    if x.is_nan() || x >= 2_147_483_648.0 || x < -2_147_483_648.0 {
-        i32::MIN
-    } else {
-        x as i32
-    }
 }
 
 impl Tables {

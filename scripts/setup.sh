@@ -12,6 +12,9 @@ command -v jackd >/dev/null || need_apt+=(jackd2)
 [ -e /usr/include/sndfile.h ] || need_apt+=(libsndfile1-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v sox >/dev/null || need_apt+=(sox)
+# boost.interprocess headers: the server's shared memory segment (crates/shm).
+[ -e /usr/include/boost/interprocess/managed_shared_memory.hpp ] || need_apt+=(libboost-dev)
+command -v g++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "== installing ${need_apt[*]}"
     SUDO=""
@@ -31,4 +34,4 @@ if ! command -v cargo >/dev/null; then
 fi
 
 echo "== building magnetar (release)"
-cargo build --release -q -p magnetar-server
+cargo build --release -q -p magnetar-server -p magnetar-shm

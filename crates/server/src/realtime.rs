@@ -911,6 +911,21 @@ pub fn run(cli: &Cli) -> i32 {
     engine_opts.realtime = true;
     let mut engine = Engine::new(engine_opts.clone());
     engine.record_events = true;
+    // The shared memory segment clients connect to for this port, as
+    // scsynth's: the control buses live in it, and the scope buffers.
+    let shm_port = cli.udp_port.filter(|&p| p > 0).or(cli.tcp_port);
+    let mut _shm_name = ShmName(None);
+    if let Some(port) = shm_port {
+        match magnetar_shm::ServerShm::create(port, engine_opts.num_control_buses) {
+            Ok(shm) => {
+                _shm_name = ShmName(Some(port));
+                let (buses, scopes) = shm.into_world_parts();
+                engine.world.control_bus = buses;
+                engine.world.scope_buffers = Some(scopes);
+            }
+            Err(e) => eprintln!("WARNING: {e}; control buses stay private"),
+        }
+    }
     // The garbage-collected heap UGens such as GrainCloud allocate from; the
     // engine runs its collector between blocks (paper 000).
     match magnetar_ugens::gc_units::realtime_collector() {
@@ -1079,6 +1094,19 @@ pub fn run(cli: &Cli) -> i32 {
     }
     let _ = forwarder.join();
     0
+}
+
+/// Removes the segment's name when the server function returns, on every
+/// path: the engine may outlive it on a driver thread, and its mapping goes
+/// when the engine does.
+struct ShmName(Option<u16>);
+
+impl Drop for ShmName {
+    fn drop(&mut self) {
+        if let Some(port) = self.0 {
+            magnetar_shm::ServerShm::remove(port);
+        }
+    }
 }
 
 /// `MAGNETAR_RECORD=file.wav` (an extension): writes what the driver plays

@@ -3,6 +3,8 @@
 
 use crate::rgen::RGen;
 use crate::unit::RateInfo;
+use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// What the spectral units last left in a buffer (scsynth's `coord`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -124,6 +126,77 @@ pub struct LocalBufs(Option<*mut Vec<SndBuf>>);
 unsafe impl Send for LocalBufs {}
 unsafe impl Sync for LocalBufs {}
 
+/// The control buses' storage. A world owns its buses, except the real-time
+/// server's, whose buses live in the shared memory segment that clients read
+/// and write directly (`Bus.getSynchronous`), as scsynth's do. Either way it
+/// reads as a slice.
+pub struct ControlBuses {
+    ptr: NonNull<f32>,
+    len: usize,
+    /// The owned storage (empty for external buses); only reached through `ptr`.
+    _own: Vec<f32>,
+    /// Keeps external storage alive.
+    _keep: Option<Arc<dyn Send + Sync>>,
+}
+
+// SAFETY: `ControlBuses` is an exclusively owned buffer of floats (like a
+// `Vec<f32>`): shared references only read it, writes need `&mut`.
+unsafe impl Send for ControlBuses {}
+unsafe impl Sync for ControlBuses {}
+
+impl ControlBuses {
+    /// `len` zeroed buses in the world's own memory.
+    pub fn owned(len: usize) -> ControlBuses {
+        let mut own = vec![0.0f32; len];
+        let ptr = NonNull::new(own.as_mut_ptr()).expect("a Vec's pointer is never null");
+        ControlBuses { ptr, len, _own: own, _keep: None }
+    }
+
+    /// Buses in memory the world does not own (the server's shared memory).
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` initialised floats, aligned, that stay valid
+    /// while `keep` lives, and that nothing else in this process accesses
+    /// while these buses exist.
+    pub unsafe fn external(ptr: NonNull<f32>, len: usize, keep: Arc<dyn Send + Sync>) -> ControlBuses {
+        ControlBuses { ptr, len, _own: Vec::new(), _keep: Some(keep) }
+    }
+}
+
+impl std::ops::Deref for ControlBuses {
+    type Target = [f32];
+    #[inline]
+    fn deref(&self) -> &[f32] {
+        // SAFETY: `ptr` holds `len` floats for as long as `self` (see the
+        // constructors); `&self` excludes writers in this process.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for ControlBuses {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [f32] {
+        // SAFETY: as in `deref`, and `&mut self` makes this the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+/// Scope buffers a scope writer (`ScopeOut2`) fills: the segment's, in the
+/// real-time server. Each buffer holds three regions of `channels` planes of
+/// `frames` samples; the writer fills one, pushes it to the reader and gets
+/// the next. Called only from the thread running the world, without
+/// allocating or making system calls.
+pub trait ScopeBuffers: Send + Sync {
+    /// Takes buffer `index` for `channels` x `frames`; returns the region to
+    /// write, or None when the index is out of range, taken, or no room is left.
+    fn acquire(&mut self, index: u32, channels: u32, frames: u32) -> Option<NonNull<f32>>;
+    /// Publishes the region written (`frames` frames) and returns the next
+    /// one. Only for a buffer this writer acquired.
+    fn push(&mut self, index: u32, frames: u32) -> Option<NonNull<f32>>;
+    /// Gives buffer `index` back.
+    fn release(&mut self, index: u32);
+}
+
 /// The part of the server's world that units see.
 pub struct World {
     pub full_rate: RateInfo,
@@ -137,7 +210,9 @@ pub struct World {
     pub audio_bus: Vec<f32>,
     /// Per audio bus: the block counter of the last block that wrote it.
     pub audio_touched: Vec<i32>,
-    pub control_bus: Vec<f32>,
+    /// Control buses: the world's own memory, or the real-time server's
+    /// shared memory segment (see [`ControlBuses`]).
+    pub control_bus: ControlBuses,
     pub control_touched: Vec<i32>,
     /// Counts blocks; a bus whose touched value differs was not written
     /// in this block and reads as silence.
@@ -165,6 +240,9 @@ pub struct World {
     /// The garbage-collected heap units may allocate from (see `gc_units`); none unless the
     /// server installs one.
     pub gc: Option<magnetar_gc::Collector>,
+    /// The scope buffers `ScopeOut2` writes to (the real-time server's shared
+    /// memory); none in NRT and in a parallel worker's private world.
+    pub scope_buffers: Option<Box<dyn ScopeBuffers>>,
 }
 
 impl World {
@@ -187,7 +265,7 @@ impl World {
             num_input_channels,
             audio_bus: vec![0.0; num_audio_buses * block_size],
             audio_touched: vec![-1; num_audio_buses],
-            control_bus: vec![0.0; num_control_buses],
+            control_bus: ControlBuses::owned(num_control_buses),
             control_touched: vec![-1; num_control_buses],
             buf_counter: 0,
             buffers: vec![SndBuf::default(); num_buffers],
@@ -203,6 +281,7 @@ impl World {
             touch_data: Vec::new(),
             touch_overflow: false,
             gc: None,
+            scope_buffers: None,
         }
     }
 

@@ -86,3 +86,62 @@ def test_a_stale_segment_of_the_same_port_is_replaced(exe, jack):
                 c.close()
     finally:
         stale.unlink(missing_ok=True)
+
+
+def scope_def(name: str, scope_id: int, max_frames: int, period: int, values: list[float]) -> bytes:
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder, compile_synthdefs
+
+    with SynthDefBuilder() as b:
+        U.ScopeOut2.ar(
+            scope_id=scope_id,
+            max_frames=max_frames,
+            scope_frames=period,
+            source=[U.DC.ar(source=v) for v in values],
+        )
+    return compile_synthdefs(b.build(name=name))
+
+
+def read_scope(port: int, index: int, timeout: float = 2.0) -> tuple[list[int], list[float]]:
+    """(channels, max_frames, frames) and the samples, once a region has been published."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = peek(port, "scope", str(index))
+        head = [int(x) for x in out[:3]]
+        if head[2] > 0 or time.monotonic() > deadline:
+            return head, [float(x) for x in out[3:]]
+        time.sleep(0.05)
+
+
+def test_scopeout2_publishes_regions_clients_read(server, client):
+    client.send(("/d_recv", scope_def("shm_scope", 3, 2048, 512, [0.25, -0.5])))
+    client.wait_for("/done", timeout=3)
+    client.send(("/s_new", "shm_scope", 1000, 0, 0))
+    client.request(("/sync", 4), "/synced")
+    head, data = read_scope(server.port, 3)
+    assert head == [2, 2048, 512]
+    # Channel planes lie max_frames apart; the published region holds `frames` frames of each.
+    assert set(data[:512]) == {0.25}
+    assert set(data[2048 : 2048 + 512]) == {-0.5}
+    # An unused scope buffer reads as not in use.
+    assert read_scope(server.port, 4, timeout=0)[0] == [0, 0, 0]
+
+
+def test_scope_buffer_is_free_again_when_the_synth_ends(server, client):
+    client.send(("/d_recv", scope_def("shm_scope", 5, 1024, 256, [1.0])))
+    client.wait_for("/done", timeout=3)
+    client.send(("/s_new", "shm_scope", 1000, 0, 0))
+    client.request(("/sync", 5), "/synced")
+    assert read_scope(server.port, 5)[0] == [1, 1024, 256]
+    client.send(("/n_free", 1000))
+    # A second writer of the same buffer gets it only once the first let go.
+    client.send(("/d_recv", scope_def("shm_scope2", 5, 512, 128, [0.5, 0.5, 0.5])))
+    client.wait_for("/done", timeout=3)
+    client.send(("/s_new", "shm_scope2", 1001, 0, 0))
+    client.request(("/sync", 6), "/synced")
+    deadline = time.monotonic() + 2
+    while read_scope(server.port, 5)[0] != [3, 512, 128] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    head, data = read_scope(server.port, 5)
+    assert head == [3, 512, 128]
+    assert set(data[:128]) == {0.5}

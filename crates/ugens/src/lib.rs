@@ -34,6 +34,7 @@ pub mod grains;
 pub mod listening;
 pub mod convolution;
 pub mod assorted;
+pub mod scope;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

@@ -117,6 +117,7 @@ impl Registry {
         crate::listening::register(&mut r);
         crate::convolution::register(&mut r);
         crate::assorted::register(&mut r);
+        crate::scope::register(&mut r);
         r
     }
 

@@ -15,6 +15,8 @@ command -v sox >/dev/null || need_apt+=(sox)
 # boost.interprocess headers: the server's shared memory segment (crates/shm).
 [ -e /usr/include/boost/interprocess/managed_shared_memory.hpp ] || need_apt+=(libboost-dev)
 command -v g++ >/dev/null || need_apt+=(g++)
+# sclang, for the session suite in tests/sclang.
+command -v sclang >/dev/null || need_apt+=(supercollider-language)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "== installing ${need_apt[*]}"
     SUDO=""

@@ -1,0 +1,234 @@
+"""sclang itself, driving scsynth and magnetar through the same day-to-day session.
+
+``session.scd`` boots a server from sclang (headless: Qt's offscreen platform), plays functions,
+patterns, Ndef/Pdef/ProxySpace, reads the sound files SuperCollider ships, uses the control buses
+through shared memory, the volume, CmdPeriod, the scope, Score.recordNRT, recording and disk
+streaming, and prints what it measured as ``@@RESULT step key value`` lines.  The session runs
+once with scsynth and once with magnetar (at the same time, each on its own ports, both on a
+private JACK dummy server); each step then asserts that magnetar's session measured what
+scsynth's did and printed no error line that scsynth's did not.
+
+Run time: about 25 s of wall time (the two sessions run side by side).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+
+from rtserver import ROOT, SCSYNTH, JackDummy, executables, free_port  # noqa: E402
+
+SCLANG = os.environ.get("SCLANG", shutil.which("sclang") or "/usr/bin/sclang")
+SCRIPT = Path(__file__).resolve().parent / "session.scd"
+PEEK = os.environ.get("MAGNETAR_SHM_PEEK", str(ROOT / "target" / "release" / "magnetar-shm-peek"))
+SESSION_TIMEOUT = 150
+
+STEPS = [
+    "boot", "play", "pbind", "ndef", "pdef", "proxyspace", "buffer_read", "bus_sync",
+    "volume", "cmdperiod", "scope", "score", "record", "diskin", "quit",
+]
+
+# Words that mark a line as an error report, from sclang or from a server.
+ERROR_MARKERS = re.compile(
+    r"ERROR|FAILURE|Exception|not found|not installed|not understood|malformed|[Ff]ailed|"
+    r"could not|Cannot|crash|Segmentation|exited with exit code [^0]"
+)
+
+# Steps that need disk streaming (DiskOut for s.record, DiskIn for cueSoundFile): skipped while
+# magnetar refuses those units, so that they run as soon as it provides them.
+NEEDS_UNIT = {"record": "DiskOut", "diskin": "DiskIn"}
+
+
+@dataclass
+class Session:
+    server: str
+    port: int
+    out: Path
+    returncode: int | None = None
+    lines: list[str] = field(default_factory=list)
+    steps: dict[str, list[str]] = field(default_factory=dict)
+    results: dict[str, dict[str, object]] = field(default_factory=dict)
+    ended: bool = False
+    # The server's shared memory segment still existed when the session was over.
+    segment_left: bool = False
+
+    @property
+    def log(self) -> str:
+        return "\n".join(self.lines)
+
+    def parse(self) -> None:
+        current = "startup"
+        self.steps[current] = []
+        for line in self.lines:
+            if line.startswith("@@BEGIN "):
+                current = line.split()[1]
+                self.steps[current] = []
+            elif line.startswith("@@RESULT "):
+                _, step, key, value = line.split(" ", 3)
+                try:
+                    parsed = json.loads(value)
+                except json.JSONDecodeError:
+                    parsed = value
+                self.results.setdefault(step, {})[key] = parsed
+            elif line.startswith("@@END"):
+                self.ended = True
+            else:
+                self.steps[current].append(line)
+
+    def errors(self, step: str) -> list[str]:
+        return [l for l in self.steps.get(step, []) if ERROR_MARKERS.search(l)]
+
+    def step_log(self, step: str) -> str:
+        return "\n".join(self.steps.get(step, []))
+
+
+def normalized(line: str) -> str:
+    """An error line without the numbers (node ids, ports, offsets) that differ between runs."""
+    return re.sub(r"\d+", "N", line.strip())
+
+
+def run_session(server: str, program: str, jack: JackDummy, workdir: Path) -> Session:
+    home = workdir / f"home-{server}"
+    (home / "runtime").mkdir(parents=True)
+    out = workdir / "out"
+    out.mkdir(exist_ok=True)
+    session = Session(server, free_port(), out)
+    env = jack.env()
+    env.update(
+        HOME=str(home),
+        XDG_RUNTIME_DIR=str(home / "runtime"),
+        QT_QPA_PLATFORM="offscreen",
+        QTWEBENGINE_DISABLE_SANDBOX="1",
+        SESSION_PROGRAM=program,
+        SESSION_PORT=str(session.port),
+        SESSION_OUT=str(out),
+        SESSION_TAG=server,
+        SESSION_SHM_PEEK=PEEK,
+    )
+    env.pop("SC_SYNTHDEF_PATH", None)
+    # A process group of its own: the server sclang starts is stopped with it on a timeout.
+    proc = subprocess.Popen(
+        [SCLANG, "-u", str(free_port()), str(SCRIPT)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=str(workdir),
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    try:
+        stdout, _ = proc.communicate(timeout=SESSION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, _ = proc.communicate()
+    session.returncode = proc.returncode
+    session.segment_left = Path(f"/dev/shm/SuperColliderServer_{session.port}").exists()
+    session.lines = stdout.splitlines()
+    session.parse()
+    # Whatever sclang left running (a server that did not quit) goes with its group.
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return session
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory) -> dict[str, Session]:
+    if not (os.path.isfile(SCLANG) and os.access(SCLANG, os.X_OK)):
+        pytest.fail(f"sclang not found at {SCLANG!r}: run scripts/setup.sh (supercollider-language)", pytrace=False)
+    exes = executables()
+    for path in (*exes.values(), PEEK):
+        if not os.access(path, os.X_OK):
+            pytest.fail(f"{path} is missing: run scripts/setup.sh", pytrace=False)
+    jack = JackDummy()
+    jack.name = f"magnetar-sclang-{os.getpid()}"
+    jack.start()
+    workdir = tmp_path_factory.mktemp("sclang")
+    done: dict[str, Session] = {}
+    try:
+        threads = [
+            threading.Thread(target=lambda s=s: done.__setitem__(s, run_session(s, exes[s], jack, workdir)))
+            for s in ("scsynth", "magnetar")
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        jack.stop()
+        for s in done.values():
+            Path(f"/dev/shm/SuperColliderServer_{s.port}").unlink(missing_ok=True)
+    return done
+
+
+def reference(sessions, step: str) -> Session:
+    ref = sessions["scsynth"]
+    if ref.results.get(step, {}).get("finished") is not True:
+        pytest.fail(
+            f"the session itself is broken: with scsynth, step {step!r} did not finish\n{ref.step_log(step)}",
+            pytrace=False,
+        )
+    return ref
+
+
+def skip_without_unit(sessions, step: str) -> None:
+    unit = NEEDS_UNIT.get(step)
+    if unit and f"UGen '{unit}' not installed" in sessions["magnetar"].log:
+        pytest.skip(f"magnetar does not provide {unit} yet (disk streaming), which {step!r} needs")
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_step_measures_what_scsynth_measures(sessions, step):
+    ref = reference(sessions, step)
+    skip_without_unit(sessions, step)
+    dut = sessions["magnetar"]
+    got = dut.results.get(step, {})
+    assert got == ref.results[step], (
+        f"step {step!r}: magnetar's session measured {got}, scsynth's {ref.results[step]}\n"
+        f"magnetar's output during the step:\n{dut.step_log(step)}"
+    )
+
+
+@pytest.mark.parametrize("step", ["startup", *STEPS])
+def test_step_prints_no_error_scsynth_does_not(sessions, step):
+    if step != "startup":
+        reference(sessions, step)
+    skip_without_unit(sessions, step)
+    ref_errors = {normalized(l) for l in sessions["scsynth"].errors(step)}
+    extra = [l for l in sessions["magnetar"].errors(step) if normalized(l) not in ref_errors]
+    assert not extra, f"step {step!r}: errors printed with magnetar and not with scsynth:\n" + "\n".join(extra)
+
+
+def test_session_ends_and_sclang_exits_0(sessions):
+    for name, s in sessions.items():
+        assert s.ended and s.returncode == 0, f"{name}: sclang exited {s.returncode}\n{s.log[-3000:]}"
+
+
+def test_score_recordnrt_renders_the_same_file(sessions):
+    reference(sessions, "score")
+    out = sessions["scsynth"].out
+    ref, dut = out / "score-scsynth.wav", out / "score-magnetar.wav"
+    assert dut.exists(), f"magnetar wrote no file\n{sessions['magnetar'].step_log('score')}"
+    assert ref.read_bytes() == dut.read_bytes()
+
+
+def test_shared_memory_segment_is_gone_after_quit(sessions):
+    for name, s in sessions.items():
+        assert s.results.get("quit", {}).get("quit") is True, f"{name} did not quit"
+    assert not [n for n, s in sessions.items() if s.segment_left]

@@ -13,6 +13,7 @@ Run time: about 25 s of wall time (the two sessions run side by side).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -148,18 +149,11 @@ def run_session(server: str, program: str, jack: JackDummy, workdir: Path) -> Se
     return session
 
 
-@pytest.fixture(scope="module")
-def sessions(tmp_path_factory) -> dict[str, Session]:
-    if not (os.path.isfile(SCLANG) and os.access(SCLANG, os.X_OK)):
-        pytest.fail(f"sclang not found at {SCLANG!r}: run scripts/setup.sh (supercollider-language)", pytrace=False)
+def run_both(workdir: Path) -> dict[str, Session]:
     exes = executables()
-    for path in (*exes.values(), PEEK):
-        if not os.access(path, os.X_OK):
-            pytest.fail(f"{path} is missing: run scripts/setup.sh", pytrace=False)
     jack = JackDummy()
     jack.name = f"magnetar-sclang-{os.getpid()}"
     jack.start()
-    workdir = tmp_path_factory.mktemp("sclang")
     done: dict[str, Session] = {}
     try:
         threads = [
@@ -175,6 +169,44 @@ def sessions(tmp_path_factory) -> dict[str, Session]:
         for s in done.values():
             Path(f"/dev/shm/SuperColliderServer_{s.port}").unlink(missing_ok=True)
     return done
+
+
+def dump(sessions: dict[str, Session]) -> str:
+    keep = ("server", "port", "returncode", "lines", "segment_left")
+    return json.dumps({n: {**{k: getattr(s, k) for k in keep}, "out": str(s.out)} for n, s in sessions.items()})
+
+
+def load(text: str) -> dict[str, Session]:
+    out = {}
+    for name, d in json.loads(text).items():
+        s = Session(d["server"], d["port"], Path(d["out"]), d["returncode"], d["lines"], segment_left=d["segment_left"])
+        s.parse()
+        out[name] = s
+    return out
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory) -> dict[str, Session]:
+    if not (os.path.isfile(SCLANG) and os.access(SCLANG, os.X_OK)):
+        pytest.fail(f"sclang not found at {SCLANG!r}: run scripts/setup.sh (supercollider-language)", pytrace=False)
+    for path in (*executables().values(), PEEK):
+        if not os.access(path, os.X_OK):
+            pytest.fail(f"{path} is missing: run scripts/setup.sh", pytrace=False)
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return run_both(tmp_path_factory.mktemp("sclang"))
+    # Under pytest-xdist the steps are spread over workers: the first one to get here runs the
+    # sessions, the others read what it recorded.
+    root = tmp_path_factory.getbasetemp().parent
+    record = root / "sclang-sessions.json"
+    with open(root / "sclang-sessions.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if record.exists():
+            return load(record.read_text())
+        workdir = root / "sclang-sessions"
+        workdir.mkdir()
+        sessions = run_both(workdir)
+        record.write_text(dump(sessions))
+        return sessions
 
 
 def reference(sessions, step: str) -> Session:

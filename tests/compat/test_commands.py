@@ -300,3 +300,35 @@ def test_d_recv_d_load_d_loadDir_d_free(tmp_path):
 def test_nrt_end_marks_the_last_bundle(tmp_path):
     s = Score([TONE]).add(0, tone(1000, 0)).add(0.1, msg("/nrt_end"))
     pair, ref, dut = check_score(tmp_path, s, channels=1, allow_errors=True)
+
+
+def test_score_with_garbage_in_its_padding_renders_as_scsynth_renders_it(tmp_path):
+    """sclang's Score.write leaves garbage after blobs; scsynth skips padding unread, after
+    blobs and after strings (a string ends with the first word whose last byte is NUL)."""
+    import struct
+
+    defs = compile_synthdefs(TONE)
+    pad = -len(defs) % 4
+    defs_blob = struct.pack(">i", len(defs)) + defs + b"\xde\xad\xbe"[:pad]
+    assert pad, "the def file fills whole words: no padding to fill with garbage"
+    d_recv = b"/d_recv\0,b\0\0" + defs_blob
+    # ",siiisfss" + NUL, garbage: the tag string; "c100" + NUL, garbage: maps freq to bus 100.
+    s_new = (
+        b"/s_new\0\0"
+        + b",siiisfss\0\xa5\0"
+        + b"tone\0\0\0\0"
+        + struct.pack(">iii", 1000, 0, 0)
+        + b"out\0"
+        + struct.pack(">f", 1.0)
+        + b"amp\0"
+        + b"c100\0\x5a\x5a\0"
+    )
+    assert len(s_new) % 4 == 0
+    s = Score([TONE], send_defs=False)
+    s.add(0.0, d_recv)
+    s.add(0.0, msg("/c_set", 100, 0.25), s_new, msg("/s_new", "tone", 1001, 0, 0, "freq", 550.0))
+    s.add(0.1, msg("/c_set", 100, 0.5))
+    s.end(0.2)
+    pair, ref, dut = check_score(tmp_path, s, channels=2)
+    # The mapped amplitude reached channel 1: the garbage-padded strings were read as scsynth read them.
+    assert np.abs(ref[:, 1]).max() > 0.4

@@ -162,3 +162,79 @@ def test_synths_with_local_delay_lines_run_side_by_side(server):
         values = [c.request(M("/c_get", 10 + i), "/c_set").contents[1] for i in range(3)]
         assert values == [0.5, 0.5, 0.5], values
         assert c.status().contents[2] == 3
+
+
+def padded_dc_def() -> tuple[str, bytes]:
+    """A DC-writing def whose file length is not a multiple of 4, so a blob holding it has padding."""
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder, compile_synthdefs
+
+    for name in ("pad_" + "abcdefghijklmnop"[:n] for n in range(1, 17)):
+        with SynthDefBuilder(bus=0.0, value=0.25) as b:
+            U.ReplaceOut.kr(bus=b["bus"], source=U.DC.kr(source=b["value"]))
+        data = compile_synthdefs(b.build(name=name))
+        if len(data) % 4 != 0 and len(name) % 4 in (0, 1):
+            return name, data
+    raise AssertionError("no def name gives a blob with padding and a name with room for garbage")
+
+
+def osc_string_with_garbage(s: str) -> bytes:
+    """s, its NUL, then non-NUL padding up to the word's last byte (which must be NUL to end it)."""
+    raw = s.encode() + b"\0"
+    assert len(raw) % 4 in (1, 2), "no room for garbage before the word's last byte"
+    while len(raw) % 4 != 3:
+        raw += b"\xa5"
+    return raw + b"\0"
+
+
+def test_garbage_in_padding_is_ignored_as_sclang_sends_it(server, exe, tmp_path):
+    """sclang's blob writer leaves garbage after a blob's bytes; scsynth skips padding unread,
+    after blobs and after strings, and so must the server here."""
+    name, data = padded_dc_def()
+    d_recv = b"/d_recv\0,b\0\0" + struct.pack(">i", len(data)) + data + b"\xde\xad\xbe"[: -len(data) % 4]
+    assert len(d_recv) % 4 == 0
+    # A path whose NUL is followed by garbage up to the end of its word.
+    for n in range(1, 5):
+        path = tmp_path / ("d" * n) / "e2e_dc.scsyndef"
+        if len(str(path)) % 4 in (0, 1):
+            break
+    path.parent.mkdir()
+    path.write_bytes(synthdef_bytes("e2e_dc"))
+    d_load = b"/d_load\0,s\0\0" + osc_string_with_garbage(str(path))
+    assert b"\xa5" in d_load
+    with OscClient(server.port) as c:
+        c.send_raw(d_recv)
+        assert c.wait_for(["/done", "/fail"], timeout=3).contents == ("/d_recv",)
+        c.send_raw(d_load)
+        assert c.wait_for(["/done", "/fail"], timeout=3).contents == ("/d_load",)
+        assert c.status().contents[4] == 2
+        c.send(M("/s_new", name, 1000, 0, 0, "bus", 6.0, "value", 0.75))
+        c.send(M("/s_new", "e2e_dc", 1001, 0, 0, "bus", 7.0, "value", 0.5))
+        c.sync()
+        assert c.messages("/fail") == []
+        assert c.request(M("/c_get", 6), "/c_set").contents == (6, 0.75)
+        assert c.request(M("/c_get", 7), "/c_set").contents == (7, 0.5)
+
+        # A def name with garbage padding: scsynth compares names word by word, padding
+        # included, and finds no def; magnetar matches the name's text (docs/compatibility.md).
+        s_new = b"/s_new\0\0,siii\0\0\0" + osc_string_with_garbage(name) + struct.pack(">iii", 1002, 0, 0)
+        c.send_raw(s_new)
+        c.sync()
+        if "magnetar" in exe:
+            assert c.messages("/fail") == []
+            assert c.status().contents[2] == 3
+        else:
+            assert [m.contents for m in c.messages("/fail")] == [("/s_new", "SynthDef not found")]
+
+
+def test_truncated_packet_gets_a_fail_naming_the_problem(server, exe):
+    """A packet cut inside an argument cannot be read; scsynth reads past it, magnetar says so."""
+    with OscClient(server.port) as c:
+        c.request(M("/notify", 1), "/done")
+        c.send_raw(b"/n_free\0,ii\0\0\0\0\x03")
+        c.sync()
+        fails = c.messages("/fail")
+        if "magnetar" in exe:
+            assert len(fails) == 1 and fails[0].contents[0] == "/n_free", fails
+            assert "truncated" in fails[0].contents[1], fails
+        assert c.status().contents[2] == 0

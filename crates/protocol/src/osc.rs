@@ -2,9 +2,11 @@
 //! clients send.
 //!
 //! Decoding is strict about structure (every length is checked against the
-//! bytes actually present before anything is allocated, padding must be NUL,
-//! bundle elements must fit inside their bundle) and never panics. Errors carry
-//! the byte offset of the problem.
+//! bytes actually present before anything is allocated, bundle elements must
+//! fit inside their bundle) and never panics. Errors carry the byte offset of
+//! the problem. Padding bytes are not checked, as scsynth does not check them:
+//! sclang leaves garbage after blobs. A string ends, as in scsynth, after the
+//! first 4-byte word whose last byte is NUL.
 //!
 //! Two scsynth conventions are supported beyond plain OSC:
 //! - a message whose first byte is 0 has a 4-byte big-endian integer in place
@@ -431,8 +433,6 @@ pub enum DecodeErrorKind {
     Truncated { what: &'static str, needed: usize, available: usize },
     #[error("string is not NUL-terminated before the end of the data")]
     UnterminatedString,
-    #[error("padding after a {what} must be NUL bytes")]
-    BadPadding { what: &'static str },
     #[error("string is not valid UTF-8")]
     InvalidUtf8,
     #[error("unknown type tag '{0}'")]
@@ -535,22 +535,27 @@ impl<'a> Reader<'a> {
         Ok(u64::from_be_bytes(a))
     }
 
-    /// Reads a NUL-terminated string padded to 4 bytes; returns its bytes.
+    /// Reads an OSC string; returns its bytes up to the first NUL.
+    ///
+    /// The string ends where scsynth's `OSCstrskip` ends it: after the first
+    /// 4-byte word (counted from the string's start) whose last byte is NUL.
+    /// Bytes between the first NUL and that point are padding and are ignored
+    /// whatever they hold, as scsynth ignores them.
     fn raw_string(&mut self, what: &'static str) -> Result<&'a [u8], DecodeError> {
         let start = self.pos;
         let rest = &self.buf[start..];
         let Some(nul) = rest.iter().position(|&b| b == 0) else {
             return Err(self.err(DecodeErrorKind::UnterminatedString));
         };
-        let total = pad4(nul + 1);
+        let mut total = pad4(nul + 1);
+        while total <= rest.len() && rest[total - 1] != 0 {
+            total += 4;
+        }
         if total > rest.len() {
             return Err(self.err_at(
                 start + rest.len(),
-                DecodeErrorKind::Truncated { what: "string padding", needed: total - rest.len(), available: 0 },
+                DecodeErrorKind::Truncated { what, needed: total - rest.len(), available: 0 },
             ));
-        }
-        if let Some(i) = rest[nul..total].iter().position(|&b| b != 0) {
-            return Err(self.err_at(start + nul + i, DecodeErrorKind::BadPadding { what }));
         }
         self.pos = start + total;
         Ok(&rest[..nul])
@@ -664,11 +669,9 @@ impl<'a> Reader<'a> {
                         return Err(self.err_at(size_at, DecodeErrorKind::NegativeBlobSize(size)));
                     }
                     let n = size as usize;
-                    let data_at = self.pos;
+                    // The padding bytes are skipped unread, as scsynth skips them
+                    // (sclang leaves garbage there).
                     let padded = self.take(pad4(n), "blob data")?;
-                    if let Some(i) = padded[n..].iter().position(|&b| b != 0) {
-                        return Err(self.err_at(data_at + n + i, DecodeErrorKind::BadPadding { what: "blob" }));
-                    }
                     OscArg::Blob(padded[..n].to_vec())
                 }
                 b'h' => OscArg::Long(self.u64("int64 argument")? as i64),
@@ -885,10 +888,31 @@ mod tests {
     }
 
     #[test]
-    fn nonzero_padding_is_rejected() {
+    fn garbage_padding_after_strings_and_blobs_is_ignored_as_scsynth_does() {
+        // sclang's blob writer zeroes the wrong word, leaving garbage after
+        // the blob's bytes; scsynth skips padding unread.
+        let mut bytes = b"/d_recv\0,bs\0".to_vec();
+        bytes.extend_from_slice(&5u32.to_be_bytes());
+        bytes.extend_from_slice(b"SCgf\x01\xaa\xbb\xcc");
+        bytes.extend_from_slice(b"ab\0x"); // 'x' ends the word: the string runs on
+        bytes.extend_from_slice(b"yz\0\0");
+        let OscPacket::Message(m) = decode(&bytes).unwrap() else { panic!("not a message") };
+        assert_eq!(m.args, vec![OscArg::Blob(b"SCgf\x01".to_vec()), OscArg::Str("ab".into())]);
+
+        // Garbage before the word's last byte: the string ends with that word.
+        let OscPacket::Message(m) = decode(b"/ab\0,si\0a\0x\0\0\0\0\x07").unwrap() else { panic!() };
+        assert_eq!(m.args, vec![OscArg::Str("a".into()), OscArg::Int(7)]);
+        assert_eq!(m.address, Address::Name("/ab".into()));
+    }
+
+    #[test]
+    fn string_whose_padding_never_ends_in_nul_is_truncated() {
+        // ",i\0x": the tag word's last byte is not NUL, so (as in scsynth) the
+        // type tags run on into the next word, whose last byte is 1 either,
+        // and then past the end of the packet.
         let e = decode(b"/ab\0,i\0x\0\0\0\x01").unwrap_err();
-        assert_eq!(e.kind, DecodeErrorKind::BadPadding { what: "type tag string" });
-        assert_eq!(e.offset, 7);
+        assert!(matches!(e.kind, DecodeErrorKind::Truncated { what: "type tag string", .. }), "{e}");
+        assert_eq!(e.offset, 12);
     }
 
     #[test]

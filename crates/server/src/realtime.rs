@@ -597,7 +597,11 @@ impl Control {
                 if self.verbosity >= -1 {
                     eprintln!("ERROR: could not decode OSC packet from {}: {e}", inc.from.peer());
                 }
-                return;
+                let msg = OscMessage::new(
+                    "/fail",
+                    vec![OscArg::Str(undecodable_command_name(&inc.data)), OscArg::Str(e.to_string())],
+                );
+                return self.send_reply(&inc.from, &msg);
             }
         };
         if self.dump_osc != 0 {
@@ -1142,4 +1146,17 @@ fn start_recorder(
             }
         }
     })
+}
+
+/// What a `/fail` for a packet that does not decode names as its command:
+/// the address when one can be read, `#bundle` for a bundle.
+fn undecodable_command_name(data: &[u8]) -> String {
+    if osc::is_bundle(data) {
+        return "#bundle".into();
+    }
+    let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    match std::str::from_utf8(&data[..end]) {
+        Ok(name) if name.starts_with('/') => name.to_string(),
+        _ => String::new(),
+    }
 }

@@ -177,7 +177,13 @@ fn garbage_and_bad_commands_get_answers_and_the_server_keeps_running() {
     let _server = Server::boot(&["-u", &port.to_string()]);
     let c = Udp::connect(port);
     c.sock.send(&[0xff, 0x00, 0x12]).unwrap();
+    let fail = c.expect("/fail");
+    assert_eq!(fail.args[0], s(""));
+    assert!(matches!(&fail.args[1], OscArg::Str(t) if t.contains("not a multiple of 4")), "{fail:?}");
     c.sock.send(b"/s_new\0\0,s\0\0").unwrap();
+    let fail = c.expect("/fail");
+    assert_eq!(fail.args[0], s("/s_new"));
+    assert!(matches!(&fail.args[1], OscArg::Str(t) if t.contains("byte 12")), "{fail:?}");
     c.send("/no_such_command", vec![]);
     assert_eq!(c.expect("/fail").args[1], s("Command not found"));
     c.send("/s_new", vec![s("nope"), OscArg::Int(5), OscArg::Int(0), OscArg::Int(0)]);

@@ -110,6 +110,19 @@ def test_n_set_changes_controls_by_name_and_index(client):
     assert m.contents == (1000, 0, 3, 0.5, 110.0, 4.0)
 
 
+def test_s_get_and_s_getn_read_missing_controls_as_zero(client):
+    """scsynth answers every /s_get and /s_getn: values past a named control's channels, past
+    the synth's controls, or of a name the def lacks read 0 (supriya's get_range relies on it)."""
+    client.send(M("/s_new", "e2e_sine", 1000, 0, 0, "freq", 432.0, "amp", 0.25))
+    m = client.request(M("/s_getn", 1000, "amp", 5), "/n_setn")
+    assert m.contents == (1000, "amp", 5, 0.25, 0.0, 0.0, 0.0, 0.0)
+    m = client.request(M("/s_getn", 1000, 1, 4, "nope", 2), "/n_setn")
+    assert m.contents == (1000, 1, 4, 432.0, 0.0, 0.0, 0.0, "nope", 2, 0.0, 0.0)
+    m = client.request(M("/s_get", 1000, "nope", 7, "freq"), "/n_set")
+    assert m.contents == (1000, "nope", 0.0, 7, 0.0, "freq", 432.0)
+    assert client.messages("/fail") == []
+
+
 def test_n_query_reply_layouts(client):
     client.send(M("/g_new", 1, 0, 0))
     client.send(M("/s_new", "e2e_sine", 1000, 0, 1))

@@ -19,6 +19,11 @@ pub struct DriverLoad {
     pub xruns: u64,
 }
 
+/// The most values one `/s_getn` answers: with a type tag each, they still
+/// fit one datagram (scsynth answers a little more, up to its 64 KiB reply
+/// packet, and nothing beyond).
+const MAX_S_GETN_VALUES: i32 = 12_000;
+
 impl Engine {
     /// Where a node sits, as notifications and `/n_info` report it.
     pub fn node_state(&self, idx: NodeIdx) -> NodeState {
@@ -74,12 +79,15 @@ impl Engine {
         Ok(n)
     }
 
+    /// `/s_get`: a control that does not exist (an unknown name, an index
+    /// past the synth's controls) reads 0, as in scsynth, which answers
+    /// every request.
     pub(crate) fn cmd_s_get(&mut self, args: &mut Args<'_>) -> Result<(), String> {
         let n = self.synth_arg(args)?;
         let mut controls = Vec::new();
         while args.remain() > 0 {
             let ctl = Self::control_id_arg(args);
-            let v = self.synth_control(n, &ctl, 0).ok_or("control not found")?;
+            let v = self.synth_control(n, &ctl, 0).unwrap_or(0.0);
             controls.push((ctl, v));
         }
         let node = self.tree.node(n).id;
@@ -87,15 +95,18 @@ impl Engine {
         Ok(())
     }
 
+    /// `/s_getn`: values past a named control's channels or past the synth's
+    /// controls read 0, as in scsynth; the count is honoured up to
+    /// [`MAX_S_GETN_VALUES`] so that the reply still fits a datagram.
     pub(crate) fn cmd_s_getn(&mut self, args: &mut Args<'_>) -> Result<(), String> {
         let n = self.synth_arg(args)?;
         let mut controls = Vec::new();
+        let mut budget = MAX_S_GETN_VALUES;
         while args.remain() > 0 {
             let ctl = Self::control_id_arg(args);
-            let count = args.geti(0).clamp(0, 1 << 16);
-            let values = (0..count)
-                .map(|i| self.synth_control(n, &ctl, i).ok_or("control index out of range"))
-                .collect::<Result<Vec<f32>, _>>()?;
+            let count = args.geti(0).clamp(0, budget);
+            budget -= count;
+            let values = (0..count).map(|i| self.synth_control(n, &ctl, i).unwrap_or(0.0)).collect();
             controls.push((ctl, values));
         }
         let node = self.tree.node(n).id;

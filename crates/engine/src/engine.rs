@@ -172,6 +172,9 @@ pub struct Engine {
     lane_scratch: Vec<f32>,
     /// Whether consecutive synths of one def may run side by side.
     pub lockstep: bool,
+    /// `/n_trace` marked nodes for this block: parallel groups then run on
+    /// one thread, so that the trace prints in tree order.
+    pub(crate) tracing: bool,
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
     /// The work of the parallel groups computed lately, the most recent
@@ -225,6 +228,7 @@ impl Engine {
             scratch: Vec::new(),
             lane_scratch: Vec::new(),
             lockstep: true,
+            tracing: false,
             parallel: None,
             parallel_jobs: Vec::new(),
             latency: Default::default(),
@@ -488,6 +492,7 @@ impl Engine {
         if self.tree.node(ROOT).state == CalcState::Run {
             self.calc_group(ROOT);
         }
+        self.tracing = false;
         // Between this block and the next: the collector's snapshot (paper 000, ch. 10).
         if let Some(t) = started {
             magnetar_ugens::gc_units::between_blocks(&mut self.world, t);
@@ -495,7 +500,14 @@ impl Engine {
     }
 
     fn calc_group(&mut self, group: NodeIdx) {
-        if self.parallel.is_some() && self.tree.group(group).is_some_and(|g| g.parallel) && self.calc_parallel(group) {
+        if self.tree.take_trace(group) {
+            return self.calc_group_traced(group);
+        }
+        if self.parallel.is_some()
+            && !self.tracing
+            && self.tree.group(group).is_some_and(|g| g.parallel)
+            && self.calc_parallel(group)
+        {
             return;
         }
         let mut child = self.tree.group(group).and_then(|g| g.head);
@@ -523,6 +535,25 @@ impl Engine {
                 }
             }
             let next = self.tree.node(c).next;
+            self.calc_with_satellites(c);
+            child = next;
+        }
+    }
+
+    /// A group's block under `/n_trace`: scsynth prints the group, then
+    /// each child's id and def name (`group` for groups) just before the
+    /// child runs.
+    fn calc_group_traced(&mut self, group: NodeIdx) {
+        self.log.push(format!("TRACE Group {}\n", self.tree.node(group).id));
+        let mut child = self.tree.group(group).and_then(|g| g.head);
+        while let Some(c) = child {
+            let n = self.tree.node(c);
+            let name = match &n.kind {
+                NodeKind::Group(_) => "group",
+                NodeKind::Synth(s) => s.def.name.as_str(),
+            };
+            self.log.push(format!("   {} {}\n", n.id, name));
+            let next = n.next;
             self.calc_with_satellites(c);
             child = next;
         }
@@ -620,7 +651,8 @@ impl Engine {
     /// The def of a synth that may join a lockstep run: running, its def
     /// lockstep-safe, and none of its controls mapped to a bus.
     fn lockstep_candidate(&self, idx: NodeIdx) -> Option<*const GraphDef> {
-        if !self.lockstep || self.tree.node(idx).state != CalcState::Run || self.tree.has_satellites(idx) {
+        let node = self.tree.node(idx);
+        if !self.lockstep || node.state != CalcState::Run || node.trace || self.tree.has_satellites(idx) {
             return None;
         }
         let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };
@@ -688,9 +720,15 @@ impl Engine {
                 }
             }
             CalcState::Run => {
+                let traced = self.tree.take_trace(idx);
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_to_run(idx) else { return };
-                synth.calc(world, &mut self.scratch);
+                if traced {
+                    let text = synth.calc_traced(world, &mut self.scratch);
+                    self.log.push(text);
+                } else {
+                    synth.calc(world, &mut self.scratch);
+                }
                 if synth.has_requests() {
                     self.after_synth(idx);
                 }

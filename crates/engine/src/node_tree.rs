@@ -45,6 +45,8 @@ pub struct Node {
     /// Satellites that run just before and just after this node, in order.
     pub sat_before: Vec<NodeIdx>,
     pub sat_after: Vec<NodeIdx>,
+    /// `/n_trace` asked for this node's next run to be printed.
+    pub trace: bool,
 }
 
 impl Node {
@@ -111,6 +113,7 @@ impl NodeTree {
             satellite_of: None,
             sat_before: Vec::new(),
             sat_after: Vec::new(),
+            trace: false,
         };
         let mut by_id = HashMap::new();
         by_id.insert(0, ROOT);
@@ -152,6 +155,14 @@ impl NodeTree {
     pub fn node_mut(&mut self, idx: NodeIdx) -> &mut Node {
         self.edits += 1;
         self.nodes[idx as usize].as_mut().expect("live node index")
+    }
+
+    /// Clears and returns the node's `/n_trace` request. Not an edit: the
+    /// flag changes what is printed, not what runs.
+    #[inline]
+    pub fn take_trace(&mut self, idx: NodeIdx) -> bool {
+        let node = self.nodes[idx as usize].as_mut().expect("live node index");
+        std::mem::take(&mut node.trace)
     }
 
     /// A count that changes whenever a node may have changed (links,
@@ -219,6 +230,7 @@ impl NodeTree {
             satellite_of: None,
             sat_before: Vec::new(),
             sat_after: Vec::new(),
+            trace: false,
         };
         let idx = if let Some(i) = self.free_slots.pop() {
             self.nodes[i as usize] = Some(node);
@@ -428,6 +440,8 @@ impl NodeTree {
                     return true;
                 }
                 CalcState::Run | CalcState::Ended => {
+                    // As in scsynth, where pausing replaces the trace calc function.
+                    n.trace = false;
                     n.state = CalcState::Paused;
                     return true;
                 }

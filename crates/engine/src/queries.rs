@@ -3,7 +3,8 @@
 
 use crate::args::Args;
 use crate::engine::Engine;
-use crate::node_tree::{NodeIdx, NodeKind};
+use crate::node_tree::{CalcState, NodeIdx, NodeKind};
+use magnetar_protocol::printed::c_g;
 use magnetar_protocol::commands::{ControlId, ControlValue};
 use magnetar_protocol::osc::OscMessage;
 use magnetar_protocol::replies::{NodeState, QueryTreeNode, QueryTreeReply, Reply};
@@ -188,44 +189,55 @@ impl Engine {
         Ok(())
     }
 
+    /// `/g_dumpTree`'s lines for the children of `idx`, as scsynth prints
+    /// them: three spaces a level; with controls, a second line per synth
+    /// holding ` name: value` (or ` value` for unnamed ones, `cN`/`aN` for
+    /// mapped ones) with `%.14g` numbers. scsynth walks the tree as it runs,
+    /// so a paused group's children are not listed.
     fn dump_tree(&self, idx: NodeIdx, depth: usize, with_controls: bool, out: &mut String) {
+        if self.tree.node(idx).state != CalcState::Run {
+            return;
+        }
+        let pad = "   ".repeat(depth);
         for c in self.tree.children(idx) {
             let n = self.tree.node(c);
-            let pad = "   ".repeat(depth);
             match &n.kind {
                 NodeKind::Group(_) => {
                     out.push_str(&format!("{pad}{} group\n", n.id));
                     self.dump_tree(c, depth + 1, with_controls, out);
                 }
                 NodeKind::Synth(s) => {
-                    out.push_str(&format!("{pad}{} {}\n", n.id, s.def.name));
+                    out.push_str(&format!("{pad}{} {}", n.id, s.def.name));
                     if with_controls && !s.ctx.controls.is_empty() {
-                        let mut line = format!("{pad}  ");
+                        out.push_str("\n ");
+                        out.push_str(&pad);
                         for (i, v) in s.ctx.controls.iter().enumerate() {
-                            let name = s.def.param_names.iter().find(|p| p.1 as usize == i).map(|p| p.0.as_str());
-                            if let Some(name) = name {
-                                line.push_str(&format!(" {name}: "));
-                            } else {
-                                line.push(' ');
+                            match s.def.param_names.iter().find(|p| p.1 as usize == i) {
+                                Some((name, _)) => out.push_str(&format!(" {name}: ")),
+                                None => out.push(' '),
                             }
                             match s.ctx.control_map[i] {
-                                ControlMap::Own => line.push_str(&format!("{v}")),
-                                ControlMap::ControlBus(b) => line.push_str(&format!("c{b}")),
-                                ControlMap::AudioBus(b) => line.push_str(&format!("a{b}")),
+                                ControlMap::Own => out.push_str(&c_g(*v as f64, 14)),
+                                ControlMap::ControlBus(b) => out.push_str(&format!("c{b}")),
+                                ControlMap::AudioBus(b) => out.push_str(&format!("a{b}")),
                             }
                         }
-                        out.push_str(&line);
-                        out.push('\n');
                     }
+                    out.push('\n');
                 }
             }
         }
     }
 
+    /// `/g_dumpTree`: scsynth prints when the group next runs, so a paused
+    /// group prints nothing.
     pub(crate) fn cmd_g_dump_tree(&mut self, args: &mut Args<'_>) -> Result<(), String> {
         while args.remain() > 0 {
             let g = self.group_arg_pub(args)?;
             let with_controls = args.geti(0) != 0;
+            if self.tree.node(g).state != CalcState::Run {
+                continue;
+            }
             let mut out = format!("NODE TREE Group {}\n", self.tree.node(g).id);
             self.dump_tree(g, 1, with_controls, &mut out);
             self.log.push(out);
@@ -233,21 +245,17 @@ impl Engine {
         Ok(())
     }
 
+    /// `/n_trace`: the node prints its next block (see `Engine::calc_group`
+    /// and `Synth::calc_traced`). As in scsynth, a node that is paused or
+    /// not yet built ignores the request.
     pub(crate) fn cmd_n_trace(&mut self, args: &mut Args<'_>) -> Result<(), String> {
         while args.remain() > 0 {
             let n = self.node_arg_pub(args)?;
-            let state = self.node_state(n);
-            let line = match &self.tree.node(n).kind {
-                NodeKind::Synth(s) => format!(
-                    "TRACE {}  {}    #units: {}  controls: {:?}\n",
-                    state.node,
-                    s.def.name,
-                    s.def.units.len(),
-                    s.ctx.controls
-                ),
-                NodeKind::Group(_) => format!("TRACE Group {}\n", state.node),
-            };
-            self.log.push(line);
+            let node = self.tree.node_mut(n);
+            if node.state == CalcState::Run {
+                node.trace = true;
+                self.tracing = true;
+            }
         }
         Ok(())
     }

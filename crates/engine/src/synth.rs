@@ -1,8 +1,10 @@
 //! A running instance of a GraphDef: its wires, its units and its controls.
 
 use crate::graph_def::{GraphDef, Step};
+use magnetar_protocol::printed::c_g;
+use magnetar_ugens::unit::SCRATCH;
 use magnetar_ugens::{
-    ControlMap, DemandRunner, RGen, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, Wires, World,
+    ControlMap, DemandRunner, RGen, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, WireRef, Wires, World,
 };
 use std::sync::Arc;
 
@@ -118,6 +120,51 @@ impl Synth {
 
     /// Computes one block.
     pub fn calc(&mut self, world: &mut World, scratch: &mut [f32]) {
+        self.calc_watched(world, scratch, |_, _, _, _| {});
+    }
+
+    /// Computes one block and returns what scsynth prints for a synth
+    /// under `/n_trace`: each unit that runs every block (in def order),
+    /// the first value of each input before it runs and of each output
+    /// after.
+    pub fn calc_traced(&mut self, world: &mut World, scratch: &mut [f32]) -> String {
+        let def = Arc::clone(&self.def);
+        let mut ins: Vec<Vec<f32>> = vec![Vec::new(); def.units.len()];
+        let mut outs: Vec<Vec<f32>> = vec![Vec::new(); def.units.len()];
+        self.calc_watched(world, scratch, |si, after, base, scratch| {
+            for (u, ud) in def.units.iter().enumerate() {
+                if def.step_of_unit[u] as usize != si {
+                    continue;
+                }
+                let (wires, values) = if after { (&ud.outputs, &mut outs[u]) } else { (&ud.inputs, &mut ins[u]) };
+                // SAFETY: `base` and `scratch` are the arrays the step's
+                // wires live in (see `calc`), and no unit runs meanwhile.
+                values.extend(wires.iter().map(|&w| unsafe { first_sample(base, scratch, w) }));
+            }
+        });
+        let calc_units: Vec<usize> =
+            (0..def.units.len()).filter(|&u| !matches!(def.units[u].rate, Rate::Scalar | Rate::Demand)).collect();
+        let mut text = format!("\nTRACE {}  {}    #units: {}\n", self.ctx.node_id, def.name, calc_units.len());
+        for (i, &u) in calc_units.iter().enumerate() {
+            text.push_str(&format!("  unit {i} {}\n    in ", def.units[u].name));
+            for v in &ins[u] {
+                text.push(' ');
+                text.push_str(&c_g(*v as f64, 6));
+            }
+            text.push_str("\n    out");
+            for v in &outs[u] {
+                text.push(' ');
+                text.push_str(&c_g(*v as f64, 6));
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Computes one block, calling `watch(step, after, wires, scratch)`
+    /// before and after each step.
+    #[inline(always)]
+    fn calc_watched(&mut self, world: &mut World, scratch: &mut [f32], mut watch: impl FnMut(usize, bool, *const f32, *const f32)) {
         self.swap_rgen(world);
         self.local_bufs(world, true);
         let def = &*self.def;
@@ -130,7 +177,11 @@ impl Synth {
         for &si in &def.calc_steps {
             let step = &def.steps[si as usize];
             let (rate, n) = if step.audio { (&full, bs) } else { (&block, 1) };
-            // SAFETY: as in `construct`.
+            watch(si as usize, false, base, scratch);
+            // SAFETY: GraphDef::compile placed local wires inside `local_len`
+            // and scratch wires inside `scratch_len` (checked above), gave
+            // each output its own span and never let a step's output share
+            // a buffer with one of its inputs.
             let mut io = unsafe { Wires::new(base, scratch, &step.inputs, &step.outputs, bs, n) };
             let (before, rest) = self.units.split_at_mut(si as usize);
             let mut runner = DemandUnits { units: before, def, base, scratch, block: &block, block_size: bs };
@@ -139,6 +190,7 @@ impl Synth {
                 cx.demand = Some(&mut runner);
             }
             rest[0].next(&mut io, &mut cx);
+            watch(si as usize, true, base, scratch);
         }
         self.local_bufs(world, false);
         self.swap_rgen(world);
@@ -216,6 +268,21 @@ impl Synth {
 
     pub fn num_units(&self) -> usize {
         self.def.units.len()
+    }
+}
+
+/// The first sample of wire `w`.
+///
+/// # Safety
+/// `base` and `scratch` must be the wire arrays `w` was placed in, holding it.
+unsafe fn first_sample(base: *const f32, scratch: *const f32, w: WireRef) -> f32 {
+    // SAFETY: the caller's contract puts the wire inside the array its flag names.
+    unsafe {
+        if w.offset & SCRATCH != 0 {
+            *scratch.add((w.offset & !SCRATCH) as usize)
+        } else {
+            *base.add(w.offset as usize)
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod commands;
 pub mod osc;
+pub mod printed;
 pub mod replies;
 pub mod score;
 

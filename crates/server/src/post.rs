@@ -13,36 +13,7 @@ pub fn poll_line(p: &PollLine) -> String {
 
 /// C's `printf("%g", x)`.
 pub fn c_g(x: f64) -> String {
-    const PRECISION: i32 = 6;
-    if x.is_nan() {
-        return if x.is_sign_negative() { "-nan".into() } else { "nan".into() };
-    }
-    if x.is_infinite() {
-        return if x < 0.0 { "-inf".into() } else { "inf".into() };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    // The exponent after rounding to six significant digits decides the form.
-    let sci = format!("{:.*e}", (PRECISION - 1) as usize, x);
-    let (mantissa, exp) = sci.split_once('e').expect("exponent form has an 'e'");
-    let exp: i32 = exp.parse().expect("exponent is a number");
-    if exp < -4 || exp >= PRECISION {
-        let mantissa = strip_zeros(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        let decimals = (PRECISION - 1 - exp).max(0) as usize;
-        strip_zeros(&format!("{x:.decimals$}")).to_string()
-    }
-}
-
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
+    magnetar_protocol::printed::c_g(x, 6)
 }
 
 #[cfg(test)]

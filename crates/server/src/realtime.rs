@@ -24,6 +24,7 @@ use magnetar_engine::commands::command_name;
 use magnetar_engine::{compile_synthdefs, Engine, GraphDef, NodeEvent, NodeEventKind};
 use magnetar_protocol::osc::{self, OscArg, OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::replies::Reply;
+use magnetar_protocol::printed;
 use magnetar_ugens::world::{PollLine, Trigger};
 use magnetar_ugens::{Registry, SndBuf, World};
 use std::collections::{BinaryHeap, HashSet};
@@ -591,6 +592,9 @@ impl Control {
     }
 
     fn handle_net(&mut self, inc: Incoming) {
+        if self.dump_osc & 2 != 0 {
+            println!("{}", printed::hex_dump_text(&inc.data));
+        }
         let packet = match osc::decode(&inc.data) {
             Ok(p) => p,
             Err(e) => {
@@ -604,8 +608,10 @@ impl Control {
                 return self.send_reply(&inc.from, &msg);
             }
         };
-        if self.dump_osc != 0 {
-            println!("{}", describe(&packet));
+        if self.dump_osc & 1 != 0 {
+            if let Some(text) = printed::dump_osc_text(&packet) {
+                println!("{text}");
+            }
         }
         // Commands about the connection itself are answered here at once.
         if let OscPacket::Message(m) = &packet {
@@ -854,20 +860,6 @@ fn version_reply() -> OscMessage {
         commit: concat!("magnetar-", env!("CARGO_PKG_VERSION")).into(),
     }
     .to_message()
-}
-
-/// `/dumpOSC`'s text form of a packet.
-fn describe(p: &OscPacket) -> String {
-    match p {
-        OscPacket::Message(m) => {
-            let args: Vec<String> = m.args.iter().map(|a| format!("{a:?}")).collect();
-            format!("[ \"{}\", {} ]", m.address, args.join(", "))
-        }
-        OscPacket::Bundle(b) => {
-            let inner: Vec<String> = b.packets.iter().map(describe).collect();
-            format!("[ #bundle, {}, {} ]", b.time, inner.join(", "))
-        }
-    }
 }
 
 /// Set by SIGINT/SIGTERM: the server then shuts down as on `/quit`, so the

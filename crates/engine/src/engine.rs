@@ -200,7 +200,7 @@ impl Engine {
                 .map(|d| d.subsec_nanos() ^ d.as_secs() as u32)
                 .unwrap_or(0)
         });
-        let world = World::new(
+        let mut world = World::new(
             options.sample_rate,
             options.block_size,
             options.num_audio_buses,
@@ -210,6 +210,13 @@ impl Engine {
             options.num_output_channels,
             seed,
         );
+        if !options.rgen_per_synth {
+            // scsynth seeds each of its `-r` shared generators from the clock;
+            // these follow from the first one's seed.
+            world.rgens = (1..=options.random_seeds.max(1) as u32)
+                .map(|k| magnetar_ugens::RGen::new(seed.wrapping_add(k.wrapping_mul(0x9e37_79b9))))
+                .collect();
+        }
         let (max_nodes, max_defs) = (options.max_nodes, options.max_synthdefs);
         let bus_counts = (world.num_audio_buses(), world.num_control_buses());
         let num_buffers = world.buffers.len();

@@ -40,12 +40,24 @@ impl Synth {
         Synth { def, ctx, wires, units, done, rgen: None }
     }
 
-    /// Puts the synth's own generator in the world's place for the length
-    /// of its run (units draw from `world.rgen`); a second call puts both back.
+    /// Puts the synth's generator in the world's `rgen` for the length of
+    /// its run: its own one (supernova's way), or the shared one `RandID`
+    /// picked. `leave_rgen` puts things back.
     #[inline]
-    fn swap_rgen(&mut self, world: &mut World) {
+    fn enter_rgen(&mut self, world: &mut World) {
         if let Some(own) = &mut self.rgen {
             std::mem::swap(own, &mut world.rgen);
+        } else if self.ctx.rgen_id != world.rgen_slot {
+            world.select_rgen(self.ctx.rgen_id);
+        }
+    }
+
+    #[inline]
+    fn leave_rgen(&mut self, world: &mut World) {
+        if let Some(own) = &mut self.rgen {
+            std::mem::swap(own, &mut world.rgen);
+        } else if world.rgen_slot != 0 {
+            world.select_rgen(0);
         }
     }
 
@@ -79,7 +91,7 @@ impl Synth {
         let full = world.full_rate;
         let block = world.buf_rate;
         let bs = world.block_size;
-        self.swap_rgen(world);
+        self.enter_rgen(world);
         self.local_bufs(world, true);
         for step in &def.steps {
             let ud = &def.units[step.unit as usize];
@@ -115,7 +127,7 @@ impl Synth {
             self.units.push(unit);
         }
         self.local_bufs(world, false);
-        self.swap_rgen(world);
+        self.leave_rgen(world);
     }
 
     /// Computes one block.
@@ -165,7 +177,7 @@ impl Synth {
     /// before and after each step.
     #[inline(always)]
     fn calc_watched(&mut self, world: &mut World, scratch: &mut [f32], mut watch: impl FnMut(usize, bool, *const f32, *const f32)) {
-        self.swap_rgen(world);
+        self.enter_rgen(world);
         self.local_bufs(world, true);
         let def = &*self.def;
         assert!(scratch.len() >= def.scratch_len, "scratch smaller than the def needs");
@@ -193,7 +205,7 @@ impl Synth {
             watch(si as usize, true, base, scratch);
         }
         self.local_bufs(world, false);
-        self.swap_rgen(world);
+        self.leave_rgen(world);
     }
 
     /// Computes step `si` only (the engine may run several synths of one

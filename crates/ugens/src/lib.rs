@@ -35,6 +35,7 @@ pub mod listening;
 pub mod convolution;
 pub mod assorted;
 pub mod scope;
+pub mod ui;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

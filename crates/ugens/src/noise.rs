@@ -21,7 +21,7 @@ use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 pub const RANDOM_UNITS: &[&str] = &[
     "WhiteNoise", "ClipNoise", "PinkNoise", "BrownNoise", "Dust", "Dust2", "LFNoise0", "LFNoise1", "LFNoise2", "Rand",
     "IRand", "ExpRand", "LinRand", "NRand", "TRand", "RandSeed", "LFDNoise0", "LFDNoise1", "LFDNoise3",
-    "LFClipNoise", "LFDClipNoise", "GrayNoise", "Crackle", "CoinGate", "TExpRand", "TIRand",
+    "LFClipNoise", "LFDClipNoise", "GrayNoise", "Crackle", "CoinGate", "TExpRand", "TIRand", "RandID",
 ];
 
 /// Units registered here that draw no random numbers (Crackle, though
@@ -45,6 +45,7 @@ pub fn register(r: &mut Registry) {
     r.add::<NRand>("NRand");
     r.add::<TRand>("TRand");
     r.add::<RandSeed>("RandSeed");
+    r.add::<RandID>("RandID");
     r.add::<LFDNoise0>("LFDNoise0");
     r.add::<LFDNoise1>("LFDNoise1");
     r.add::<LFDNoise3>("LFDNoise3");
@@ -93,6 +94,42 @@ impl Construct for RandSeed {
 }
 
 impl Unit for RandSeed {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.run(io, cx);
+    }
+}
+
+/// RandID: makes the synth draw from the world's shared generator number
+/// `id` from here on (units after it in this block, every unit in later
+/// blocks), as long as there is such a generator. Outputs zeros.
+pub struct RandID {
+    id: f32,
+}
+
+impl RandID {
+    fn run(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let id = io.in0(0);
+        if id != self.id {
+            self.id = id;
+            // C's float-to-unsigned conversion: negative ids wrap to huge ones.
+            let id = id as i64 as u32;
+            if cx.world.select_rgen(id) {
+                cx.synth.rgen_id = id;
+            }
+        }
+        io.out(0).fill(0.0);
+    }
+}
+
+impl Construct for RandID {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = RandID { id: -1.0 };
+        u.run(io, cx);
+        u
+    }
+}
+
+impl Unit for RandID {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         self.run(io, cx);
     }

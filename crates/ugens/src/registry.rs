@@ -118,6 +118,7 @@ impl Registry {
         crate::convolution::register(&mut r);
         crate::assorted::register(&mut r);
         crate::scope::register(&mut r);
+        crate::ui::register(&mut r);
         r
     }
 

@@ -223,7 +223,14 @@ pub struct World {
     pub lent_buffers: LentBuffers,
     /// The local buffers of the synth whose units are running.
     pub local_bufs: LocalBufs,
+    /// The generator the running units draw from: the world's shared
+    /// generator number `rgen_slot` (or a synth's own, swapped in while it runs).
     pub rgen: RGen,
+    /// The shared generators (scsynth's `-r`, 64 by default) that `RandID`
+    /// picks from. Entry `rgen_slot` is stale: that generator is in `rgen`.
+    /// Empty when synths have generators of their own (`-g 1`).
+    pub rgens: Vec<RGen>,
+    pub rgen_slot: u32,
     /// `/tr` and SendReply messages produced during this block.
     pub triggers: Vec<Trigger>,
     /// Values `Poll` reported during this block, printed off the audio thread.
@@ -272,6 +279,8 @@ impl World {
             lent_buffers: LentBuffers::default(),
             local_bufs: LocalBufs::default(),
             rgen: RGen::new(seed),
+            rgens: Vec::new(),
+            rgen_slot: 0,
             // Room for the most a block may queue (see `reply`), so pushing never grows them.
             triggers: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
             polls: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
@@ -283,6 +292,24 @@ impl World {
             gc: None,
             scope_buffers: None,
         }
+    }
+
+    /// Makes shared generator `id` the one units draw from, putting the
+    /// current one back in its place; false (and no change) when there is
+    /// no such generator.
+    #[inline]
+    pub fn select_rgen(&mut self, id: u32) -> bool {
+        if id == self.rgen_slot {
+            return true;
+        }
+        let (slot, want) = (self.rgen_slot as usize, id as usize);
+        if want >= self.rgens.len() || slot >= self.rgens.len() {
+            return false;
+        }
+        std::mem::swap(&mut self.rgen, &mut self.rgens[slot]);
+        std::mem::swap(&mut self.rgen, &mut self.rgens[want]);
+        self.rgen_slot = id;
+        true
     }
 
     #[inline]
@@ -450,6 +477,8 @@ pub struct SynthCtx {
     /// (`MaxLocalBufs`); units number them after the world's buffers.
     pub local_bufs: Vec<SndBuf>,
     pub max_local_bufs: usize,
+    /// The shared generator this synth draws from (`RandID`; 0 unless set).
+    pub rgen_id: u32,
 }
 
 impl SynthCtx {

@@ -332,3 +332,21 @@ def test_score_with_garbage_in_its_padding_renders_as_scsynth_renders_it(tmp_pat
     pair, ref, dut = check_score(tmp_path, s, channels=2)
     # The mapped amplitude reached channel 1: the garbage-padded strings were read as scsynth read them.
     assert np.abs(ref[:, 1]).max() > 0.4
+
+
+def test_n_trace_in_a_score_prints_what_scsynth_prints(tmp_path):
+    """/n_trace prints the node's next block: a group lists its children, a synth its units'
+    first input and output values. In NRT both servers print it on stdout."""
+    dc = build("tdc", lambda b: U.Out.kr(bus=b["bus"], source=U.DC.kr(source=b["value"]) * 2.0), bus=0.0, value=0.1)
+    s = Score([dc, TONE]).add(0.0, msg("/g_new", 10, 0, 0), msg("/s_new", "tdc", 1000, 0, 10, "bus", 3.0), msg("/s_new", "tone", 1001, 1, 10))
+    s.add(0.01, msg("/n_trace", 10, 1000), msg("/n_set", 1000, "value", 0.375))
+    s.end(0.02)
+    pair, _, _ = check_score(tmp_path, s, channels=1)
+
+    def traced(log):
+        keep = ("TRACE", "  unit", "    in", "    out", "   10", "   1000", "   1001")
+        return [line for line in log.splitlines() if line.startswith(keep)]
+
+    ref, dut = traced(pair.ref.stdout), traced(pair.dut.stdout)
+    assert ref[:1] == ["TRACE Group 10"] and any(line.startswith("TRACE 1000  tdc") for line in ref), ref
+    assert dut == ref

@@ -163,6 +163,10 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                     println!("{}", crate::post::poll_line(p));
                 }
             }
+            // What the block printed (`/n_trace`).
+            for text in engine.log.drain(..) {
+                print!("{text}");
+            }
             engine.world.polls.clear();
             engine.world.triggers.clear();
             engine.events.clear();

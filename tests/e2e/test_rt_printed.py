@@ -62,6 +62,9 @@ def run_session(exe: str) -> list[str]:
         sync(c, 9)
         c.send(M("/g_dumpTree", 0, 0))
         sync(c, 10)
+        # scsynth prints a tree when the group next runs: after the rest of the bundle.
+        c.send(OscBundle(contents=(M("/g_dumpTree", 100, 1), M("/s_new", "e2e_dc", 1003, 0, 100, "bus", 9.0)), timestamp=None))
+        sync(c, 11)
         return printed_after(s, "NODE TREE")
 
 
@@ -73,7 +76,8 @@ def test_dump_tree_trace_and_dump_osc_print_what_scsynth_prints(jack):
     assert any(line.startswith('[ "/n_set", 1001') for line in ref), ref
     # scsynth alone warns that /d_recv's bytes are no SynthDef; magnetar answers /fail instead.
     ref = [line for line in ref if "SynthDef" not in line and "*** ERROR" not in line]
-    dut = [line for line in dut if "SynthDef" not in line and "ERROR" not in line]
+    # magnetar reports xruns when the machine falls behind; scsynth keeps quiet about them.
+    dut = [line for line in dut if "SynthDef" not in line and "ERROR" not in line and " xrun(s)" not in line]
     assert dut == ref, "\n".join(["scsynth:", *ref, "", "magnetar:", *dut])
 
 

@@ -1,7 +1,7 @@
 //! The engine: world state, node tree and SynthDefs, one block at a time.
 
 use crate::graph_def::{DefError, GraphDef};
-use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, ROOT};
+use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, PrintNext, ROOT};
 use crate::synth::Synth;
 use magnetar_ugens::{Lanes, Registry, World, MAX_LANES};
 use magnetar_rt::histogram::Histogram;
@@ -172,8 +172,8 @@ pub struct Engine {
     lane_scratch: Vec<f32>,
     /// Whether consecutive synths of one def may run side by side.
     pub lockstep: bool,
-    /// `/n_trace` marked nodes for this block: parallel groups then run on
-    /// one thread, so that the trace prints in tree order.
+    /// `/n_trace` or `/g_dumpTree` marked nodes for this block: parallel
+    /// groups then run on one thread, so that the text prints in tree order.
     pub(crate) tracing: bool,
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
@@ -507,8 +507,14 @@ impl Engine {
     }
 
     fn calc_group(&mut self, group: NodeIdx) {
-        if self.tree.take_trace(group) {
-            return self.calc_group_traced(group);
+        match self.tree.take_print(group) {
+            PrintNext::Nothing => {}
+            PrintNext::Trace => return self.calc_group_traced(group),
+            PrintNext::DumpTree { controls } => {
+                let mut out = format!("NODE TREE Group {}\n", self.tree.node(group).id);
+                self.dump_tree(group, 1, controls, &mut out);
+                self.log.push(out);
+            }
         }
         if self.parallel.is_some()
             && !self.tracing
@@ -659,7 +665,11 @@ impl Engine {
     /// lockstep-safe, and none of its controls mapped to a bus.
     fn lockstep_candidate(&self, idx: NodeIdx) -> Option<*const GraphDef> {
         let node = self.tree.node(idx);
-        if !self.lockstep || node.state != CalcState::Run || node.trace || self.tree.has_satellites(idx) {
+        if !self.lockstep
+            || node.state != CalcState::Run
+            || node.print_next != PrintNext::Nothing
+            || self.tree.has_satellites(idx)
+        {
             return None;
         }
         let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };
@@ -727,7 +737,7 @@ impl Engine {
                 }
             }
             CalcState::Run => {
-                let traced = self.tree.take_trace(idx);
+                let traced = self.tree.take_print(idx) == PrintNext::Trace;
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_to_run(idx) else { return };
                 if traced {

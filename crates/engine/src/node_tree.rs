@@ -45,14 +45,26 @@ pub struct Node {
     /// Satellites that run just before and just after this node, in order.
     pub sat_before: Vec<NodeIdx>,
     pub sat_after: Vec<NodeIdx>,
-    /// `/n_trace` asked for this node's next run to be printed.
-    pub trace: bool,
+    /// What the node prints on its next run (`/n_trace`, `/g_dumpTree`).
+    pub print_next: PrintNext,
 }
 
 impl Node {
     pub fn is_group(&self) -> bool {
         matches!(self.kind, NodeKind::Group(_))
     }
+}
+
+/// What a node prints when it next runs. scsynth swaps the node's calc
+/// function for a printing one, so a node holds at most one request: the
+/// first wins, and a paused node takes none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrintNext {
+    Nothing,
+    /// `/n_trace`.
+    Trace,
+    /// `/g_dumpTree` (groups only), with or without controls.
+    DumpTree { controls: bool },
 }
 
 /// Where to put a new or moved node, relative to a target (add actions 0–3;
@@ -113,7 +125,7 @@ impl NodeTree {
             satellite_of: None,
             sat_before: Vec::new(),
             sat_after: Vec::new(),
-            trace: false,
+            print_next: PrintNext::Nothing,
         };
         let mut by_id = HashMap::new();
         by_id.insert(0, ROOT);
@@ -157,12 +169,12 @@ impl NodeTree {
         self.nodes[idx as usize].as_mut().expect("live node index")
     }
 
-    /// Clears and returns the node's `/n_trace` request. Not an edit: the
-    /// flag changes what is printed, not what runs.
+    /// Clears and returns what the node was asked to print on this run.
+    /// Not an edit: it changes what is printed, not what runs.
     #[inline]
-    pub fn take_trace(&mut self, idx: NodeIdx) -> bool {
+    pub fn take_print(&mut self, idx: NodeIdx) -> PrintNext {
         let node = self.nodes[idx as usize].as_mut().expect("live node index");
-        std::mem::take(&mut node.trace)
+        std::mem::replace(&mut node.print_next, PrintNext::Nothing)
     }
 
     /// A count that changes whenever a node may have changed (links,
@@ -230,7 +242,7 @@ impl NodeTree {
             satellite_of: None,
             sat_before: Vec::new(),
             sat_after: Vec::new(),
-            trace: false,
+            print_next: PrintNext::Nothing,
         };
         let idx = if let Some(i) = self.free_slots.pop() {
             self.nodes[i as usize] = Some(node);
@@ -440,8 +452,8 @@ impl NodeTree {
                     return true;
                 }
                 CalcState::Run | CalcState::Ended => {
-                    // As in scsynth, where pausing replaces the trace calc function.
-                    n.trace = false;
+                    // As in scsynth, where pausing replaces the printing calc function.
+                    n.print_next = PrintNext::Nothing;
                     n.state = CalcState::Paused;
                     return true;
                 }

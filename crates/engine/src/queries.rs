@@ -3,7 +3,7 @@
 
 use crate::args::Args;
 use crate::engine::Engine;
-use crate::node_tree::{CalcState, NodeIdx, NodeKind};
+use crate::node_tree::{CalcState, NodeIdx, NodeKind, PrintNext};
 use magnetar_protocol::printed::c_g;
 use magnetar_protocol::commands::{ControlId, ControlValue};
 use magnetar_protocol::osc::OscMessage;
@@ -194,7 +194,7 @@ impl Engine {
     /// holding ` name: value` (or ` value` for unnamed ones, `cN`/`aN` for
     /// mapped ones) with `%.14g` numbers. scsynth walks the tree as it runs,
     /// so a paused group's children are not listed.
-    fn dump_tree(&self, idx: NodeIdx, depth: usize, with_controls: bool, out: &mut String) {
+    pub(crate) fn dump_tree(&self, idx: NodeIdx, depth: usize, with_controls: bool, out: &mut String) {
         if self.tree.node(idx).state != CalcState::Run {
             return;
         }
@@ -229,18 +229,13 @@ impl Engine {
         }
     }
 
-    /// `/g_dumpTree`: scsynth prints when the group next runs, so a paused
-    /// group prints nothing.
+    /// `/g_dumpTree`: scsynth prints when the group next runs (so after the
+    /// rest of the bundle), and a paused group prints nothing.
     pub(crate) fn cmd_g_dump_tree(&mut self, args: &mut Args<'_>) -> Result<(), String> {
         while args.remain() > 0 {
             let g = self.group_arg_pub(args)?;
-            let with_controls = args.geti(0) != 0;
-            if self.tree.node(g).state != CalcState::Run {
-                continue;
-            }
-            let mut out = format!("NODE TREE Group {}\n", self.tree.node(g).id);
-            self.dump_tree(g, 1, with_controls, &mut out);
-            self.log.push(out);
+            let controls = args.geti(0) != 0;
+            self.print_next(g, PrintNext::DumpTree { controls });
         }
         Ok(())
     }
@@ -251,13 +246,17 @@ impl Engine {
     pub(crate) fn cmd_n_trace(&mut self, args: &mut Args<'_>) -> Result<(), String> {
         while args.remain() > 0 {
             let n = self.node_arg_pub(args)?;
-            let node = self.tree.node_mut(n);
-            if node.state == CalcState::Run {
-                node.trace = true;
-                self.tracing = true;
-            }
+            self.print_next(n, PrintNext::Trace);
         }
         Ok(())
+    }
+
+    fn print_next(&mut self, idx: NodeIdx, what: PrintNext) {
+        let node = self.tree.node_mut(idx);
+        if node.state == CalcState::Run && node.print_next == PrintNext::Nothing {
+            node.print_next = what;
+            self.tracing = true;
+        }
     }
 
     /// Counts for `/status`: UGens, synths, groups, loaded SynthDefs.

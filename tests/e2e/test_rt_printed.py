@@ -2,6 +2,7 @@
 trace tests) parse it, so both servers get the same commands in one test and must print the
 same text."""
 
+import struct
 import time
 
 from supriya.osc import OscBundle, OscMessage as M
@@ -21,6 +22,27 @@ def sync(c: OscClient, sid: int) -> None:
     c.send(M("/sync", sid))
     c.wait_for("/synced", lambda m: m.contents[0] == sid, timeout=3)
     time.sleep(0.1)  # what the audio thread printed reaches the pipe
+
+
+def _osc_str(s: bytes) -> bytes:
+    return s + b"\0" * (4 - len(s) % 4)
+
+
+# Argument types sclang and supriya rarely send, as raw packets (the /x ones are unknown
+# commands, which both servers report): doubles, time tags, MIDI, the data-free tags, arrays,
+# blobs; a 64-bit int (a tag scsynth's dump does not know); an integer address. Not a char
+# ('c'): scsynth's dump misreads the rest of the message after one (docs/compatibility.md).
+EXOTIC_PACKETS = [
+    _osc_str(b"/x")
+    + _osc_str(b",idtmTFNI[ii]sb")
+    + struct.pack(">idQ", 7, 0.1, 1 << 32)
+    + bytes([0x90, 0x3C, 0x7F, 0x00])
+    + struct.pack(">ii", 1, 2)
+    + _osc_str(b"str")
+    + struct.pack(">i", 3) + b"abc\0",
+    _osc_str(b"/x") + _osc_str(b",ihi") + struct.pack(">iqi", 5, -2, 6),
+    struct.pack(">i", 40) + _osc_str(b",i") + struct.pack(">i", 7),
+]
 
 
 def run_session(exe: str) -> list[str]:
@@ -57,6 +79,11 @@ def run_session(exe: str) -> list[str]:
         c.send(M("/c_set", 7, -1.5e-7, 8, 1234567.0))
         c.send(M("/d_recv", b"\x01\x02\x03\x04\x05"))
         c.send(OscBundle(contents=(M("/status"), M("/n_query", 1001), M("/g_queryTree", 0, 1)), timestamp=None))
+        for raw in EXOTIC_PACKETS:
+            c.send_raw(raw)
+        c.send(M("/dumpOSC", 2))
+        time.sleep(0.2)
+        c.send(M("/c_get", 7, 8))
         c.send(M("/dumpOSC", 0))
         time.sleep(0.2)
         sync(c, 9)

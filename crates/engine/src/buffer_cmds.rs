@@ -456,6 +456,11 @@ impl BufferCommands {
         read.map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         buf.sample_rate = reader.sample_rate();
         buf.path = Some(reader.path().to_owned());
+        if leave_open {
+            // Streaming starts afresh: no end of file seen yet.
+            buf.disk_mask = -1;
+            buf.disk_mask1 = -1;
+        }
         let previous = self.open_files.remove(&index);
         if leave_open {
             self.open_files.insert(index, OpenSoundFile::Reading(reader));

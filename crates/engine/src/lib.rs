@@ -6,6 +6,7 @@ pub mod args;
 pub mod bufgen;
 pub mod buffer_cmds;
 pub mod commands;
+pub mod disk_io;
 pub mod engine;
 pub mod graph_def;
 pub mod node_tree;

@@ -117,6 +117,8 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                 for r in engine.perform_bundle(&bundle) {
                     eprintln!("{r}");
                 }
+                // A synth freed by the bundle may leave DiskOut's last frames to write.
+                magnetar_engine::disk_io::serve_pending(&mut engine);
                 // No client listens in NRT mode: replies go nowhere, text is printed.
                 engine.replies.clear();
                 engine.events.clear();
@@ -158,6 +160,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
             }
 
             engine.run_block();
+            magnetar_engine::disk_io::serve_pending(&mut engine);
             if cli.verbosity >= -1 {
                 for p in &engine.world.polls {
                     println!("{}", crate::post::poll_line(p));

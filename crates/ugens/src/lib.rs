@@ -36,6 +36,7 @@ pub mod convolution;
 pub mod assorted;
 pub mod scope;
 pub mod ui;
+pub mod disk;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

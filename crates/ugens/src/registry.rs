@@ -119,6 +119,7 @@ impl Registry {
         crate::assorted::register(&mut r);
         crate::scope::register(&mut r);
         crate::ui::register(&mut r);
+        crate::disk::register(&mut r);
         r
     }
 

@@ -17,7 +17,7 @@ pub enum SpectrumForm {
 }
 
 /// A sample buffer (SuperCollider's `SndBuf`): interleaved frames.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SndBuf {
     pub data: Vec<f32>,
     pub channels: u32,
@@ -28,6 +28,27 @@ pub struct SndBuf {
     pub path: Option<String>,
     /// The form of the spectrum FFT and the PV units keep in it.
     pub spectrum: SpectrumForm,
+    /// Streaming (scsynth's `mask`): the buffer frame at which the open
+    /// file ended during the last refill, or -1 if it has not ended.
+    pub disk_mask: i32,
+    /// Streaming (scsynth's `mask1`): the end of file that DiskIn and
+    /// VDiskIn stop at (set done) once they reach it, or -1.
+    pub disk_mask1: i32,
+}
+
+impl Default for SndBuf {
+    fn default() -> SndBuf {
+        SndBuf {
+            data: Vec::new(),
+            channels: 0,
+            frames: 0,
+            sample_rate: 0.0,
+            path: None,
+            spectrum: SpectrumForm::None,
+            disk_mask: -1,
+            disk_mask1: -1,
+        }
+    }
 }
 
 impl SndBuf {
@@ -37,8 +58,7 @@ impl SndBuf {
             channels,
             frames,
             sample_rate,
-            path: None,
-            spectrum: SpectrumForm::None,
+            ..SndBuf::default()
         }
     }
 
@@ -235,6 +255,11 @@ pub struct World {
     pub triggers: Vec<Trigger>,
     /// Values `Poll` reported during this block, printed off the audio thread.
     pub polls: Vec<PollLine>,
+    /// Halves of streaming buffers that disk units finished, for the
+    /// server to read or write (see `disk`); never grown past its capacity.
+    pub disk_requests: Vec<crate::disk::DiskRequest>,
+    /// Whether the server runs in real time (VDiskIn replies only then).
+    pub real_time: bool,
     /// How many synths exist (scsynth's `mNumGraphs`), kept current by the engine.
     pub num_synths: u32,
     /// When set, bus writers log what they wrote (a worker's private world
@@ -284,6 +309,8 @@ impl World {
             // Room for the most a block may queue (see `reply`), so pushing never grows them.
             triggers: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
             polls: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
+            disk_requests: Vec::with_capacity(crate::disk::MAX_DISK_REQUESTS),
+            real_time: false,
             num_synths: 0,
             log_touches: false,
             touch_log: Vec::new(),

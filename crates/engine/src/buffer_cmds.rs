@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
@@ -107,11 +108,16 @@ struct RestrictedPath {
     canonical: Option<PathBuf>,
 }
 
+/// The files left open, by buffer index. Shared with the disk threads that
+/// stream through them; only non-real-time threads take the lock, each for
+/// one file operation.
+pub type OpenFiles = Arc<Mutex<HashMap<usize, OpenSoundFile>>>;
+
 /// Performs the `/b_*` commands and keeps the files they leave open.
 #[derive(Debug)]
 pub struct BufferCommands {
     restricted: Option<RestrictedPath>,
-    open_files: HashMap<usize, OpenSoundFile>,
+    files: OpenFiles,
 }
 
 /// Frames from `offset` to the end of a file of `total` frames: scsynth's
@@ -235,23 +241,30 @@ impl BufferCommands {
             let canonical = given.canonicalize().ok();
             RestrictedPath { given, canonical }
         });
-        BufferCommands { restricted, open_files: HashMap::new() }
+        BufferCommands { restricted, files: OpenFiles::default() }
     }
 
-    /// The file `/b_read` or `/b_write` left open for buffer `bufnum`.
-    pub fn open_file_mut(&mut self, bufnum: usize) -> Option<&mut OpenSoundFile> {
-        self.open_files.get_mut(&bufnum)
+    /// The open files, for the threads that stream through them.
+    pub fn shared_files(&self) -> OpenFiles {
+        Arc::clone(&self.files)
+    }
+
+    /// The table of open files, locked. A thread that panicked while holding
+    /// it left the table itself intact, so the lock is taken over.
+    fn open_files(&self) -> MutexGuard<'_, HashMap<usize, OpenSoundFile>> {
+        lock_files(&self.files)
     }
 
     /// Whether a file is open for buffer `bufnum`.
     pub fn has_open_file(&self, bufnum: usize) -> bool {
-        self.open_files.contains_key(&bufnum)
+        self.open_files().contains_key(&bufnum)
     }
 
     /// Closes every open file (at shutdown), finalising written headers.
     /// Returns the errors of files that could not be closed cleanly.
     pub fn close_all(&mut self) -> Vec<SoundFileError> {
-        self.open_files.drain().filter_map(|(_, f)| f.close().err()).collect()
+        let files: Vec<OpenSoundFile> = self.open_files().drain().map(|(_, f)| f).collect();
+        files.into_iter().filter_map(|f| f.close().err()).collect()
     }
 
     /// Performs one /b_* command (`name` is e.g. "/b_alloc"). Returns what to
@@ -461,9 +474,9 @@ impl BufferCommands {
             buf.disk_mask = -1;
             buf.disk_mask1 = -1;
         }
-        let previous = self.open_files.remove(&index);
+        let previous = self.open_files().remove(&index);
         if leave_open {
-            self.open_files.insert(index, OpenSoundFile::Reading(reader));
+            self.open_files().insert(index, OpenSoundFile::Reading(reader));
         }
         close_quietly(previous);
         Ok(BufDone::done(bufnum, completion))
@@ -485,8 +498,8 @@ impl BufferCommands {
         let buf_offset = non_negative_offset(buf_offset, bufnum)?;
         // Writing over the file this buffer holds open: close it first, so
         // that its header is not finalised over the new file afterwards.
-        if self.open_files.get(&index).is_some_and(|f| Path::new(f.path()) == path) {
-            close_quietly(self.open_files.remove(&index));
+        if self.open_files().get(&index).is_some_and(|f| Path::new(f.path()) == path) {
+            close_quietly(self.open_files().remove(&index));
         }
         let buf = &mut world.buffers[index];
         let frames_to_end = (i64::from(buf.frames) - buf_offset as i64).max(0);
@@ -501,11 +514,11 @@ impl BufferCommands {
                 .write_f32(&buf.data[buf_offset * channels..(buf_offset + frames) * channels])
                 .map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         }
-        let previous = self.open_files.remove(&index);
+        let previous = self.open_files().remove(&index);
         close_quietly(previous);
         if leave_open {
             buf.path = Some(writer.path().to_owned());
-            self.open_files.insert(index, OpenSoundFile::Writing(writer));
+            self.open_files().insert(index, OpenSoundFile::Writing(writer));
         } else {
             writer.close().map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         }
@@ -516,7 +529,7 @@ impl BufferCommands {
         let bufnum = args.geti(0);
         let completion = take_completion(args);
         let index = buffer_index(world, bufnum, true)?;
-        if let Some(file) = self.open_files.remove(&index) {
+        if let Some(file) = self.open_files().remove(&index) {
             file.close().map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         }
         Ok(BufDone::done(bufnum, completion))
@@ -526,10 +539,15 @@ impl BufferCommands {
         let bufnum = args.geti(0);
         let completion = take_completion(args);
         let index = buffer_index(world, bufnum, true)?;
-        close_quietly(self.open_files.remove(&index));
+        close_quietly(self.open_files().remove(&index));
         empty_buffer(&mut world.buffers[index]);
         Ok(BufDone::done(bufnum, completion))
     }
+}
+
+/// Locks a table of open files (see [`BufferCommands::shared_files`]).
+pub fn lock_files(files: &OpenFiles) -> MutexGuard<'_, HashMap<usize, OpenSoundFile>> {
+    files.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Closes a file the client no longer refers to; scsynth ignores errors here.

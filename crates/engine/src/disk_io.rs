@@ -11,7 +11,7 @@ use magnetar_soundfile::{SoundFileReader, SoundFileWriter};
 use magnetar_ugens::disk::{DiskOp, DiskRequest};
 use magnetar_ugens::SndBuf;
 
-use crate::buffer_cmds::OpenSoundFile;
+use crate::buffer_cmds::{lock_files, OpenSoundFile};
 
 /// Reads frames into `dst` until it is full or the file ends; returns the
 /// frames read. A read error ends the read as the end of the file would.
@@ -26,9 +26,9 @@ fn read_until_full(reader: &mut SoundFileReader, dst: &mut [f32], channels: usiz
     pos / channels
 }
 
-/// Where a request lands in `buf`, or `None` if the buffer changed shape
-/// since the unit asked (scsynth skips such requests too).
-fn span(buf: &SndBuf, req: &DiskRequest) -> Option<std::ops::Range<usize>> {
+/// Where a request lands in `buf` (a range of its samples), or `None` if the
+/// buffer changed shape since the unit asked (scsynth skips such requests too).
+pub fn span(buf: &SndBuf, req: &DiskRequest) -> Option<std::ops::Range<usize>> {
     let (pos, frames) = (req.pos as u64, req.frames as u64);
     if pos > u64::from(buf.frames) || pos + frames > u64::from(buf.frames) || buf.channels != req.channels {
         return None;
@@ -38,52 +38,57 @@ fn span(buf: &SndBuf, req: &DiskRequest) -> Option<std::ops::Range<usize>> {
     Some(start..start + req.frames as usize * ch)
 }
 
-/// Performs one request on `buf` with the file left open for it (if any).
-pub fn serve(file: Option<&mut OpenSoundFile>, buf: &mut SndBuf, req: &DiskRequest) {
-    let Some(range) = span(buf, req) else {
-        return;
-    };
-    let channels = buf.channels as usize;
+/// Performs one request on `half`, the samples of the buffer it names (see
+/// [`span`]), with the file left open for the buffer, if any. Returns the
+/// buffer frame at which the file ended during a plain read (scsynth's
+/// `mask`), if it did.
+pub fn serve(file: Option<&mut OpenSoundFile>, half: &mut [f32], req: &DiskRequest) -> Option<i32> {
+    let channels = req.channels as usize;
+    if channels == 0 || half.len() != req.frames as usize * channels {
+        return None;
+    }
     // A file whose channels differ from the buffer's cannot be streamed
     // frame for frame; it reads as no file.
     let reader = match file {
         Some(OpenSoundFile::Reading(r)) if r.channels() as usize == channels => Some(r),
         Some(OpenSoundFile::Writing(w)) => {
             if req.op == DiskOp::Write {
-                write_quietly(w, &buf.data[range.clone()]);
+                write_quietly(w, half);
             }
             None
         }
         _ => None,
     };
-    let dst = &mut buf.data[range];
     match req.op {
-        DiskOp::Write => {}
+        DiskOp::Write => None,
         DiskOp::Read => {
-            let count = reader.map_or(0, |r| read_until_full(r, dst, channels));
+            let count = reader.map_or(0, |r| read_until_full(r, half, channels));
             if count < req.frames as usize {
-                dst[count * channels..].fill(0.0);
-                buf.disk_mask = (req.pos as usize + count) as i32;
+                half[count * channels..].fill(0.0);
+                Some((req.pos as usize + count) as i32)
+            } else {
+                None
             }
         }
         DiskOp::ReadLoop => {
             let Some(reader) = reader else {
-                dst.fill(0.0);
-                return;
+                half.fill(0.0);
+                return None;
             };
-            let mut done = read_until_full(reader, dst, channels) * channels;
-            while done < dst.len() {
+            let mut done = read_until_full(reader, half, channels) * channels;
+            while done < half.len() {
                 let got = match reader.seek(0) {
-                    Ok(()) => read_until_full(reader, &mut dst[done..], channels),
+                    Ok(()) => read_until_full(reader, &mut half[done..], channels),
                     Err(_) => 0,
                 };
                 if got == 0 {
                     // An empty file (scsynth would loop for ever): silence.
-                    dst[done..].fill(0.0);
+                    half[done..].fill(0.0);
                     break;
                 }
                 done += got * channels;
             }
+            None
         }
     }
 }
@@ -97,12 +102,19 @@ fn write_quietly(writer: &mut SoundFileWriter, samples: &[f32]) {
 /// (non-real-time rendering: after each block and each bundle).
 pub fn serve_pending(engine: &mut crate::Engine) {
     let mut requests = std::mem::take(&mut engine.world.disk_requests);
+    let files = engine.buffer_commands.shared_files();
+    let mut files = lock_files(&files);
     for req in requests.drain(..) {
         let index = req.bufnum as usize;
         let Some(buf) = engine.world.buffers.get_mut(index) else {
             continue;
         };
-        serve(engine.buffer_commands.open_file_mut(index), buf, &req);
+        let Some(range) = span(buf, &req) else {
+            continue;
+        };
+        if let Some(end) = serve(files.get_mut(&index), &mut buf.data[range], &req) {
+            buf.disk_mask = end;
+        }
     }
     engine.world.disk_requests = requests;
 }

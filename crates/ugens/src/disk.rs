@@ -31,7 +31,7 @@ pub enum DiskOp {
 
 /// One half (or, for DiskOut's last write, part of one) of a streaming
 /// buffer to move between the buffer and its file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DiskRequest {
     pub op: DiskOp,
     pub bufnum: u32,
@@ -40,6 +40,9 @@ pub struct DiskRequest {
     /// First frame of the buffer to fill or write.
     pub pos: u32,
     pub frames: u32,
+    /// Buffer frames the unit moves through per sample (VDiskIn's rate; 1
+    /// for the others): with `frames`, how soon the stream runs dry.
+    pub rate: f32,
 }
 
 /// Whether a buffer can stream: allocated, with a frame count that is a
@@ -49,14 +52,47 @@ fn streamable(buf: &SndBuf, block_size: usize) -> bool {
     buf.is_allocated() && (buf.frames as usize & (2 * block_size - 1)) == 0
 }
 
-/// Queues `req` unless the queue is full (never grows it on the audio thread).
+/// The `disk_pending` bit of the half that starts at frame `pos`.
+#[inline]
+pub fn half_bit(pos: u32) -> u8 {
+    if pos == 0 {
+        1
+    } else {
+        2
+    }
+}
+
+/// The `disk_pending` bit of the half that holds frame `framepos`.
+#[inline]
+fn bit_at(framepos: u32, half: u32) -> u8 {
+    if framepos < half {
+        1
+    } else {
+        2
+    }
+}
+
+/// Queues `req` unless the queue is full (never grows it on the audio
+/// thread). In real time the half is pending until the disk delivers it.
 #[inline]
 fn queue(cx: &mut UnitCtx<'_>, req: DiskRequest) {
+    let index = req.bufnum as usize;
     // Local buffers have no file; scsynth would reach past its buffer table.
-    if (req.bufnum as usize) < cx.world.buffers.len() && cx.world.disk_requests.len() < cx.world.disk_requests.capacity()
-    {
+    if index < cx.world.buffers.len() && cx.world.disk_requests.len() < cx.world.disk_requests.capacity() {
         cx.world.disk_requests.push(req);
+        if cx.world.real_time {
+            cx.world.buffers[index].disk_pending |= half_bit(req.pos);
+        }
     }
+}
+
+/// Counts an underrun when a unit's stream first finds its half missing.
+#[inline]
+fn note_starved(cx: &mut UnitCtx<'_>, was: &mut bool, now: bool) {
+    if now && !*was {
+        cx.world.disk_underruns += 1;
+    }
+    *was = now;
 }
 
 /// The half a unit just finished is refilled: the end of file found by the
@@ -71,12 +107,13 @@ fn arm_end(buf: &mut SndBuf) {
 /// DiskIn (`bufnum, loop`): plays the buffer's frames in order, one output per channel.
 pub struct DiskIn {
     framepos: u32,
+    starved: bool,
 }
 
 impl Construct for DiskIn {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
         io.clear_outputs();
-        DiskIn { framepos: 0 }
+        DiskIn { framepos: 0, starved: false }
     }
 }
 
@@ -106,20 +143,26 @@ impl Unit for DiskIn {
         if self.framepos >= frames {
             self.framepos = 0;
         }
-        let start = self.framepos as usize * channels;
-        let src = &buf.data[start..start + n * channels];
-        for c in 0..channels {
-            let out = io.out(c);
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = src[j * channels + c];
+        let half = frames >> 1;
+        let starved = buf.disk_pending & bit_at(self.framepos, half) != 0;
+        if starved {
+            io.clear_outputs();
+        } else {
+            let start = self.framepos as usize * channels;
+            let src = &buf.data[start..start + n * channels];
+            for c in 0..channels {
+                let out = io.out(c);
+                for (j, o) in out.iter_mut().enumerate() {
+                    *o = src[j * channels + c];
+                }
             }
         }
         let end = buf.disk_mask1;
+        note_starved(cx, &mut self.starved, starved);
         if end >= 0 && self.framepos >= end as u32 {
             cx.set_done(true);
         }
         self.framepos += n as u32;
-        let half = frames >> 1;
         if self.framepos == frames {
             self.framepos = 0;
         } else if self.framepos != half {
@@ -131,7 +174,7 @@ impl Unit for DiskIn {
         }
         let op = if looping { DiskOp::ReadLoop } else { DiskOp::Read };
         let pos = half - self.framepos;
-        queue(cx, DiskRequest { op, bufnum: index as u32, channels: channels as u32, pos, frames: half });
+        queue(cx, DiskRequest { op, bufnum: index as u32, channels: channels as u32, pos, frames: half, rate: 1.0 });
     }
 }
 
@@ -140,6 +183,7 @@ impl Unit for DiskIn {
 pub struct DiskOut {
     framepos: u32,
     written: u32,
+    starved: bool,
     /// The buffer and its frame count, for the last partial half at the end.
     last: Option<(usize, u32, u32)>,
 }
@@ -147,7 +191,7 @@ pub struct DiskOut {
 impl Construct for DiskOut {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
         io.clear_outputs();
-        DiskOut { framepos: 0, written: 0, last: None }
+        DiskOut { framepos: 0, written: 0, starved: false, last: None }
     }
 }
 
@@ -175,15 +219,22 @@ impl Unit for DiskOut {
         if self.framepos >= frames {
             self.framepos = 0;
         }
-        let start = self.framepos as usize * channels;
-        let dst = &mut buf.data[start..start + n * channels];
-        for c in 0..channels {
-            let input = io.inp(1 + c);
-            let audio = io.in_rate(1 + c) == Rate::Audio;
-            for j in 0..n {
-                dst[j * channels + c] = if audio { input[j] } else { input[0] };
+        let half = frames >> 1;
+        // A half still being written to the file is not overwritten: this
+        // block is lost from the recording instead.
+        let starved = buf.disk_pending & bit_at(self.framepos, half) != 0;
+        if !starved {
+            let start = self.framepos as usize * channels;
+            let dst = &mut buf.data[start..start + n * channels];
+            for c in 0..channels {
+                let input = io.inp(1 + c);
+                let audio = io.in_rate(1 + c) == Rate::Audio;
+                for j in 0..n {
+                    dst[j * channels + c] = if audio { input[j] } else { input[0] };
+                }
             }
         }
+        note_starved(cx, &mut self.starved, starved);
         let mut written = self.written;
         for o in io.out(0).iter_mut() {
             *o = written as f32;
@@ -191,14 +242,14 @@ impl Unit for DiskOut {
         }
         self.written = written;
         self.framepos += n as u32;
-        let half = frames >> 1;
         if self.framepos == frames {
             self.framepos = 0;
         } else if self.framepos != half {
             return;
         }
         let pos = half - self.framepos;
-        queue(cx, DiskRequest { op: DiskOp::Write, bufnum: index as u32, channels: channels as u32, pos, frames: half });
+        let channels = channels as u32;
+        queue(cx, DiskRequest { op: DiskOp::Write, bufnum: index as u32, channels, pos, frames: half, rate: 1.0 });
     }
 
     /// Writes the part of a half recorded since the last full one.
@@ -210,7 +261,8 @@ impl Unit for DiskOut {
         let framepos = self.framepos;
         if framepos != 0 && framepos != half {
             let pos = if framepos > half { half } else { 0 };
-            let req = DiskRequest { op: DiskOp::Write, bufnum: index as u32, channels, pos, frames: framepos - pos };
+            let frames = framepos - pos;
+            let req = DiskRequest { op: DiskOp::Write, bufnum: index as u32, channels, pos, frames, rate: 1.0 };
             queue(cx, req);
         }
     }
@@ -238,6 +290,7 @@ pub struct VDiskIn {
     count: u32,
     i_frame_pos: u32,
     i_buf_pos: u32,
+    starved: bool,
 }
 
 impl Construct for VDiskIn {
@@ -254,6 +307,7 @@ impl Construct for VDiskIn {
             count: 0,
             i_frame_pos: 0,
             i_buf_pos: 0,
+            starved: false,
         }
     }
 }
@@ -267,7 +321,8 @@ impl VDiskIn {
         self.count = self.count.wrapping_add(1);
         let op = if io.in0(2) as i32 != 0 { DiskOp::ReadLoop } else { DiskOp::Read };
         let pos = if buf_pos as u32 >= half { 0 } else { half };
-        queue(cx, DiskRequest { op, bufnum: index as u32, channels, pos, frames: half });
+        let rate = if self.mode == VMode::Rate1 { 1.0 } else { self.pch_ratio };
+        queue(cx, DiskRequest { op, bufnum: index as u32, channels, pos, frames: half, rate });
         let send_id = io.in0(3) as i32;
         // scsynth replies in real time only; nobody listens to a render.
         if send_id != 0 && cx.world.real_time && cx.world.triggers.len() < crate::reply::MAX_TRIGGERS_PER_BLOCK {
@@ -301,11 +356,13 @@ impl VDiskIn {
         let half = frames >> 1;
         let mut buf_pos = self.i_buf_pos;
         let mut test = false;
+        let starved = buf.disk_pending & bit_at(buf_pos, half) != 0;
         for j in 0..n {
             let at = buf_pos as usize * channels;
             for c in 0..channels {
+                let v = if starved { 0.0 } else { buf.data.get(at + c).copied().unwrap_or(0.0) };
                 // SAFETY: c < num_outputs and j < n, the output's length.
-                unsafe { *io.out_ptr(c).add(j) = buf.data.get(at + c).copied().unwrap_or(0.0) };
+                unsafe { *io.out_ptr(c).add(j) = v };
             }
             let old = buf_pos;
             buf_pos += 1;
@@ -319,6 +376,7 @@ impl VDiskIn {
         }
         self.i_frame_pos = self.i_frame_pos.wrapping_add(n as u32);
         let end = buf.disk_mask1;
+        note_starved(cx, &mut self.starved, starved);
         if end >= 0 && buf_pos >= end as u32 {
             cx.set_done(true);
         }
@@ -364,10 +422,12 @@ impl VDiskIn {
         let mut frame_pos = self.frame_pos;
         let mut buf_pos = self.buf_pos;
         let mut test = false;
+        let starved = buf.disk_pending & bit_at(buf_pos as u32, half) != 0;
         if first {
             for c in 0..channels {
+                let v = if starved { 0.0 } else { data[c] };
                 // SAFETY: c < num_outputs; every output holds at least one sample.
-                unsafe { *io.out_ptr(c) = data[c] };
+                unsafe { *io.out_ptr(c) = v };
             }
         }
         let ch = channels as i32;
@@ -392,7 +452,7 @@ impl VDiskIn {
             }
             for c in 0..channels {
                 let at = |t: i32| data.get(t as usize + c).copied().unwrap_or(0.0);
-                let v = cubicinterp(frac, at(t0), at(t1), at(t2), at(t3));
+                let v = if starved { 0.0 } else { cubicinterp(frac, at(t0), at(t1), at(t2), at(t3)) };
                 // SAFETY: c < num_outputs and j < n, the output's length.
                 unsafe { *io.out_ptr(c).add(j) = v };
             }
@@ -409,6 +469,7 @@ impl VDiskIn {
             }
         }
         let end = buf.disk_mask1;
+        note_starved(cx, &mut self.starved, starved);
         if end >= 0 && buf_pos >= end as f64 {
             cx.set_done(true);
         }

@@ -34,6 +34,10 @@ pub struct SndBuf {
     /// Streaming (scsynth's `mask1`): the end of file that DiskIn and
     /// VDiskIn stop at (set done) once they reach it, or -1.
     pub disk_mask1: i32,
+    /// Streaming in real time: halves (bit 0 the first, bit 1 the second)
+    /// asked for from the disk and not delivered yet; units play silence
+    /// rather than such a half's stale contents.
+    pub disk_pending: u8,
 }
 
 impl Default for SndBuf {
@@ -47,6 +51,7 @@ impl Default for SndBuf {
             spectrum: SpectrumForm::None,
             disk_mask: -1,
             disk_mask1: -1,
+            disk_pending: 0,
         }
     }
 }
@@ -260,6 +265,9 @@ pub struct World {
     pub disk_requests: Vec<crate::disk::DiskRequest>,
     /// Whether the server runs in real time (VDiskIn replies only then).
     pub real_time: bool,
+    /// Halves that disk units found still waiting for the disk when they
+    /// were due (played as silence, or for DiskOut not recorded).
+    pub disk_underruns: u64,
     /// How many synths exist (scsynth's `mNumGraphs`), kept current by the engine.
     pub num_synths: u32,
     /// When set, bus writers log what they wrote (a worker's private world
@@ -311,6 +319,7 @@ impl World {
             polls: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
             disk_requests: Vec::with_capacity(crate::disk::MAX_DISK_REQUESTS),
             real_time: false,
+            disk_underruns: 0,
             num_synths: 0,
             log_touches: false,
             touch_log: Vec::new(),

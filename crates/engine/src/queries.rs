@@ -292,6 +292,8 @@ impl Engine {
         .to_message();
         if with_xruns {
             msg.args.push(magnetar_protocol::osc::OscArg::Int(load.xruns.min(i32::MAX as u64) as i32));
+            // Then the halves disk streams found undelivered when due.
+            msg.args.push(magnetar_protocol::osc::OscArg::Int(self.world.disk_underruns.min(i32::MAX as u64) as i32));
         }
         self.replies.push(msg);
         Ok(())

@@ -33,6 +33,8 @@ pub struct Cli {
     pub restricted_path: Option<String>,
     pub device_name: Option<String>,
     pub threads: Option<usize>,
+    /// magnetar's own long options `--disk-threads` and `--disk-scheduling`.
+    pub disk: crate::disk::DiskOptions,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -87,6 +89,10 @@ usage: magnetar [options]
    -x <exact sums in parallel groups? 1 or 0> (default 1: children's writes to a shared bus
                                        are added in child order, the same bits as one thread;
                                        0: in the order the threads finish, as in supernova)
+   --disk-threads <n>                  threads that stream DiskIn/DiskOut buffers (default 1)
+   --disk-scheduling <need|fcfs>       need (default): the stream closest to running dry first,
+                                       woken at a low watermark, real-time priority below a
+                                       critical one; fcfs: arrival order, woken for each half
 ";
 
 fn parse_num<T: std::str::FromStr>(flag: &str, value: &str, what: &'static str) -> Result<T, CliError> {
@@ -112,11 +118,29 @@ impl Cli {
             restricted_path: None,
             device_name: None,
             threads: None,
+            disk: crate::disk::DiskOptions::default().with_env(),
         };
         let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
         let mut i = 0;
         while i < args.len() {
             let flag = args[i];
+            if let Some(long) = flag.strip_prefix("--") {
+                let v = args.get(i + 1).copied().ok_or_else(|| CliError::MissingArgument(flag.into(), 1))?;
+                match long {
+                    "disk-threads" => {
+                        let n: usize = parse_num(flag, v, "thread count")?;
+                        cli.disk.threads = n.clamp(1, 64);
+                    }
+                    "disk-scheduling" => {
+                        cli.disk.scheduling = crate::disk::DiskScheduling::from_name(v).ok_or_else(|| {
+                            CliError::BadValue { flag: flag.into(), value: v.into(), what: "scheduling (need or fcfs)" }
+                        })?;
+                    }
+                    _ => return Err(CliError::InvalidOption(flag.into())),
+                }
+                i += 2;
+                continue;
+            }
             let mut chars = flag.chars();
             let letter = match (chars.next(), chars.next(), chars.next()) {
                 (Some('-'), Some(c), None) => c,

@@ -4,6 +4,7 @@
 //! mode.
 
 pub mod cli;
+pub mod disk;
 pub mod driver;
 pub mod net;
 pub mod nrt;

@@ -82,6 +82,8 @@ struct AsyncRequest {
     from: ReplyAddr,
     /// Contents of the buffer the command works on, when it needed them.
     snapshot: Option<(usize, SndBuf)>,
+    /// The disk thread and barrier to wait for first, when the buffer streamed.
+    disk_barrier: Option<(usize, u64)>,
 }
 
 /// What the audio thread sends the control thread.
@@ -168,6 +170,11 @@ fn mono_to_unix_offset_ns() -> i128 {
 
 /// The audio thread's state: the engine and the queues around it.
 struct Audio {
+    /// Declared before the engine so that it is dropped first: its disk
+    /// threads finish with the buffers before the buffers go.
+    disk: crate::disk::DiskLink,
+    /// Samples computed so far (the disk side's clock).
+    sample_time: u64,
     engine: Engine,
     /// Lock-free, not try-lock: measured on this machine (crates/rt,
     /// `examples/queue_latency`), a try-lock queue under a flood of commands
@@ -237,6 +244,7 @@ impl Audio {
                     OscArg::Long(self.all_periods as i64),
                     OscArg::Long(self.all_heap_ops as i64),
                     OscArg::Long(self.engine.parallel_groups_run() as i64),
+                    OscArg::Long(self.engine.world.disk_underruns as i64),
                 ],
             );
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });
@@ -248,7 +256,17 @@ impl Audio {
         // so that the control thread works on what the audio thread has.
         let needs_contents = matches!(name, "/b_read" | "/b_readChannel" | "/b_write");
         if is_async {
-            let request = Box::new(AsyncRequest { msg, from: from.clone(), snapshot: None });
+            // A buffer that streams: what the disk side has queued for it is
+            // done before the command touches the buffer or its file.
+            let disk_barrier = if name.starts_with("/b_") {
+                let bufnum = msg.args.first().and_then(OscArg::as_i32).unwrap_or(-1);
+                usize::try_from(bufnum)
+                    .ok()
+                    .and_then(|b| self.disk.barrier(&mut self.engine.world, self.sample_time, b))
+            } else {
+                None
+            };
+            let request = Box::new(AsyncRequest { msg, from: from.clone(), snapshot: None, disk_barrier });
             if needs_contents {
                 let bufnum = request.msg.args.first().and_then(OscArg::as_i32).unwrap_or(-1);
                 if let Some(buf) = usize::try_from(bufnum).ok().and_then(|b| self.engine.world.buffers.get(b)) {
@@ -348,12 +366,19 @@ impl Audio {
             ToAudio::InstallBuffer { bufnum, buf, done } => {
                 if let Some(slot) = self.engine.world.buffers.get_mut(bufnum) {
                     let old = std::mem::replace(slot, buf);
-                    self.send(FromAudio::Garbage(Garbage::Buffer(old)));
+                    // Fresh contents: no half is waiting for the disk.
+                    slot.disk_pending = 0;
+                    if let Some(old) = self.disk.retire(bufnum, old) {
+                        self.send(FromAudio::Garbage(Garbage::Buffer(old)));
+                    }
                 }
                 self.finish(done);
             }
             ToAudio::Finish { done } => self.finish(done),
-            ToAudio::SetSampleRate(sr) => self.engine.set_sample_rate(sr),
+            ToAudio::SetSampleRate(sr) => {
+                self.engine.set_sample_rate(sr);
+                self.disk.set_sample_rate(sr);
+            }
             ToAudio::ClearSchedule => {
                 while let Some(s) = self.scheduler.pop() {
                     self.send(FromAudio::Garbage(Garbage::Packet(OscPacket::Bundle(s.bundle))));
@@ -508,6 +533,7 @@ impl Audio {
                     self.engine.world.audio_touched[bus] = counter;
                 }
             }
+            self.disk.deliver(&mut self.engine.world);
             for _ in 0..PACKETS_PER_BLOCK {
                 match self.from_control.pop() {
                     Some(m) => {
@@ -524,6 +550,8 @@ impl Audio {
                 self.perform_bundle(s.bundle, &s.from);
             }
             self.engine.run_block();
+            self.sample_time += bs as u64;
+            self.disk.forward(&mut self.engine.world, self.sample_time);
             self.notify_events();
             let w = &self.engine.world;
             for (ch, out) in io.outputs.iter_mut().enumerate().take(n_out) {
@@ -559,6 +587,7 @@ struct Control {
     verbosity: i32,
     /// Defs compiled by the current `/d_*` command.
     pending_defs: Vec<Arc<GraphDef>>,
+    disk_barriers: crate::disk::DiskBarriers,
 }
 
 impl Control {
@@ -733,6 +762,12 @@ impl Control {
                 self.to_audio(ToAudio::InstallDefs { defs, scratch, done: Done { from, replies, completion } });
             }
             _ => {
+                if let Some((lane, seq)) = req.disk_barrier {
+                    if !self.disk_barriers.wait(lane, seq, std::time::Duration::from_secs(5)) {
+                        eprintln!("magnetar: the disk thread did not finish buffer {} in time", args.geti(-1));
+                    }
+                    args = magnetar_engine::args::Args::new(&req.msg.args);
+                }
                 // Buffer commands run on the mirror, which holds the current
                 // contents of the buffer they touch when they need them.
                 if let Some((bufnum, buf)) = req.snapshot {
@@ -922,6 +957,22 @@ pub fn run(cli: &Cli) -> i32 {
             Err(e) => eprintln!("WARNING: {e}; control buses stay private"),
         }
     }
+    engine.world.real_time = true;
+    // The control thread's buffer commands keep the open files; the disk
+    // threads stream through them.
+    let buffer_commands = BufferCommands::new(cli.restricted_path.as_ref().map(Into::into));
+    let (disk, disk_barriers) = match crate::disk::start(
+        &cli.disk,
+        buffer_commands.shared_files(),
+        engine_opts.num_buffers,
+        engine_opts.sample_rate,
+    ) {
+        Ok((link, barriers, _stats)) => (link, barriers),
+        Err(e) => {
+            eprintln!("ERROR: could not start the disk thread: {e}");
+            return 1;
+        }
+    };
     // The garbage-collected heap UGens such as GrainCloud allocate from; the
     // engine runs its collector between blocks (paper 000).
     match magnetar_ugens::gc_units::realtime_collector() {
@@ -941,6 +992,8 @@ pub fn run(cli: &Cli) -> i32 {
     let (control_tx, control_rx) = mpsc::sync_channel::<ControlMsg>(FROM_AUDIO_CAPACITY);
     let stats_slot = Arc::new(std::sync::OnceLock::new());
     let audio = Audio {
+        disk,
+        sample_time: 0,
         engine,
         from_control: to_audio_rx,
         to_control: control_tx.clone(),
@@ -1051,7 +1104,7 @@ pub fn run(cli: &Cli) -> i32 {
         registry: Registry::with_all(),
         block_size: engine_opts.block_size,
         mirror,
-        buffers: BufferCommands::new(cli.restricted_path.as_ref().map(Into::into)),
+        buffers: buffer_commands,
         notified: HashSet::new(),
         scratch_len: 0,
         dump_osc: 0,
@@ -1060,6 +1113,7 @@ pub fn run(cli: &Cli) -> i32 {
         max_logins: cli.max_logins,
         verbosity: cli.verbosity,
         pending_defs: Vec::new(),
+        disk_barriers,
     };
     install_stop_signals();
     let stats = running.stats();

@@ -1,0 +1,556 @@
+//! The disk side of streaming in real time: threads that read and write the
+//! halves DiskIn, VDiskIn and DiskOut finish, scheduled by need.
+//!
+//! ```text
+//!  audio thread ── Job / Retire / Barrier ──▶ disk thread (one ring per thread)
+//!       ▲                                         │ reads/writes the open file
+//!       └──────────── Delivered ◀─────────────────┘ into/from the buffer's half
+//! ```
+//!
+//! The audio thread never touches a file. After each block it turns the
+//! units' requests into jobs stamped with a deadline, the sample time at
+//! which the stream runs dry (the frames it still has over its rate), and
+//! pushes them into a wait-free ring. With need-based scheduling it wakes
+//! the disk thread (one futex wake-up) only when a job's time until empty is
+//! below the low watermark; otherwise the disk thread finds the job on its
+//! next poll. The disk thread serves the job with the earliest deadline
+//! first, and runs under SCHED_FIFO while any job is below the critical
+//! watermark, dropping back to normal scheduling once none is (Poduval's
+//! need-based scheduling of a JACK client's disk thread, in user space).
+//! The plain mode wakes the thread for every job and serves in arrival
+//! order at normal priority, like scsynth's disk thread.
+//!
+//! A buffer's samples stay owned by the audio thread's world. A job carries
+//! a pointer to them; a buffer that was streamed and is then replaced goes
+//! to the disk thread that served it (`Retire`) and is dropped there after
+//! the jobs that point into it are forgotten, so no job outlives its
+//! buffer. Buffer commands on a streamed buffer first wait for a `Barrier`
+//! through the same ring, so `/b_close` finalises a recording only after
+//! DiskOut's last halves are written.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use magnetar_engine::buffer_cmds::{lock_files, OpenFiles};
+use magnetar_engine::disk_io;
+use magnetar_rt::event::{binary_event, Signaller, Waiter};
+use magnetar_rt::spsc;
+use magnetar_ugens::disk::{half_bit, DiskRequest};
+use magnetar_ugens::{SndBuf, World};
+
+/// Jobs, retired buffers and barriers in flight to one disk thread.
+const RING_CAPACITY: usize = 2048;
+/// Pending jobs one disk thread holds (more than the ring can bring in one poll).
+const PENDING_CAPACITY: usize = 2 * RING_CAPACITY;
+
+/// How the disk threads choose their next job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiskScheduling {
+    /// Earliest time-until-empty first, woken at the low watermark,
+    /// real-time priority below the critical watermark.
+    NeedBased,
+    /// Arrival order, woken for every job, normal priority (scsynth's way).
+    FirstComeFirstServed,
+}
+
+impl DiskScheduling {
+    pub fn from_name(name: &str) -> Option<DiskScheduling> {
+        match name {
+            "need" => Some(DiskScheduling::NeedBased),
+            "fcfs" => Some(DiskScheduling::FirstComeFirstServed),
+            _ => None,
+        }
+    }
+}
+
+/// The disk side's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskOptions {
+    pub threads: usize,
+    pub scheduling: DiskScheduling,
+    /// A job whose stream runs dry sooner than this wakes a disk thread at once.
+    pub low_watermark: Duration,
+    /// While a job's stream runs dry sooner than this, the disk thread runs
+    /// under SCHED_FIFO.
+    pub critical_watermark: Duration,
+    /// How long an idle disk thread sleeps before looking for jobs it was
+    /// not woken for (below the low watermark, so they are still in time).
+    pub poll: Duration,
+    /// SCHED_FIFO priority while critical (below the audio threads').
+    pub fifo_priority: i32,
+    /// Delay before each read or write: slow storage, for tests
+    /// (`MAGNETAR_DISK_DELAY_MS`).
+    pub io_delay: Duration,
+}
+
+impl Default for DiskOptions {
+    fn default() -> Self {
+        DiskOptions {
+            threads: 1,
+            scheduling: DiskScheduling::NeedBased,
+            low_watermark: Duration::from_millis(250),
+            critical_watermark: Duration::from_millis(100),
+            poll: Duration::from_millis(50),
+            fifo_priority: 40,
+            io_delay: Duration::ZERO,
+        }
+    }
+}
+
+impl DiskOptions {
+    /// Reads the test-only slow-storage setting from the environment.
+    pub fn with_env(mut self) -> Self {
+        if let Some(ms) = std::env::var("MAGNETAR_DISK_DELAY_MS").ok().and_then(|v| v.trim().parse::<f64>().ok()) {
+            self.io_delay = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+        }
+        self
+    }
+}
+
+/// A half to move between a buffer and its file.
+struct Job {
+    req: DiskRequest,
+    /// The buffer's first sample; the job touches only its half.
+    data: *mut f32,
+    /// Which installation of the buffer the job belongs to.
+    generation: u32,
+    /// Sample time at which the stream runs dry if the job is not done.
+    deadline: u64,
+}
+
+// SAFETY: the pointer is used only by the disk thread the job is sent to,
+// and only while the buffer it points into is alive (see the module docs:
+// a streamed buffer is dropped by that same thread, after its jobs).
+unsafe impl Send for Job {}
+
+enum ToDisk {
+    Job(Job),
+    /// A streamed buffer the audio thread let go of, to drop after its jobs.
+    Retire(SndBuf),
+    /// Serve everything pending, then publish the number.
+    Barrier(u64),
+}
+
+/// A job done, reported back to the audio thread.
+struct Delivered {
+    bufnum: u32,
+    generation: u32,
+    bit: u8,
+    /// Where the file ended during a plain read (scsynth's `mask`).
+    end: Option<i32>,
+}
+
+/// What the disk threads measured, for `/magnetar_diskStats` and the benchmark.
+#[derive(Debug)]
+pub struct DiskStats {
+    /// Returns from sleep because the audio thread signalled.
+    pub signalled_wakeups: AtomicU64,
+    /// Returns from sleep at the end of a poll period.
+    pub polled_wakeups: AtomicU64,
+    pub served: AtomicU64,
+    /// Jobs finished after their stream had run dry.
+    pub late: AtomicU64,
+    /// The smallest time until empty, in microseconds, left when a job was
+    /// finished (negative: it was late).
+    pub min_slack_us: AtomicI64,
+    /// Times a disk thread raised itself to SCHED_FIFO.
+    pub raises: AtomicU64,
+    /// Jobs the ring had no room for (the half plays stale, as in scsynth).
+    pub dropped: AtomicU64,
+}
+
+impl Default for DiskStats {
+    fn default() -> Self {
+        DiskStats {
+            signalled_wakeups: AtomicU64::new(0),
+            polled_wakeups: AtomicU64::new(0),
+            served: AtomicU64::new(0),
+            late: AtomicU64::new(0),
+            min_slack_us: AtomicI64::new(i64::MAX),
+            raises: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The audio thread's end of one disk thread.
+struct AudioLane {
+    tx: spsc::Producer<ToDisk>,
+    rx: spsc::Consumer<Delivered>,
+    wake: Signaller,
+}
+
+/// The audio thread's end of the disk side.
+pub struct DiskLink {
+    lanes: Vec<AudioLane>,
+    /// The sample time of the block being computed, for the disk threads.
+    clock: Arc<AtomicU64>,
+    /// The sample rate (f64 bits), for the disk threads' watermarks.
+    rate: Arc<AtomicU64>,
+    sample_rate: f64,
+    low_watermark: Duration,
+    /// Per buffer: bumped each time the buffer is replaced.
+    generation: Vec<u32>,
+    /// Per buffer: whether jobs may point into its current samples.
+    streamed: Vec<bool>,
+    scheduling: DiskScheduling,
+    low_frames: f64,
+    seq: u64,
+    stats: Arc<DiskStats>,
+    /// Set to stop the disk threads (when the link is dropped).
+    stop: Arc<AtomicBool>,
+    threads: Vec<(Signaller, JoinHandle<()>)>,
+}
+
+/// The control thread's end: waits for barriers.
+#[derive(Clone)]
+pub struct DiskBarriers {
+    done: Vec<Arc<AtomicU64>>,
+}
+
+impl DiskBarriers {
+    /// Waits (at most `limit`) until disk thread `lane` has passed barrier `seq`.
+    pub fn wait(&self, lane: usize, seq: u64, limit: Duration) -> bool {
+        let Some(done) = self.done.get(lane) else {
+            return true;
+        };
+        let start = Instant::now();
+        while done.load(Ordering::Acquire) < seq {
+            if start.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        true
+    }
+}
+
+/// Starts the disk threads for a world of `num_buffers` buffers.
+pub fn start(
+    options: &DiskOptions,
+    files: OpenFiles,
+    num_buffers: usize,
+    sample_rate: f64,
+) -> std::io::Result<(DiskLink, DiskBarriers, Arc<DiskStats>)> {
+    let clock = Arc::new(AtomicU64::new(0));
+    let rate = Arc::new(AtomicU64::new(sample_rate.to_bits()));
+    let stats = Arc::new(DiskStats::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut lanes = Vec::new();
+    let mut threads = Vec::new();
+    let mut done = Vec::new();
+    for i in 0..options.threads.max(1) {
+        let (tx, jobs) = spsc::channel(RING_CAPACITY);
+        let (delivered, rx) = spsc::channel(RING_CAPACITY);
+        let (wake, waiter) = binary_event();
+        let stop_wake = wake.clone();
+        let barrier_done = Arc::new(AtomicU64::new(0));
+        let worker = Worker {
+            jobs,
+            delivered,
+            waiter,
+            files: Arc::clone(&files),
+            clock: Arc::clone(&clock),
+            rate: Arc::clone(&rate),
+            stats: Arc::clone(&stats),
+            stop: Arc::clone(&stop),
+            barrier_done: Arc::clone(&barrier_done),
+            options: options.clone(),
+            pending: Vec::with_capacity(PENDING_CAPACITY),
+            raised: false,
+        };
+        let handle = std::thread::Builder::new().name(format!("magnetar-disk{i}")).spawn(move || worker.run())?;
+        lanes.push(AudioLane { tx, rx, wake });
+        threads.push((stop_wake, handle));
+        done.push(barrier_done);
+    }
+    let link = DiskLink {
+        lanes,
+        clock,
+        rate,
+        sample_rate,
+        low_watermark: options.low_watermark,
+        generation: vec![0; num_buffers],
+        streamed: vec![false; num_buffers],
+        scheduling: options.scheduling,
+        low_frames: options.low_watermark.as_secs_f64() * sample_rate,
+        seq: 0,
+        stats: Arc::clone(&stats),
+        stop,
+        threads,
+    };
+    Ok((link, DiskBarriers { done }, stats))
+}
+
+impl DiskLink {
+    /// The driver's sample rate, once known (audio thread).
+    pub fn set_sample_rate(&mut self, sample_rate: f64) {
+        self.sample_rate = sample_rate;
+        self.low_frames = self.low_watermark.as_secs_f64() * sample_rate;
+        self.rate.store(sample_rate.to_bits(), Ordering::Relaxed);
+    }
+
+    fn lane_of(&self, bufnum: usize) -> usize {
+        bufnum % self.lanes.len()
+    }
+
+    /// Takes what the disk threads delivered (audio thread, block start):
+    /// the halves become playable, and plain reads report where the file ended.
+    pub fn deliver(&mut self, world: &mut World) {
+        for lane in &mut self.lanes {
+            while let Some(d) = lane.rx.pop() {
+                let b = d.bufnum as usize;
+                if self.generation.get(b) != Some(&d.generation) {
+                    continue;
+                }
+                if let Some(buf) = world.buffers.get_mut(b) {
+                    buf.disk_pending &= !d.bit;
+                    if let Some(end) = d.end {
+                        buf.disk_mask = end;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the requests the units queued to the disk threads (audio
+    /// thread, after the block computed at sample time `now`).
+    pub fn forward(&mut self, world: &mut World, now: u64) {
+        self.clock.store(now, Ordering::Release);
+        if world.disk_requests.is_empty() {
+            return;
+        }
+        let mut requests = std::mem::take(&mut world.disk_requests);
+        for req in requests.drain(..) {
+            let b = req.bufnum as usize;
+            let Some(buf) = world.buffers.get_mut(b) else {
+                continue;
+            };
+            let bit = half_bit(req.pos);
+            if disk_io::span(buf, &req).is_none() || b >= self.generation.len() {
+                buf.disk_pending &= !bit;
+                continue;
+            }
+            let rate = if req.rate > 1e-6 { f64::from(req.rate) } else { 1e-6 };
+            // The stream has the other half left: it runs dry after that many
+            // buffer frames at its rate (DiskOut fills its other half as fast).
+            let left = (f64::from(req.frames) / rate).min(1e15);
+            let job = Job { req, data: buf.data.as_mut_ptr(), generation: self.generation[b], deadline: now + left as u64 };
+            let lane = self.lane_of(b);
+            let lane = &mut self.lanes[lane];
+            match lane.tx.push(ToDisk::Job(job)) {
+                Ok(()) => {
+                    self.streamed[b] = true;
+                    let urgent = left < self.low_frames || lane.tx.len() * 2 > lane.tx.capacity();
+                    if self.scheduling == DiskScheduling::FirstComeFirstServed || urgent {
+                        lane.wake.signal();
+                    }
+                }
+                Err(_) => {
+                    // No room: like scsynth, the half keeps its old contents.
+                    buf.disk_pending &= !bit;
+                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        world.disk_requests = requests;
+    }
+
+    /// Takes a buffer the audio thread replaced (audio thread). Returns it
+    /// if nothing streamed from it, to be dropped as usual; otherwise it goes
+    /// to its disk thread, which drops it after the jobs that point into it.
+    pub fn retire(&mut self, bufnum: usize, old: SndBuf) -> Option<SndBuf> {
+        if let Some(g) = self.generation.get_mut(bufnum) {
+            *g = g.wrapping_add(1);
+        }
+        if !self.streamed.get(bufnum).copied().unwrap_or(false) {
+            return Some(old);
+        }
+        self.streamed[bufnum] = false;
+        let lane = self.lane_of(bufnum);
+        if let Err(ToDisk::Retire(old)) = self.lanes[lane].tx.push(ToDisk::Retire(old)) {
+            // Dropping it here could free samples a job still writes:
+            // leaking one buffer is the safe failure.
+            std::mem::forget(old);
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        None
+    }
+
+    /// Before a buffer command on `bufnum` (audio thread): the disk thread
+    /// finishes what is queued for it first. Returns the barrier the control
+    /// thread waits for, if the buffer streamed.
+    pub fn barrier(&mut self, world: &mut World, now: u64, bufnum: usize) -> Option<(usize, u64)> {
+        self.forward(world, now);
+        if !self.streamed.get(bufnum).copied().unwrap_or(false) {
+            return None;
+        }
+        self.seq += 1;
+        let lane = self.lane_of(bufnum);
+        let l = &mut self.lanes[lane];
+        l.tx.push(ToDisk::Barrier(self.seq)).ok()?;
+        l.wake.signal();
+        Some((lane, self.seq))
+    }
+}
+
+impl Drop for DiskLink {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        for (wake, handle) in self.threads.drain(..) {
+            wake.signal();
+            let _ = handle.join();
+        }
+    }
+}
+
+/// One disk thread.
+struct Worker {
+    jobs: spsc::Consumer<ToDisk>,
+    delivered: spsc::Producer<Delivered>,
+    waiter: Waiter,
+    files: OpenFiles,
+    clock: Arc<AtomicU64>,
+    rate: Arc<AtomicU64>,
+    stats: Arc<DiskStats>,
+    stop: Arc<AtomicBool>,
+    barrier_done: Arc<AtomicU64>,
+    options: DiskOptions,
+    pending: Vec<Job>,
+    raised: bool,
+}
+
+impl Worker {
+    fn sample_rate(&self) -> f64 {
+        f64::from_bits(self.rate.load(Ordering::Relaxed))
+    }
+
+    fn run(mut self) {
+        loop {
+            self.take_messages();
+            if self.pending.is_empty() {
+                self.set_raised(false);
+                if self.stop.load(Ordering::Acquire) {
+                    break;
+                }
+                if self.waiter.wait_timeout(self.options.poll) {
+                    self.stats.signalled_wakeups.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    self.stats.polled_wakeups.fetch_add(1, Ordering::Relaxed);
+                }
+                continue;
+            }
+            let next = self.pick();
+            let job = self.pending.remove(next);
+            self.serve(job);
+        }
+    }
+
+    fn take_messages(&mut self) {
+        while let Some(m) = self.jobs.pop() {
+            match m {
+                ToDisk::Job(job) => {
+                    if self.pending.len() == self.pending.capacity() {
+                        // Never expected (the ring is smaller); serve one to make room.
+                        let next = self.pick();
+                        let oldest = self.pending.remove(next);
+                        self.serve(oldest);
+                    }
+                    self.pending.push(job);
+                }
+                ToDisk::Retire(buf) => {
+                    let data = buf.data.as_ptr() as *mut f32;
+                    self.pending.retain(|j| j.data != data);
+                    drop(buf);
+                }
+                ToDisk::Barrier(seq) => {
+                    while !self.pending.is_empty() {
+                        let next = self.pick();
+                        let job = self.pending.remove(next);
+                        self.serve(job);
+                    }
+                    self.barrier_done.store(seq, Ordering::Release);
+                }
+            }
+        }
+    }
+
+    /// The job to serve next, and the priority to serve it at.
+    fn pick(&mut self) -> usize {
+        match self.options.scheduling {
+            DiskScheduling::FirstComeFirstServed => 0,
+            DiskScheduling::NeedBased => {
+                let now = self.clock.load(Ordering::Acquire);
+                let critical = now + (self.options.critical_watermark.as_secs_f64() * self.sample_rate()) as u64;
+                let mut best = 0;
+                for (i, j) in self.pending.iter().enumerate() {
+                    if j.deadline < self.pending[best].deadline {
+                        best = i;
+                    }
+                }
+                self.set_raised(self.pending[best].deadline < critical);
+                best
+            }
+        }
+    }
+
+    fn set_raised(&mut self, raise: bool) {
+        if raise == self.raised || self.options.scheduling != DiskScheduling::NeedBased {
+            return;
+        }
+        if raise {
+            // Without the right to real-time scheduling the thread stays as it is.
+            if magnetar_rt::thread::set_fifo_priority(self.options.fifo_priority).is_ok() {
+                self.raised = true;
+                self.stats.raises.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            let _ = magnetar_rt::thread::set_normal_priority();
+            self.raised = false;
+        }
+    }
+
+    fn serve(&mut self, job: Job) {
+        if !self.options.io_delay.is_zero() {
+            std::thread::sleep(self.options.io_delay);
+        }
+        let req = job.req;
+        let ch = req.channels as usize;
+        let start = req.pos as usize * ch;
+        let len = req.frames as usize * ch;
+        // SAFETY: the audio thread checked that the half lies inside the
+        // buffer (`disk_io::span`) when it made the job; the buffer is alive
+        // (a replaced one is dropped by this thread, after its jobs), and
+        // while the half is pending the units neither read nor write it, so
+        // this is the only live view of these samples.
+        let half = unsafe { std::slice::from_raw_parts_mut(job.data.add(start), len) };
+        let end = {
+            let mut files = lock_files(&self.files);
+            disk_io::serve(files.get_mut(&(req.bufnum as usize)), half, &req)
+        };
+        let now = self.clock.load(Ordering::Acquire);
+        let slack = job.deadline as i64 - now as i64;
+        let slack_us = (slack as f64 / self.sample_rate() * 1e6) as i64;
+        self.stats.min_slack_us.fetch_min(slack_us, Ordering::Relaxed);
+        if slack < 0 {
+            self.stats.late.fetch_add(1, Ordering::Relaxed);
+        }
+        self.stats.served.fetch_add(1, Ordering::Relaxed);
+        let mut d = Delivered { bufnum: req.bufnum, generation: job.generation, bit: half_bit(req.pos), end };
+        // The audio thread empties the ring every block; wait for room.
+        loop {
+            match self.delivered.push(d) {
+                Ok(()) => break,
+                Err(back) => {
+                    if self.stop.load(Ordering::Acquire) {
+                        break;
+                    }
+                    d = back;
+                    std::thread::sleep(Duration::from_micros(500));
+                }
+            }
+        }
+    }
+}

@@ -277,6 +277,18 @@ mod tests {
     }
 
     #[test]
+    fn disk_streaming_has_long_options_of_its_own() {
+        let cli = Cli::parse(&["--disk-threads", "3", "--disk-scheduling", "fcfs", "-u", "57110"]).unwrap();
+        assert_eq!(cli.disk.threads, 3);
+        assert_eq!(cli.disk.scheduling, crate::disk::DiskScheduling::FirstComeFirstServed);
+        let cli = Cli::parse(&["-u", "57110"]).unwrap();
+        assert_eq!((cli.disk.threads, cli.disk.scheduling), (1, crate::disk::DiskScheduling::NeedBased));
+        assert!(matches!(Cli::parse(&["--disk-scheduling", "edf", "-u", "1"]), Err(CliError::BadValue { .. })));
+        assert!(matches!(Cli::parse(&["-u", "1", "--disk-threads"]), Err(CliError::MissingArgument(..))));
+        assert_eq!(Cli::parse(&["--disk", "1", "-u", "1"]), Err(CliError::InvalidOption("--disk".into())));
+    }
+
+    #[test]
     fn block_size_rounds_up_to_a_power_of_two_as_in_scsynth() {
         let cli = Cli::parse(&["-z", "100", "-N", "s", "_", "o.wav", "48000", "WAV", "float"]).unwrap();
         assert_eq!(cli.engine.block_size, 128);

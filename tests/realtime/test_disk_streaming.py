@@ -116,8 +116,8 @@ def test_disk_out_records_every_frame_the_synth_played(driver, magnetar, tmp_pat
     try:
         load_defs(client, disk_out_def())
         # What Server.record sends: a buffer, a file left open with only its header, DiskOut.
-        client.request(OscMessage("/b_alloc", 1, 65536, 1), "/done")
-        client.request(OscMessage("/b_write", 1, str(path), "wav", "float", 0, 0, 1), "/done")
+        client.request(OscMessage("/b_alloc", 1, 65536, 1), "/done", lambda m: m.contents[0] == "/b_alloc")
+        client.request(OscMessage("/b_write", 1, str(path), "wav", "float", 0, 0, 1), "/done", lambda m: m.contents[0] == "/b_write")
         client.send(("/s_new", "rt_disk_out", 1000, 0, 0, "buf", 1))
         client.sync()
         time.sleep(0.3)
@@ -125,7 +125,7 @@ def test_disk_out_records_every_frame_the_synth_played(driver, magnetar, tmp_pat
         time.sleep(1.5)
         after = rt_stats(server.port)
         client.send(("/n_free", 1000))
-        client.request(OscMessage("/b_close", 1), "/done", timeout=5)
+        client.request(OscMessage("/b_close", 1), "/done", lambda m: m.contents[0] == "/b_close", timeout=5)
         lost = underruns(server.port)
     finally:
         client.close()

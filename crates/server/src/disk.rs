@@ -202,6 +202,11 @@ pub struct DiskLink {
     /// Set to stop the disk threads (when the link is dropped).
     stop: Arc<AtomicBool>,
     threads: Vec<(Signaller, JoinHandle<()>)>,
+    /// Audio-thread time per block spent on the disk side (taking
+    /// deliveries, handing over requests), in ns.
+    audio_time: Box<magnetar_rt::histogram::Histogram>,
+    /// This block's share so far.
+    block_ns: u64,
 }
 
 /// The control thread's end: waits for barriers.
@@ -280,6 +285,8 @@ pub fn start(
         stats: Arc::clone(&stats),
         stop,
         threads,
+        audio_time: Box::new(magnetar_rt::histogram::Histogram::new()),
+        block_ns: 0,
     };
     Ok((link, DiskBarriers { done }, stats))
 }
@@ -299,6 +306,7 @@ impl DiskLink {
     /// Takes what the disk threads delivered (audio thread, block start):
     /// the halves become playable, and plain reads report where the file ended.
     pub fn deliver(&mut self, world: &mut World) {
+        let t0 = Instant::now();
         for lane in &mut self.lanes {
             while let Some(d) = lane.rx.pop() {
                 let b = d.bufnum as usize;
@@ -313,11 +321,20 @@ impl DiskLink {
                 }
             }
         }
+        self.block_ns = t0.elapsed().as_nanos() as u64;
     }
 
     /// Hands the requests the units queued to the disk threads (audio
     /// thread, after the block computed at sample time `now`).
     pub fn forward(&mut self, world: &mut World, now: u64) {
+        let t0 = Instant::now();
+        self.forward_requests(world, now);
+        let ns = self.block_ns + t0.elapsed().as_nanos() as u64;
+        self.audio_time.record(ns);
+        self.block_ns = 0;
+    }
+
+    fn forward_requests(&mut self, world: &mut World, now: u64) {
         self.clock.store(now, Ordering::Release);
         if world.disk_requests.is_empty() {
             return;
@@ -379,11 +396,42 @@ impl DiskLink {
         None
     }
 
+    /// `/magnetar_diskStats.reply`'s arguments: signalled and polled
+    /// wake-ups, jobs served, jobs late, the smallest time until empty at a
+    /// job's end (µs), priority raises, dropped jobs, and the audio thread's
+    /// time per block on the disk side (blocks, mean, p99.9 and max, ns).
+    /// With `reset`, the smallest time until empty and the audio thread's
+    /// times start again afterwards.
+    pub fn stats_args(&mut self, reset: bool) -> Vec<magnetar_protocol::osc::OscArg> {
+        use magnetar_protocol::osc::OscArg::Long;
+        let s = &self.stats;
+        let load = |a: &AtomicU64| Long(a.load(Ordering::Relaxed) as i64);
+        let min = s.min_slack_us.load(Ordering::Relaxed);
+        let args = vec![
+            load(&s.signalled_wakeups),
+            load(&s.polled_wakeups),
+            load(&s.served),
+            load(&s.late),
+            Long(if min == i64::MAX { 0 } else { min }),
+            load(&s.raises),
+            load(&s.dropped),
+            Long(self.audio_time.count() as i64),
+            Long(self.audio_time.mean() as i64),
+            Long(self.audio_time.p999() as i64),
+            Long(self.audio_time.max() as i64),
+        ];
+        if reset {
+            s.min_slack_us.store(i64::MAX, Ordering::Relaxed);
+            self.audio_time.reset();
+        }
+        args
+    }
+
     /// Before a buffer command on `bufnum` (audio thread): the disk thread
     /// finishes what is queued for it first. Returns the barrier the control
     /// thread waits for, if the buffer streamed.
     pub fn barrier(&mut self, world: &mut World, now: u64, bufnum: usize) -> Option<(usize, u64)> {
-        self.forward(world, now);
+        self.forward_requests(world, now);
         if !self.streamed.get(bufnum).copied().unwrap_or(false) {
             return None;
         }

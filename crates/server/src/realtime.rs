@@ -251,6 +251,14 @@ impl Audio {
             self.send(FromAudio::Garbage(Garbage::Message(msg)));
             return;
         }
+        if name == "/magnetar_diskStats" {
+            // Extension: what the disk threads measured (see README).
+            let reset = msg.args.first().and_then(OscArg::as_i32) == Some(1);
+            let reply = OscMessage::new("/magnetar_diskStats.reply", self.disk.stats_args(reset));
+            self.send(FromAudio::Reply { to: from.clone(), msg: reply });
+            self.send(FromAudio::Garbage(Garbage::Message(msg)));
+            return;
+        }
         let is_async = ASYNC_COMMANDS.contains(&name);
         // Commands that edit an existing buffer's contents get a copy of it,
         // so that the control thread works on what the audio thread has.

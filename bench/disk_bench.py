@@ -5,7 +5,7 @@ need-based scheduling, magnetar with a plain first-come-first-served disk thread
 Each stream plays a file of its own (48 kHz stereo float, looping) whose frames encode their
 index as a rising sawtooth; a glitch counter in the same synth counts every step that is not
 the sawtooth's (a half played again, late or as silence), the same way in both servers, into a
-control bus. Every fourth stream has an 8192-frame buffer (a half lasts 85 ms), the others
+control bus (one count per stretch of wrong samples). Every fourth stream has an 8192-frame buffer (a half lasts 85 ms), the others
 cueSoundFile's 32768 (341 ms), so the streams differ in how soon they run dry. Before each run
 the files are dropped from the page cache.
 
@@ -69,7 +69,9 @@ def stream_def():
         step = left - U.Delay1.ar(source=left)
         off_ramp = abs(step - 1.0 / P) > 1e-6
         off_wrap = abs(step + (P - 1.0) / P) > 1e-6
-        glitches = U.Integrator.ar(source=off_ramp * off_wrap, coefficient=1.0)
+        # One count per stretch of wrong samples (a replayed half, a silence).
+        bad = off_ramp * off_wrap
+        glitches = U.Integrator.ar(source=bad * (1.0 - U.Delay1.ar(source=bad)), coefficient=1.0)
         U.Out.kr(bus=b["bus"], source=U.A2K.kr(source=glitches))
     return b.build(name=DEF_NAME)
 
@@ -267,8 +269,8 @@ def main() -> int:
 Command: `{cmd.strip()}` ({datetime.date.today()}, `jackd -d dummy -r 48000 -p {PERIOD}`, block 64).
 Each stream: a cued 48 kHz stereo float file of its own, looping, dropped from the page cache
 before the run; every fourth stream has an 8192-frame buffer (85 ms halves), the others 32768
-(341 ms). Glitches: steps of the file's sawtooth that were not the sawtooth's, counted in the
-synth the same way in both servers ({args.seconds:g} s per run). "Slowed": each read delayed by
+(341 ms). Glitches: stretches of samples that break the file's sawtooth (a half played again, late or
+as silence), counted in the synth the same way in both servers ({args.seconds:g} s per run). "Slowed": each read delayed by
 {args.delay_ms:g} ms (`MAGNETAR_DISK_DELAY_MS`; scsynth has no such hook, so it is not in those
 rows). Min fill: the least time until empty a stream had left when its half arrived (negative:
 late). The CPU hog is a busy loop per core at normal priority.

@@ -28,7 +28,7 @@
 //! through the same ring, so `/b_close` finalises a recording only after
 //! DiskOut's last halves are written.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -78,7 +78,8 @@ pub struct DiskOptions {
     /// How long an idle disk thread sleeps before looking for jobs it was
     /// not woken for (below the low watermark, so they are still in time).
     pub poll: Duration,
-    /// SCHED_FIFO priority while critical (below the audio threads').
+    /// SCHED_FIFO priority while critical, at most: always below the audio
+    /// thread's own.
     pub fifo_priority: i32,
     /// Delay before each read or write: slow storage, for tests
     /// (`MAGNETAR_DISK_DELAY_MS`).
@@ -189,6 +190,8 @@ pub struct DiskLink {
     clock: Arc<AtomicU64>,
     /// The sample rate (f64 bits), for the disk threads' watermarks.
     rate: Arc<AtomicU64>,
+    /// The audio thread's SCHED_FIFO priority (0: not known or not real-time).
+    audio_priority: Arc<AtomicI32>,
     sample_rate: f64,
     low_watermark: Duration,
     /// Per buffer: bumped each time the buffer is replaced.
@@ -241,6 +244,7 @@ pub fn start(
 ) -> std::io::Result<(DiskLink, DiskBarriers, Arc<DiskStats>)> {
     let clock = Arc::new(AtomicU64::new(0));
     let rate = Arc::new(AtomicU64::new(sample_rate.to_bits()));
+    let audio_priority = Arc::new(AtomicI32::new(0));
     let stats = Arc::new(DiskStats::default());
     let stop = Arc::new(AtomicBool::new(false));
     let mut lanes = Vec::new();
@@ -259,6 +263,7 @@ pub fn start(
             files: Arc::clone(&files),
             clock: Arc::clone(&clock),
             rate: Arc::clone(&rate),
+            audio_priority: Arc::clone(&audio_priority),
             stats: Arc::clone(&stats),
             stop: Arc::clone(&stop),
             barrier_done: Arc::clone(&barrier_done),
@@ -275,6 +280,7 @@ pub fn start(
         lanes,
         clock,
         rate,
+        audio_priority,
         sample_rate,
         low_watermark: options.low_watermark,
         generation: vec![0; num_buffers],
@@ -299,8 +305,18 @@ impl DiskLink {
         self.rate.store(sample_rate.to_bits(), Ordering::Relaxed);
     }
 
+    /// The audio thread's own SCHED_FIFO priority, if it has one (audio
+    /// thread, first period): a raised disk thread stays below it.
+    pub fn set_audio_priority(&self, priority: Option<i32>) {
+        self.audio_priority.store(priority.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// The disk thread that serves a buffer: spread by a hash, so that
+    /// buffers numbered in a pattern (every fourth a short one) do not all
+    /// land on one thread.
     fn lane_of(&self, bufnum: usize) -> usize {
-        bufnum % self.lanes.len()
+        let hashed = (bufnum as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        (hashed % self.lanes.len() as u64) as usize
     }
 
     /// Takes what the disk threads delivered (audio thread, block start):
@@ -462,6 +478,7 @@ struct Worker {
     files: OpenFiles,
     clock: Arc<AtomicU64>,
     rate: Arc<AtomicU64>,
+    audio_priority: Arc<AtomicI32>,
     stats: Arc<DiskStats>,
     stop: Arc<AtomicBool>,
     barrier_done: Arc<AtomicU64>,
@@ -549,8 +566,12 @@ impl Worker {
             return;
         }
         if raise {
-            // Without the right to real-time scheduling the thread stays as it is.
-            if magnetar_rt::thread::set_fifo_priority(self.options.fifo_priority).is_ok() {
+            // Never at or above the audio thread: with an audio thread that is
+            // not real-time (or not known yet) the disk thread stays as it is,
+            // as it does without the right to real-time scheduling.
+            let audio = self.audio_priority.load(Ordering::Relaxed);
+            let priority = self.options.fifo_priority.min(audio - 1);
+            if priority >= 1 && magnetar_rt::thread::set_fifo_priority(priority).is_ok() {
                 self.raised = true;
                 self.stats.raises.fetch_add(1, Ordering::Relaxed);
             }

@@ -497,6 +497,7 @@ impl Process for Audio {
             self.stats = self.stats_slot.get().cloned();
             // SAFETY: gettid has no preconditions.
             self.thread_id = unsafe { libc::gettid() };
+            self.disk.set_audio_priority(magnetar_rt::thread::current_fifo_priority());
         }
         let guard = magnetar_rt::guard::AllocGuard::arm();
         self.busy = false;

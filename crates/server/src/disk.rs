@@ -130,8 +130,8 @@ enum ToDisk {
     Job(Job),
     /// A streamed buffer the audio thread let go of, to drop after its jobs.
     Retire(SndBuf),
-    /// Serve everything pending, then publish the number.
-    Barrier(u64),
+    /// Serve what is pending for the buffer, then publish the number.
+    Barrier { seq: u64, bufnum: u32 },
 }
 
 /// A job done, reported back to the audio thread.
@@ -454,7 +454,7 @@ impl DiskLink {
         self.seq += 1;
         let lane = self.lane_of(bufnum);
         let l = &mut self.lanes[lane];
-        l.tx.push(ToDisk::Barrier(self.seq)).ok()?;
+        l.tx.push(ToDisk::Barrier { seq: self.seq, bufnum: bufnum as u32 }).ok()?;
         l.wake.signal();
         Some((lane, self.seq))
     }
@@ -530,9 +530,10 @@ impl Worker {
                     self.pending.retain(|j| j.data != data);
                     drop(buf);
                 }
-                ToDisk::Barrier(seq) => {
-                    while !self.pending.is_empty() {
-                        let next = self.pick();
+                ToDisk::Barrier { seq, bufnum } => {
+                    // Everything queued for the buffer came through the ring
+                    // before the barrier, so it is pending now.
+                    while let Some(next) = self.pending.iter().position(|j| j.req.bufnum == bufnum) {
                         let job = self.pending.remove(next);
                         self.serve(job);
                     }

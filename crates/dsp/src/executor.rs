@@ -228,7 +228,12 @@ impl Executor {
             let handle = std::thread::Builder::new().name(format!("mg-dsp-{worker}")).spawn(move || {
                 let setup = setup_helper(cpu, fifo);
                 let _ = report.send(setup);
+                // The syscall guard (off unless the server turned it on):
+                // the whole serving loop is real-time work; teardown is not.
+                magnetar_rt::sysguard::install_on_this_thread(magnetar_rt::sysguard::Role::Helper);
+                let inside = magnetar_rt::sysguard::enter(magnetar_rt::sysguard::Role::Helper);
                 helper_main(&shared, waiter, worker);
+                drop(inside);
             })?;
             executor.wake.push(signal);
             executor.helpers.push(handle);

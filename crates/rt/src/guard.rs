@@ -42,6 +42,8 @@
 //! example to wake a helper) is not visible there; for a full count run the
 //! binary under `strace -f -c -e trace=all -p <pid>` and read the line of
 //! the thread's id, or `perf trace -s --tid <tid>` where perf is allowed.
+//! [`sysguard`](crate::sysguard) counts every call of a real-time thread
+//! by number, without tracing, with a seccomp filter.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;

@@ -14,6 +14,7 @@
 //! | [`ilock`] | interruptible lock: a background thread holds it for short steps, the real-time side only tries |
 //! | [`thread`] | SCHED_FIFO priority, CPU pinning, `mlockall`, thread names |
 //! | [`guard`] | counting global allocator with a per-thread armed flag; per-thread kernel activity |
+//! | [`sysguard`] | seccomp filter on real-time threads: allow-list, every other syscall counted by number |
 //! | [`histogram`] | fixed-size log-linear latency histogram |
 //!
 //! # Model checking
@@ -36,5 +37,6 @@ pub mod histogram;
 pub mod ilock;
 pub mod mpsc;
 pub mod spsc;
+pub mod sysguard;
 pub mod thread;
 pub mod trylock_queue;

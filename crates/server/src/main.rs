@@ -34,5 +34,15 @@ fn main() {
             }
         }
     }
-    std::process::exit(realtime::run(&cli));
+    // Syscall guard on the audio thread and DSP helpers (README).
+    let guard = magnetar_rt::sysguard::mode_from_env();
+    let probe = std::env::var_os("MAGNETAR_RT_GUARD_PROBE").is_some_and(|v| v == "1");
+    if let Err(e) = magnetar_rt::sysguard::configure(guard, probe) {
+        eprintln!("MAGNETAR_RT_GUARD: {e}");
+    }
+    let code = realtime::run(&cli);
+    if magnetar_rt::sysguard::active() {
+        eprintln!("{}", magnetar_rt::sysguard::report());
+    }
+    std::process::exit(code);
 }

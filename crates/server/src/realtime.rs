@@ -245,6 +245,7 @@ impl Audio {
                     OscArg::Long(self.all_heap_ops as i64),
                     OscArg::Long(self.engine.parallel_groups_run() as i64),
                     OscArg::Long(self.engine.world.disk_underruns as i64),
+                    OscArg::Long(magnetar_rt::sysguard::caught_total() as i64),
                 ],
             );
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });

@@ -64,6 +64,11 @@ impl SliceTables {
                 next_period_ns: times.next_ns,
                 output_latency_ns: times.output_latency_ns,
             };
+            // The syscall guard (MAGNETAR_RT_GUARD): loaded on the driver's
+            // thread at its first period, judging this callback's calls only.
+            magnetar_rt::sysguard::install_on_this_thread(magnetar_rt::sysguard::Role::Audio);
+            let _inside = magnetar_rt::sysguard::enter(magnetar_rt::sysguard::Role::Audio);
+            magnetar_rt::sysguard::probe();
             p.process(&mut io);
         }
         self.inputs.clear();

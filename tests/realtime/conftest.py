@@ -38,12 +38,14 @@ def driver(request):
 
 @pytest.fixture
 def magnetar(driver):
-    """magnetar(record=None, block=64, period=256, extra=()) → a booted server on ``driver``; quit at teardown."""
+    """magnetar(record=None, block=64, period=256, extra=(), env=None) → a booted server on ``driver``;
+    quit at teardown."""
     started = []
 
-    def _boot(record: Path | None = None, block: int = 64, period: int = 256, extra: tuple[str, ...] = ()):
+    def _boot(record: Path | None = None, block: int = 64, period: int = 256, extra: tuple[str, ...] = (),
+              env: dict[str, str] | None = None):
         try:
-            s = boot_magnetar(driver, block=block, period=period, record=record, extra=extra)
+            s = boot_magnetar(driver, block=block, period=period, record=record, extra=extra, env=env)
         except BootError as e:
             pytest.fail(f"magnetar did not boot: {e}", pytrace=False)
         started.append(s)

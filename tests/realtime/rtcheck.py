@@ -41,8 +41,11 @@ class PrivateJack(JackDummy):
         return Path(self.log.name).read_text(errors="replace")
 
 
-def server_env(jack: JackDummy | None, record: Path | None = None) -> dict[str, str]:
+def server_env(jack: JackDummy | None, record: Path | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    for name in ("MAGNETAR_RT_GUARD", "MAGNETAR_RT_GUARD_PROBE"):
+        env.pop(name, None)
+    env.update(extra or {})
     env["JACK_NO_START_SERVER"] = "1"
     env["JACK_DEFAULT_SERVER"] = jack.name if jack is not None else NO_JACK_SERVER
     env.pop("MAGNETAR_RECORD", None)
@@ -59,12 +62,14 @@ def boot_magnetar(
     period: int = 256,
     record: Path | None = None,
     extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> ServerProcess:
-    """magnetar on JACK (``jack`` given) or on its clock driver (``jack`` None)."""
+    """magnetar on JACK (``jack`` given) or on its clock driver (``jack`` None); ``env`` adds
+    environment variables."""
     s = ServerProcess(
         MAGNETAR,
         extra=["-z", str(block), "-Z", str(period), *extra],
-        env=server_env(jack, record),
+        env=server_env(jack, record, env),
     )
     s.start()
     want = "JACK" if jack is not None else "clock"
@@ -85,7 +90,7 @@ class RtStats:
     audio_tid: int
     xruns: int
     # Later fields, in the order the server sends them (README: poolUsed poolPeak poolMisses
-    # allPeriods allHeapOps parallelGroups); older servers send none of them.
+    # allPeriods allHeapOps parallelGroups guardedSyscalls); older servers send none of them.
     more: tuple = ()
 
     def field(self, index: int) -> int | None:

@@ -1,0 +1,133 @@
+"""The syscall guard (MAGNETAR_RT_GUARD=1, README): a seccomp filter on the audio thread and
+the DSP helpers that lets only the allow-list through and counts every other system call.
+A write made on purpose by the audio thread is caught and counted; under a load of commands
+from four clients, notifications, /tr and SendReply at audio rate and a parallel group on two
+threads, what the audio threads call is counted and listed.
+
+MAGNETAR_TEST_RT_GUARD=count runs the load test in counting mode instead (every call
+executed, all of them listed): the way to see what a driver's callback needs."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+
+import numpy as np
+import soundfile
+
+from rtcheck import SAMPLE_RATE, load_defs, quit_server, rt_stats, sine_def
+from rtserver import OscClient
+
+PERIOD = 256
+GUARD = 6  # position of the guard's count after xruns in /magnetar_rtStats.reply
+PARALLEL_GROUPS = 5
+LOAD_SECONDS = 3.0
+CLIENTS = 4
+
+
+def guard_report(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.startswith("rt guard")]
+    assert lines, f"the server printed no guard report:\n{output[-3000:]}"
+    return lines[-1]
+
+
+def test_a_write_on_the_audio_thread_is_caught_and_counted(driver, magnetar):
+    server = magnetar(period=PERIOD, env={"MAGNETAR_RT_GUARD": "1", "MAGNETAR_RT_GUARD_PROBE": "1"})
+    client = OscClient(server.port)
+    try:
+        first = rt_stats(server.port)
+        time.sleep(0.5)
+        second = rt_stats(server.port)
+        # The server still answers normally while its audio thread is refused a call a period.
+        assert client.status().address == "/status.reply"
+    finally:
+        client.close()
+        quit_server(server)
+    periods = second.field(3) - first.field(3)
+    caught = second.field(GUARD) - first.field(GUARD)
+    print(f"{periods} periods, {caught} calls caught")
+    assert periods > 0.3 * 0.5 * SAMPLE_RATE / PERIOD
+    # One probe per period; the probe's write is the call the guard must catch.
+    assert caught >= periods, f"the guard caught {caught} calls in {periods} periods"
+    report = guard_report(server.output)
+    print(report)
+    assert re.search(r"write\(1\)x\d+", report), report
+
+
+def reply_def():
+    """SendReply and SendTrig driven by an audio-rate impulse (1 kHz each)."""
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+
+    with SynthDefBuilder(rate=1000.0) as b:
+        trig = U.Impulse.ar(frequency=b["rate"])
+        U.SendReply.ar(trigger=trig, command_name="/rt_reply", source=[U.SinOsc.ar(frequency=3.0)], reply_id=7)
+        U.SendTrig.ar(trigger=trig, id_=3, value=1.0)
+    return b.build(name="rt_replies")
+
+
+def hammer(port: int, k: int, wav: str, stop: threading.Event, errors: list) -> None:
+    """One client's stream: /s_new, /n_set, /n_free, /b_alloc, /b_read, /sync, notifications on."""
+    try:
+        with OscClient(port) as c:
+            c.request(("/notify", 1), "/done", timeout=3)
+            i = 0
+            while not stop.is_set():
+                node = 10000 + k * 100000 + i
+                buf = 100 + k * 8 + i % 8
+                c.send(("/s_new", "rt_sine", node, 1, 2, "freq", 200.0 + 50 * k, "amp", 0.001))
+                c.send(("/n_set", node, "freq", 300.0 + 50 * k))
+                c.send(("/b_alloc", buf, 512, 1))
+                c.send(("/b_read", buf, wav, 0, 512, 0, 0))
+                c.send(("/n_free", node))
+                c.sync(timeout=5)
+                c.clear()
+                i += 1
+    except Exception as e:  # noqa: BLE001 - reported by the test
+        errors.append(f"client {k}: {e!r}")
+
+
+def test_guard_under_load_counts_and_lists_what_the_audio_threads_call(driver, magnetar, tmp_path):
+    mode = os.environ.get("MAGNETAR_TEST_RT_GUARD", "1")
+    wav = tmp_path / "src.wav"
+    soundfile.write(wav, (0.1 * np.sin(np.arange(4096) / 10.0)).astype(np.float32), SAMPLE_RATE, subtype="FLOAT")
+    server = magnetar(period=PERIOD, extra=("-T", "2"), env={"MAGNETAR_RT_GUARD": mode})
+    client = OscClient(server.port)
+    errors: list = []
+    try:
+        client.request(("/notify", 1), "/done", timeout=3)
+        load_defs(client, sine_def(), reply_def())
+        # A parallel group (node 2) holding steady voices; the clients' synths join it.
+        client.send(("/p_new", 2, 0, 0))
+        for v in range(4):
+            client.send(("/s_new", "rt_sine", 3000 + v, 1, 2, "freq", 500.0 + 100 * v, "amp", 0.01))
+        client.send(("/s_new", "rt_replies", 2900, 0, 0))
+        client.sync()
+        before = rt_stats(server.port)
+        stop = threading.Event()
+        threads = [threading.Thread(target=hammer, args=(server.port, k, str(wav), stop, errors)) for k in range(CLIENTS)]
+        for t in threads:
+            t.start()
+        time.sleep(LOAD_SECONDS)
+        stop.set()
+        for t in threads:
+            t.join(10)
+        after = rt_stats(server.port)
+        trs = len(client.messages("/tr"))
+        replies = len(client.messages("/rt_reply"))
+    finally:
+        client.close()
+        quit_server(server)
+    report = guard_report(server.output)
+    caught = after.field(GUARD) - before.field(GUARD)
+    groups = after.field(PARALLEL_GROUPS) - before.field(PARALLEL_GROUPS)
+    print(f"mode {mode}: {caught} calls caught under load; {groups} parallel-group runs, "
+          f"{trs} /tr and {replies} SendReply messages received")
+    print(report)
+    assert not errors, errors
+    assert "could not be installed" not in report, report
+    assert groups > 0, "the parallel group did not run on two threads"
+    assert trs > 100 and replies > 100, f"{trs} /tr, {replies} /rt_reply"
+    assert caught == 0, f"the audio threads made {caught} system calls outside the allow-list: {report}"

@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`spsc`] | wait-free bounded single-producer single-consumer ring buffer |
 //! | [`mpsc`] | lock-free bounded multi-producer single-consumer queue |
+//! | [`queue`] | one interface over the four ways to feed a real-time consumer, for benches |
 //! | [`trylock_queue`] | the "non-blocking mutex" queue: real-time side only uses `try_lock` |
 //! | [`event`] | futex binary event (signal latches and coalesces; wait blocks) |
 //! | [`ilock`] | interruptible lock: a background thread holds it for short steps, the real-time side only tries |
@@ -36,6 +37,7 @@ pub mod guard;
 pub mod histogram;
 pub mod ilock;
 pub mod mpsc;
+pub mod queue;
 pub mod spsc;
 pub mod sysguard;
 pub mod thread;

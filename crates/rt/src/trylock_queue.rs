@@ -227,10 +227,15 @@ impl<T> TryReceiver<T> {
     /// Moves as many items as fit in `batch`'s spare capacity (it never
     /// grows) out of the queue, under one `try_lock`. Returns how many moved.
     pub fn try_drain_into(&mut self, batch: &mut Vec<T>) -> Result<usize, Contended> {
+        self.try_drain_at_most(batch, usize::MAX)
+    }
+
+    /// As [`try_drain_into`](Self::try_drain_into), moving at most `max` items.
+    pub fn try_drain_at_most(&mut self, batch: &mut Vec<T>, max: usize) -> Result<usize, Contended> {
         let guard = try_lock(&self.shared);
         self.stats.record(guard.is_some());
         let mut ring = guard.ok_or(Contended)?;
-        let room = batch.capacity() - batch.len();
+        let room = (batch.capacity() - batch.len()).min(max);
         let n = room.min(ring.items.len());
         batch.extend(ring.items.drain(..n));
         Ok(n)

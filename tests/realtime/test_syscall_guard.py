@@ -2,7 +2,8 @@
 the DSP helpers that lets only the allow-list through and counts every other system call.
 A write made on purpose by the audio thread is caught and counted; under a load of commands
 from four clients, notifications, /tr and SendReply at audio rate and a parallel group on two
-threads, what the audio threads call is counted and listed.
+threads, the audio threads make no call outside the allow-list, and without helpers the audio
+thread makes none at all, not even a futex wake.
 
 MAGNETAR_TEST_RT_GUARD=count runs the load test in counting mode instead (every call
 executed, all of them listed): the way to see what a driver's callback needs."""
@@ -89,11 +90,12 @@ def hammer(port: int, k: int, wav: str, stop: threading.Event, errors: list) -> 
         errors.append(f"client {k}: {e!r}")
 
 
-def test_guard_under_load_counts_and_lists_what_the_audio_threads_call(driver, magnetar, tmp_path):
-    mode = os.environ.get("MAGNETAR_TEST_RT_GUARD", "1")
+def run_load(driver, magnetar, tmp_path, mode: str, threads: int):
+    """Boots a guarded server with `threads` DSP threads, loads it for LOAD_SECONDS; returns
+    (calls caught meanwhile, parallel-group runs meanwhile, the server's guard report)."""
     wav = tmp_path / "src.wav"
     soundfile.write(wav, (0.1 * np.sin(np.arange(4096) / 10.0)).astype(np.float32), SAMPLE_RATE, subtype="FLOAT")
-    server = magnetar(period=PERIOD, extra=("-T", "2"), env={"MAGNETAR_RT_GUARD": mode})
+    server = magnetar(period=PERIOD, extra=("-T", str(threads)), env={"MAGNETAR_RT_GUARD": mode})
     client = OscClient(server.port)
     errors: list = []
     try:
@@ -107,12 +109,12 @@ def test_guard_under_load_counts_and_lists_what_the_audio_threads_call(driver, m
         client.sync()
         before = rt_stats(server.port)
         stop = threading.Event()
-        threads = [threading.Thread(target=hammer, args=(server.port, k, str(wav), stop, errors)) for k in range(CLIENTS)]
-        for t in threads:
+        clients = [threading.Thread(target=hammer, args=(server.port, k, str(wav), stop, errors)) for k in range(CLIENTS)]
+        for t in clients:
             t.start()
         time.sleep(LOAD_SECONDS)
         stop.set()
-        for t in threads:
+        for t in clients:
             t.join(10)
         after = rt_stats(server.port)
         trs = len(client.messages("/tr"))
@@ -123,11 +125,28 @@ def test_guard_under_load_counts_and_lists_what_the_audio_threads_call(driver, m
     report = guard_report(server.output)
     caught = after.field(GUARD) - before.field(GUARD)
     groups = after.field(PARALLEL_GROUPS) - before.field(PARALLEL_GROUPS)
-    print(f"mode {mode}: {caught} calls caught under load; {groups} parallel-group runs, "
+    print(f"mode {mode}, -T {threads}: {caught} calls caught under load; {groups} parallel-group runs, "
           f"{trs} /tr and {replies} SendReply messages received")
     print(report)
     assert not errors, errors
     assert "could not be installed" not in report, report
-    assert groups > 0, "the parallel group did not run on two threads"
     assert trs > 100 and replies > 100, f"{trs} /tr, {replies} /rt_reply"
+    return caught, groups, report
+
+
+def test_guard_under_load_catches_nothing(driver, magnetar, tmp_path):
+    mode = os.environ.get("MAGNETAR_TEST_RT_GUARD", "1")
+    caught, groups, report = run_load(driver, magnetar, tmp_path, mode, threads=2)
+    assert groups > 0, "the parallel group did not run on two threads"
     assert caught == 0, f"the audio threads made {caught} system calls outside the allow-list: {report}"
+
+
+def test_without_helpers_the_audio_thread_sends_everything_without_a_system_call(driver, magnetar, tmp_path):
+    # Counting mode lists the allow-listed calls too: with no helper to wake, the audio thread
+    # hands replies, notifications, /tr, SendReply and garbage to the control thread without
+    # even a futex wake (the control thread polls its ring).
+    caught, _, report = run_load(driver, magnetar, tmp_path, "count", threads=1)
+    audio = re.search(r"audio thread:([^;]*)", report)
+    calls = audio.group(1) if audio else ""
+    assert caught == 0, report
+    assert "futex" not in calls, f"the audio thread made futex calls: {report}"

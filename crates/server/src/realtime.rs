@@ -8,6 +8,7 @@
 //!                                 │    buffer allocation)         │ installs prepared objects
 //!                                 └──────────── FromAudio ◀───────┘ (stage 3)
 //!                                   replies, notifications, async requests, garbage
+//!                                   (a wait-free ring the control thread polls every 1 ms)
 //! ```
 //!
 //! As in scsynth, every packet goes to the audio thread, which runs
@@ -30,15 +31,20 @@ use magnetar_ugens::{Registry, SndBuf, World};
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use magnetar_rt::spsc;
-use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::mpsc;
 use std::sync::Arc;
 
 /// Packets waiting for the audio thread; past that the control thread
 /// waits (it is not real-time, the network threads drop instead).
 const TO_AUDIO_CAPACITY: usize = 4096;
-/// Messages from the audio thread per period; when full, a reply is dropped
-/// and counted rather than blocking the audio thread.
+/// Messages from the audio thread the control thread has not taken yet
+/// (it takes them every CONTROL_POLL); when full, a message is lost and
+/// counted rather than blocking the audio thread.
 const FROM_AUDIO_CAPACITY: usize = 16384;
+/// How often the control thread empties the audio thread's ring. Polled, not
+/// signalled, so that the audio thread makes no system call to send
+/// (BENCHMARKS.md, audio-thread queues).
+const CONTROL_POLL: std::time::Duration = std::time::Duration::from_millis(1);
 /// Timed bundles the audio thread holds at once.
 const SCHEDULER_CAPACITY: usize = 8192;
 /// Packets the audio thread takes from its queue per block, so that a flood
@@ -119,7 +125,6 @@ enum Garbage {
 
 enum ControlMsg {
     Net(Incoming),
-    Audio(FromAudio),
 }
 
 /// A bundle waiting for its time.
@@ -182,7 +187,8 @@ struct Audio {
     /// never makes the audio thread wait; one producer (the control thread)
     /// lets it be the wait-free single-producer ring.
     from_control: spsc::Consumer<ToAudio>,
-    to_control: SyncSender<ControlMsg>,
+    /// Wait-free ring to the control thread, which polls it.
+    to_control: spsc::Producer<FromAudio>,
     scheduler: BinaryHeap<Scheduled>,
     seq: u64,
     mono_to_unix_ns: i128,
@@ -207,9 +213,11 @@ struct Audio {
 
 impl Audio {
     fn send(&mut self, m: FromAudio) {
-        match self.to_control.try_send(ControlMsg::Audio(m)) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => self.dropped += 1,
+        if let Err(lost) = self.to_control.push(m) {
+            // Full: freeing here would be a system-heap call on the audio
+            // thread, so what it holds is leaked instead (and counted).
+            std::mem::forget(lost);
+            self.dropped += 1;
         }
     }
 
@@ -999,14 +1007,15 @@ pub fn run(cli: &Cli) -> i32 {
     }
 
     let (mut to_audio_tx, to_audio_rx) = spsc::channel::<ToAudio>(TO_AUDIO_CAPACITY);
-    let (control_tx, control_rx) = mpsc::sync_channel::<ControlMsg>(FROM_AUDIO_CAPACITY);
+    let (from_audio_tx, mut from_audio_rx) = spsc::channel::<FromAudio>(FROM_AUDIO_CAPACITY);
+    let (control_tx, control_rx) = mpsc::sync_channel::<ControlMsg>(4096);
     let stats_slot = Arc::new(std::sync::OnceLock::new());
     let audio = Audio {
         disk,
         sample_time: 0,
         engine,
         from_control: to_audio_rx,
-        to_control: control_tx.clone(),
+        to_control: from_audio_tx,
         scheduler: BinaryHeap::with_capacity(SCHEDULER_CAPACITY),
         seq: 0,
         mono_to_unix_ns: mono_to_unix_offset_ns(),
@@ -1130,11 +1139,13 @@ pub fn run(cli: &Cli) -> i32 {
     let mut reported_xruns = 0;
     let mut next_xrun_check = std::time::Instant::now();
     while control.quit.is_none() && !STOP_SIGNALLED.load(Ordering::SeqCst) {
-        match control_rx.recv_timeout(std::time::Duration::from_millis(250)) {
+        match control_rx.recv_timeout(CONTROL_POLL) {
             Ok(ControlMsg::Net(inc)) => control.handle_net(inc),
-            Ok(ControlMsg::Audio(m)) => control.handle_audio(m),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        while let Some(m) = from_audio_rx.pop() {
+            control.handle_audio(m);
         }
         // The log hears about xruns, at most once a second.
         if std::time::Instant::now() >= next_xrun_check {

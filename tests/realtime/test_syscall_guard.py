@@ -150,3 +150,23 @@ def test_without_helpers_the_audio_thread_sends_everything_without_a_system_call
     calls = audio.group(1) if audio else ""
     assert caught == 0, report
     assert "futex" not in calls, f"the audio thread made futex calls: {report}"
+
+
+def test_a_failing_command_prints_its_error_without_the_audio_thread_writing(driver, magnetar):
+    # /s_new of an unknown def prints a line as scsynth does; the text goes to the control
+    # thread to be printed, so the guard catches no write and the line is not lost.
+    server = magnetar(period=PERIOD, env={"MAGNETAR_RT_GUARD": "1"})
+    client = OscClient(server.port)
+    try:
+        before = rt_stats(server.port)
+        client.send(("/s_new", "rt_no_such_def", 1000, 0, 0))
+        assert client.wait_for("/fail").contents[:2] == ("/s_new", "SynthDef not found")
+        client.sync()
+        after = rt_stats(server.port)
+    finally:
+        client.close()
+        quit_server(server)
+    lines = server.output.splitlines()
+    assert after.field(GUARD) - before.field(GUARD) == 0, guard_report(server.output)
+    error = lines.index("*** ERROR: SynthDef rt_no_such_def not found")
+    assert lines[error + 1].startswith("FAILURE IN SERVER /s_new SynthDef not found"), lines[error:]

@@ -89,6 +89,18 @@ impl Engine {
     }
 
     /// Performs raw packet bytes (a completion message).
+    /// Text for the console. A real-time engine runs on the audio thread,
+    /// which must not write to a file: it queues the text in `log`, which the
+    /// server hands to its control thread to print; offline it is printed
+    /// at once.
+    fn print(&mut self, text: String) {
+        if self.options.realtime {
+            self.log.push(text);
+        } else {
+            eprint!("{text}");
+        }
+    }
+
     fn perform_completion(&mut self, bytes: &[u8]) -> Vec<CommandFailure> {
         let mut failures = Vec::new();
         match magnetar_protocol::osc::decode(bytes) {
@@ -263,7 +275,10 @@ impl Engine {
         let def_name = args.gets().ok_or("wrong argument type")?;
         let id = args.geti(0);
         let action = args.geti(0);
-        let def = self.defs.get(def_name).cloned().ok_or_else(|| { eprintln!("*** ERROR: SynthDef {def_name} not found"); "SynthDef not found".to_string() })?;
+        let Some(def) = self.defs.get(def_name).cloned() else {
+            self.print(format!("*** ERROR: SynthDef {def_name} not found\n"));
+            return Err("SynthDef not found".to_string());
+        };
         let (pos, replaced) = self.position(action, args)?;
         // scsynth moves the replaced node to a hidden id first (so the new
         // node may take its id, and no /n_end is sent for it).
@@ -717,7 +732,7 @@ impl Engine {
         let completion = args.completion();
         let r = self.load_def_bytes(bytes, "/d_recv");
         for f in self.finish_async(completion) {
-            eprintln!("{f}");
+            self.print(format!("{f}\n"));
         }
         r
     }
@@ -741,7 +756,7 @@ impl Engine {
             }
         }
         for f in self.finish_async(completion) {
-            eprintln!("{f}");
+            self.print(format!("{f}\n"));
         }
         if errors.is_empty() {
             Ok(())
@@ -768,7 +783,7 @@ impl Engine {
                 // The completion message runs a stage before /done is sent.
                 if let Some(c) = done.completion {
                     for f in self.perform_completion(&c) {
-                        eprintln!("{f}");
+                        self.print(format!("{f}\n"));
                     }
                 }
                 if let Some(done_args) = done.done_args {

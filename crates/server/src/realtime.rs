@@ -298,6 +298,8 @@ impl Audio {
             return;
         }
         if let Err(f) = self.engine.perform_message(&msg) {
+            // What the command printed comes before its failure line.
+            self.flush_log();
             let mut args = vec![OscArg::Str(f.command.clone()), OscArg::Str(f.message.clone())];
             args.extend(f.extra.iter().cloned());
             self.send(FromAudio::Log(format!("{f}\n")));
@@ -456,6 +458,11 @@ impl Audio {
                 i += 1;
             }
         }
+        self.flush_log();
+    }
+
+    /// Hands the engine's printed text to the control thread.
+    fn flush_log(&mut self) {
         if !self.engine.log.is_empty() {
             let mut log = std::mem::take(&mut self.engine.log);
             for line in log.drain(..) {

@@ -22,7 +22,7 @@ from rtcheck import SAMPLE_RATE, load_defs, quit_server, rt_stats, sine_def
 from rtserver import OscClient
 
 PERIOD = 256
-GUARD = 6  # position of the guard's count after xruns in /magnetar_rtStats.reply
+GUARD = 7  # position of the guard's count after xruns in /magnetar_rtStats.reply (after diskUnderruns)
 PARALLEL_GROUPS = 5
 LOAD_SECONDS = 3.0
 CLIENTS = 4

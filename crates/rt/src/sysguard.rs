@@ -16,8 +16,8 @@
 //! - calls made from the guard's own trampoline (matched by instruction
 //!   pointer), through which the handler executes calls it lets pass;
 //! - in [`Mode::Enforce`], the allow-list: `futex` with `FUTEX_WAKE` (the
-//!   non-blocking wake the audio thread uses to signal helpers and that the
-//!   lock-free event makes), and, on helper threads only, `FUTEX_WAIT` (how a
+//!   non-blocking wake the audio thread uses to signal DSP helpers and disk
+//!   threads, which the lock-free event makes), and, on helper threads only, `FUTEX_WAIT` (how a
 //!   DSP helper parks between blocks when its spin budget ran out; parking is
 //!   its idle state, not a wait inside a block); `gettid` (reads the
 //!   caller's id, cannot block; the audio thread asks once, at its first

@@ -48,11 +48,6 @@ ERROR_MARKERS = re.compile(
     r"could not|Cannot|crash|Segmentation|exited with exit code [^0]"
 )
 
-# Steps that need disk streaming (DiskOut for s.record, DiskIn for cueSoundFile): skipped while
-# magnetar refuses those units, so that they run as soon as it provides them.
-NEEDS_UNIT = {"record": "DiskOut", "diskin": "DiskIn"}
-
-
 @dataclass
 class Session:
     server: str
@@ -219,16 +214,9 @@ def reference(sessions, step: str) -> Session:
     return ref
 
 
-def skip_without_unit(sessions, step: str) -> None:
-    unit = NEEDS_UNIT.get(step)
-    if unit and f"UGen '{unit}' not installed" in sessions["magnetar"].log:
-        pytest.skip(f"magnetar does not provide {unit} yet (disk streaming), which {step!r} needs")
-
-
 @pytest.mark.parametrize("step", STEPS)
 def test_step_measures_what_scsynth_measures(sessions, step):
     ref = reference(sessions, step)
-    skip_without_unit(sessions, step)
     dut = sessions["magnetar"]
     got = dut.results.get(step, {})
     assert got == ref.results[step], (
@@ -240,7 +228,6 @@ def test_step_measures_what_scsynth_measures(sessions, step):
 @pytest.mark.parametrize("step", STEPS)
 def test_step_prints_no_error_scsynth_does_not(sessions, step):
     reference(sessions, step)
-    skip_without_unit(sessions, step)
     ref_errors = {normalized(l) for l in sessions["scsynth"].errors(step)}
     extra = [l for l in sessions["magnetar"].errors(step) if normalized(l) not in ref_errors]
     assert not extra, f"step {step!r}: errors printed with magnetar and not with scsynth:\n" + "\n".join(extra)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Disk streaming benchmark: many cued DiskIn streams on JACK's dummy backend, for magnetar with
-need-based scheduling, magnetar with a plain first-come-first-served disk thread, and scsynth.
+need-based scheduling (one and four disk threads), magnetar with a plain first-come-first-served
+disk thread, and scsynth.
 
 Each stream plays a file of its own (48 kHz stereo float, looping) whose frames encode their
 index as a rising sawtooth; a glitch counter in the same synth counts every step that is not
@@ -9,15 +10,21 @@ control bus (one count per stretch of wrong samples). Every fourth stream has an
 cueSoundFile's 32768 (341 ms), so the streams differ in how soon they run dry. Before each run
 the files are dropped from the page cache.
 
-Runs: streams × (no load | a CPU hog on every core) × server, and with slowed storage (each
-read delayed by --delay-ms, MAGNETAR_DISK_DELAY_MS; magnetar only: scsynth has no such hook).
-Per run: streams that glitched and glitches (both servers); for magnetar also its counted
-underruns, the smallest time until empty left when a half arrived, disk wake-ups per second
-(signalled by the audio thread / polls), and the audio thread's time per block on the disk
-side (mean, p99.9, max).
+Slowed storage, the same for every server: bench/slowread.c, compiled here with `cc` and
+loaded with LD_PRELOAD, sleeps --delay-ms before each read() of a file in the bench's
+directory (libsndfile reads with read(), in scsynth and magnetar alike), page cache or not.
 
-Usage: python3 bench/disk_bench.py [--streams 16 64 256] [--seconds 10] [--delay-ms 2]
-                                   [--servers need fcfs scsynth] [--no-slow] [--no-write]
+Runs: streams × (no load | a CPU hog on every core) × server, on plain and slowed storage;
+then, on slowed storage, for each server and load, the most streams (of --ladder, by
+bisection) that play --seconds without a glitch or a counted underrun.
+Per run: streams that glitched and glitches (both servers), reads slowed (both servers, the
+server's whole life, cueing included); for magnetar also its counted underruns, the smallest
+time until empty left when a half arrived, disk wake-ups per second (signalled by the audio
+thread / polls), and the audio thread's time per block on the disk side (mean, p99.9, max).
+
+Usage: python3 bench/disk_bench.py [--streams 16 64 256] [--seconds 6] [--delay-ms 2]
+                                   [--servers need fcfs need4 scsynth] [--ladder 16 24 ...]
+                                   [--no-plain] [--no-fixed] [--no-search] [--no-write]
 Environment: MAGNETAR (default target/release/magnetar), SCSYNTH (default scsynth on PATH).
 Updates the "disk-bench" section of BENCHMARKS.md.
 """
@@ -132,6 +139,7 @@ class Result:
     slow: bool
     glitched: int
     glitches: int
+    reads_slowed: int | None = None
     underruns: int | None = None
     min_fill_ms: float | None = None
     signalled_per_s: float | None = None
@@ -141,12 +149,42 @@ class Result:
     audio_max_us: float | None = None
 
 
-def run(name: str, exe: str, extra: list[str], env_extra: dict, jack: PrivateJack, files: list[Path],
-        n: int, seconds: float, hog_on: bool, slow: bool) -> Result:
+def build_shim(directory: Path) -> Path:
+    """Compiles bench/slowread.c into `directory`."""
+    out = directory / "slowread.so"
+    src = Path(__file__).resolve().parent / "slowread.c"
+    subprocess.run(["cc", "-O2", "-Wall", "-shared", "-fPIC", "-o", str(out), str(src), "-ldl"], check=True)
+    return out
+
+
+@dataclass
+class Storage:
+    """How reads of the bench's files are slowed (delay_ms 0: not at all)."""
+    shim: Path
+    directory: Path
+    delay_ms: float
+
+    def env(self, stats: Path) -> dict:
+        if self.delay_ms <= 0:
+            return {}
+        return {
+            "LD_PRELOAD": str(self.shim),
+            "SLOWREAD_US": str(int(round(self.delay_ms * 1000))),
+            "SLOWREAD_DIR": str(self.directory) + "/",
+            "SLOWREAD_STATS": str(stats),
+        }
+
+
+def run(name: str, exe: str, extra: list[str], storage: Storage, jack: PrivateJack, files: list[Path],
+        n: int, seconds: float, hog_on: bool) -> Result:
+    slow = storage.delay_ms > 0
     env = dict(os.environ)
     env.update({k: v for k, v in jack.env().items() if k.startswith("JACK")})
     env.pop("MAGNETAR_RECORD", None)
-    env.update(env_extra)
+    env.pop("MAGNETAR_DISK_DELAY_MS", None)
+    stats = storage.directory.parent / f"slowread-{os.getpid()}.txt"
+    stats.unlink(missing_ok=True)
+    env.update(storage.env(stats))
     server = ServerProcess(exe, extra=["-z", "64", "-Z", str(PERIOD), "-b", "1024", "-m", "65536", *extra], env=env)
     server.start()
     client = OscClient(server.port)
@@ -187,6 +225,12 @@ def run(name: str, exe: str, extra: list[str], env_extra: dict, jack: PrivateJac
         quit_server(server)
     counts = [int(a - b) for a, b in zip(after, before)]
     r = Result(name, n, hog_on, slow, sum(1 for c in counts if c > 0), sum(counts))
+    if slow:
+        try:
+            r.reads_slowed = int(stats.read_text().strip())
+        except (OSError, ValueError):
+            r.reads_slowed = None
+        stats.unlink(missing_ok=True)
     if magnetar:
         r.underruns = u1 - u0
         r.min_fill_ms = d1[4] / 1000.0
@@ -204,27 +248,49 @@ def fmt(v, spec: str = "") -> str:
 
 def table(results: list[Result]) -> str:
     lines = [
-        "| storage | CPU hog | streams | server | streams glitched | glitches | underruns counted | min fill ms "
-        "| wake-ups/s signalled + polled | audio thread µs/block mean / p99.9 / max |",
-        "|---|---|---:|---|---:|---:|---:|---:|---|---|",
+        "| storage | CPU hog | streams | server | streams glitched | glitches | reads slowed | underruns counted "
+        "| min fill ms | wake-ups/s signalled + polled | audio thread µs/block mean / p99.9 / max |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in results:
         wake = "n/a" if r.signalled_per_s is None else f"{r.signalled_per_s:.1f} + {r.polled_per_s:.1f}"
         audio = "n/a" if r.audio_mean_us is None else f"{r.audio_mean_us:.2f} / {r.audio_p999_us:.1f} / {r.audio_max_us:.1f}"
         lines.append(
             f"| {'slowed' if r.slow else 'plain'} | {'yes' if r.hog else 'no'} | {r.streams} | {r.server} "
-            f"| {r.glitched} | {r.glitches} | {fmt(r.underruns)} | {fmt(r.min_fill_ms, '.0f')} | {wake} | {audio} |"
+            f"| {r.glitched} | {r.glitches} | {fmt(r.reads_slowed)} | {fmt(r.underruns)} | {fmt(r.min_fill_ms, '.0f')} "
+            f"| {wake} | {audio} |"
         )
+    return "\n".join(lines)
+
+
+def held(r: Result) -> bool:
+    """Whether every stream played whole: no glitch, and no underrun counted."""
+    return r.glitches == 0 and not r.underruns
+
+
+def most_streams_table(found: dict, ladder: list[int]) -> str:
+    lines = [
+        "| server | CPU hog | most streams held | first count that failed | runs (streams: glitches) |",
+        "|---|---|---:|---:|---|",
+    ]
+    for (label, hog), (best, worst, runs) in found.items():
+        tried = ", ".join(f"{r.streams}: {r.glitches}" + ("" if r.underruns in (None, 0) else f" ({r.underruns} underruns)")
+                          for r in sorted(runs, key=lambda r: r.streams))
+        lines.append(f"| {label} | {'yes' if hog else 'no'} | {best if best else f'< {ladder[0]}'} "
+                     f"| {worst if worst else f'> {ladder[-1]}'} | {tried} |")
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--streams", type=int, nargs="+", default=[16, 64, 256])
-    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--delay-ms", type=float, default=2.0)
-    ap.add_argument("--servers", nargs="+", default=["need", "fcfs", "scsynth"])
-    ap.add_argument("--no-slow", action="store_true")
+    ap.add_argument("--servers", nargs="+", default=["need", "fcfs", "need4", "scsynth"])
+    ap.add_argument("--ladder", type=int, nargs="+", default=[16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512])
+    ap.add_argument("--no-plain", action="store_true", help="skip the fixed counts on plain storage")
+    ap.add_argument("--no-fixed", action="store_true", help="skip the fixed counts on slowed storage")
+    ap.add_argument("--no-search", action="store_true", help="skip the search for the most streams held")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     exes = executables()
@@ -235,47 +301,81 @@ def main() -> int:
         "scsynth": ("scsynth", exes["scsynth"], []),
     }
     workdir = Path(tempfile.gettempdir()) / "magnetar-disk-bench"
-    workdir.mkdir(exist_ok=True)
-    files = make_files(workdir, max(args.streams))
+    sounds = workdir / "sounds"
+    sounds.mkdir(parents=True, exist_ok=True)
+    ladder = sorted(args.ladder)
+    files = make_files(sounds, max(max(args.streams), ladder[-1] if not args.no_search else 0))
+    shim = build_shim(workdir)
+    plain = Storage(shim, sounds, 0.0)
+    slowed = Storage(shim, sounds, args.delay_ms)
     plan = []
-    for hog in (False, True):
-        for n in args.streams:
-            for s in args.servers:
-                plan.append((s, n, hog, False))
-    if not args.no_slow:
+    if not args.no_plain:
         for hog in (False, True):
             for n in args.streams:
-                for s in [s for s in ("need", "fcfs", "need4") if s in args.servers or s == "need4"]:
-                    plan.append((s, n, hog, True))
+                for s in args.servers:
+                    if s != "need4":
+                        plan.append((s, n, hog, plain))
+    if not args.no_fixed:
+        for hog in (False, True):
+            for n in args.streams:
+                for s in args.servers:
+                    plan.append((s, n, hog, slowed))
     results = []
+    found = {}
+    t_start = time.monotonic()
     jack = PrivateJack(period=PERIOD)
     jack.start()
     try:
-        for s, n, hog, slow in plan:
+        for s, n, hog, storage in plan:
             label, exe, extra = configs[s]
-            env_extra = {"MAGNETAR_DISK_DELAY_MS": str(args.delay_ms)} if slow else {}
-            r = run(label, exe, extra, env_extra, jack, files, n, args.seconds, hog, slow)
+            r = run(label, exe, extra, storage, jack, files, n, args.seconds, hog)
             results.append(r)
             print(table([r]).splitlines()[-1], flush=True)
+        if not args.no_search:
+            for hog in (False, True):
+                for s in args.servers:
+                    label, exe, extra = configs[s]
+                    lo, hi, runs = -1, len(ladder), []
+                    while hi - lo > 1:
+                        mid = (lo + hi) // 2
+                        r = run(label, exe, extra, slowed, jack, files, ladder[mid], args.seconds, hog)
+                        runs.append(r)
+                        print("search " + table([r]).splitlines()[-1], flush=True)
+                        if held(r):
+                            lo = mid
+                        else:
+                            hi = mid
+                    found[(label, hog)] = (ladder[lo] if lo >= 0 else None, ladder[hi] if hi < len(ladder) else None, runs)
     finally:
         jack.stop()
+    minutes = (time.monotonic() - t_start) / 60
     text = table(results)
+    most = most_streams_table(found, ladder) if found else ""
     print(text)
+    print(most)
+    print(f"{minutes:.1f} min")
     if not args.no_write:
         cmd = "python3 bench/disk_bench.py " + " ".join(sys.argv[1:])
         section = f"""{BEGIN}
 ## Disk streaming
 
-Command: `{cmd.strip()}` ({datetime.date.today()}, `jackd -d dummy -r 48000 -p {PERIOD}`, block 64).
-Each stream: a cued 48 kHz stereo float file of its own, looping, dropped from the page cache
-before the run; every fourth stream has an 8192-frame buffer (85 ms halves), the others 32768
-(341 ms). Glitches: stretches of samples that break the file's sawtooth (a half played again, late or
-as silence), counted in the synth the same way in both servers ({args.seconds:g} s per run). "Slowed": each read delayed by
-{args.delay_ms:g} ms (`MAGNETAR_DISK_DELAY_MS`; scsynth has no such hook, so it is not in those
-rows). Min fill: the least time until empty a stream had left when its half arrived (negative:
-late). The CPU hog is a busy loop per core at normal priority.
+Command: `{cmd.strip()}` ({datetime.date.today()}, `jackd -d dummy -r 48000 -p {PERIOD}`, block 64,
+{minutes:.0f} minutes). Each stream: a cued 48 kHz stereo float file of its own, looping, dropped
+from the page cache before the run; every fourth stream has an 8192-frame buffer (85 ms halves),
+the others 32768 (341 ms). Glitches: stretches of samples that break the file's sawtooth (a half
+played again, late or as silence), counted in the synth the same way in both servers
+({args.seconds:g} s per run). "Slowed": every server runs with `bench/slowread.c` preloaded, which
+sleeps {args.delay_ms:g} ms before each `read()` of a file in the bench's directory (libsndfile's
+only way of reading, in both servers), page cache or not; "reads slowed" counts them over the
+server's life, cueing included. Min fill: the least time until empty a stream had left when its
+half arrived (negative: late). The CPU hog is a busy loop per core at normal priority.
 
 {text}
+
+Most streams held on slowed storage (no glitch and no counted underrun for {args.seconds:g} s),
+found by bisection over {", ".join(map(str, ladder))}; one run per count:
+
+{most}
 {END}"""
         write_section(BEGIN, END, section)
     return 0

@@ -162,6 +162,19 @@ impl<'a> Args<'a> {
     }
 }
 
+/// The first argument read as `geti(default)` reads it, without building an
+/// argument reader (the audio thread uses it to find the buffer an
+/// asynchronous command will touch, and must agree with the command).
+pub fn first_i32(args: &[OscArg], default: i32) -> i32 {
+    match args.first() {
+        Some(OscArg::Int(v)) => *v,
+        Some(OscArg::Float(v)) => float_to_i32(f64::from(*v)),
+        Some(OscArg::Double(v)) => float_to_i32(*v),
+        Some(OscArg::Long(v)) => *v as i32,
+        _ => default,
+    }
+}
+
 /// A float converted to int the way scsynth's C cast does on x86: out of
 /// range or NaN gives `i32::MIN` (the "integer indefinite" value), so a huge
 /// count sent as a float loops zero times there, and here.
@@ -228,6 +241,24 @@ mod tests {
         assert_eq!(a.geti(0), i32::MIN);
         assert_eq!(a.geti(0), i32::MIN);
         assert_eq!(a.geti(0), -2);
+    }
+
+    #[test]
+    fn first_i32_reads_as_geti_does() {
+        let cases = [
+            vec![OscArg::Str("3".into())],
+            vec![OscArg::Blob(vec![1, 2, 3])],
+            vec![OscArg::Nil],
+            vec![OscArg::True],
+            vec![OscArg::Long((1 << 40) + 1)],
+            vec![OscArg::Double(1e300)],
+            vec![OscArg::Float(f32::NAN)],
+            vec![OscArg::Array(vec![OscArg::Int(4)])],
+            vec![],
+        ];
+        for args in cases {
+            assert_eq!(first_i32(&args, 0), Args::new(&args).geti(0), "{args:?}");
+        }
     }
 
     #[test]

@@ -410,6 +410,7 @@ impl BufferCommands {
         let path = self.resolve_path(path, bufnum)?;
         let buf_offset = non_negative_offset(buf_offset, bufnum)?;
         let buf = &world.buffers[index];
+        contents_present(buf, bufnum)?;
         let frames_to_end = i64::from(buf.frames) - buf_offset as i64;
         if frames_to_end <= 0 {
             // scsynth does not even open the file when nothing fits.
@@ -502,6 +503,7 @@ impl BufferCommands {
             close_quietly(self.open_files().remove(&index));
         }
         let buf = &mut world.buffers[index];
+        contents_present(buf, bufnum)?;
         let frames_to_end = (i64::from(buf.frames) - buf_offset as i64).max(0);
         let mut writer = SoundFileWriter::create(&path, header, sample, buf.channels, buf.sample_rate)
             .map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
@@ -727,4 +729,15 @@ fn getn(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
         reply.extend(data[start as usize..=last as usize].iter().map(|&v| OscArg::Float(v)));
     }
     Ok(BufDone::reply(OscMessage::new("/b_setn", reply)))
+}
+
+/// A command that reads or writes a buffer's samples needs them all: a world
+/// holding only the buffer's shape (the control thread's copy between
+/// commands) gets a `/fail` rather than a read past its data.
+fn contents_present(buf: &SndBuf, bufnum: i32) -> Result<(), BufFail> {
+    let needed = buf.frames as usize * buf.channels as usize;
+    if buf.data.len() < needed {
+        return Err(BufFail::for_buffer(format!("buffer {bufnum}'s contents are not available"), bufnum));
+    }
+    Ok(())
 }

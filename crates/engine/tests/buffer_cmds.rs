@@ -483,3 +483,17 @@ fn restricted_path_keeps_files_inside_its_directory() {
         assert!(f.message.contains("outside the restricted path"), "{}", f.message);
     }
 }
+
+#[test]
+fn file_commands_on_a_buffer_without_its_samples_fail_instead_of_panicking() {
+    let dir = temp_dir("shape-only");
+    let file = stereo_ramp(&dir);
+    let mut cmds = BufferCommands::new(None);
+    let mut w = world();
+    // The shape of a 2-channel, 16-frame buffer whose samples live elsewhere.
+    w.buffers[0] = magnetar_ugens::SndBuf { channels: 2, frames: 16, ..Default::default() };
+    let write = fail(&mut cmds, &mut w, "/b_write", vec![s("0"), path_arg(&dir.join("out.wav"))]);
+    assert!(write.message.contains("not available"), "{}", write.message);
+    let read = fail(&mut cmds, &mut w, "/b_read", vec![OscArg::Blob(vec![1]), path_arg(&file)]);
+    assert!(read.message.contains("not available"), "{}", read.message);
+}

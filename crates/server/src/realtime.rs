@@ -285,7 +285,9 @@ impl Audio {
             };
             let request = Box::new(AsyncRequest { msg, from: from.clone(), snapshot: None, disk_barrier });
             if needs_contents {
-                let bufnum = request.msg.args.first().and_then(OscArg::as_i32).unwrap_or(-1);
+                // The number the command itself will read (a value that is
+                // not a number reads as 0, as in scsynth).
+                let bufnum = magnetar_engine::args::first_i32(&request.msg.args, 0);
                 if let Some(buf) = usize::try_from(bufnum).ok().and_then(|b| self.engine.world.buffers.get(b)) {
                     let copy = buf.clone();
                     let mut request = request;
@@ -748,7 +750,21 @@ impl Control {
             FromAudio::DefRemoved(def) => {
                 self.broadcast(&OscMessage::new("/d_removed", vec![OscArg::Str(def.name.clone())]))
             }
-            FromAudio::Async(req) => self.stage2(*req),
+            FromAudio::Async(req) => {
+                // Last line of defence: a command that panics (a bug, not
+                // bad input, which gets a `/fail` from the command itself)
+                // is answered with `/fail` and the server goes on; the
+                // hand-over keeps its order, so `/sync` still completes.
+                let from = req.from.clone();
+                let command = command_name(&req.msg.address).unwrap_or("").to_string();
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.stage2(*req)));
+                if run.is_err() {
+                    let message = "internal error, the command was abandoned".to_string();
+                    eprintln!("FAILURE IN SERVER {command} {message}");
+                    let reply = OscMessage::new("/fail", vec![OscArg::Str(command), OscArg::Str(message)]);
+                    self.to_audio(ToAudio::Finish { done: Done { from, replies: vec![reply], completion: None } });
+                }
+            }
             FromAudio::Log(text) => {
                 if self.verbosity >= -1 {
                     print!("{text}");
@@ -800,7 +816,8 @@ impl Control {
                         *slot = buf;
                     }
                 }
-                let bufnum = args.geti(-1);
+                // The buffer the command touched: read as the command reads it.
+                let bufnum = args.geti(0);
                 let mut args = magnetar_engine::args::Args::new(&req.msg.args);
                 match self.buffers.perform(&name, &mut self.mirror, &mut args) {
                     Ok(done) => {

@@ -1,5 +1,6 @@
 //! The engine: world state, node tree and SynthDefs, one block at a time.
 
+use crate::contain::UnitFailure;
 use crate::graph_def::{DefError, GraphDef};
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, PrintNext, ROOT};
 use crate::synth::Synth;
@@ -150,6 +151,9 @@ pub struct Engine {
     pub subsample_offset: f32,
     /// Node notifications produced since last drained.
     pub events: Vec<NodeEvent>,
+    /// Synths a failing unit ended since the server last looked (reported as
+    /// `/fail`; see `contain`).
+    pub unit_failures: Vec<UnitFailure>,
     /// Whether to record node notifications (only clients that asked get them).
     pub record_events: bool,
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
@@ -194,6 +198,9 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(options: EngineOptions) -> Engine {
+        // Panics of units are contained and reported, not printed from the
+        // audio thread (`contain`).
+        crate::contain::install_quiet_hook();
         let seed = options.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -229,6 +236,7 @@ impl Engine {
             sample_offset: 0,
             subsample_offset: 0.0,
             events: Vec::with_capacity(256),
+            unit_failures: Vec::with_capacity(64),
             record_events: false,
             replies: Vec::with_capacity(256),
             buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
@@ -649,8 +657,10 @@ impl Engine {
                 // Done actions in tree order, as a sequential run has them.
                 for k in 0..self.parallel_jobs[0].nodes.len() {
                     let idx = self.parallel_jobs[0].nodes[k];
-                    if self.tree.synth_to_run(idx).is_some_and(|s| s.has_requests()) {
-                        self.after_synth(idx);
+                    match self.tree.synth_to_run(idx) {
+                        Some(s) if s.has_failed() => self.unit_failed(idx, false),
+                        Some(s) if s.has_requests() => self.after_synth(idx),
+                        _ => {}
                     }
                 }
             }
@@ -700,7 +710,10 @@ impl Engine {
         unsafe { calc_lockstep_steps(&synths[..k], &mut self.world, self.lane_scratch.as_mut_ptr()) };
         for (l, &idx) in run.iter().enumerate() {
             // SAFETY: as above.
-            if unsafe { (*synths[l]).has_requests() } {
+            let s = unsafe { &*synths[l] };
+            if s.has_failed() {
+                self.unit_failed(idx, false);
+            } else if s.has_requests() {
                 self.after_synth(idx);
             }
         }
@@ -717,7 +730,10 @@ impl Engine {
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
                 let started = Instant::now();
-                synth.construct(world, &mut self.scratch);
+                if !synth.construct_contained(world, &mut self.scratch) {
+                    self.unit_failed(idx, true);
+                    return;
+                }
                 self.latency.construct.record_duration(started.elapsed());
                 if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
                     let took = probe().1.saturating_sub(before);
@@ -731,7 +747,10 @@ impl Engine {
                 if running {
                     let world = &mut self.world;
                     if let Some(synth) = self.tree.synth_mut(idx) {
-                        synth.calc(world, &mut self.scratch);
+                        if !synth.calc_contained(world, &mut self.scratch) {
+                            self.unit_failed(idx, false);
+                            return;
+                        }
                     }
                     self.after_synth(idx);
                 }
@@ -740,17 +759,46 @@ impl Engine {
                 let traced = self.tree.take_print(idx) == PrintNext::Trace;
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_to_run(idx) else { return };
-                if traced {
-                    let text = synth.calc_traced(world, &mut self.scratch);
-                    self.log.push(text);
+                let ran = if traced {
+                    match crate::contain::contained(|| synth.calc_traced(world, &mut self.scratch)) {
+                        Ok(text) => {
+                            self.log.push(text);
+                            true
+                        }
+                        Err(()) => {
+                            synth.recover(world);
+                            false
+                        }
+                    }
                 } else {
-                    synth.calc(world, &mut self.scratch);
-                }
-                if synth.has_requests() {
+                    synth.calc_contained(world, &mut self.scratch)
+                };
+                if !ran {
+                    self.unit_failed(idx, false);
+                } else if synth.has_requests() {
                     self.after_synth(idx);
                 }
             }
         }
+    }
+
+    /// A unit of synth `idx` panicked (see `contain`): the synth is ended,
+    /// as if it had freed itself, and the failure is kept for the report.
+    /// Whatever its units asked for in this block is dropped.
+    fn unit_failed(&mut self, idx: NodeIdx, constructing: bool) {
+        let node = self.tree.node(idx).id;
+        let Some(synth) = self.tree.synth_mut(idx) else { return };
+        let step = synth.failed.unwrap_or(0) as usize;
+        let unit = synth.def.steps.get(step).map_or(0, |s| s.unit as usize);
+        synth.ctx.done_actions.clear();
+        synth.ctx.free_requests.clear();
+        synth.ctx.run_requests.clear();
+        // Room is reserved; past it the synth still ends, unreported.
+        if self.unit_failures.len() < self.unit_failures.capacity() {
+            let def = Arc::clone(&synth.def);
+            self.unit_failures.push(UnitFailure { node, def, unit, constructing });
+        }
+        self.tree.end(idx);
     }
 
     /// Carries out what the synth's units asked for during its block.
@@ -900,20 +948,46 @@ pub(crate) unsafe fn calc_lockstep_steps(synths: &[*mut Synth], world: &mut Worl
         let si = si as usize;
         let step = &def.steps[si];
         let rate = if step.audio { &full } else { &block };
+        // A synth whose unit failed takes no further steps; the others
+        // finish their block.
         match step.lane {
             Some(kernel) => {
                 let mut lanes = Lanes::new();
                 for (l, &sp) in synths.iter().enumerate() {
                     // SAFETY: synth `l` uses its own slice of the scratch.
+                    if unsafe { (*sp).has_failed() } {
+                        continue;
+                    }
+                    // SAFETY: as above.
                     let (unit, io) = unsafe { (*sp).lane_parts(si, bs, scratch.add(l * sl)) };
                     lanes.push(unit, io);
                 }
-                kernel(&mut lanes, rate);
+                let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
+                drop(lanes);
+                if failed {
+                    // The kernel computed every lane at once: all of them failed.
+                    for &sp in synths {
+                        // SAFETY: as above.
+                        let s = unsafe { &mut *sp };
+                        if !s.has_failed() {
+                            s.set_step(si);
+                            s.recover(world);
+                        }
+                    }
+                }
             }
             None => {
                 for (l, &sp) in synths.iter().enumerate() {
                     // SAFETY: as above; every synth of the run has this def.
-                    unsafe { (*sp).calc_step(si, step, rate, world, scratch.add(l * sl)) };
+                    let s = unsafe { &mut *sp };
+                    if s.has_failed() {
+                        continue;
+                    }
+                    // SAFETY: as above.
+                    let ran = crate::contain::contained(|| unsafe { s.calc_step(si, step, rate, world, scratch.add(l * sl)) });
+                    if ran.is_err() {
+                        s.recover(world);
+                    }
                 }
             }
         }

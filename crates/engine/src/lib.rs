@@ -7,6 +7,7 @@ pub mod bufgen;
 pub mod buffer_cmds;
 pub mod commands;
 pub mod disk_io;
+pub mod contain;
 pub mod engine;
 pub mod graph_def;
 pub mod node_tree;

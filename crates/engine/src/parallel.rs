@@ -945,8 +945,9 @@ impl Work for Job<'_> {
                 // of `scratch_len` samples of this thread's scratch.
                 unsafe { crate::engine::calc_lockstep_steps(&synths[k..end], w, scratch.as_mut_ptr()) };
             } else {
-                // SAFETY: as above.
-                unsafe { &mut *synths[k] }.calc(w, scratch);
+                // SAFETY: as above. A failing unit marks its synth failed;
+                // the audio thread ends it after the group.
+                unsafe { &mut *synths[k] }.calc_contained(w, scratch);
             }
             k = end;
         }

@@ -17,6 +17,15 @@ pub struct Synth {
     /// The synth's own random generator, when the server gives each synth
     /// one (supernova's way); `None` draws from the world's (scsynth's way).
     pub rgen: Option<RGen>,
+    /// Whether the synth's generator is in the world's place now (between
+    /// `enter_rgen` and `leave_rgen`).
+    rgen_swapped: bool,
+    /// The step being built or run, and whether one is (for the report of a
+    /// unit that fails: see `contain`).
+    at: u32,
+    running: bool,
+    /// The step whose unit failed; the synth runs no more.
+    pub(crate) failed: Option<u32>,
 }
 
 impl Synth {
@@ -37,7 +46,7 @@ impl Synth {
         };
         let done = vec![false; def.units.len()];
         let units = Vec::with_capacity(def.units.len());
-        Synth { def, ctx, wires, units, done, rgen: None }
+        Synth { def, ctx, wires, units, done, rgen: None, rgen_swapped: false, at: 0, running: false, failed: None }
     }
 
     /// Puts the synth's generator in the world's `rgen` for the length of
@@ -45,6 +54,7 @@ impl Synth {
     /// picked. `leave_rgen` puts things back.
     #[inline]
     fn enter_rgen(&mut self, world: &mut World) {
+        self.rgen_swapped = true;
         if let Some(own) = &mut self.rgen {
             std::mem::swap(own, &mut world.rgen);
         } else if self.ctx.rgen_id != world.rgen_slot {
@@ -54,6 +64,7 @@ impl Synth {
 
     #[inline]
     fn leave_rgen(&mut self, world: &mut World) {
+        self.rgen_swapped = false;
         if let Some(own) = &mut self.rgen {
             std::mem::swap(own, &mut world.rgen);
         } else if world.rgen_slot != 0 {
@@ -93,7 +104,9 @@ impl Synth {
         let bs = world.block_size;
         self.enter_rgen(world);
         self.local_bufs(world, true);
+        self.running = true;
         for step in &def.steps {
+            self.at = self.units.len() as u32;
             let ud = &def.units[step.unit as usize];
             let spec = UnitSpec {
                 name: &ud.name,
@@ -126,6 +139,7 @@ impl Synth {
             let unit = (step.ctor)(&spec, &mut io, &mut cx);
             self.units.push(unit);
         }
+        self.running = false;
         self.local_bufs(world, false);
         self.leave_rgen(world);
     }
@@ -186,7 +200,9 @@ impl Synth {
         let block = world.buf_rate;
         let bs = world.block_size;
         let base = self.wires.as_mut_ptr();
+        self.running = true;
         for &si in &def.calc_steps {
+            self.at = si;
             let step = &def.steps[si as usize];
             let (rate, n) = if step.audio { (&full, bs) } else { (&block, 1) };
             watch(si as usize, false, base, scratch);
@@ -204,8 +220,49 @@ impl Synth {
             rest[0].next(&mut io, &mut cx);
             watch(si as usize, true, base, scratch);
         }
+        self.running = false;
         self.local_bufs(world, false);
         self.leave_rgen(world);
+    }
+
+    /// [`Self::construct`], with a unit that panics contained: returns
+    /// false, and the synth is marked failed, with the world as it was.
+    pub fn construct_contained(&mut self, world: &mut World, scratch: &mut [f32]) -> bool {
+        let ok = crate::contain::contained(|| self.construct(world, scratch)).is_ok();
+        if !ok {
+            self.recover(world);
+        }
+        ok
+    }
+
+    /// [`Self::calc`], with a unit that panics contained (as above).
+    pub fn calc_contained(&mut self, world: &mut World, scratch: &mut [f32]) -> bool {
+        let ok = crate::contain::contained(|| self.calc(world, scratch)).is_ok();
+        if !ok {
+            self.recover(world);
+        }
+        ok
+    }
+
+    /// After a unit panicked: gives the world back what the synth's run had
+    /// lent it (its generator, its local buffers) and marks the synth
+    /// failed at the step that was running.
+    pub(crate) fn recover(&mut self, world: &mut World) {
+        world.end_local_bufs();
+        if self.rgen_swapped {
+            self.leave_rgen(world);
+        }
+        self.running = false;
+        self.failed = Some(self.at);
+    }
+
+    /// Names the step a lane kernel was computing when it failed.
+    pub(crate) fn set_step(&mut self, si: usize) {
+        self.at = si as u32;
+    }
+
+    pub fn has_failed(&self) -> bool {
+        self.failed.is_some()
     }
 
     /// Computes step `si` only (the engine may run several synths of one
@@ -224,9 +281,12 @@ impl Synth {
         let mut io =
             unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
         self.local_bufs(world, true);
+        self.at = si as u32;
+        self.running = true;
         // Lockstep defs have no demand-rate units.
         let mut cx = UnitCtx::new(world, &mut self.ctx, rate, &mut self.done, step.unit as usize);
         self.units[si].next(&mut io, &mut cx);
+        self.running = false;
         self.local_bufs(world, false);
     }
 

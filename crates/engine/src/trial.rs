@@ -7,14 +7,14 @@
 //! the server with it. Instead, a def is built and run for two blocks in a
 //! world of its own when it is loaded (on the thread that compiles it), and
 //! one whose units cannot run as given is refused with the unit named:
-//! `/d_recv` fails and nothing else changes.
+//! `/d_recv` fails and nothing else changes. A unit that fails anyway on
+//! the audio thread (a path the trial did not reach) ends its own synth
+//! (`contain`).
 
 use crate::graph_def::{DefError, GraphDef};
 use crate::synth::Synth;
-use magnetar_ugens::World;
-use std::cell::Cell;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Once};
+use magnetar_ugens::{SndBuf, World};
+use std::sync::Arc;
 
 /// Blocks each trial runs after building the units.
 const TRIAL_BLOCKS: usize = 2;
@@ -26,31 +26,44 @@ const TRIAL_CONTROL_BUSES: usize = 4096;
 const TRIAL_BUFFERS: usize = 1024;
 const TRIAL_CHANNELS: usize = 8;
 
-thread_local! {
-    /// Set while this thread runs a trial: its panics are expected and
-    /// reported as a refused def, not printed.
-    static IN_TRIAL: Cell<bool> = const { Cell::new(false) };
-}
+/// Buffers the second trial fills (numbers 0 to this minus one): units that
+/// read a buffer take other paths when it holds samples, and a def may
+/// name any of these.
+const TRIAL_FILLED_BUFFERS: usize = 16;
+const TRIAL_BUFFER_FRAMES: u32 = 1024;
 
-/// Keeps the panic message of a failed trial off stderr; every other panic
-/// still goes to the hook that was there before.
-fn quiet_trial_panics() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !IN_TRIAL.with(Cell::get) {
-                previous(info);
-            }
-        }));
-    });
-}
-
-/// Builds a synth of `def` and runs it for a few blocks; hands the def back
-/// if nothing panicked, or names the unit that did.
+/// Builds a synth of `def` and runs it for a few blocks, once in a world
+/// without buffers and once in one whose first buffers hold samples (one
+/// channel for even numbers, two for odd); hands the def back if nothing
+/// panicked, or names the unit that did.
 pub(crate) fn try_run(def: GraphDef, block_size: usize) -> Result<GraphDef, DefError> {
-    quiet_trial_panics();
+    crate::contain::install_quiet_hook();
     let def = Arc::new(def);
+    for filled in [false, true] {
+        let mut world = trial_world(block_size, filled);
+        if let Some(step) = failed_step(&def, &mut world) {
+            let unit = def.steps.get(step).map_or(0, |s| s.unit as usize);
+            let ud = &def.units[unit];
+            return Err(DefError::CannotRun {
+                def: def.name.clone(),
+                unit,
+                ugen: ud.name.clone(),
+                inputs: ud.inputs.len(),
+                outputs: ud.outputs.len(),
+            });
+        }
+    }
+    // The trial synths, the only other holders, are gone.
+    Arc::try_unwrap(def).map_err(|def| DefError::CannotRun {
+        def: def.name.clone(),
+        unit: 0,
+        ugen: String::new(),
+        inputs: 0,
+        outputs: 0,
+    })
+}
+
+fn trial_world(block_size: usize, filled: bool) -> World {
     let mut world = World::new(
         TRIAL_SAMPLE_RATE,
         block_size,
@@ -61,13 +74,30 @@ pub(crate) fn try_run(def: GraphDef, block_size: usize) -> Result<GraphDef, DefE
         TRIAL_CHANNELS,
         0,
     );
+    if filled {
+        for (b, buf) in world.buffers.iter_mut().take(TRIAL_FILLED_BUFFERS).enumerate() {
+            let channels = 1 + (b % 2) as u32;
+            *buf = SndBuf::new(TRIAL_BUFFER_FRAMES, channels, TRIAL_SAMPLE_RATE);
+            // A ramp from -1 to 1: table lookups and shapers see every range.
+            let n = buf.data.len().max(2);
+            for (i, x) in buf.data.iter_mut().enumerate() {
+                *x = 2.0 * i as f32 / (n - 1) as f32 - 1.0;
+            }
+        }
+    }
+    world
+}
+
+/// Runs one trial synth of `def` in `world`: the step whose unit panicked,
+/// if one did.
+fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> Option<usize> {
     let mut scratch = vec![0.0f32; def.scratch_len.max(1)];
-    let mut synth = Synth::new(Arc::clone(&def), -1, 0, 0.0);
+    let mut synth = Synth::new(Arc::clone(def), -1, 0, 0.0);
     // The step being built or run, for the report.
     let mut at = 0usize;
-    IN_TRIAL.with(|t| t.set(true));
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-        synth.construct(&mut world, &mut scratch);
+    // Its panics are expected and reported as a refused def, not printed.
+    let outcome = crate::contain::contained(|| {
+        synth.construct(world, &mut scratch);
         for _ in 0..TRIAL_BLOCKS {
             for (k, &si) in def.calc_steps.iter().enumerate() {
                 at = k;
@@ -75,36 +105,15 @@ pub(crate) fn try_run(def: GraphDef, block_size: usize) -> Result<GraphDef, DefE
                 let rate = if step.audio { world.full_rate } else { world.buf_rate };
                 // SAFETY: `scratch` holds the def's `scratch_len` samples and
                 // is used by this synth alone; `step` is its def's step `si`.
-                unsafe { synth.calc_step(si as usize, step, &rate, &mut world, scratch.as_mut_ptr()) };
+                unsafe { synth.calc_step(si as usize, step, &rate, world, scratch.as_mut_ptr()) };
             }
             world.buf_counter = world.buf_counter.wrapping_add(1);
         }
-    }));
-    IN_TRIAL.with(|t| t.set(false));
-    let failed_step = match outcome {
+    });
+    match outcome {
         Ok(()) => None,
         // A constructor failed: the steps before it were built.
         Err(_) if !synth.is_constructed() || synth.units_built() < def.steps.len() => Some(synth.units_built()),
         Err(_) => Some(def.calc_steps[at] as usize),
-    };
-    drop(synth);
-    if let Some(step) = failed_step {
-        let unit = def.steps.get(step).map_or(0, |s| s.unit as usize);
-        let ud = &def.units[unit];
-        return Err(DefError::CannotRun {
-            def: def.name.clone(),
-            unit,
-            ugen: ud.name.clone(),
-            inputs: ud.inputs.len(),
-            outputs: ud.outputs.len(),
-        });
     }
-    // The trial synth, the only other holder, is gone.
-    Arc::try_unwrap(def).map_err(|def| DefError::CannotRun {
-        def: def.name.clone(),
-        unit: 0,
-        ugen: String::new(),
-        inputs: 0,
-        outputs: 0,
-    })
 }

@@ -173,6 +173,9 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
             engine.world.polls.clear();
             engine.world.triggers.clear();
             engine.events.clear();
+            for f in engine.unit_failures.drain(..) {
+                eprintln!("FAILURE IN SERVER /s_new {}", f.message());
+            }
 
             let frame0 = blocks_done * bs;
             for ch in 0..n_out {

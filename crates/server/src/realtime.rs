@@ -97,6 +97,9 @@ enum FromAudio {
     Reply { to: ReplyAddr, msg: OscMessage },
     /// A node notification for every client that asked for them.
     Event(NodeEvent),
+    /// A synth that a failing unit ended: `/fail` to every client that asked
+    /// for notifications, and a line on stderr.
+    UnitFailed(magnetar_engine::contain::UnitFailure),
     /// `/tr` or a SendReply message for every client that asked.
     Trigger(Trigger),
     /// A value `Poll` reported, to print.
@@ -430,6 +433,13 @@ impl Audio {
     /// Hands node notifications, triggers and printed text to the control
     /// thread, which encodes and sends them (encoding allocates).
     fn notify_events(&mut self) {
+        if !self.engine.unit_failures.is_empty() {
+            let mut failures = std::mem::take(&mut self.engine.unit_failures);
+            for f in failures.drain(..) {
+                self.send(FromAudio::UnitFailed(f));
+            }
+            self.engine.unit_failures = failures;
+        }
         if !self.engine.events.is_empty() {
             let mut events = std::mem::take(&mut self.engine.events);
             for e in events.drain(..) {
@@ -734,6 +744,11 @@ impl Control {
         match m {
             FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
             FromAudio::Event(e) => self.broadcast(&event_message(&e)),
+            FromAudio::UnitFailed(f) => {
+                let message = f.message();
+                eprintln!("FAILURE IN SERVER /s_new {message}");
+                self.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/s_new".into()), OscArg::Str(message)]));
+            }
             FromAudio::Trigger(t) => self.broadcast(&trigger_message(&t)),
             FromAudio::Poll(p) => {
                 if self.verbosity >= -1 {

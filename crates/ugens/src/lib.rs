@@ -37,6 +37,7 @@ pub mod assorted;
 pub mod scope;
 pub mod ui;
 pub mod disk;
+pub mod fault_test;
 
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;

@@ -120,6 +120,7 @@ impl Registry {
         crate::scope::register(&mut r);
         crate::ui::register(&mut r);
         crate::disk::register(&mut r);
+        crate::fault_test::register_if_enabled(&mut r);
         r
     }
 
@@ -160,6 +161,8 @@ impl Registry {
         match name {
             "UnaryOpUGen" => !RANDOM_UNARY_OPS.contains(&special_index),
             "BinaryOpUGen" => !RANDOM_BINARY_OPS.contains(&special_index),
+            // The test unit (`fault_test`) is pure, so it may run in parallel groups.
+            "MagnetarFault" => true,
             _ => PURE.contains(&name),
         }
     }

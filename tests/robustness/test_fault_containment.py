@@ -1,0 +1,172 @@
+"""A unit that fails ends its own synth and nothing else: the def check at
+`/d_recv` refuses what cannot run (a `Shaper` without outputs, which scsynth
+accepts and then writes past its outputs with), and a unit that fails at run
+time (the test unit `MagnetarFault`, present only with MAGNETAR_TEST_UNITS=1)
+ends its synth with `/fail` and `/n_end`, while the other synths, in the same
+parallel group on two threads, play on unchanged."""
+
+from __future__ import annotations
+
+import struct
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from supriya import ugens as U
+from supriya.osc import OscMessage as M
+from supriya.ugens import SynthDefBuilder
+from supriya.ugens.core import UGen, param, ugen
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from nrt import Score, compile_synthdefs, magnetar_binary, msg, render  # noqa: E402
+from rtserver import OscClient  # noqa: E402
+from rtcheck import rt_stats  # noqa: E402
+
+PARALLEL_GROUPS = 5  # position of parallelGroups after xruns in /magnetar_rtStats.reply
+
+TEST_UNITS = {"MAGNETAR_TEST_UNITS": "1"}
+
+
+@ugen(ar=True, kr=True)
+class MagnetarFault(UGen):
+    source = param(0.0)
+
+
+def _pstr(s: str) -> bytes:
+    return bytes([len(s)]) + s.encode()
+
+
+def shaper_without_outputs() -> bytes:
+    """A version 2 def: one audio-rate Shaper reading buffer 0, with no outputs."""
+    d = b"SCgf" + struct.pack(">iH", 2, 1)
+    d += _pstr("noout") + struct.pack(">i", 2) + struct.pack(">ff", 0.0, 0.5)
+    d += struct.pack(">ii", 0, 0)  # no parameters, no names
+    d += struct.pack(">i", 1)
+    d += _pstr("Shaper") + struct.pack(">biih", 2, 2, 0, 0) + struct.pack(">iiii", -1, 0, -1, 1)
+    return d + struct.pack(">h", 0)
+
+
+def counter_def():
+    """Writes the seconds since it started to control bus `bus`."""
+    with SynthDefBuilder(bus=0.0) as b:
+        U.Out.kr(bus=b["bus"], source=U.Sweep.kr(trigger=0.0, rate=1.0))
+    return b.build(name="counter")
+
+
+def faulty_counter_def():
+    """As counter, through MagnetarFault: fails once `fail` is set above 0."""
+    with SynthDefBuilder(bus=0.0, fail=0.0) as b:
+        U.Out.kr(bus=b["bus"], source=U.Sweep.kr(trigger=0.0, rate=1.0) + MagnetarFault.kr(source=b["fail"]))
+    return b.build(name="faulty_counter")
+
+
+def tone_def():
+    with SynthDefBuilder(freq=440.0, out=0.0) as b:
+        U.Out.ar(bus=b["out"], source=U.SinOsc.ar(frequency=b["freq"]) * 0.1)
+    return b.build(name="tone")
+
+
+def faulty_tone_def():
+    with SynthDefBuilder(freq=440.0, out=0.0, fail=0.0) as b:
+        U.Out.ar(bus=b["out"], source=U.SinOsc.ar(frequency=b["freq"]) * 0.1 + MagnetarFault.ar(source=b["fail"]))
+    return b.build(name="faulty_tone")
+
+
+def start(magnetar, extra=(), env=None):
+    server = magnetar(extra=extra, env=env)
+    client = OscClient(server.port)
+    client.request(("/notify", 1), "/done", timeout=3)
+    return server, client
+
+
+def bus_value(client, bus: int) -> float:
+    return client.request(M("/c_get", bus), "/c_set", lambda m: m.contents[0] == bus).contents[1]
+
+
+def test_a_def_whose_unit_cannot_run_is_refused_and_playing_synths_go_on(magnetar):
+    server, client = start(magnetar)
+    try:
+        client.send(M("/d_recv", compile_synthdefs(counter_def())))
+        client.wait_for("/done")
+        client.send(M("/s_new", "counter", 1000, 0, 0, "bus", 3))
+        client.send(M("/b_alloc", 0, 64, 1))
+        client.wait_for("/done")
+        client.send(M("/d_recv", shaper_without_outputs()))
+        fail = client.wait_for("/fail")
+        assert fail.contents[0] == "/d_recv" and "Shaper" in fail.contents[1]
+        client.send(M("/s_new", "noout", 1001, 0, 0))
+        assert client.wait_for("/fail").contents == ("/s_new", "SynthDef not found")
+        before = bus_value(client, 3)
+        time.sleep(0.3)
+        assert client.request(M("/status"), "/status.reply", timeout=3).contents[2] == 1
+        assert bus_value(client, 3) > before + 0.2, "the synth started before stopped playing"
+    finally:
+        client.close()
+
+
+def test_failing_unit_in_a_parallel_group_ends_only_its_synth(magnetar):
+    server, client = start(magnetar, extra=("-T", "2"), env=TEST_UNITS)
+    try:
+        client.send(M("/d_recv", compile_synthdefs(counter_def(), faulty_counter_def())))
+        client.wait_for("/done")
+        client.send(M("/p_new", 2, 0, 0))
+        ids = range(1000, 1006)
+        for k, node in enumerate(ids):
+            client.send(M("/s_new", "faulty_counter" if node == 1003 else "counter", node, 1, 2, "bus", k))
+        client.request(M("/sync", 1), "/synced")
+        time.sleep(0.2)
+        assert rt_stats(server.port).field(PARALLEL_GROUPS) > 0, "the group did not run on two threads"
+        client.send(M("/n_set", 1003, "fail", 1.0))
+        fail = client.wait_for("/fail", timeout=3)
+        assert fail.contents[0] == "/s_new"
+        text = fail.contents[1]
+        assert "MagnetarFault" in text and "faulty_counter" in text and "1003" in text, text
+        assert client.wait_for("/n_end", lambda m: m.contents[0] == 1003, timeout=3)
+        # The others play on, all alike (they started in the same block).
+        first = [bus_value(client, k) for k in range(6) if k != 3]
+        time.sleep(0.3)
+        later = [bus_value(client, k) for k in range(6) if k != 3]
+        assert all(b > a + 0.2 for a, b in zip(first, later)), (first, later)
+        assert max(later) - min(later) < 0.05, later
+        tree = client.request(M("/g_queryTree", 2, 0), "/g_queryTree.reply").contents
+        assert tree[2] == 5 and 1003 not in tree, tree
+        assert client.messages("/n_end") == []
+        assert client.request(M("/status"), "/status.reply", timeout=3).contents[2] == 5
+        # The group runs on two threads again.
+        ran = rt_stats(server.port).field(PARALLEL_GROUPS)
+        time.sleep(0.2)
+        assert rt_stats(server.port).field(PARALLEL_GROUPS) > ran
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_failing_unit_leaves_the_other_synths_output_unchanged_in_nrt(tmp_path, monkeypatch, threads):
+    monkeypatch.setenv("MAGNETAR_TEST_UNITS", "1")
+
+    def score(fail_at: float | None) -> Score:
+        s = Score([tone_def(), faulty_tone_def()])
+        s.add(0.0, msg("/p_new", 2, 0, 0))
+        for k, f in enumerate((300.0, 500.0, 700.0)):
+            s.add(0.0, msg("/s_new", "tone", 1000 + k, 1, 2, "freq", f))
+        # The faulty synth writes to a bus of its own, so the outputs compare.
+        s.add(0.0, msg("/s_new", "faulty_tone", 1010, 1, 2, "out", 8))
+        if fail_at is not None:
+            s.add(fail_at, msg("/n_set", 1010, "fail", 1.0))
+        s.add(0.5, msg("/c_set", 0, 0))
+        return s
+
+    opts = ("-o", "2", "-T", threads)
+    failing = render(magnetar_binary(), "magnetar", score(0.2), tmp_path / "failing", options=opts)
+    clean = render(magnetar_binary(), "magnetar", score(None), tmp_path / "clean", options=opts)
+    assert failing.returncode == 0, failing.log[-3000:]
+    assert "MagnetarFault" in failing.stderr and "node 1010" in failing.stderr, failing.log[-3000:]
+    assert "panicked" not in failing.log
+    a, b = failing.read(), clean.read()
+    assert a.shape == b.shape and np.abs(b).max() > 0.05
+    assert np.array_equal(a, b)

@@ -256,17 +256,19 @@ impl Engine {
     }
 
     fn new_node_id(&mut self, id: i32) -> Result<i32, String> {
-        if id < 0 {
-            if id == -1 {
-                return Ok(self.tree.next_hidden_id());
-            }
+        if id < -1 {
             return Err(format!("Node id {id} is reserved"));
         }
-        if self.tree.contains_id(id) {
+        if id >= 0 && self.tree.contains_id(id) {
             return Err("duplicate node ID".into());
         }
+        // Every way of making a node counts against -n, server-assigned ids
+        // included (the tables and the tree walk are reserved for that many).
         if self.tree.num_groups + self.tree.num_synths >= self.options.max_nodes {
-            return Err(format!("too many nodes (the server was booted with -n {})", self.options.max_nodes));
+            return Err("too many nodes".into());
+        }
+        if id == -1 {
+            return Ok(self.tree.next_hidden_id());
         }
         Ok(id)
     }

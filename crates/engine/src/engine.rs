@@ -151,11 +151,17 @@ pub struct Engine {
     pub subsample_offset: f32,
     /// Node notifications produced since last drained.
     pub events: Vec<NodeEvent>,
+    /// `calc_group`'s stack: for each group being run, the sibling to go on
+    /// with after it, and the group itself when its satellites after it are
+    /// still to run (reserved for `-n` nodes).
+    walk: Vec<(Option<NodeIdx>, Option<NodeIdx>)>,
     /// Synths a failing unit ended since the server last looked (reported as
     /// `/fail`; see `contain`).
     pub unit_failures: Vec<UnitFailure>,
     /// Whether to record node notifications (only clients that asked get them).
     pub record_events: bool,
+    /// Notifications dropped because `events` was full.
+    pub events_dropped: u64,
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
     pub replies: Vec<magnetar_protocol::osc::OscMessage>,
     pub buffer_commands: crate::buffer_cmds::BufferCommands,
@@ -235,9 +241,13 @@ impl Engine {
             registry: Registry::with_all(),
             sample_offset: 0,
             subsample_offset: 0.0,
-            events: Vec::with_capacity(256),
+            // Room for a few notifications about every node the server may
+            // hold: freeing the whole tree at once fits.
+            events: Vec::with_capacity(2 * max_nodes + 256),
+            walk: Vec::with_capacity(max_nodes + 1),
             unit_failures: Vec::with_capacity(64),
             record_events: false,
+            events_dropped: 0,
             replies: Vec::with_capacity(256),
             buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
             scratch: Vec::new(),
@@ -386,7 +396,13 @@ impl Engine {
             head,
             tail,
         };
-        self.events.push(e);
+        // Never grown on the audio thread: past the room reserved, a
+        // notification is dropped and counted.
+        if self.events.len() < self.events.capacity() {
+            self.events.push(e);
+        } else {
+            self.events_dropped += 1;
+        }
     }
 
     /// Deletes a node now (scsynth's `Node_Delete`), with `/n_end`s.
@@ -404,37 +420,37 @@ impl Engine {
         self.world.num_synths = self.tree.num_synths as u32;
     }
 
-    /// Runs unit destructors and queues `/n_end` for a subtree about to go.
+    /// Runs unit destructors and queues `/n_end` for a subtree about to go:
+    /// every node after its satellites and its children. Walks the tree's
+    /// own links, so depth costs no stack.
     fn retire_subtree(&mut self, idx: NodeIdx) {
-        let n = self.tree.node(idx);
-        let satellites: Vec<NodeIdx> = n.sat_before.iter().chain(&n.sat_after).copied().collect();
-        for s in satellites {
-            self.retire_subtree(s);
-        }
-        if self.tree.node(idx).is_group() {
-            for c in self.tree.children(idx) {
-                self.retire_subtree(c);
+        let mut cur = Some(self.tree.post_order_first(idx));
+        while let Some(c) = cur {
+            if !self.tree.node(c).is_group() {
+                let world = &mut self.world;
+                if let Some(s) = self.tree.synth_mut(c) {
+                    s.run_dtors(world);
+                }
             }
-        } else {
-            let world = &mut self.world;
-            if let Some(s) = self.tree.synth_mut(idx) {
-                s.run_dtors(world);
-            }
+            self.event(NodeEventKind::End, c);
+            cur = self.tree.post_order_next(idx, c);
         }
-        self.event(NodeEventKind::End, idx);
     }
 
     pub fn delete_group_children(&mut self, group: NodeIdx) {
-        for c in self.tree.children(group) {
+        while let Some(c) = self.tree.group(group).and_then(|g| g.head) {
             self.delete_node(c);
         }
     }
 
+    /// `/g_deepFree`: every synth below `group`, in order, keeping the groups.
     pub fn deep_free(&mut self, group: NodeIdx) {
-        for c in self.tree.children(group) {
+        let mut cur = self.tree.group(group).and_then(|g| g.head);
+        while let Some(c) = cur {
             if self.tree.node(c).is_group() {
-                self.deep_free(c);
+                cur = self.tree.pre_order_next(group, c, true);
             } else {
+                cur = self.tree.pre_order_next(group, c, false);
                 self.delete_node(c);
             }
         }
@@ -514,25 +530,86 @@ impl Engine {
         }
     }
 
-    fn calc_group(&mut self, group: NodeIdx) {
+    /// What a group does as the walk reaches it: what `/n_trace` or
+    /// `/g_dumpTree` asked to print then, and running on the parallel
+    /// helpers when it may. True when the group is done (traced or run in
+    /// parallel); false when the walk is to go through its children.
+    fn enter_group(&mut self, group: NodeIdx) -> bool {
         match self.tree.take_print(group) {
             PrintNext::Nothing => {}
-            PrintNext::Trace => return self.calc_group_traced(group),
+            PrintNext::Trace => {
+                self.calc_group_traced(group);
+                return true;
+            }
             PrintNext::DumpTree { controls } => {
                 let mut out = format!("NODE TREE Group {}\n", self.tree.node(group).id);
                 self.dump_tree(group, 1, controls, &mut out);
                 self.log.push(out);
             }
         }
-        if self.parallel.is_some()
+        self.parallel.is_some()
             && !self.tracing
             && self.tree.group(group).is_some_and(|g| g.parallel)
             && self.calc_parallel(group)
-        {
+    }
+
+    /// Runs a group's children in order, and theirs: groups are entered
+    /// without recursion (the sibling to come back to is kept on a stack
+    /// reserved for `-n` nodes), so a deep tree costs memory, not stack.
+    fn calc_group(&mut self, group: NodeIdx) {
+        if self.enter_group(group) {
             return;
         }
+        let base = self.walk.len();
         let mut child = self.tree.group(group).and_then(|g| g.head);
-        while let Some(c) = child {
+        loop {
+            let Some(c) = child else {
+                let Some((next, after)) = (self.walk.len() > base).then(|| self.walk.pop()).flatten() else {
+                    return;
+                };
+                // A group's satellites after it run once its children have.
+                if let Some(g) = after {
+                    if self.tree.is_live(g) {
+                        self.calc_satellites(g, false);
+                    }
+                }
+                child = next;
+                continue;
+            };
+            let n = self.tree.node(c);
+            if n.state == CalcState::Run && n.is_group() {
+                let next = n.next;
+                // Reserved for every node the server may hold; a walk
+                // deeper than that (it cannot be) recurses instead.
+                if self.walk.len() == self.walk.capacity() {
+                    self.calc_with_satellites(c);
+                    child = next;
+                    continue;
+                }
+                let satellites = self.tree.has_satellites(c);
+                if satellites {
+                    self.calc_satellites(c, true);
+                    if !self.tree.is_live(c) || self.tree.node(c).state != CalcState::Run {
+                        // A satellite before it ended or paused it.
+                        self.calc_node(c);
+                        if self.tree.is_live(c) {
+                            self.calc_satellites(c, false);
+                        }
+                        child = next;
+                        continue;
+                    }
+                }
+                if self.enter_group(c) {
+                    if satellites && self.tree.is_live(c) {
+                        self.calc_satellites(c, false);
+                    }
+                    child = next;
+                    continue;
+                }
+                self.walk.push((next, satellites.then_some(c)));
+                child = self.tree.group(c).and_then(|g| g.head);
+                continue;
+            }
             if let Some(def) = self.lockstep_candidate(c) {
                 // Consecutive synths of one lockstep-safe def run side by side.
                 let mut run = [c; MAX_LANES];
@@ -904,8 +981,10 @@ impl Engine {
             }
             13 => {
                 if let Some(g) = parent {
-                    for c in self.tree.children(g) {
-                        self.tree.end(c);
+                    let mut c = self.tree.group(g).and_then(|gd| gd.head);
+                    while let Some(x) = c {
+                        c = self.tree.node(x).next;
+                        self.tree.end(x);
                     }
                 }
             }

@@ -386,18 +386,82 @@ impl NodeTree {
         false
     }
 
-    /// Deletes a node and everything under it; pushes the ids of every
-    /// deleted node (children first, in order) to `ended`.
+    /// Deletes a node and everything under it (its satellites too); pushes
+    /// the ids of every deleted node to `ended`, each after everything under
+    /// it, in `post_order`'s order. Walks without recursion: depth costs no
+    /// stack.
     pub fn delete(&mut self, idx: NodeIdx, ended: &mut Vec<i32>) {
         if idx == ROOT {
             self.delete_children(ROOT, ended);
             return;
         }
-        self.delete_children(idx, ended);
-        // Satellites go with the node they run next to.
-        while let Some(&s) = self.node(idx).sat_before.first().or(self.node(idx).sat_after.first()) {
-            self.delete(s, ended);
+        let mut cur = self.deepest_first(idx);
+        loop {
+            let owner = self.owner(cur);
+            self.delete_leaf(cur, ended);
+            if cur == idx {
+                return;
+            }
+            // The owner's next satellite or child, if any, moved up.
+            cur = self.deepest_first(owner.expect("a node under the deleted one has an owner"));
         }
+    }
+
+    /// The group or reference node a node belongs to.
+    fn owner(&self, idx: NodeIdx) -> Option<NodeIdx> {
+        let n = self.node(idx);
+        n.satellite_of.or(n.parent)
+    }
+
+    /// The first node of `idx`'s subtree in post order: down through first
+    /// satellites (before, then after), then heads, while there are any.
+    fn deepest_first(&self, idx: NodeIdx) -> NodeIdx {
+        let mut cur = idx;
+        loop {
+            let n = self.node(cur);
+            let next = n.sat_before.first().or(n.sat_after.first()).copied().or(match &n.kind {
+                NodeKind::Group(g) => g.head,
+                NodeKind::Synth(_) => None,
+            });
+            match next {
+                Some(x) => cur = x,
+                None => return cur,
+            }
+        }
+    }
+
+    /// The node after `idx` in the post order of `top`'s subtree (a node
+    /// comes after its satellites, before then after, and its children), or
+    /// None after `top` itself.
+    pub fn post_order_next(&self, top: NodeIdx, idx: NodeIdx) -> Option<NodeIdx> {
+        if idx == top {
+            return None;
+        }
+        let n = self.node(idx);
+        if let Some(r) = n.satellite_of {
+            let reference = self.node(r);
+            let sats = reference.sat_before.iter().chain(&reference.sat_after);
+            let after = sats.skip_while(|&&s| s != idx).nth(1).copied();
+            let head = match &reference.kind {
+                NodeKind::Group(g) => g.head,
+                NodeKind::Synth(_) => None,
+            };
+            return Some(after.or(head).map_or(r, |x| self.deepest_first(x)));
+        }
+        match (n.next, n.parent) {
+            (Some(x), _) => Some(self.deepest_first(x)),
+            (None, Some(p)) => Some(p),
+            (None, None) => None,
+        }
+    }
+
+    /// The first node of `top`'s subtree in post order.
+    pub fn post_order_first(&self, top: NodeIdx) -> NodeIdx {
+        self.deepest_first(top)
+    }
+
+    /// Removes a node with no children and no satellites.
+    fn delete_leaf(&mut self, idx: NodeIdx, ended: &mut Vec<i32>) {
         self.unlink(idx);
         let node = self.nodes[idx as usize].take().expect("live node");
         match node.kind {
@@ -416,19 +480,28 @@ impl NodeTree {
         }
     }
 
-    /// `/g_deepFree`: deletes every synth below a group, keeping groups.
-    pub fn deep_free_synths(&mut self, group: NodeIdx, ended: &mut Vec<i32>) {
-        let mut child = self.group(group).and_then(|g| g.head);
-        while let Some(c) = child {
-            let next = self.node(c).next;
-            if self.node(c).is_group() {
-                self.deep_free_synths(c, ended);
-            } else {
-                self.delete(c, ended);
+    /// The node after `idx` in the pre order of `top`'s subtree (group
+    /// lists only, no satellites), skipping `idx`'s own children when
+    /// `into` is false.
+    pub fn pre_order_next(&self, top: NodeIdx, idx: NodeIdx, into: bool) -> Option<NodeIdx> {
+        if into {
+            if let Some(h) = self.group(idx).and_then(|g| g.head) {
+                return Some(h);
             }
-            child = next;
+        }
+        let mut cur = idx;
+        loop {
+            if cur == top {
+                return None;
+            }
+            let n = self.node(cur);
+            if let Some(x) = n.next {
+                return Some(x);
+            }
+            cur = n.parent?;
         }
     }
+
 
     /// scsynth's `Node_End`: the node is deleted when next reached.
     pub fn end(&mut self, idx: NodeIdx) {
@@ -546,5 +619,52 @@ mod tests {
         let a = t.next_hidden_id();
         let b = t.next_hidden_id();
         assert!(a < 0 && b < 0 && a != b);
+    }
+
+    #[test]
+    fn a_deep_chain_is_walked_and_deleted_without_recursion() {
+        // Deep enough to overflow a test thread's stack with one frame per level.
+        const DEPTH: i32 = 300_000;
+        let mut t = NodeTree::with_capacity(DEPTH as usize + 1);
+        let mut g = ROOT;
+        for id in 1..=DEPTH {
+            g = group(&mut t, id, Position::Head(g));
+        }
+        let top = t.lookup(1).unwrap();
+        let mut seen = 0;
+        let mut cur = Some(t.post_order_first(top));
+        while let Some(c) = cur {
+            seen += 1;
+            cur = t.post_order_next(top, c);
+        }
+        assert_eq!(seen, DEPTH);
+        let mut ended = Vec::new();
+        t.delete(top, &mut ended);
+        assert_eq!(ended.len(), DEPTH as usize);
+        assert_eq!(ended[0], DEPTH);
+        assert_eq!(t.num_groups, 1);
+    }
+
+    #[test]
+    fn post_order_puts_satellites_then_children_before_their_node() {
+        let mut t = NodeTree::new();
+        let a = group(&mut t, 1, Position::Head(ROOT));
+        let b = group(&mut t, 2, Position::Head(a));
+        group(&mut t, 3, Position::Tail(a));
+        group(&mut t, 4, Position::SatelliteAfter(a));
+        group(&mut t, 5, Position::SatelliteBefore(b));
+        group(&mut t, 6, Position::Head(b));
+        let mut order = Vec::new();
+        let mut cur = Some(t.post_order_first(a));
+        while let Some(c) = cur {
+            order.push(t.node(c).id);
+            cur = t.post_order_next(a, c);
+        }
+        assert_eq!(order, vec![4, 5, 6, 2, 3, 1]);
+        let mut ended = Vec::new();
+        t.delete(a, &mut ended);
+        ended.sort();
+        assert_eq!(ended, vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(t.num_groups, 1);
     }
 }

@@ -6,9 +6,12 @@ use crate::engine::Engine;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, PrintNext};
 use magnetar_protocol::printed::c_g;
 use magnetar_protocol::commands::{ControlId, ControlValue};
-use magnetar_protocol::osc::OscMessage;
-use magnetar_protocol::replies::{NodeState, QueryTreeNode, QueryTreeReply, Reply};
+use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::replies::{NodeState, Reply};
 use magnetar_ugens::ControlMap;
+
+/// Deepest indentation `/g_dumpTree` prints (three spaces a level).
+const MAX_DUMP_INDENT: usize = 64;
 
 /// Load figures the driver measures, reported by `/status`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -144,13 +147,20 @@ impl Engine {
         Ok(())
     }
 
-    fn query_tree_node(&self, idx: NodeIdx, with_controls: bool) -> QueryTreeNode {
+    /// One node of a `/g_queryTree.reply`, as the reply lists it: a
+    /// group's entry counts its children, which follow it in pre order.
+    fn push_query_node(&self, idx: NodeIdx, with_controls: bool, a: &mut Vec<OscArg>) {
         let n = self.tree.node(idx);
         match &n.kind {
-            NodeKind::Group(_) => QueryTreeNode::Group {
-                id: n.id,
-                children: self.tree.children(idx).into_iter().map(|c| self.query_tree_node(c, with_controls)).collect(),
-            },
+            NodeKind::Group(g) => {
+                let mut count = 0;
+                let mut c = g.head;
+                while let Some(x) = c {
+                    count += 1;
+                    c = self.tree.node(x).next;
+                }
+                a.extend([OscArg::Int(n.id), OscArg::Int(count)]);
+            }
             NodeKind::Synth(s) => {
                 let controls = with_controls.then(|| {
                     let mut names: Vec<Option<&str>> = vec![None; s.ctx.controls.len()];
@@ -172,9 +182,16 @@ impl Engine {
                             };
                             (id, value)
                         })
-                        .collect()
+                        .collect::<Vec<_>>()
                 });
-                QueryTreeNode::Synth { id: n.id, def_name: s.def.name.clone(), controls }
+                a.extend([OscArg::Int(n.id), OscArg::Int(-1), OscArg::Str(s.def.name.clone())]);
+                if let Some(controls) = controls {
+                    a.push(OscArg::Int(controls.len() as i32));
+                    for (c, v) in &controls {
+                        a.push(c.to_arg());
+                        a.push(v.to_arg());
+                    }
+                }
             }
         }
     }
@@ -183,28 +200,39 @@ impl Engine {
         while args.remain() > 0 {
             let g = self.group_arg_pub(args)?;
             let with_controls = args.geti(0) != 0;
-            let root = self.query_tree_node(g, with_controls);
-            self.reply(Reply::QueryTree(QueryTreeReply { with_controls, root }));
+            // Node by node in pre order, without recursion: a deep tree
+            // costs memory, not stack.
+            let mut a = vec![OscArg::Int(with_controls as i32)];
+            self.push_query_node(g, with_controls, &mut a);
+            let mut cur = self.tree.group(g).and_then(|gd| gd.head);
+            while let Some(c) = cur {
+                self.push_query_node(c, with_controls, &mut a);
+                cur = self.tree.pre_order_next(g, c, true);
+            }
+            self.replies.push(OscMessage::new("/g_queryTree.reply", a));
         }
         Ok(())
     }
 
-    /// `/g_dumpTree`'s lines for the children of `idx`, as scsynth prints
+    /// `/g_dumpTree`'s lines for the children of `top`, as scsynth prints
     /// them: three spaces a level; with controls, a second line per synth
     /// holding ` name: value` (or ` value` for unnamed ones, `cN`/`aN` for
     /// mapped ones) with `%.14g` numbers. scsynth walks the tree as it runs,
-    /// so a paused group's children are not listed.
-    pub(crate) fn dump_tree(&self, idx: NodeIdx, depth: usize, with_controls: bool, out: &mut String) {
-        if self.tree.node(idx).state != CalcState::Run {
+    /// so a paused group's children are not listed. Walks node by node in
+    /// pre order without recursion; indentation stops growing past
+    /// `MAX_DUMP_INDENT` levels, so a deep tree's dump stays linear in size.
+    pub(crate) fn dump_tree(&self, top: NodeIdx, depth: usize, with_controls: bool, out: &mut String) {
+        if self.tree.node(top).state != CalcState::Run {
             return;
         }
-        let pad = "   ".repeat(depth);
-        for c in self.tree.children(idx) {
+        let mut depth = depth;
+        let mut cur = self.tree.group(top).and_then(|g| g.head);
+        while let Some(c) = cur {
             let n = self.tree.node(c);
+            let pad = "   ".repeat(depth.min(MAX_DUMP_INDENT));
             match &n.kind {
                 NodeKind::Group(_) => {
                     out.push_str(&format!("{pad}{} group\n", n.id));
-                    self.dump_tree(c, depth + 1, with_controls, out);
                 }
                 NodeKind::Synth(s) => {
                     out.push_str(&format!("{pad}{} {}", n.id, s.def.name));
@@ -226,6 +254,33 @@ impl Engine {
                     out.push('\n');
                 }
             }
+            // On to the next node in pre order (into running groups only),
+            // keeping count of the depth.
+            let head = if n.state == CalcState::Run { self.tree.group(c).and_then(|g| g.head) } else { None };
+            cur = match head {
+                Some(h) => {
+                    depth += 1;
+                    Some(h)
+                }
+                None => {
+                    let mut x = c;
+                    loop {
+                        if x == top {
+                            break None;
+                        }
+                        if let Some(nx) = self.tree.node(x).next {
+                            break Some(nx);
+                        }
+                        match self.tree.node(x).parent {
+                            Some(p) => {
+                                x = p;
+                                depth -= 1;
+                            }
+                            None => break None,
+                        }
+                    }
+                }
+            };
         }
     }
 

@@ -45,6 +45,9 @@ const FROM_AUDIO_CAPACITY: usize = 16384;
 /// signalled, so that the audio thread makes no system call to send
 /// (BENCHMARKS.md, audio-thread queues).
 const CONTROL_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+/// Node notifications handed to the control thread per period, a quarter
+/// of its queue: replies always find room.
+const EVENTS_PER_PERIOD: usize = FROM_AUDIO_CAPACITY / 4;
 /// Timed bundles the audio thread holds at once.
 const SCHEDULER_CAPACITY: usize = 8192;
 /// Packets the audio thread takes from its queue per block, so that a flood
@@ -198,6 +201,9 @@ struct Audio {
     stats: Option<Arc<DriverStats>>,
     stats_slot: Arc<std::sync::OnceLock<Arc<DriverStats>>>,
     dropped: u64,
+    /// Node notifications already handed to the control thread (the rest
+    /// follow in later periods).
+    events_sent: usize,
     replaced_defs: Vec<Arc<GraphDef>>,
     num_inputs: usize,
     num_outputs: usize,
@@ -440,12 +446,21 @@ impl Audio {
             }
             self.engine.unit_failures = failures;
         }
-        if !self.engine.events.is_empty() {
-            let mut events = std::mem::take(&mut self.engine.events);
-            for e in events.drain(..) {
+        // A few thousand notifications per period at most, so that a tree
+        // freed at once cannot fill the queue to the control thread and
+        // crowd out the replies (`/synced`, `/done`) behind them.
+        let pending = self.engine.events.len();
+        if pending > self.events_sent {
+            let end = pending.min(self.events_sent + EVENTS_PER_PERIOD);
+            for i in self.events_sent..end {
+                let e = self.engine.events[i];
                 self.send(FromAudio::Event(e));
             }
-            self.engine.events = events;
+            self.events_sent = end;
+        }
+        if self.events_sent == self.engine.events.len() {
+            self.engine.events.clear();
+            self.events_sent = 0;
         }
         if !self.engine.world.triggers.is_empty() {
             let mut triggers = std::mem::take(&mut self.engine.world.triggers);
@@ -1061,6 +1076,7 @@ pub fn run(cli: &Cli) -> i32 {
         stats: None,
         stats_slot: Arc::clone(&stats_slot),
         dropped: 0,
+        events_sent: 0,
         replaced_defs: Vec::with_capacity(64),
         num_inputs: engine_opts.num_input_channels,
         num_outputs: engine_opts.num_output_channels,

@@ -1,0 +1,178 @@
+"""Deep and wide node trees: a chain of 1,000,000 nested groups and 100,000
+sibling groups are run, queried, dumped and freed without recursion (a deep
+tree costs memory, not stack), in NRT and in real time on both drivers; `-n`
+bounds how many nodes there are, for every way of making one."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import soundfile
+from supriya import ugens as U
+from supriya.osc import OscMessage as M
+from supriya.ugens import SynthDefBuilder
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from nrt import compile_synthdefs, magnetar_binary, osc_bundle, osc_message  # noqa: E402
+from rtserver import OscClient  # noqa: E402
+
+DEEP = 1_000_000
+WIDE = 100_000
+
+
+def counter_def():
+    with SynthDefBuilder(bus=0.0) as b:
+        U.Out.kr(bus=b["bus"], source=U.Sweep.kr(trigger=0.0, rate=1.0))
+    return b.build(name="counter")
+
+
+def tone_def():
+    with SynthDefBuilder(freq=440.0) as b:
+        U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=b["freq"]) * 0.1)
+    return b.build(name="tone")
+
+
+def chain(first: int, n: int, per_message: int = 500) -> list[bytes]:
+    """/g_new messages making groups first+1 … first+n, each at the head of the one before
+    (the first at the head of group `first`), several groups per message."""
+    out = []
+    for start in range(0, n, per_message):
+        args = []
+        for k in range(start, min(n, start + per_message)):
+            args += [first + k + 1, 0, first + k]
+        out.append(osc_message("/g_new", *args))
+    return out
+
+
+def siblings(first: int, n: int, per_message: int = 500) -> list[bytes]:
+    out = []
+    for start in range(0, n, per_message):
+        args = []
+        for k in range(start, min(n, start + per_message)):
+            args += [first + k, 1, 0]
+        out.append(osc_message("/g_new", *args))
+    return out
+
+
+@pytest.mark.parametrize("shape", ["deep", "wide"])
+def test_deep_and_wide_trees_render_in_nrt(tmp_path, shape):
+    n = DEEP if shape == "deep" else WIDE
+    msgs = [osc_message("/d_recv", compile_synthdefs(tone_def())), osc_message("/s_new", "tone", 1, 0, 0)]
+    packets = [osc_bundle(0.0, msgs)]
+    build = chain(10, n) if shape == "deep" else siblings(11, n)
+    if shape == "deep":
+        build.insert(0, osc_message("/g_new", 10, 1, 0))
+    for m in build:
+        packets.append(osc_bundle(0.0, [m]))
+    # A synth in the innermost (or last) group, then the whole tree queried, dumped and freed.
+    inner = 10 + n
+    packets.append(osc_bundle(0.01, [osc_message("/s_new", "tone", 2, 0, inner, "freq", 660.0)]))
+    packets.append(osc_bundle(0.02, [osc_message("/g_queryTree", 0, 0), osc_message("/n_free", 10 if shape == "deep" else 11)]))
+    packets.append(osc_bundle(0.03, [osc_message("/g_deepFree", 0), osc_message("/g_freeAll", 0)]))
+    packets.append(osc_bundle(0.05, [osc_message("/c_set", 0, 0.0)]))
+    score = tmp_path / "score.osc"
+    score.write_bytes(b"".join(struct.pack(">i", len(p)) + p for p in packets))
+    out = tmp_path / "out.wav"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [magnetar_binary(), "-o", "1", "-n", str(n + 100), "-N", str(score), "_", str(out), "48000", "WAV", "float"],
+        capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp_path,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "overflow" not in proc.stderr and "panicked" not in proc.stderr
+    data, _ = soundfile.read(str(out))
+    assert abs(data).max() > 0.05
+    assert elapsed < 120, f"{n} nodes took {elapsed:.1f} s"
+
+
+def siblings_in(group: int, first: int, n: int, per_message: int = 500) -> list[bytes]:
+    out = []
+    for start in range(0, n, per_message):
+        args = []
+        for k in range(start, min(n, start + per_message)):
+            args += [first + k, 1, group]
+        out.append(osc_message("/g_new", *args))
+    return out
+
+
+@pytest.mark.parametrize("shape", ["deep", "wide"])
+def test_deep_and_wide_trees_in_real_time(magnetar, shape):
+    n = DEEP if shape == "deep" else WIDE
+    server = magnetar(extra=("-n", str(n + 100)))
+    client = OscClient(server.port, protocol="udp")
+    try:
+        client.request(("/notify", 0), "/done", timeout=3)
+        client.send(M("/d_recv", compile_synthdefs(counter_def())))
+        client.wait_for("/done")
+        # A synth started before, which must keep playing.
+        client.send(M("/s_new", "counter", 1, 0, 0, "bus", 0))
+        # Built inside a paused group, so that the blocks stay short while the
+        # commands arrive (every block walks every running group, as scsynth).
+        client.send(M("/g_new", 10, 1, 0))
+        client.send(M("/n_run", 10, 0))
+        build = chain(10, n) if shape == "deep" else siblings(11, n)
+        if shape == "wide":
+            build = siblings_in(10, 11, n)
+        for k, m in enumerate(build):
+            client.send_raw(m)
+            if k % 20 == 19:
+                client.request(M("/sync", k), "/synced", timeout=30)
+        client.request(M("/sync", 1), "/synced", timeout=30)
+        client.send(M("/n_run", 10, 1))
+        status = client.request(M("/status"), "/status.reply", timeout=10).contents
+        assert status[3] == n + 1 + 1, status  # groups: the root, group 10 and the new ones
+        client.send(M("/s_new", "counter", 2, 0, 10 + n, "bus", 1))
+        # Walked without recursion too (a reply this large does not fit a datagram).
+        client.send(M("/g_dumpTree", 0, 0) if shape == "wide" else M("/g_queryTree", 0, 0))
+        # Both synths play (a million running groups take longer than a block
+        # to walk on a small machine, so the server falls behind real time).
+        before = client.request(M("/c_get", 0), "/c_set").contents[1]
+        time.sleep(0.3)
+        assert client.request(M("/c_get", 0), "/c_set").contents[1] > before
+        assert client.request(M("/c_get", 1), "/c_set").contents[1] > 0
+        client.send(M("/n_free", 10))
+        client.send(M("/g_freeAll", 0))
+        client.request(M("/sync", 2), "/synced", timeout=60)
+        client.clear()
+        status = client.request(M("/status"), "/status.reply", timeout=10).contents
+        assert status[2:4] == (0, 1), status
+        assert server.alive()
+    finally:
+        client.close()
+
+
+def test_server_assigned_ids_count_against_n(magnetar):
+    server = magnetar(extra=("-n", "8"))
+    client = OscClient(server.port)
+    try:
+        client.request(("/notify", 1), "/done", timeout=3)
+        client.send(M("/d_recv", compile_synthdefs(counter_def())))
+        client.wait_for("/done")
+        for _ in range(10):
+            client.send(M("/s_new", "counter", -1, 0, 0))
+        client.send(M("/g_new", -1, 0, 0))
+        client.send(M("/p_new", -1, 0, 0))
+        client.request(M("/sync", 1), "/synced")
+        fails = client.messages("/fail")
+        # The root is one of the 8 nodes: 7 synths, then "too many nodes" for the rest.
+        assert [f.contents for f in fails] == [("/s_new", "too many nodes")] * 3 + [
+            ("/g_new", "too many nodes"),
+            ("/p_new", "too many nodes"),
+        ]
+        assert client.request(M("/status"), "/status.reply").contents[2] == 7
+        # Frees make room again.
+        client.send(M("/g_freeAll", 0))
+        client.send(M("/g_new", -1, 0, 0))
+        client.request(M("/sync", 2), "/synced")
+        assert client.request(M("/status"), "/status.reply").contents[2:4] == (0, 2)
+    finally:
+        client.close()

@@ -326,13 +326,13 @@ impl BufferCommands {
         } else {
             restricted.given.join(requested)
         };
-        // The deepest part of the path that exists decides where it really
-        // leads; the rest has no `..` and no symlinks yet.
+        // Where the path really leads, following every symlink on the way,
+        // a dangling one at the end included (creating the file would
+        // follow it).
         let Some(base) = &restricted.canonical else {
             return Err(refuse("the restricted directory does not exist"));
         };
-        let resolved = candidate.ancestors().find_map(|a| a.canonicalize().ok());
-        match resolved {
+        match real_path(&candidate, 0) {
             Some(real) if real.starts_with(base) => Ok(candidate),
             _ => Err(refuse("it leads out of the directory")),
         }
@@ -740,4 +740,41 @@ fn contents_present(buf: &SndBuf, bufnum: i32) -> Result<(), BufFail> {
         return Err(BufFail::for_buffer(format!("buffer {bufnum}'s contents are not available"), bufnum));
     }
     Ok(())
+}
+
+/// Symlinks followed at most when resolving a path (as the kernel's limit).
+const MAX_SYMLINKS: usize = 40;
+
+/// The path `path` leads to, with every symlink resolved, whether or not the
+/// file at the end exists: an existing path is canonicalised; a missing one
+/// is its parent's real path joined with its name, unless it is a dangling
+/// symlink, which is followed to its target. None for a loop of symlinks or
+/// a path that cannot be looked at.
+fn real_path(path: &Path, followed: usize) -> Option<PathBuf> {
+    if followed > MAX_SYMLINKS {
+        return None;
+    }
+    if let Ok(real) = path.canonicalize() {
+        return Some(real);
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            let target = std::fs::read_link(path).ok()?;
+            let next = match path.parent() {
+                Some(dir) if target.is_relative() => dir.join(target),
+                _ => target,
+            };
+            real_path(&next, followed + 1)
+        }
+        // There but not resolvable (no permission, say): refused.
+        Ok(_) => None,
+        Err(_) => {
+            let name = path.file_name()?;
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            Some(real_path(parent, followed)?.join(name))
+        }
+    }
 }

@@ -481,6 +481,18 @@ fn restricted_path_keeps_files_inside_its_directory() {
         std::os::unix::fs::symlink(&root, inside.join("link")).expect("symlink");
         let f = fail(&mut c, &mut w, "/b_allocRead", vec![I(1), s("link/ramp.wav")]);
         assert!(f.message.contains("outside the restricted path"), "{}", f.message);
+        // A dangling symlink: writing through it would create a file outside.
+        std::os::unix::fs::symlink(root.join("made.wav"), inside.join("dangling.wav")).expect("symlink");
+        let f = fail(&mut c, &mut w, "/b_write", vec![I(0), s("dangling.wav"), s("wav")]);
+        assert!(f.message.contains("outside the restricted path"), "{}", f.message);
+        assert!(!root.join("made.wav").exists());
+        // Dangling links chained, and one inside that points inside, which is fine.
+        std::os::unix::fs::symlink(inside.join("dangling.wav"), inside.join("chain.wav")).expect("symlink");
+        fail(&mut c, &mut w, "/b_write", vec![I(0), s("chain.wav"), s("wav")]);
+        assert!(!root.join("made.wav").exists());
+        std::os::unix::fs::symlink(inside.join("new.wav"), inside.join("ok.wav")).expect("symlink");
+        ok(&mut c, &mut w, "/b_write", vec![I(0), s("ok.wav"), s("wav")]);
+        assert!(inside.join("new.wav").exists());
     }
 }
 

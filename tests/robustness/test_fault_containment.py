@@ -170,3 +170,28 @@ def test_failing_unit_leaves_the_other_synths_output_unchanged_in_nrt(tmp_path, 
     a, b = failing.read(), clean.read()
     assert a.shape == b.shape and np.abs(b).max() > 0.05
     assert np.array_equal(a, b)
+
+
+@ugen(kr=True)
+class MagnetarStall(UGen):
+    seconds = param(0.0)
+
+
+def test_a_stalled_audio_thread_is_reported_and_its_recovery_too(magnetar):
+    server, client = start(magnetar, env=TEST_UNITS)
+    try:
+        with SynthDefBuilder(seconds=0.0) as b:
+            U.Out.kr(bus=0, source=MagnetarStall.kr(seconds=b["seconds"]))
+        client.send(M("/d_recv", compile_synthdefs(b.build(name="stall"))))
+        client.wait_for("/done")
+        client.send(M("/s_new", "stall", 1000, 0, 0, "seconds", 2.5))
+        fail = client.wait_for("/fail", timeout=3)
+        assert fail.contents[0] == "/watchdog" and "no period" in fail.contents[1], fail
+        assert any("finished no period" in line for line in server.lines), server.output[-2000:]
+        # Once the unit lets go, the server renders and answers again.
+        assert client.request(M("/status"), "/status.reply", timeout=5).contents[2] == 1
+        time.sleep(0.5)
+        assert any("finishes periods again" in line for line in server.lines), server.output[-2000:]
+        assert client.messages("/fail") == []
+    finally:
+        client.close()

@@ -10,3 +10,4 @@ pub mod net;
 pub mod nrt;
 pub mod post;
 pub mod realtime;
+pub mod watchdog;

@@ -1193,6 +1193,7 @@ pub fn run(cli: &Cli) -> i32 {
     let stats = running.stats();
     let mut reported_xruns = 0;
     let mut next_xrun_check = std::time::Instant::now();
+    let mut watchdog = crate::watchdog::Watchdog::new(std::time::Instant::now());
     while control.quit.is_none() && !STOP_SIGNALLED.load(Ordering::SeqCst) {
         match control_rx.recv_timeout(CONTROL_POLL) {
             Ok(ControlMsg::Net(inc)) => control.handle_net(inc),
@@ -1210,6 +1211,20 @@ pub fn run(cli: &Cli) -> i32 {
                 eprintln!("magnetar: {} xrun(s), {xruns} in all", xruns - reported_xruns);
             }
             reported_xruns = xruns;
+        }
+        // An audio thread that stopped finishing periods is reported, on
+        // stderr and to every client that asked for notifications.
+        match watchdog.check(stats.snapshot().periods, std::time::Instant::now()) {
+            Some(crate::watchdog::Change::Stalled(quiet)) => {
+                let message = format!(
+                    "the audio thread has finished no period for {:.1} s; nothing is rendered and commands wait",
+                    quiet.as_secs_f64()
+                );
+                eprintln!("magnetar: {message}");
+                control.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/watchdog".into()), OscArg::Str(message)]));
+            }
+            Some(crate::watchdog::Change::Resumed) => eprintln!("magnetar: the audio thread finishes periods again"),
+            None => {}
         }
     }
     forward_stop.store(true, Ordering::Relaxed);

@@ -3,7 +3,8 @@
 //! def a user loads can reach it otherwise.
 //!
 //! `MagnetarFault.ar(in)` / `.kr(in)` passes its input through, and panics in
-//! the block where the input's first sample is above zero.
+//! the block where the input's first sample is above zero. `MagnetarStall`
+//! holds up the thread running it, for the watchdog's test.
 
 use crate::registry::Registry;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
@@ -44,9 +45,34 @@ impl Unit for MagnetarFault {
     }
 }
 
+/// `MagnetarStall.kr(seconds)`: the first block whose input is above zero
+/// holds up its thread for that many seconds (at most 10), once. Outputs 0.
+pub struct MagnetarStall {
+    stalled: bool,
+}
+
+impl Construct for MagnetarStall {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
+        io.out(0)[0] = 0.0;
+        MagnetarStall { stalled: false }
+    }
+}
+
+impl Unit for MagnetarStall {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let seconds = io.in0(0);
+        if seconds > 0.0 && !self.stalled {
+            self.stalled = true;
+            std::thread::sleep(std::time::Duration::from_secs_f32(seconds.min(10.0)));
+        }
+        io.out(0).fill(0.0);
+    }
+}
+
 /// Registers the test units when [`ENABLE_VAR`] is `1`.
 pub fn register_if_enabled(r: &mut Registry) {
     if std::env::var_os(ENABLE_VAR).is_some_and(|v| v == "1") {
         r.add::<MagnetarFault>("MagnetarFault");
+        r.add::<MagnetarStall>("MagnetarStall");
     }
 }

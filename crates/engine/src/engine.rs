@@ -286,6 +286,7 @@ impl Engine {
         let mut results = Vec::with_capacity(compiled.len());
         for c in compiled {
             match c {
+                Ok(g) if !self.has_room_for_def(&g.name) => results.push(Err(DefError::TooManyDefs { def: g.name })),
                 Ok(g) => {
                     let name = g.name.clone();
                     if g.scratch_len > self.scratch.len() {
@@ -304,12 +305,29 @@ impl Engine {
     /// Installs defs compiled elsewhere (the real-time server compiles them
     /// off the audio thread). Returns the defs they replace, to be dropped
     /// off the audio thread too.
-    pub fn install_defs(&mut self, defs: &mut Vec<Arc<GraphDef>>, out_replaced: &mut Vec<Arc<GraphDef>>) {
+    /// Defs beyond `-d` (a new name when that many are loaded) go to
+    /// `out_refused` instead, as scsynth leaves them out.
+    pub fn install_defs(
+        &mut self,
+        defs: &mut Vec<Arc<GraphDef>>,
+        out_replaced: &mut Vec<Arc<GraphDef>>,
+        out_refused: &mut Vec<Arc<GraphDef>>,
+    ) {
         for g in defs.drain(..) {
+            if !self.has_room_for_def(&g.name) {
+                out_refused.push(g);
+                continue;
+            }
             if let Some(old) = self.defs.insert(g.name.clone(), g) {
                 out_replaced.push(old);
             }
         }
+    }
+
+    /// Whether a def of this name may be added under `-d` (the table is
+    /// reserved for that many, and never grows on the audio thread).
+    fn has_room_for_def(&self, name: &str) -> bool {
+        self.defs.len() < self.options.max_synthdefs || self.defs.contains_key(name)
     }
 
     /// Samples of scratch the engine has for audio wires.

@@ -25,6 +25,9 @@ pub enum DefError {
          the def gives it"
     )]
     CannotRun { def: String, unit: usize, ugen: String, inputs: usize, outputs: usize },
+    /// `-d` defs are loaded already (scsynth's words, then the def stays out).
+    #[error("Could not add SynthDef {def}. Try adjusting ServerOptions:maxSynthDefs or the -d cmdline flag.")]
+    TooManyDefs { def: String },
 }
 
 /// One UGen of a def, resolved.

@@ -109,6 +109,8 @@ enum FromAudio {
     Poll(PollLine),
     /// A def removed by `/d_free` that no synth uses any more.
     DefRemoved(Arc<GraphDef>),
+    /// A def left out because `-d` defs are loaded: `/fail` to its sender.
+    DefRefused { to: ReplyAddr, def: Arc<GraphDef> },
     Late { to: ReplyAddr, bundle_time: u64, executed: u64 },
     Async(Box<AsyncRequest>),
     Log(String),
@@ -201,6 +203,9 @@ struct Audio {
     stats: Option<Arc<DriverStats>>,
     stats_slot: Arc<std::sync::OnceLock<Arc<DriverStats>>>,
     dropped: u64,
+    /// Defs `-d` left out, on their way back to the control thread (room
+    /// for 64 per install is reserved).
+    refused_defs: Vec<Arc<GraphDef>>,
     /// Node notifications already handed to the control thread (the rest
     /// follow in later periods).
     events_sent: usize,
@@ -383,7 +388,12 @@ impl Audio {
                     self.send(FromAudio::Garbage(Garbage::Scratch(old)));
                 }
                 let mut replaced = std::mem::take(&mut self.replaced_defs);
-                self.engine.install_defs(&mut defs, &mut replaced);
+                let mut refused = std::mem::take(&mut self.refused_defs);
+                self.engine.install_defs(&mut defs, &mut replaced, &mut refused);
+                for def in refused.drain(..) {
+                    self.send(FromAudio::DefRefused { to: done.from.clone(), def });
+                }
+                self.refused_defs = refused;
                 // The list came from the control thread: it goes back there.
                 self.send(FromAudio::Garbage(Garbage::Defs(defs)));
                 if !replaced.is_empty() {
@@ -777,6 +787,11 @@ impl Control {
                 }
                 self.send_reply(&to, &Reply::Late { bundle_time, executed_time: executed }.to_message());
             }
+            FromAudio::DefRefused { to, def } => {
+                let message = magnetar_engine::graph_def::DefError::TooManyDefs { def: def.name.clone() }.to_string();
+                eprintln!("ERROR: {message}");
+                self.send_reply(&to, &OscMessage::new("/fail", vec![OscArg::Str("/d_recv".into()), OscArg::Str(message)]));
+            }
             FromAudio::DefRemoved(def) => {
                 self.broadcast(&OscMessage::new("/d_removed", vec![OscArg::Str(def.name.clone())]))
             }
@@ -1076,6 +1091,7 @@ pub fn run(cli: &Cli) -> i32 {
         stats: None,
         stats_slot: Arc::clone(&stats_slot),
         dropped: 0,
+        refused_defs: Vec::with_capacity(64),
         events_sent: 0,
         replaced_defs: Vec::with_capacity(64),
         num_inputs: engine_opts.num_input_channels,

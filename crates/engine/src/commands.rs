@@ -297,7 +297,9 @@ impl Engine {
                 // when it fits in one hole, or its memory would come from
                 // the system heap.
                 let largest = self.largest_free_probe.map_or(free, |largest| largest().min(free));
-                if largest < def.expected_bytes() {
+                // Synths made but not built yet (several /s_new in one block)
+                // will take theirs from the same pool.
+                if largest.saturating_sub(self.pending_construct) < def.expected_bytes() {
                     return Err("out of real time memory".into());
                 }
                 Some(used)
@@ -307,6 +309,11 @@ impl Engine {
         let idx = self.new_synth_quiet(std::sync::Arc::clone(&def), id, pos);
         if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
             def.new_bytes.fetch_max(probe().1.saturating_sub(before), std::sync::atomic::Ordering::Relaxed);
+            let building = def.expected_bytes().saturating_sub(def.new_bytes.load(std::sync::atomic::Ordering::Relaxed));
+            if let Some(s) = self.tree.synth_mut(idx) {
+                s.reserved = building;
+            }
+            self.pending_construct += building;
         }
         self.apply_controls(idx, args, true);
         if let Some(r) = replaced {

@@ -55,11 +55,30 @@ pub struct UnitFailure {
     pub unit: usize,
     /// True when it failed while being built (its first block).
     pub constructing: bool,
+    /// True when the pool could not hold what its units took while it was
+    /// built (`unit` says nothing then).
+    pub out_of_memory: bool,
 }
 
 impl UnitFailure {
     /// The `/fail` text: which def, which unit, which node.
+    /// What `/fail` says: scsynth's words when the pool ran out.
+    pub fn fail_text(&self) -> String {
+        if self.out_of_memory {
+            "out of real time memory".to_string()
+        } else {
+            self.message()
+        }
+    }
+
+    /// The line for the log.
     pub fn message(&self) -> String {
+        if self.out_of_memory {
+            return format!(
+                "out of real time memory: building node {} of SynthDef '{}' took more than the pool (-m) had; the node was freed",
+                self.node, self.def.name
+            );
+        }
         let ugen = self.def.units.get(self.unit).map_or("?", |u| u.name.as_str());
         let when = if self.constructing { "while being built" } else { "while running" };
         format!(

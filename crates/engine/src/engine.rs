@@ -151,6 +151,11 @@ pub struct Engine {
     pub subsample_offset: f32,
     /// Node notifications produced since last drained.
     pub events: Vec<NodeEvent>,
+    /// Pool bytes that synths made but not built yet will take.
+    pub(crate) pending_construct: usize,
+    /// The pool's count of allocations it could not serve (the server sets
+    /// it): a synth whose building made it grow is ended, out of memory.
+    pub pool_misses_probe: Option<fn() -> u64>,
     /// `calc_group`'s stack: for each group being run, the sibling to go on
     /// with after it, and the group itself when its satellites after it are
     /// still to run (reserved for `-n` nodes).
@@ -244,6 +249,8 @@ impl Engine {
             // Room for a few notifications about every node the server may
             // hold: freeing the whole tree at once fits.
             events: Vec::with_capacity(2 * max_nodes + 256),
+            pending_construct: 0,
+            pool_misses_probe: None,
             walk: Vec::with_capacity(max_nodes + 1),
             unit_failures: Vec::with_capacity(64),
             record_events: false,
@@ -448,6 +455,7 @@ impl Engine {
                 let world = &mut self.world;
                 if let Some(s) = self.tree.synth_mut(c) {
                     s.run_dtors(world);
+                    self.pending_construct = self.pending_construct.saturating_sub(std::mem::take(&mut s.reserved));
                 }
             }
             self.event(NodeEventKind::End, c);
@@ -824,10 +832,19 @@ impl Engine {
                 let used_before = self.memory_probe.map(|p| p().1);
                 let world = &mut self.world;
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
+                self.pending_construct = self.pending_construct.saturating_sub(std::mem::take(&mut synth.reserved));
+                let misses_before = self.pool_misses_probe.map(|p| p());
                 let started = Instant::now();
                 if !synth.construct_contained(world, &mut self.scratch) {
                     self.unit_failed(idx, true);
                     return;
+                }
+                if let (Some(probe), Some(before)) = (self.pool_misses_probe, misses_before) {
+                    if probe() > before {
+                        // Its units took memory the pool did not have.
+                        self.out_of_memory(idx);
+                        return;
+                    }
                 }
                 self.latency.construct.record_duration(started.elapsed());
                 if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
@@ -891,7 +908,22 @@ impl Engine {
         // Room is reserved; past it the synth still ends, unreported.
         if self.unit_failures.len() < self.unit_failures.capacity() {
             let def = Arc::clone(&synth.def);
-            self.unit_failures.push(UnitFailure { node, def, unit, constructing });
+            self.unit_failures.push(UnitFailure { node, def, unit, constructing, out_of_memory: false });
+        }
+        self.tree.end(idx);
+    }
+
+    /// A synth whose units could not get their memory from the pool while
+    /// it was built: ended, and reported like a failing unit.
+    fn out_of_memory(&mut self, idx: NodeIdx) {
+        let node = self.tree.node(idx).id;
+        let Some(synth) = self.tree.synth_mut(idx) else { return };
+        synth.ctx.done_actions.clear();
+        synth.ctx.free_requests.clear();
+        synth.ctx.run_requests.clear();
+        if self.unit_failures.len() < self.unit_failures.capacity() {
+            let def = Arc::clone(&synth.def);
+            self.unit_failures.push(UnitFailure { node, def, unit: 0, constructing: true, out_of_memory: true });
         }
         self.tree.end(idx);
     }

@@ -15,6 +15,7 @@ pub mod parallel;
 pub mod queries;
 pub mod synth;
 mod trial;
+pub use trial::set_heap_counter;
 
 pub use engine::{compile_synthdefs, flush_denormals_on_this_thread, Engine, EngineOptions, NodeEvent, NodeEventKind};
 pub use graph_def::{DefError, GraphDef};

@@ -26,6 +26,8 @@ pub struct Synth {
     running: bool,
     /// The step whose unit failed; the synth runs no more.
     pub(crate) failed: Option<u32>,
+    /// Pool bytes counted for building it, until it is built (`/s_new`).
+    pub(crate) reserved: usize,
 }
 
 impl Synth {
@@ -46,7 +48,7 @@ impl Synth {
         };
         let done = vec![false; def.units.len()];
         let units = Vec::with_capacity(def.units.len());
-        Synth { def, ctx, wires, units, done, rgen: None, rgen_swapped: false, at: 0, running: false, failed: None }
+        Synth { def, ctx, wires, units, done, rgen: None, rgen_swapped: false, at: 0, running: false, failed: None, reserved: 0 }
     }
 
     /// Puts the synth's generator in the world's `rgen` for the length of

@@ -14,7 +14,17 @@
 use crate::graph_def::{DefError, GraphDef};
 use crate::synth::Synth;
 use magnetar_ugens::{SndBuf, World};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// Counts the bytes the calling thread has allocated so far (the server's
+/// global allocator provides it); unset, nothing is measured.
+static HEAP_COUNTER: OnceLock<fn() -> u64> = OnceLock::new();
+
+/// Lets the trial measure what building a synth of each def allocates, so
+/// that `/s_new` knows a def's real-time memory before its first synth.
+pub fn set_heap_counter(counter: fn() -> u64) {
+    let _ = HEAP_COUNTER.set(counter);
+}
 
 /// Blocks each trial runs after building the units.
 const TRIAL_BLOCKS: usize = 2;
@@ -39,9 +49,14 @@ const TRIAL_BUFFER_FRAMES: u32 = 1024;
 pub(crate) fn try_run(def: GraphDef, block_size: usize) -> Result<GraphDef, DefError> {
     crate::contain::install_quiet_hook();
     let def = Arc::new(def);
+    // What building a synth allocates, from each trial: the smaller one
+    // leaves out the tables units set up once per process on first use.
+    let mut built = usize::MAX;
     for filled in [false, true] {
         let mut world = trial_world(block_size, filled);
-        if let Some(step) = failed_step(&def, &mut world) {
+        let (failed, bytes) = failed_step(&def, &mut world);
+        built = built.min(bytes);
+        if let Some(step) = failed {
             let unit = def.steps.get(step).map_or(0, |s| s.unit as usize);
             let ud = &def.units[unit];
             return Err(DefError::CannotRun {
@@ -53,6 +68,8 @@ pub(crate) fn try_run(def: GraphDef, block_size: usize) -> Result<GraphDef, DefE
             });
         }
     }
+    // Building the synth on the audio thread takes as much from the pool.
+    def.construct_bytes.fetch_max(built, std::sync::atomic::Ordering::Relaxed);
     // The trial synths, the only other holders, are gone.
     Arc::try_unwrap(def).map_err(|def| DefError::CannotRun {
         def: def.name.clone(),
@@ -89,15 +106,21 @@ fn trial_world(block_size: usize, filled: bool) -> World {
 }
 
 /// Runs one trial synth of `def` in `world`: the step whose unit panicked,
-/// if one did.
-fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> Option<usize> {
+/// if one did, and the bytes building the synth allocated.
+fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> (Option<usize>, usize) {
     let mut scratch = vec![0.0f32; def.scratch_len.max(1)];
     let mut synth = Synth::new(Arc::clone(def), -1, 0, 0.0);
     // The step being built or run, for the report.
     let mut at = 0usize;
     // Its panics are expected and reported as a refused def, not printed.
+    let counter = HEAP_COUNTER.get().copied();
+    let mut built_bytes = 0;
     let outcome = crate::contain::contained(|| {
+        let before = counter.map(|c| c());
         synth.construct(world, &mut scratch);
+        if let (Some(c), Some(b)) = (counter, before) {
+            built_bytes = c().saturating_sub(b) as usize;
+        }
         for _ in 0..TRIAL_BLOCKS {
             for (k, &si) in def.calc_steps.iter().enumerate() {
                 at = k;
@@ -110,10 +133,11 @@ fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> Option<usize> {
             world.buf_counter = world.buf_counter.wrapping_add(1);
         }
     });
-    match outcome {
+    let failed = match outcome {
         Ok(()) => None,
         // A constructor failed: the steps before it were built.
         Err(_) if !synth.is_constructed() || synth.units_built() < def.steps.len() => Some(synth.units_built()),
         Err(_) => Some(def.calc_steps[at] as usize),
-    }
+    };
+    (failed, built_bytes)
 }

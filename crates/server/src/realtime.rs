@@ -770,9 +770,8 @@ impl Control {
             FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
             FromAudio::Event(e) => self.broadcast(&event_message(&e)),
             FromAudio::UnitFailed(f) => {
-                let message = f.message();
-                eprintln!("FAILURE IN SERVER /s_new {message}");
-                self.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/s_new".into()), OscArg::Str(message)]));
+                eprintln!("FAILURE IN SERVER /s_new {}", f.message());
+                self.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/s_new".into()), OscArg::Str(f.fail_text())]));
             }
             FromAudio::Trigger(t) => self.broadcast(&trigger_message(&t)),
             FromAudio::Poll(p) => {
@@ -1071,6 +1070,8 @@ pub fn run(cli: &Cli) -> i32 {
         (s.free(), s.used)
     });
     engine.largest_free_probe = Some(magnetar_mem::largest_free_block);
+    engine.pool_misses_probe = Some(|| magnetar_mem::status().misses);
+    magnetar_engine::set_heap_counter(magnetar_mem::heap_bytes_allocated);
     if let Some(dir) = &cli.restricted_path {
         engine.buffer_commands = BufferCommands::new(Some(dir.into()));
     }

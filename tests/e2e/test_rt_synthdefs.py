@@ -238,3 +238,30 @@ def test_truncated_packet_gets_a_fail_naming_the_problem(server, exe):
             assert len(fails) == 1 and fails[0].contents[0] == "/n_free", fails
             assert "truncated" in fails[0].contents[1], fails
         assert c.status().contents[2] == 0
+def _parallel_sines(name: str, count: int):
+    """`count` SinOsc read together by one Out: `count` wire buffers live at once."""
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+
+    with SynthDefBuilder() as b:
+        U.Out.ar(bus=0, source=[U.SinOsc.ar(frequency=100.0 * (k + 1)) * 0.01 for k in range(count)])
+    return b.build(name=name)
+
+
+def test_a_def_needing_more_wire_buffers_than_w_is_left_out(boot):
+    from supriya.ugens import compile_synthdefs
+
+    # Four sines read together need four buffers, eight need eight (measured
+    # against scsynth from -w 1 to 9).
+    server = boot(extra=("-w", "7"))
+    with OscClient(server.port) as c:
+        # One def per file: scsynth drops a whole file when one of its defs needs too many.
+        c.send(M("/d_recv", compile_synthdefs(_parallel_sines("few_wires", 4))))
+        c.send(M("/d_recv", compile_synthdefs(_parallel_sines("many_wires", 8))))
+        c.request(M("/sync", 1), "/synced", timeout=3)
+        c.send(M("/s_new", "few_wires", 1000, 0, 0))
+        c.send(M("/s_new", "many_wires", 1001, 0, 0))
+        c.request(M("/sync", 2), "/synced", timeout=3)
+        missing = [m.contents for m in c.messages("/fail") if m.contents[0] == "/s_new"]
+        assert missing == [("/s_new", "SynthDef not found")]
+        assert c.status().contents[2] == 1

@@ -237,3 +237,22 @@ def test_every_type_in_every_position_in_nrt(work):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "panicked" not in proc.stderr
     assert soundfile.info(str(out)).frames >= int(end * 48000) - 64
+
+
+def test_dump_osc_prints_control_bytes_escaped(magnetar):
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    from rtserver import OscClient
+
+    server = magnetar()
+    client = OscClient(server.port)
+    try:
+        client.send_raw(encode("/dumpOSC", 1))
+        client.send_raw(encode("/no_such\x1b[2J\x07", "x\x1b]0;title\x07"))
+        client.request(encode("/sync", 1), "/synced", timeout=3)
+        client.send_raw(encode("/dumpOSC", 0))
+        client.request(encode("/sync", 2), "/synced", timeout=3)
+        dumped = [line for line in server.lines if "no_such" in line]
+        assert dumped, server.output[-2000:]
+        assert not any("\x1b" in line or "\x07" in line for line in server.lines), dumped
+    finally:
+        client.close()

@@ -2,6 +2,7 @@
 //! argument handling (see `args`): nodes, controls, control buses, SynthDefs,
 //! and the dispatch of buffer commands.
 
+use magnetar_protocol::printed::terminal_safe;
 use crate::args::{atoi, Args};
 use crate::engine::Engine;
 use crate::node_tree::{NodeIdx, Position, ROOT};
@@ -19,10 +20,11 @@ pub struct CommandFailure {
 
 impl std::fmt::Display for CommandFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (command, message) = (terminal_safe(&self.command), terminal_safe(&self.message));
         if self.message == "Command not found" {
-            write!(f, "FAILURE IN SERVER: {} {}", self.command, self.message)
+            write!(f, "FAILURE IN SERVER: {command} {message}")
         } else {
-            write!(f, "FAILURE IN SERVER {} {}", self.command, self.message)
+            write!(f, "FAILURE IN SERVER {command} {message}")
         }
     }
 }
@@ -278,7 +280,7 @@ impl Engine {
         let id = args.geti(0);
         let action = args.geti(0);
         let Some(def) = self.defs.get(def_name).cloned() else {
-            self.print(format!("*** ERROR: SynthDef {def_name} not found\n"));
+            self.print(format!("*** ERROR: SynthDef {} not found\n", terminal_safe(def_name)));
             return Err("SynthDef not found".to_string());
         };
         let (pos, replaced) = self.position(action, args)?;

@@ -104,10 +104,27 @@ pub fn compile_synthdefs(
     registry: &Registry,
     block_size: usize,
 ) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
+    compile_synthdefs_limited(bytes, registry, block_size, usize::MAX)
+}
+
+/// [`compile_synthdefs`] for a server started with `-w max_wire_bufs`: a def
+/// that needs more interconnect buffers than that is refused, as scsynth
+/// refuses it once running (`wire_bufs`).
+pub fn compile_synthdefs_limited(
+    bytes: &[u8],
+    registry: &Registry,
+    block_size: usize,
+    max_wire_bufs: usize,
+) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
     let defs = magnetar_synthdef::parse(bytes)?;
     let mut out = Vec::new();
     for def in defs {
         for def in def.with_variants() {
+            let needed = crate::wire_bufs::wire_buffers_needed(&def);
+            if needed > max_wire_bufs {
+                out.push(Err(DefError::TooManyWireBufs { def: def.name.clone(), needed, max: max_wire_bufs }));
+                continue;
+            }
             // A def whose units cannot run as given is refused here, off
             // the audio thread (`trial`).
             out.push(GraphDef::compile(&def, registry, block_size).and_then(|g| crate::trial::try_run(g, block_size)));
@@ -289,7 +306,8 @@ impl Engine {
     /// Installs every def in a SynthDef file's bytes. Defs that use an
     /// unknown UGen are rejected one by one; the others are installed.
     pub fn add_synthdefs(&mut self, bytes: &[u8]) -> Result<Vec<Result<String, DefError>>, magnetar_synthdef::SynthDefError> {
-        let compiled = compile_synthdefs(bytes, &self.registry, self.world.block_size)?;
+        let compiled =
+            compile_synthdefs_limited(bytes, &self.registry, self.world.block_size, self.options.num_wire_bufs)?;
         let mut results = Vec::with_capacity(compiled.len());
         for c in compiled {
             match c {

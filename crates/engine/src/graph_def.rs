@@ -28,6 +28,9 @@ pub enum DefError {
     /// `-d` defs are loaded already (scsynth's words, then the def stays out).
     #[error("Could not add SynthDef {def}. Try adjusting ServerOptions:maxSynthDefs or the -d cmdline flag.")]
     TooManyDefs { def: String },
+    /// More wire buffers than `-w` (scsynth's words first).
+    #[error("exceeded number of interconnect buffers. SynthDef {def} needs {needed}, the server was started with -w {max}")]
+    TooManyWireBufs { def: String, needed: usize, max: usize },
 }
 
 /// One UGen of a def, resolved.

@@ -14,10 +14,11 @@ pub mod node_tree;
 pub mod parallel;
 pub mod queries;
 pub mod synth;
+pub mod wire_bufs;
 mod trial;
 pub use trial::set_heap_counter;
 
-pub use engine::{compile_synthdefs, flush_denormals_on_this_thread, Engine, EngineOptions, NodeEvent, NodeEventKind};
+pub use engine::{compile_synthdefs, compile_synthdefs_limited, flush_denormals_on_this_thread, Engine, EngineOptions, NodeEvent, NodeEventKind};
 pub use graph_def::{DefError, GraphDef};
 pub use node_tree::{CalcState, NodeIdx, NodeTree, Position, ROOT};
 pub use synth::Synth;

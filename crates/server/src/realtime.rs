@@ -22,7 +22,7 @@ use crate::driver::{self, DriverConfig, DriverStats, PeriodIo, Process};
 use crate::net::{Incoming, NetConfig, Network, ReplyAddr};
 use magnetar_engine::buffer_cmds::BufferCommands;
 use magnetar_engine::commands::command_name;
-use magnetar_engine::{compile_synthdefs, Engine, GraphDef, NodeEvent, NodeEventKind};
+use magnetar_engine::{compile_synthdefs_limited, Engine, GraphDef, NodeEvent, NodeEventKind};
 use magnetar_protocol::osc::{self, OscArg, OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::replies::Reply;
 use magnetar_protocol::printed;
@@ -636,6 +636,8 @@ struct Control {
     to_audio: spsc::Producer<ToAudio>,
     registry: Registry,
     block_size: usize,
+    /// `-w`: defs needing more interconnect buffers are refused.
+    max_wire_bufs: usize,
     /// What the audio thread's buffers look like (sizes; contents only while
     /// a command works on them).
     mirror: World,
@@ -733,7 +735,8 @@ impl Control {
                         "/fail",
                         vec![OscArg::Str(m.address.to_string()), OscArg::Str("Command not found".into())],
                     );
-                    eprintln!("FAILURE IN SERVER: {} Command not found", m.address);
+                    let address = m.address.to_string();
+                    eprintln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
                     return self.send_reply(&inc.from, &msg);
                 }
                 _ => {}
@@ -804,7 +807,7 @@ impl Control {
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.stage2(*req)));
                 if run.is_err() {
                     let message = "internal error, the command was abandoned".to_string();
-                    eprintln!("FAILURE IN SERVER {command} {message}");
+                    eprintln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
                     let reply = OscMessage::new("/fail", vec![OscArg::Str(command), OscArg::Str(message)]);
                     self.to_audio(ToAudio::Finish { done: Done { from, replies: vec![reply], completion: None } });
                 }
@@ -826,7 +829,7 @@ impl Control {
         let fail = |command: &str, message: String, extra: Vec<OscArg>| {
             let mut args = vec![OscArg::Str(command.into()), OscArg::Str(message.clone())];
             args.extend(extra);
-            eprintln!("FAILURE IN SERVER {command} {message}");
+            eprintln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
             OscMessage::new("/fail", args)
         };
         let mut args = magnetar_engine::args::Args::new(&req.msg.args);
@@ -951,7 +954,7 @@ impl Control {
         }
         let completion = args.completion().map(<[u8]>::to_vec);
         for (origin, bytes) in sources {
-            match compile_synthdefs(&bytes, &self.registry, self.block_size) {
+            match compile_synthdefs_limited(&bytes, &self.registry, self.block_size, self.max_wire_bufs) {
                 Ok(list) => {
                     for r in list {
                         match r {
@@ -1194,6 +1197,7 @@ pub fn run(cli: &Cli) -> i32 {
         to_audio: to_audio_tx,
         registry: Registry::with_all(),
         block_size: engine_opts.block_size,
+        max_wire_bufs: engine_opts.num_wire_bufs,
         mirror,
         buffers: buffer_commands,
         notified: HashSet::new(),

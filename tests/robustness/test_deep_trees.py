@@ -176,3 +176,36 @@ def test_server_assigned_ids_count_against_n(magnetar):
         assert client.request(M("/status"), "/status.reply").contents[2:4] == (0, 2)
     finally:
         client.close()
+
+
+def test_nested_groups_with_satellites_and_nested_satellites_in_nrt(tmp_path):
+    """Every group of a 50,000-deep chain carries a satellite synth; satellites of
+    satellites stop at their nesting limit with /fail instead of deepening the stack."""
+    n = 50_000
+    msgs = [osc_message("/d_recv", compile_synthdefs(tone_def()))]
+    packets = [osc_bundle(0.0, msgs), osc_bundle(0.0, [osc_message("/g_new", 10, 1, 0)])]
+    packets += [osc_bundle(0.0, [m]) for m in chain(10, n)]
+    for start in range(0, n, 500):
+        args = []
+        for k in range(start, min(n, start + 500)):
+            args += ["tone", 200_000 + k, 6, 11 + k, "freq", 0.0]
+        packets.append(osc_bundle(0.0, [osc_message("/s_new", *args)]))
+    # A tower of satellites, each after the one before.
+    tower = [osc_message("/s_new", "tone", 300_000, 6, 11, "freq", 0.0)]
+    tower += [osc_message("/s_new", "tone", 300_001 + k, 6, 300_000 + k, "freq", 0.0) for k in range(100)]
+    packets.append(osc_bundle(0.0, tower))
+    packets.append(osc_bundle(0.0, [osc_message("/s_new", "tone", 1, 0, 0)]))
+    packets.append(osc_bundle(0.02, [osc_message("/n_free", 10)]))
+    packets.append(osc_bundle(0.04, [osc_message("/c_set", 0, 0.0)]))
+    score = tmp_path / "score.osc"
+    score.write_bytes(b"".join(struct.pack(">i", len(p)) + p for p in packets))
+    out = tmp_path / "out.wav"
+    proc = subprocess.run(
+        [magnetar_binary(), "-o", "1", "-n", str(2 * n + 1000), "-N", str(score), "_", str(out), "48000", "WAV", "float"],
+        capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "overflow" not in proc.stderr and "panicked" not in proc.stderr
+    assert "satellites nest at most" in proc.stderr
+    data, _ = soundfile.read(str(out))
+    assert abs(data).max() > 0.05

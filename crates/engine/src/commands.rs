@@ -29,6 +29,10 @@ impl std::fmt::Display for CommandFailure {
     }
 }
 
+/// How deep satellites of satellites may nest (each level runs nested on
+/// the audio thread's stack).
+const MAX_SATELLITE_NESTING: usize = 64;
+
 type CmdResult = Result<(), String>;
 
 /// Command names by scsynth's integer command numbers.
@@ -250,6 +254,16 @@ impl Engine {
                 let n = self.node_arg(args)?;
                 if n == ROOT {
                     return Err("the root group can't have satellites".into());
+                }
+                // Satellites of satellites run nested: their depth is bounded.
+                let mut depth = 0;
+                let mut cur = self.tree.node(n).satellite_of;
+                while let Some(r) = cur {
+                    depth += 1;
+                    if depth >= MAX_SATELLITE_NESTING {
+                        return Err(format!("satellites nest at most {MAX_SATELLITE_NESTING} deep"));
+                    }
+                    cur = self.tree.node(r).satellite_of;
                 }
                 Ok((if action == 5 { Position::SatelliteBefore(n) } else { Position::SatelliteAfter(n) }, None))
             }

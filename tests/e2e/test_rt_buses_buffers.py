@@ -101,3 +101,33 @@ def test_b_allocRead_of_missing_file_fails_and_leaves_buffer_empty(client, tmp_p
     assert m.address == "/fail" and m.contents[0] == "/b_allocRead"
     assert isinstance(m.contents[1], str) and m.contents[1]
     assert client.request(M("/b_query", 4), "/b_info").contents[:3] == (4, 0, 0)
+
+
+def test_b_write_right_after_b_alloc_writes_the_new_buffer(client, tmp_path):
+    # Commands run in the order they arrive: /b_write, sent without waiting
+    # for the /done of the /b_alloc before it, writes the reallocated buffer
+    # (8 zero frames), not the 16 frames of values it replaces.
+    client.send(M("/b_alloc", 0, 16, 1))
+    client.wait_for("/done")
+    client.send(M("/b_setn", 0, 0, 16, *[0.5] * 16))
+    client.sync()
+    path = tmp_path / "realloc.wav"
+    client.send(M("/b_alloc", 0, 8, 1))
+    client.send(M("/b_write", 0, str(path), "wav", "float"))
+    client.wait_for("/done", predicate=lambda m: m.contents[0] == "/b_write", timeout=3)
+    data, _ = soundfile.read(path, dtype="float32")
+    np.testing.assert_array_equal(data, np.zeros(8, dtype=np.float32))
+
+
+def test_b_read_into_part_of_a_buffer_keeps_the_rest(client, tmp_path):
+    path = tmp_path / "ramp.wav"
+    soundfile.write(path, np.full(4, 0.25, dtype=np.float32), 48000, subtype="FLOAT")
+    client.send(M("/b_alloc", 1, 12, 1))
+    client.wait_for("/done")
+    client.send(M("/b_setn", 1, 0, 12, *[i / 12 for i in range(12)]))
+    client.send(M("/b_read", 1, str(path), 0, 4, 5))
+    client.wait_for("/done", predicate=lambda m: m.contents[0] == "/b_read", timeout=3)
+    got = client.request(M("/b_getn", 1, 0, 12), "/b_setn").contents[3:]
+    want = [i / 12 for i in range(12)]
+    want[5:9] = [0.25] * 4
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-7)

@@ -89,8 +89,12 @@ struct Done {
 struct AsyncRequest {
     msg: OscMessage,
     from: ReplyAddr,
-    /// Contents of the buffer the command works on, when it needed them.
-    snapshot: Option<(usize, SndBuf)>,
+    /// The header (sizes, sample rate; no samples) of the buffer the
+    /// command works on as the audio thread had it, when it needs one.
+    header: Option<(usize, SndBuf)>,
+    /// Buffer installs the audio thread had applied when it sent this: if
+    /// the control thread has sent more, the header above is out of date.
+    installs_applied: u64,
     /// The disk thread and barrier to wait for first, when the buffer streamed.
     disk_barrier: Option<(usize, u64)>,
 }
@@ -223,6 +227,8 @@ struct Audio {
     /// Whether the current period handled anything from the control thread.
     busy: bool,
     thread_id: i32,
+    /// `ToAudio::InstallBuffer`s taken so far.
+    installs_applied: u64,
 }
 
 impl Audio {
@@ -283,8 +289,9 @@ impl Audio {
             return;
         }
         let is_async = ASYNC_COMMANDS.contains(&name);
-        // Commands that edit an existing buffer's contents get a copy of it,
-        // so that the control thread works on what the audio thread has.
+        // Commands that edit an existing buffer's contents read them on the
+        // control thread (`Control::storage`); the audio thread copies
+        // nothing and only sends the buffer's header.
         let needs_contents = matches!(name, "/b_read" | "/b_readChannel" | "/b_write");
         if is_async {
             // A buffer that streams: what the disk side has queued for it is
@@ -297,17 +304,19 @@ impl Audio {
             } else {
                 None
             };
-            let request = Box::new(AsyncRequest { msg, from: from.clone(), snapshot: None, disk_barrier });
+            let mut request = Box::new(AsyncRequest {
+                msg,
+                from: from.clone(),
+                header: None,
+                installs_applied: self.installs_applied,
+                disk_barrier,
+            });
             if needs_contents {
                 // The number the command itself will read (a value that is
                 // not a number reads as 0, as in scsynth).
                 let bufnum = magnetar_engine::args::first_i32(&request.msg.args, 0);
                 if let Some(buf) = usize::try_from(bufnum).ok().and_then(|b| self.engine.world.buffers.get(b)) {
-                    let copy = buf.clone();
-                    let mut request = request;
-                    request.snapshot = Some((bufnum as usize, copy));
-                    self.send(FromAudio::Async(request));
-                    return;
+                    request.header = Some((bufnum as usize, header_of(buf)));
                 }
             }
             self.send(FromAudio::Async(request));
@@ -404,6 +413,7 @@ impl Audio {
                 self.finish(done);
             }
             ToAudio::InstallBuffer { bufnum, buf, done } => {
+                self.installs_applied += 1;
                 if let Some(slot) = self.engine.world.buffers.get_mut(bufnum) {
                     let old = std::mem::replace(slot, buf);
                     // Fresh contents: no half is waiting for the disk.
@@ -652,6 +662,71 @@ struct Control {
     /// Defs compiled by the current `/d_*` command.
     pending_defs: Vec<Arc<GraphDef>>,
     disk_barriers: crate::disk::DiskBarriers,
+    /// Per buffer, the samples the audio thread has, or will have once the
+    /// installs already sent are taken (scsynth's NRT view of a buffer).
+    storage: Vec<SharedSamples>,
+    /// `ToAudio::InstallBuffer`s sent so far.
+    installs_sent: u64,
+}
+
+/// Where a buffer's samples live, as the control thread reads them for
+/// `/b_read` (the part the file leaves) and `/b_write`.
+///
+/// The storage is owned by the audio thread's buffer table or by an install
+/// on its way there. It is freed only once the audio thread has replaced it
+/// with a newer install, and every install goes from the control thread,
+/// which updates this entry when it sends it: the control thread never reads
+/// an entry whose storage may be gone. The audio thread may change samples
+/// while they are read (a unit recording into the buffer during `/b_write`),
+/// as in scsynth; any bit pattern is a valid `f32`.
+#[derive(Clone, Copy)]
+struct SharedSamples {
+    ptr: *const f32,
+    len: usize,
+}
+
+// SAFETY: only the control thread dereferences the pointer (see above); the
+// value itself is a plain address.
+unsafe impl Send for SharedSamples {}
+
+impl SharedSamples {
+    const EMPTY: SharedSamples = SharedSamples { ptr: std::ptr::null(), len: 0 };
+
+    fn of(data: &[f32]) -> SharedSamples {
+        SharedSamples { ptr: data.as_ptr(), len: data.len() }
+    }
+
+    /// A copy made on the control thread, in fresh memory.
+    fn to_vec(self) -> Vec<f32> {
+        if self.ptr.is_null() || self.len == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(self.len);
+        // SAFETY: the storage is alive and `len` samples long (the type's
+        // invariant above); the volatile reads make no assumption that the
+        // audio thread leaves the values alone meanwhile.
+        unsafe {
+            for i in 0..self.len {
+                out.push(std::ptr::read_volatile(self.ptr.add(i)));
+            }
+        }
+        out
+    }
+}
+
+/// A buffer's header without its samples or path: allocates nothing.
+fn header_of(buf: &SndBuf) -> SndBuf {
+    SndBuf {
+        data: Vec::new(),
+        channels: buf.channels,
+        frames: buf.frames,
+        sample_rate: buf.sample_rate,
+        path: None,
+        spectrum: buf.spectrum,
+        disk_mask: buf.disk_mask,
+        disk_mask1: buf.disk_mask1,
+        disk_pending: buf.disk_pending,
+    }
 }
 
 impl Control {
@@ -856,15 +931,32 @@ impl Control {
                     }
                     args = magnetar_engine::args::Args::new(&req.msg.args);
                 }
-                // Buffer commands run on the mirror, which holds the current
-                // contents of the buffer they touch when they need them.
-                if let Some((bufnum, buf)) = req.snapshot {
-                    if let Some(slot) = self.mirror.buffers.get_mut(bufnum) {
-                        *slot = buf;
+                // Buffer commands run on the mirror, which gets the current
+                // contents of the buffer they touch when they need them,
+                // copied here: the samples the audio thread has or the ones
+                // an install sent before this command brings it (so that
+                // `/b_alloc` then `/b_write` writes the new buffer, in order).
+                // The buffer the command touches: read as the command reads it.
+                let bufnum = args.geti(0);
+                if matches!(name.as_str(), "/b_read" | "/b_readChannel" | "/b_write") {
+                    if let Some(b) = usize::try_from(bufnum).ok().filter(|&b| b < self.mirror.buffers.len()) {
+                        let shared = self.storage.get(b).copied().unwrap_or(SharedSamples::EMPTY);
+                        let slot = &mut self.mirror.buffers[b];
+                        // What the audio thread changed in the header itself
+                        // (`/b_setSampleRate`), unless an install it has not
+                        // taken yet supersedes it.
+                        if let Some((hb, h)) = req.header.as_ref().filter(|_| req.installs_applied == self.installs_sent) {
+                            if *hb == b {
+                                let path = slot.path.take();
+                                *slot = header_of(h);
+                                slot.path = path;
+                            }
+                        }
+                        let mut data = shared.to_vec();
+                        data.resize(slot.channels as usize * slot.frames as usize, 0.0);
+                        slot.data = data;
                     }
                 }
-                // The buffer the command touched: read as the command reads it.
-                let bufnum = args.geti(0);
                 let mut args = magnetar_engine::args::Args::new(&req.msg.args);
                 match self.buffers.perform(&name, &mut self.mirror, &mut args) {
                     Ok(done) => {
@@ -890,6 +982,10 @@ impl Control {
                                     ..SndBuf::default()
                                 };
                                 let full = std::mem::replace(buf, shape);
+                                if let Some(s) = self.storage.get_mut(b) {
+                                    *s = SharedSamples::of(&full.data);
+                                }
+                                self.installs_sent += 1;
                                 self.to_audio(ToAudio::InstallBuffer { bufnum: b, buf: full, done });
                             }
                             None => self.to_audio(ToAudio::Finish { done }),
@@ -899,6 +995,10 @@ impl Control {
                         let done = Done { from, replies: vec![fail(&name, f.message, f.extra)], completion: None };
                         self.to_audio(ToAudio::Finish { done });
                     }
+                }
+                // A copy read for the command and not installed goes here.
+                if let Some(slot) = usize::try_from(bufnum).ok().and_then(|b| self.mirror.buffers.get_mut(b)) {
+                    slot.data = Vec::new();
                 }
             }
         }
@@ -1106,6 +1206,7 @@ pub fn run(cli: &Cli) -> i32 {
         all_heap_ops: 0,
         busy: false,
         thread_id: 0,
+        installs_applied: 0,
     };
     let record = std::env::var_os("MAGNETAR_RECORD").map(std::path::PathBuf::from);
     let rate_cell = Arc::new(std::sync::OnceLock::<f64>::new());
@@ -1209,6 +1310,8 @@ pub fn run(cli: &Cli) -> i32 {
         verbosity: cli.verbosity,
         pending_defs: Vec::new(),
         disk_barriers,
+        storage: vec![SharedSamples::EMPTY; engine_opts.num_buffers],
+        installs_sent: 0,
     };
     install_stop_signals();
     let stats = running.stats();

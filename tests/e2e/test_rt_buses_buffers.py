@@ -131,3 +131,25 @@ def test_b_read_into_part_of_a_buffer_keeps_the_rest(client, tmp_path):
     want = [i / 12 for i in range(12)]
     want[5:9] = [0.25] * 4
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-7)
+
+
+def test_b_gen_and_b_zero_are_asynchronous(client):
+    # Like scsynth, /b_gen and /b_zero do their work after the bundle that holds them: a /b_get
+    # beside them still reads the old contents; after their /done it reads the new ones.
+    from rtserver import bundle
+
+    client.send(M("/b_alloc", 1, 64, 1))
+    client.wait_for("/done")
+    client.send(M("/b_fill", 1, 0, 64, 0.25))
+    client.send(bundle(None, M("/b_gen", 1, "sine1", 0, 1.0), M("/b_get", 1, 16)))
+    assert client.wait_for("/b_set").contents == pytest.approx((1, 16, 0.25))
+    assert client.wait_for("/done", timeout=3).contents == ("/b_gen", 1)
+    # Without the clear flag sine1 adds to what the buffer holds.
+    assert client.request(M("/b_get", 1, 16), "/b_set").contents == pytest.approx((1, 16, 1.25))
+    client.send(bundle(None, M("/b_zero", 1), M("/b_get", 1, 16)))
+    assert client.wait_for("/b_set").contents == pytest.approx((1, 16, 1.25))
+    assert client.wait_for("/done", timeout=3).contents == ("/b_zero", 1)
+    assert client.request(M("/b_get", 1, 16), "/b_set").contents == pytest.approx((1, 16, 0.0))
+    client.send(M("/b_gen", 1, "sine1", 4, 1.0))
+    assert client.wait_for("/done", timeout=3).contents == ("/b_gen", 1)
+    assert client.request(M("/b_get", 1, 16), "/b_set").contents == pytest.approx((1, 16, 1.0), abs=1e-6)

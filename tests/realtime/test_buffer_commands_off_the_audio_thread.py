@@ -1,5 +1,5 @@
-"""Buffer commands whose work can be large (reading and writing files into existing buffers)
-do that work on the control thread, as scsynth's
+"""Buffer commands whose work can be large (reading and writing files into existing buffers,
+/b_gen, /b_zero) do that work on the control thread, as scsynth's
 stage 2 does: the audio thread only swaps prepared storage in at a block boundary. Under the
 counting allocator the audio thread makes no system-heap operation while serving them, and
 with MAGNETAR_RT_GUARD=1 no system call outside the allow-list either."""
@@ -31,8 +31,23 @@ def read_write(client: OscClient, tmp) -> None:
     assert soundfile.info(str(tmp / "out.wav")).frames == FRAMES
 
 
+def gen_zero(client: OscClient, tmp) -> None:
+    client.request(("/b_alloc", 0, FRAMES, 1), "/done", timeout=5)
+    client.request(("/b_alloc", 1, 2048, 1), "/done", timeout=5)
+    client.send(("/b_gen", 0, "sine1", 7, 1.0, 0.5, 0.25))
+    client.wait_for("/done", predicate=lambda m: m.contents[0] == "/b_gen", timeout=10)
+    client.send(("/b_gen", 1, "sine1", 7, 1.0))
+    client.wait_for("/done", predicate=lambda m: m.contents[0] == "/b_gen", timeout=10)
+    client.request(("/b_alloc", 2, 4096, 1), "/done", timeout=5)
+    client.send(("/b_gen", 2, "PreparePartConv", 1, 1024))
+    client.wait_for("/done", predicate=lambda m: m.contents[0] == "/b_gen", timeout=10)
+    client.send(("/b_zero", 0))
+    client.wait_for("/done", predicate=lambda m: m.contents[0] == "/b_zero", timeout=10)
+    assert client.request(("/b_get", 0, 100), "/b_set").contents[2] == 0.0
+
+
 @pytest.mark.parametrize("guard", ["off", "guard"])
-@pytest.mark.parametrize("commands", [read_write], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("commands", [read_write, gen_zero], ids=lambda f: f.__name__)
 def test_heavy_commands_leave_the_audio_thread_alone(driver, magnetar, tmp_path, commands, guard):
     env = {"MAGNETAR_RT_GUARD": "1"} if guard == "guard" else None
     server = magnetar(period=256, env=env)

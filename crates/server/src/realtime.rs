@@ -57,8 +57,11 @@ const PACKETS_PER_BLOCK: usize = 512;
 /// Commands whose work is done off the audio thread (stage 2).
 const ASYNC_COMMANDS: &[&str] = &[
     "/d_recv", "/d_load", "/d_loadDir", "/b_alloc", "/b_allocRead", "/b_allocReadChannel", "/b_read",
-    "/b_readChannel", "/b_write", "/b_free", "/b_close", "/sync",
+    "/b_readChannel", "/b_write", "/b_free", "/b_close", "/b_gen", "/b_zero", "/sync",
 ];
+
+/// Asynchronous buffer commands that work on the contents a buffer has.
+const READS_CONTENTS: &[&str] = &["/b_read", "/b_readChannel", "/b_write", "/b_gen", "/b_zero"];
 
 /// Seconds from 1900 (OSC/NTP epoch) to 1970 (Unix epoch).
 const NTP_UNIX_OFFSET: u64 = 2_208_988_800;
@@ -292,7 +295,7 @@ impl Audio {
         // Commands that edit an existing buffer's contents read them on the
         // control thread (`Control::storage`); the audio thread copies
         // nothing and only sends the buffer's header.
-        let needs_contents = matches!(name, "/b_read" | "/b_readChannel" | "/b_write");
+        let needs_contents = READS_CONTENTS.contains(&name);
         if is_async {
             // A buffer that streams: what the disk side has queued for it is
             // done before the command touches the buffer or its file.
@@ -938,9 +941,33 @@ impl Control {
                 // `/b_alloc` then `/b_write` writes the new buffer, in order).
                 // The buffer the command touches: read as the command reads it.
                 let bufnum = args.geti(0);
-                if matches!(name.as_str(), "/b_read" | "/b_readChannel" | "/b_write") {
+                // `/b_gen copy` and `PreparePartConv` read another buffer.
+                let source = (name == "/b_gen")
+                    .then(|| {
+                        let generator = req.msg.args.get(1).and_then(OscArg::as_str)?;
+                        let mut numbers = req.msg.args.iter().skip(2).filter_map(OscArg::as_i32);
+                        match generator {
+                            "copy" => numbers.nth(1),
+                            "PreparePartConv" => numbers.next(),
+                            _ => None,
+                        }
+                    })
+                    .flatten()
+                    .and_then(|b| usize::try_from(b).ok())
+                    .filter(|&b| b < self.mirror.buffers.len() && b as i32 != bufnum);
+                if let Some(b) = source {
+                    let data = self.storage[b].to_vec();
+                    let slot = &mut self.mirror.buffers[b];
+                    slot.data = data;
+                    slot.data.resize(slot.channels as usize * slot.frames as usize, 0.0);
+                }
+                if READS_CONTENTS.contains(&name.as_str()) {
                     if let Some(b) = usize::try_from(bufnum).ok().filter(|&b| b < self.mirror.buffers.len()) {
-                        let shared = self.storage.get(b).copied().unwrap_or(SharedSamples::EMPTY);
+                        // `/b_zero` needs no copy: fresh zeros.
+                        let shared = match name.as_str() {
+                            "/b_zero" => SharedSamples::EMPTY,
+                            _ => self.storage.get(b).copied().unwrap_or(SharedSamples::EMPTY),
+                        };
                         let slot = &mut self.mirror.buffers[b];
                         // What the audio thread changed in the header itself
                         // (`/b_setSampleRate`), unless an install it has not
@@ -997,8 +1024,10 @@ impl Control {
                     }
                 }
                 // A copy read for the command and not installed goes here.
-                if let Some(slot) = usize::try_from(bufnum).ok().and_then(|b| self.mirror.buffers.get_mut(b)) {
-                    slot.data = Vec::new();
+                for b in usize::try_from(bufnum).ok().into_iter().chain(source) {
+                    if let Some(slot) = self.mirror.buffers.get_mut(b) {
+                        slot.data = Vec::new();
+                    }
                 }
             }
         }

@@ -1,5 +1,5 @@
 """Buffer commands whose work can be large (reading and writing files into existing buffers,
-/b_gen, /b_zero) do that work on the control thread, as scsynth's
+/b_gen, /b_zero) and /d_free, /d_freeAll do that work on the control thread, as scsynth's
 stage 2 does: the audio thread only swaps prepared storage in at a block boundary. Under the
 counting allocator the audio thread makes no system-heap operation while serving them, and
 with MAGNETAR_RT_GUARD=1 no system call outside the allow-list either."""
@@ -46,8 +46,18 @@ def gen_zero(client: OscClient, tmp) -> None:
     assert client.request(("/b_get", 0, 100), "/b_set").contents[2] == 0.0
 
 
+def def_free(client: OscClient, tmp) -> None:
+    for _ in range(20):
+        load_defs(client, sine_def())
+        client.send(("/d_free", "rt_sine"))
+        client.sync()
+        load_defs(client, sine_def())
+        client.send(("/d_freeAll",))
+        client.sync()
+
+
 @pytest.mark.parametrize("guard", ["off", "guard"])
-@pytest.mark.parametrize("commands", [read_write, gen_zero], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("commands", [read_write, gen_zero, def_free], ids=lambda f: f.__name__)
 def test_heavy_commands_leave_the_audio_thread_alone(driver, magnetar, tmp_path, commands, guard):
     env = {"MAGNETAR_RT_GUARD": "1"} if guard == "guard" else None
     server = magnetar(period=256, env=env)

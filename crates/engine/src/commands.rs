@@ -161,7 +161,8 @@ impl Engine {
             "/d_loadDir" => return self.cmd_d_load(&mut args, true).map_err(fail),
             "/d_free" => self.cmd_d_free(&mut args),
             "/d_freeAll" => {
-                self.defs.clear();
+                let Engine { defs, freed_defs, .. } = self;
+                freed_defs.extend(defs.drain().map(|(_, def)| def));
                 Ok(())
             }
             "/n_query" => self.cmd_n_query(&mut args),

@@ -123,6 +123,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                 engine.replies.clear();
                 engine.events.clear();
                 engine.removed_defs.clear();
+                engine.freed_defs.clear();
                 for text in engine.log.drain(..) {
                     print!("{text}");
                 }

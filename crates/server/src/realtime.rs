@@ -133,6 +133,7 @@ enum Garbage {
     Message(OscMessage),
     Buffer(SndBuf),
     Defs(Vec<Arc<GraphDef>>),
+    Def(Arc<GraphDef>),
     Scratch(Vec<f32>),
     Messages(Vec<OscMessage>),
     Bytes(Vec<u8>),
@@ -498,6 +499,18 @@ impl Audio {
                 self.send(FromAudio::Poll(p));
             }
             self.engine.world.polls = polls;
+        }
+        // Defs `/d_freeAll` let go of go to the control thread to be dropped
+        // once no synth here uses them (the last reference is never the
+        // audio thread's).
+        let mut i = 0;
+        while i < self.engine.freed_defs.len() {
+            if Arc::strong_count(&self.engine.freed_defs[i]) == 1 {
+                let def = self.engine.freed_defs.swap_remove(i);
+                self.send(FromAudio::Garbage(Garbage::Def(def)));
+            } else {
+                i += 1;
+            }
         }
         let mut i = 0;
         while i < self.engine.removed_defs.len() {

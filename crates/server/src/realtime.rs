@@ -686,7 +686,7 @@ struct Control {
 }
 
 /// Where a buffer's samples live, as the control thread reads them for
-/// `/b_read` (the part the file leaves) and `/b_write`.
+/// `/b_read` (the part the file leaves), `/b_gen` and `/b_write`.
 ///
 /// The storage is owned by the audio thread's buffer table or by an install
 /// on its way there. It is freed only once the audio thread has replaced it

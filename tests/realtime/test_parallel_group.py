@@ -37,7 +37,9 @@ def through_def():
 
 def play(server, client, t, new):
     """Starts `new` at time `t`, frees the group SECONDS later, and returns the server's
-    statistics one second apart in the middle of the sound, and the time between them."""
+    statistics one second apart in the middle of the sound, the time between them, and how
+    many xruns the driver reported while the sound played."""
+    first = rt_stats(server.port)
     client.send(bundle(t, *new))
     client.send(bundle(t + SECONDS, ("/g_freeAll", GROUP)))
     time.sleep(0.8)
@@ -47,35 +49,51 @@ def play(server, client, t, new):
     after = rt_stats(server.port)
     elapsed = time.monotonic() - t0
     time.sleep(SECONDS)
-    return before, after, elapsed
+    last = rt_stats(server.port)
+    return before, after, elapsed, last.xruns - first.xruns
+
+
+def measured(run, tries: int = 3):
+    """Runs a measurement again when the driver skipped periods during the sound (JACK drops a
+    period it calls late, so the recording is short by it): an xrun caused by the machine says
+    nothing about the group, and a test at 256 frames should see a clean run within a few."""
+    for _ in range(tries):
+        result = run()
+        if result[-1] == 0:
+            break
+    return result
 
 
 @pytest.mark.parametrize("children", ["synths", "chains"])
 def test_parallel_group_runs_on_two_threads_and_plays_every_child(driver, magnetar, tmp_path, children):
     wav = tmp_path / "parallel.wav"
-    server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2"))
-    client = OscClient(server.port)
-    try:
-        load_defs(client, sine_def(), through_def())
-        client.send(("/p_new", GROUP, 0, 0))
-        if children == "chains":
-            for k in range(len(FREQS)):
-                client.send(("/g_new", 100 + k, 1, GROUP))
-        client.sync()
-        t = time.time() + 0.3
-        # Four children summing into one bus: their writes are merged in child order.
-        if children == "synths":
-            new = [("/s_new", "rt_sine", 3000 + k, 1, GROUP, "freq", f, "amp", AMP, "out", 0)
-                   for k, f in enumerate(FREQS)]
-        else:
-            # Each chain's voice writes its own bus; the chain's effect sends it out.
-            new = [m for k, f in enumerate(FREQS) for m in (
-                ("/s_new", "rt_sine", 3000 + k, 1, 100 + k, "freq", f, "amp", AMP, "out", 16 + k),
-                ("/s_new", "rt_through", 4000 + k, 1, 100 + k, "in", 16 + k, "out", 0))]
-        before, after, elapsed = play(server, client, t, new)
-    finally:
-        client.close()
-        quit_server(server)  # closes the recording
+
+    def run():
+        server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2"))
+        client = OscClient(server.port)
+        try:
+            load_defs(client, sine_def(), through_def())
+            client.send(("/p_new", GROUP, 0, 0))
+            if children == "chains":
+                for k in range(len(FREQS)):
+                    client.send(("/g_new", 100 + k, 1, GROUP))
+            client.sync()
+            t = time.time() + 0.3
+            # Four children summing into one bus: their writes are merged in child order.
+            if children == "synths":
+                new = [("/s_new", "rt_sine", 3000 + k, 1, GROUP, "freq", f, "amp", AMP, "out", 0)
+                       for k, f in enumerate(FREQS)]
+            else:
+                # Each chain's voice writes its own bus; the chain's effect sends it out.
+                new = [m for k, f in enumerate(FREQS) for m in (
+                    ("/s_new", "rt_sine", 3000 + k, 1, 100 + k, "freq", f, "amp", AMP, "out", 16 + k),
+                    ("/s_new", "rt_through", 4000 + k, 1, 100 + k, "in", 16 + k, "out", 0))]
+            return play(server, client, t, new)
+        finally:
+            client.close()
+            quit_server(server)  # closes the recording
+
+    before, after, elapsed, _ = measured(run)
 
     groups = after.field(PARALLEL_GROUPS) - before.field(PARALLEL_GROUPS)
     blocks = elapsed * SAMPLE_RATE / BLOCK
@@ -119,18 +137,22 @@ def test_noise_voices_spread_with_a_generator_per_synth(driver, magnetar, tmp_pa
     runs on both threads every block, still without the system heap, and every voice is heard."""
     wav = tmp_path / "noise.wav"
     voices, amp = 4, 0.1
-    server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2", "-g", "1"))
-    client = OscClient(server.port)
-    try:
-        load_defs(client, noise_def())
-        client.send(("/p_new", GROUP, 0, 0))
-        client.sync()
-        t = time.time() + 0.3
-        new = [("/s_new", "rt_noise", 3000 + k, 1, GROUP, "amp", amp) for k in range(voices)]
-        before, after, elapsed = play(server, client, t, new)
-    finally:
-        client.close()
-        quit_server(server)
+
+    def run():
+        server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2", "-g", "1"))
+        client = OscClient(server.port)
+        try:
+            load_defs(client, noise_def())
+            client.send(("/p_new", GROUP, 0, 0))
+            client.sync()
+            t = time.time() + 0.3
+            new = [("/s_new", "rt_noise", 3000 + k, 1, GROUP, "amp", amp) for k in range(voices)]
+            return play(server, client, t, new)
+        finally:
+            client.close()
+            quit_server(server)
+
+    before, after, elapsed, _ = measured(run)
 
     groups = after.field(PARALLEL_GROUPS) - before.field(PARALLEL_GROUPS)
     blocks = elapsed * SAMPLE_RATE / BLOCK

@@ -15,25 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rtcheck import PrivateJack, boot_magnetar, quit_server  # noqa: E402
+from rtcheck import boot_magnetar, driver, quit_server  # noqa: E402,F401 (driver: a fixture)
 from rtserver import BootError  # noqa: E402
-
-
-@pytest.fixture(params=["clock", "jack"])
-def driver(request):
-    """None for the clock driver, or a running private JACK dummy server."""
-    if request.param == "clock":
-        yield None
-        return
-    jack = PrivateJack(period=256)
-    try:
-        jack.start()
-    except RuntimeError as e:
-        pytest.fail(f"could not start jackd: {e}", pytrace=False)
-    try:
-        yield jack
-    finally:
-        jack.stop()
 
 
 @pytest.fixture

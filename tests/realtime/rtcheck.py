@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
+import pytest  # noqa: E402
 from rtserver import MAGNETAR, JackDummy, OscClient, ServerProcess  # noqa: E402
 from supriya.osc import OscMessage  # noqa: E402
 
@@ -39,6 +40,24 @@ class PrivateJack(JackDummy):
 
     def log_text(self) -> str:
         return Path(self.log.name).read_text(errors="replace")
+
+
+@pytest.fixture(params=["clock", "jack"])
+def driver(request):
+    """A test on both drivers: None for the clock driver, or a running private JACK dummy
+    server (the conftests of the suites that boot a real-time magnetar import it)."""
+    if request.param == "clock":
+        yield None
+        return
+    jack = PrivateJack(period=256)
+    try:
+        jack.start()
+    except RuntimeError as e:
+        pytest.fail(f"could not start jackd: {e}", pytrace=False)
+    try:
+        yield jack
+    finally:
+        jack.stop()
 
 
 def server_env(jack: JackDummy | None, record: Path | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -108,10 +108,15 @@ struct RestrictedPath {
     canonical: Option<PathBuf>,
 }
 
+/// One file left open, with its own lock: a disk thread holds it across a
+/// read or write of this file only. `None` once the file was closed while a
+/// disk thread still held on to it.
+pub type SharedFile = Arc<Mutex<Option<OpenSoundFile>>>;
+
 /// The files left open, by buffer index. Shared with the disk threads that
-/// stream through them; only non-real-time threads take the lock, each for
-/// one file operation.
-pub type OpenFiles = Arc<Mutex<HashMap<usize, OpenSoundFile>>>;
+/// stream through them; only non-real-time threads take the lock, and only
+/// to look up, add or remove a file, never across I/O (see [`SharedFile`]).
+pub type OpenFiles = Arc<Mutex<HashMap<usize, SharedFile>>>;
 
 /// Performs the `/b_*` commands and keeps the files they leave open.
 #[derive(Debug)]
@@ -251,8 +256,20 @@ impl BufferCommands {
 
     /// The table of open files, locked. A thread that panicked while holding
     /// it left the table itself intact, so the lock is taken over.
-    fn open_files(&self) -> MutexGuard<'_, HashMap<usize, OpenSoundFile>> {
+    fn open_files(&self) -> MutexGuard<'_, HashMap<usize, SharedFile>> {
         lock_files(&self.files)
+    }
+
+    /// Takes buffer `index`'s file out of the table, waiting for a disk
+    /// thread's read or write of it in flight, if any, to finish.
+    fn remove_file(&self, index: usize) -> Option<OpenSoundFile> {
+        let shared = self.open_files().remove(&index)?;
+        let file = lock_file(&shared).take();
+        file
+    }
+
+    fn insert_file(&self, index: usize, file: OpenSoundFile) {
+        self.open_files().insert(index, share_file(file));
     }
 
     /// Whether a file is open for buffer `bufnum`.
@@ -263,7 +280,8 @@ impl BufferCommands {
     /// Closes every open file (at shutdown), finalising written headers.
     /// Returns the errors of files that could not be closed cleanly.
     pub fn close_all(&mut self) -> Vec<SoundFileError> {
-        let files: Vec<OpenSoundFile> = self.open_files().drain().map(|(_, f)| f).collect();
+        let files: Vec<SharedFile> = self.open_files().drain().map(|(_, f)| f).collect();
+        let files: Vec<OpenSoundFile> = files.iter().filter_map(|f| lock_file(f).take()).collect();
         files.into_iter().filter_map(|f| f.close().err()).collect()
     }
 
@@ -475,9 +493,9 @@ impl BufferCommands {
             buf.disk_mask = -1;
             buf.disk_mask1 = -1;
         }
-        let previous = self.open_files().remove(&index);
+        let previous = self.remove_file(index);
         if leave_open {
-            self.open_files().insert(index, OpenSoundFile::Reading(reader));
+            self.insert_file(index, OpenSoundFile::Reading(reader));
         }
         close_quietly(previous);
         Ok(BufDone::done(bufnum, completion))
@@ -499,8 +517,9 @@ impl BufferCommands {
         let buf_offset = non_negative_offset(buf_offset, bufnum)?;
         // Writing over the file this buffer holds open: close it first, so
         // that its header is not finalised over the new file afterwards.
-        if self.open_files().get(&index).is_some_and(|f| Path::new(f.path()) == path) {
-            close_quietly(self.open_files().remove(&index));
+        let open = self.open_files().get(&index).cloned();
+        if open.is_some_and(|f| lock_file(&f).as_ref().is_some_and(|f| Path::new(f.path()) == path)) {
+            close_quietly(self.remove_file(index));
         }
         let buf = &mut world.buffers[index];
         contents_present(buf, bufnum)?;
@@ -516,11 +535,11 @@ impl BufferCommands {
                 .write_f32(&buf.data[buf_offset * channels..(buf_offset + frames) * channels])
                 .map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         }
-        let previous = self.open_files().remove(&index);
+        let previous = self.remove_file(index);
         close_quietly(previous);
         if leave_open {
             buf.path = Some(writer.path().to_owned());
-            self.open_files().insert(index, OpenSoundFile::Writing(writer));
+            self.insert_file(index, OpenSoundFile::Writing(writer));
         } else {
             writer.close().map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         }
@@ -531,7 +550,7 @@ impl BufferCommands {
         let bufnum = args.geti(0);
         let completion = take_completion(args);
         let index = buffer_index(world, bufnum, true)?;
-        if let Some(file) = self.open_files().remove(&index) {
+        if let Some(file) = self.remove_file(index) {
             file.close().map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         }
         Ok(BufDone::done(bufnum, completion))
@@ -541,15 +560,31 @@ impl BufferCommands {
         let bufnum = args.geti(0);
         let completion = take_completion(args);
         let index = buffer_index(world, bufnum, true)?;
-        close_quietly(self.open_files().remove(&index));
+        close_quietly(self.remove_file(index));
         empty_buffer(&mut world.buffers[index]);
         Ok(BufDone::done(bufnum, completion))
     }
 }
 
 /// Locks a table of open files (see [`BufferCommands::shared_files`]).
-pub fn lock_files(files: &OpenFiles) -> MutexGuard<'_, HashMap<usize, OpenSoundFile>> {
+pub fn lock_files(files: &OpenFiles) -> MutexGuard<'_, HashMap<usize, SharedFile>> {
     files.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Buffer `index`'s open file, if any: the table is locked only to look it up.
+pub fn file_of(files: &OpenFiles, index: usize) -> Option<SharedFile> {
+    lock_files(files).get(&index).cloned()
+}
+
+/// Locks one open file. A thread that panicked while holding it left at
+/// worst a file positioned mid-read, so the lock is taken over.
+pub fn lock_file(file: &SharedFile) -> MutexGuard<'_, Option<OpenSoundFile>> {
+    file.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// An open file, ready for the table.
+pub fn share_file(file: OpenSoundFile) -> SharedFile {
+    Arc::new(Mutex::new(Some(file)))
 }
 
 /// Closes a file the client no longer refers to; scsynth ignores errors here.

@@ -11,7 +11,7 @@ use magnetar_soundfile::{SoundFileReader, SoundFileWriter};
 use magnetar_ugens::disk::{DiskOp, DiskRequest};
 use magnetar_ugens::SndBuf;
 
-use crate::buffer_cmds::{lock_files, OpenSoundFile};
+use crate::buffer_cmds::{file_of, lock_file, OpenSoundFile};
 
 /// Reads frames into `dst` until it is full or the file ends; returns the
 /// frames read. A read error ends the read as the end of the file would.
@@ -103,7 +103,6 @@ fn write_quietly(writer: &mut SoundFileWriter, samples: &[f32]) {
 pub fn serve_pending(engine: &mut crate::Engine) {
     let mut requests = std::mem::take(&mut engine.world.disk_requests);
     let files = engine.buffer_commands.shared_files();
-    let mut files = lock_files(&files);
     for req in requests.drain(..) {
         let index = req.bufnum as usize;
         let Some(buf) = engine.world.buffers.get_mut(index) else {
@@ -112,7 +111,9 @@ pub fn serve_pending(engine: &mut crate::Engine) {
         let Some(range) = span(buf, &req) else {
             continue;
         };
-        if let Some(end) = serve(files.get_mut(&index), &mut buf.data[range], &req) {
+        let file = file_of(&files, index);
+        let mut file = file.as_ref().map(lock_file);
+        if let Some(end) = serve(file.as_mut().and_then(|f| f.as_mut()), &mut buf.data[range], &req) {
             buf.disk_mask = end;
         }
     }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use magnetar_engine::buffer_cmds::{lock_files, OpenFiles};
+use magnetar_engine::buffer_cmds::{file_of, lock_file, OpenFiles};
 use magnetar_engine::disk_io;
 use magnetar_rt::event::{binary_event, Signaller, Waiter};
 use magnetar_rt::spsc;
@@ -583,9 +583,6 @@ impl Worker {
     }
 
     fn serve(&mut self, job: Job) {
-        if !self.options.io_delay.is_zero() {
-            std::thread::sleep(self.options.io_delay);
-        }
         let req = job.req;
         let ch = req.channels as usize;
         let start = req.pos as usize * ch;
@@ -596,9 +593,18 @@ impl Worker {
         // while the half is pending the units neither read nor write it, so
         // this is the only live view of these samples.
         let half = unsafe { std::slice::from_raw_parts_mut(job.data.add(start), len) };
+        // The table is locked only to find the file; the read or write holds
+        // that file's own lock, so disk threads serving other buffers go on
+        // meanwhile, and the command thread waits (for this file only) just
+        // when it closes or replaces this very file.
+        let file = file_of(&self.files, req.bufnum as usize);
         let end = {
-            let mut files = lock_files(&self.files);
-            disk_io::serve(files.get_mut(&(req.bufnum as usize)), half, &req)
+            let mut file = file.as_ref().map(|f| lock_file(f));
+            if !self.options.io_delay.is_zero() {
+                // Slow storage: the delay is part of the I/O.
+                std::thread::sleep(self.options.io_delay);
+            }
+            disk_io::serve(file.as_mut().and_then(|f| f.as_mut()), half, &req)
         };
         let now = self.clock.load(Ordering::Acquire);
         let slack = job.deadline as i64 - now as i64;
@@ -628,7 +634,7 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use magnetar_engine::buffer_cmds::{BufferCommands, OpenSoundFile};
+    use magnetar_engine::buffer_cmds::{lock_files, share_file, BufferCommands, OpenSoundFile};
     use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileReader, SoundFileWriter};
     use magnetar_ugens::disk::DiskOp;
 
@@ -654,7 +660,7 @@ mod tests {
         let halves = [48000u32, 2048];
         for (b, &half) in halves.iter().enumerate() {
             let path = source_file(&format!("{scheduling:?}-{b}"), 200_000);
-            lock_files(&files).insert(b, OpenSoundFile::Reading(SoundFileReader::open(&path).unwrap()));
+            lock_files(&files).insert(b, share_file(OpenSoundFile::Reading(SoundFileReader::open(&path).unwrap())));
             world.buffers[b] = SndBuf::new(2 * half, 1, SR);
             let _ = std::fs::remove_file(path);
         }
@@ -698,7 +704,7 @@ mod tests {
         let commands = BufferCommands::new(None);
         let files = commands.shared_files();
         let path = source_file("retire", 10_000);
-        lock_files(&files).insert(0, OpenSoundFile::Reading(SoundFileReader::open(&path).unwrap()));
+        lock_files(&files).insert(0, share_file(OpenSoundFile::Reading(SoundFileReader::open(&path).unwrap())));
         let _ = std::fs::remove_file(&path);
         let mut world = World::new(SR, 64, 16, 16, 1, 0, 2, 1);
         world.real_time = true;
@@ -715,5 +721,130 @@ mod tests {
         // The first job may have started before the retirement arrived; the second never runs.
         assert!(stats.served.load(Ordering::Relaxed) <= 1);
         assert!(world.buffers[0].data.iter().all(|&v| v == 0.0), "the new buffer was written");
+    }
+
+    /// Buffers whose jobs go to different disk threads, of `threads`.
+    fn buffers_on_separate_threads(link: &DiskLink) -> (usize, usize) {
+        let a = 0;
+        let b = (1..64).find(|&b| link.lane_of(b) != link.lane_of(a)).expect("every buffer on one thread");
+        (a, b)
+    }
+
+    #[test]
+    fn two_disk_threads_read_two_slow_files_at_once() {
+        const DELAY: Duration = Duration::from_millis(150);
+        let commands = BufferCommands::new(None);
+        let files = commands.shared_files();
+        let options = DiskOptions { threads: 2, io_delay: DELAY, ..DiskOptions::default() };
+        let mut world = World::new(SR, 64, 16, 16, 64, 0, 2, 1);
+        world.real_time = true;
+        let (mut link, _barriers, stats) = start(&options, Arc::clone(&files), 64, SR).unwrap();
+        let (a, b) = buffers_on_separate_threads(&link);
+        for bufnum in [a, b] {
+            let path = source_file(&format!("concurrent-{bufnum}"), 10_000);
+            lock_files(&files).insert(bufnum, share_file(OpenSoundFile::Reading(SoundFileReader::open(&path).unwrap())));
+            let _ = std::fs::remove_file(path);
+            world.buffers[bufnum] = SndBuf::new(4096, 1, SR);
+            for pos in [0, 2048] {
+                world.disk_requests.push(DiskRequest { op: DiskOp::Read, bufnum: bufnum as u32, channels: 1, pos, frames: 2048, rate: 1.0 });
+            }
+            world.buffers[bufnum].disk_pending = 3;
+        }
+        let start = Instant::now();
+        link.forward(&mut world, 0);
+        // Each thread has two slow reads to do: 2 x 150 ms side by side,
+        // 4 x 150 ms one after the other.
+        while world.buffers[a].disk_pending != 0 || world.buffers[b].disk_pending != 0 {
+            assert!(start.elapsed() < Duration::from_secs(5), "not delivered");
+            std::thread::sleep(Duration::from_millis(2));
+            link.deliver(&mut world);
+        }
+        let elapsed = start.elapsed();
+        drop(link);
+        assert_eq!(stats.served.load(Ordering::Relaxed), 4);
+        for bufnum in [a, b] {
+            assert_eq!(world.buffers[bufnum].data[0], 1.0);
+            assert_eq!(world.buffers[bufnum].data[4095], 4096.0);
+        }
+        assert!(elapsed < 4 * DELAY - DELAY / 2, "the reads took {elapsed:?}: one after the other, not side by side");
+    }
+
+    #[test]
+    fn the_table_of_files_is_free_while_a_disk_thread_reads_a_slow_file() {
+        const DELAY: Duration = Duration::from_millis(400);
+        let commands = BufferCommands::new(None);
+        let files = commands.shared_files();
+        let path = source_file("busy", 10_000);
+        lock_files(&files).insert(0, share_file(OpenSoundFile::Reading(SoundFileReader::open(&path).unwrap())));
+        let mut world = World::new(SR, 64, 16, 16, 2, 0, 2, 1);
+        world.real_time = true;
+        world.buffers[0] = SndBuf::new(4096, 1, SR);
+        let options = DiskOptions { io_delay: DELAY, ..DiskOptions::default() };
+        let (mut link, _barriers, _stats) = start(&options, Arc::clone(&files), 2, SR).unwrap();
+        world.disk_requests.push(DiskRequest { op: DiskOp::Read, bufnum: 0, channels: 1, pos: 0, frames: 2048, rate: 1.0 });
+        link.forward(&mut world, 0);
+        std::thread::sleep(Duration::from_millis(100));
+        // Cueing another buffer's file (what /b_read with leave-open does
+        // to the table) does not wait for the read in flight.
+        let t0 = Instant::now();
+        lock_files(&files).insert(1, share_file(OpenSoundFile::Reading(SoundFileReader::open(&path).unwrap())));
+        assert!(t0.elapsed() < DELAY / 4, "the table was held across the read: {:?}", t0.elapsed());
+        let _ = std::fs::remove_file(path);
+        drop(link);
+    }
+
+    #[test]
+    fn a_file_recued_during_a_read_of_the_old_one_is_neither_read_nor_its_buffer_written() {
+        use magnetar_engine::args::Args;
+        use magnetar_protocol::osc::OscArg;
+        const DELAY: Duration = Duration::from_millis(300);
+        let mut commands = BufferCommands::new(None);
+        let files = commands.shared_files();
+        let old_path = source_file("recue-old", 10_000);
+        lock_files(&files).insert(0, share_file(OpenSoundFile::Reading(SoundFileReader::open(&old_path).unwrap())));
+        let _ = std::fs::remove_file(old_path);
+        let new_path = std::env::temp_dir().join(format!("magnetar-disk-{}-recue-new.wav", std::process::id()));
+        let mut w = SoundFileWriter::create(&new_path, HeaderFormat::Wav, SampleFormat::Float, 1, SR).unwrap();
+        w.write_f32(&(0..10_000).map(|i| -1.0 - i as f32).collect::<Vec<f32>>()).unwrap();
+        w.close().unwrap();
+        let mut world = World::new(SR, 64, 16, 16, 1, 0, 2, 1);
+        world.real_time = true;
+        world.buffers[0] = SndBuf::new(4096, 1, SR);
+        let mut mirror = World::new(SR, 64, 16, 16, 1, 0, 2, 1);
+        mirror.buffers[0] = SndBuf::new(4096, 1, SR);
+        let options = DiskOptions { io_delay: DELAY, ..DiskOptions::default() };
+        let (mut link, _barriers, stats) = start(&options, Arc::clone(&files), 1, SR).unwrap();
+        world.disk_requests.push(DiskRequest { op: DiskOp::Read, bufnum: 0, channels: 1, pos: 0, frames: 2048, rate: 1.0 });
+        world.buffers[0].disk_pending = 1;
+        link.forward(&mut world, 0);
+        std::thread::sleep(Duration::from_millis(50));
+        // Meanwhile the command thread cues the new file into the buffer
+        // (`/b_read 0 path 0 -1 0 1`) and the audio thread installs it.
+        let args = [OscArg::Int(0), OscArg::Str(new_path.to_string_lossy().into_owned()), OscArg::Int(0), OscArg::Int(-1), OscArg::Int(0), OscArg::Int(1)];
+        commands.perform("/b_read", &mut mirror, &mut Args::new(&args)).unwrap();
+        let _ = std::fs::remove_file(&new_path);
+        let fresh = std::mem::replace(&mut mirror.buffers[0], SndBuf::default());
+        let old = std::mem::replace(&mut world.buffers[0], fresh);
+        assert!(link.retire(0, old).is_none());
+        // The old read ends and is dropped; the stream of the new file goes on.
+        world.disk_requests.push(DiskRequest { op: DiskOp::Read, bufnum: 0, channels: 1, pos: 0, frames: 2048, rate: 1.0 });
+        world.buffers[0].disk_pending = 1;
+        link.forward(&mut world, 1);
+        let start = Instant::now();
+        while world.buffers[0].disk_pending != 0 {
+            assert!(start.elapsed() < Duration::from_secs(5), "not delivered");
+            std::thread::sleep(Duration::from_millis(2));
+            link.deliver(&mut world);
+        }
+        drop(link);
+        assert_eq!(stats.served.load(Ordering::Relaxed), 2);
+        let data = &world.buffers[0].data;
+        // The cue read the new file's first 4096 frames; the refill of the
+        // first half continues right after them, and the second half keeps
+        // the cue's frames: the old read touched neither the new file nor the new buffer.
+        assert_eq!(data[0], -4097.0, "the new file was read from the wrong place");
+        assert_eq!(data[2047], -6144.0);
+        assert_eq!(data[2048], -2049.0, "the second half was overwritten");
+        assert!(data.iter().all(|&v| v < 0.0), "the old file's samples reached the new buffer");
     }
 }

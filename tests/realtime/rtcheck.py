@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
 import pytest  # noqa: E402
-from rtserver import MAGNETAR, JackDummy, OscClient, ServerProcess  # noqa: E402
+from rtserver import MAGNETAR, BootError, JackDummy, OscClient, ServerProcess  # noqa: E402
 from supriya.osc import OscMessage  # noqa: E402
 
 SAMPLE_RATE = 48000
@@ -95,6 +95,32 @@ def boot_magnetar(
     driver_lines = [line for line in s.lines if "driver" in line]
     assert any(want in line for line in driver_lines), f"expected the {want} driver; output:\n{s.output}"
     return s
+
+
+
+@pytest.fixture
+def magnetar(driver):
+    """magnetar(record=None, block=64, period=256, extra=(), env=None) → a booted server on ``driver``;
+    quit at teardown.
+    A server that died (other than by /quit) fails the test."""
+    started = []
+
+    def _boot(record: Path | None = None, block: int = 64, period: int = 256, extra: tuple[str, ...] = (),
+              env: dict[str, str] | None = None):
+        try:
+            s = boot_magnetar(driver, block=block, period=period, record=record, extra=extra, env=env)
+        except BootError as e:
+            pytest.fail(f"magnetar did not boot: {e}", pytrace=False)
+        started.append(s)
+        return s
+
+    yield _boot
+    crashed = [s for s in started if s.proc is not None and s.proc.poll() not in (None, 0)]
+    for s in started:
+        quit_server(s)
+    if crashed:
+        s = crashed[0]
+        pytest.fail(f"magnetar exited with status {s.proc.returncode}:\n{s.output[-4000:]}", pytrace=False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,6 +63,19 @@ const ASYNC_COMMANDS: &[&str] = &[
 /// Asynchronous buffer commands that work on the contents a buffer has.
 const READS_CONTENTS: &[&str] = &["/b_read", "/b_readChannel", "/b_write", "/b_gen", "/b_zero"];
 
+/// Hands `f` every def of `defs` that no synth holds any more (the list's
+/// reference is the last), so that the last reference is never dropped here.
+fn take_unused(defs: &mut Vec<Arc<GraphDef>>, mut f: impl FnMut(Arc<GraphDef>)) {
+    let mut i = 0;
+    while i < defs.len() {
+        if Arc::strong_count(&defs[i]) == 1 {
+            f(defs.swap_remove(i));
+        } else {
+            i += 1;
+        }
+    }
+}
+
 /// Seconds from 1900 (OSC/NTP epoch) to 1970 (Unix epoch).
 const NTP_UNIX_OFFSET: u64 = 2_208_988_800;
 
@@ -298,16 +311,17 @@ impl Audio {
         // nothing and only sends the buffer's header.
         let needs_contents = READS_CONTENTS.contains(&name);
         if is_async {
-            // A buffer that streams: what the disk side has queued for it is
-            // done before the command touches the buffer or its file.
-            let disk_barrier = if name.starts_with("/b_") {
-                let bufnum = msg.args.first().and_then(OscArg::as_i32).unwrap_or(-1);
-                usize::try_from(bufnum)
-                    .ok()
-                    .and_then(|b| self.disk.barrier(&mut self.engine.world, self.sample_time, b))
+            // The buffer the command itself will work on (a value that is
+            // not a number reads as 0, as in scsynth).
+            let bufnum = if name.starts_with("/b_") {
+                usize::try_from(magnetar_engine::args::first_i32(&msg.args, 0)).ok()
             } else {
                 None
             };
+            // A buffer that streams: what the disk side has queued for it is
+            // done before the command touches the buffer or its file.
+            let disk_barrier =
+                bufnum.and_then(|b| self.disk.barrier(&mut self.engine.world, self.sample_time, b));
             let mut request = Box::new(AsyncRequest {
                 msg,
                 from: from.clone(),
@@ -316,11 +330,10 @@ impl Audio {
                 disk_barrier,
             });
             if needs_contents {
-                // The number the command itself will read (a value that is
-                // not a number reads as 0, as in scsynth).
-                let bufnum = magnetar_engine::args::first_i32(&request.msg.args, 0);
-                if let Some(buf) = usize::try_from(bufnum).ok().and_then(|b| self.engine.world.buffers.get(b)) {
-                    request.header = Some((bufnum as usize, header_of(buf)));
+                if let Some(b) = bufnum {
+                    if let Some(buf) = self.engine.world.buffers.get(b) {
+                        request.header = Some((b, header_of(buf)));
+                    }
                 }
             }
             self.send(FromAudio::Async(request));
@@ -503,24 +516,12 @@ impl Audio {
         // Defs `/d_freeAll` let go of go to the control thread to be dropped
         // once no synth here uses them (the last reference is never the
         // audio thread's).
-        let mut i = 0;
-        while i < self.engine.freed_defs.len() {
-            if Arc::strong_count(&self.engine.freed_defs[i]) == 1 {
-                let def = self.engine.freed_defs.swap_remove(i);
-                self.send(FromAudio::Garbage(Garbage::Def(def)));
-            } else {
-                i += 1;
-            }
-        }
-        let mut i = 0;
-        while i < self.engine.removed_defs.len() {
-            if Arc::strong_count(&self.engine.removed_defs[i]) == 1 {
-                let def = self.engine.removed_defs.swap_remove(i);
-                self.send(FromAudio::DefRemoved(def));
-            } else {
-                i += 1;
-            }
-        }
+        let mut freed = std::mem::take(&mut self.engine.freed_defs);
+        take_unused(&mut freed, |def| self.send(FromAudio::Garbage(Garbage::Def(def))));
+        self.engine.freed_defs = freed;
+        let mut removed = std::mem::take(&mut self.engine.removed_defs);
+        take_unused(&mut removed, |def| self.send(FromAudio::DefRemoved(def)));
+        self.engine.removed_defs = removed;
         self.flush_log();
     }
 

@@ -15,6 +15,11 @@ command -v sox >/dev/null || need_apt+=(sox)
 # boost.interprocess headers: the server's shared memory segment (crates/shm).
 [ -e /usr/include/boost/interprocess/managed_shared_memory.hpp ] || need_apt+=(libboost-dev)
 command -v g++ >/dev/null || need_apt+=(g++)
+# SuperCollider's plugin interface headers and FFTW (single precision), to build the
+# plugin host (crates/plugin); sc3-plugins' UGens, which it loads and tests/compat renders.
+[ -e /usr/include/SuperCollider/plugin_interface/SC_PlugIn.h ] || need_apt+=(supercollider-dev)
+[ -e /usr/include/fftw3.h ] || need_apt+=(libfftw3-dev)
+[ -e /usr/lib/SuperCollider/plugins/MdaUGens.so ] || need_apt+=(sc3-plugins-server)
 # sclang, for the session suite in tests/sclang.
 command -v sclang >/dev/null || need_apt+=(supercollider-language)
 if [ ${#need_apt[@]} -gt 0 ]; then

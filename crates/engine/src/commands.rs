@@ -175,13 +175,39 @@ impl Engine {
             "/n_trace" => self.cmd_n_trace(&mut args),
             "/status" => self.cmd_status(&mut args),
             "/rtMemoryStatus" => self.cmd_rt_memory_status(),
-            "/cmd" | "/u_cmd" => Err("no plugin command handles this".into()),
+            "/cmd" => self.cmd_plugin(&msg.args),
+            "/u_cmd" => self.cmd_u_cmd(&msg.args),
             // Handled by the server around the engine (or meaningless in NRT).
             "/nrt_end" | "/none" | "/sync" | "/dumpOSC" | "/clearSched" | "/error" | "/notify" | "/version" => Ok(()),
             n if n.starts_with("/b_") => return self.cmd_buffer(n, &mut args),
             _ => Err("Command not found".into()),
         };
         r.map_err(fail)
+    }
+
+    /// `/cmd name args...`: a command a UGen plugin defined.
+    fn cmd_plugin(&mut self, all: &[OscArg]) -> CmdResult {
+        let name = all.first().and_then(OscArg::as_str).ok_or_else(|| "no command name".to_string())?;
+        let handler = crate::plugin_hooks::plugin_command_handler().ok_or_else(|| "Command not found".to_string())?;
+        let args = crate::plugin_hooks::encode_args(&all[1..]);
+        let done = handler(name, &args, &mut self.world)?;
+        for name in done {
+            self.replies.push(OscMessage::new("/done", vec![OscArg::Str(name)]));
+        }
+        Ok(())
+    }
+
+    /// `/u_cmd node unit name args...`: a command a plugin defined for one
+    /// of its units, run on that unit of a running synth.
+    fn cmd_u_cmd(&mut self, all: &[OscArg]) -> CmdResult {
+        let node = all.first().and_then(OscArg::as_i32).unwrap_or(0);
+        let unit = all.get(1).and_then(OscArg::as_i32).unwrap_or(-1);
+        let name = all.get(2).and_then(OscArg::as_str).ok_or_else(|| "no command name".to_string())?;
+        let idx = self.tree.lookup(node).ok_or_else(|| format!("Node {node} not found"))?;
+        let args = crate::plugin_hooks::encode_args(&all[3..]);
+        let world = &mut self.world;
+        let synth = self.tree.synth_to_run(idx).ok_or_else(|| format!("Node {node} is not a synth"))?;
+        synth.unit_command(world, &mut self.scratch, unit, name, &args)
     }
 
     /// scsynth's node reference: an id, or a string of steps (`h` head, `t`

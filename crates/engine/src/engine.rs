@@ -224,7 +224,7 @@ pub struct Engine {
     pub latency: Box<GraphLatency>,
     /// Audio wires of the synth being computed (shared: they only hold a
     /// value within one synth's block).
-    scratch: Vec<f32>,
+    pub(crate) scratch: Vec<f32>,
     scratch_ended: Vec<i32>,
 }
 

@@ -149,6 +149,8 @@ struct Proto<'a> {
     pure: bool,
     /// Draws from (or reseeds) its synth's random generator.
     draws: bool,
+    /// A plugin's unit: foreign code, which runs in order.
+    foreign: bool,
 }
 
 impl GraphDef {
@@ -165,7 +167,8 @@ impl GraphDef {
             // A demand-rate operator pulls values from its inputs: it is no pure function of a block.
             let pure = registry.is_pure(&spec.name, spec.special_index) && rate != Rate::Demand;
             let draws = registry.draws_random(&spec.name, spec.special_index);
-            protos.push(Proto { spec, rate, ctor, pure, draws });
+            let foreign = registry.is_foreign(&spec.name);
+            protos.push(Proto { spec, rate, ctor, pure, draws, foreign });
         }
 
         let groups = schedule(&protos, registry);
@@ -565,6 +568,11 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
     };
     let mut writers = 0;
     for p in protos {
+        // Plugin code may keep state shared between its units: synths
+        // using it run in order, on the thread that runs the group.
+        if p.foreign {
+            return false;
+        }
         // Scalar-rate units compute once, when the synth is built (its first
         // block, which runs in order): `Rand.ir` draws there, not per block.
         if p.pure || (p.rate == Rate::Scalar && !matches!(p.spec.name.as_str(), "Out" | "ReplaceOut" | "XOut" | "OffsetOut")) {

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod graph_def;
 pub mod node_tree;
 pub mod parallel;
+pub mod plugin_hooks;
 pub mod queries;
 pub mod synth;
 pub mod wire_bufs;

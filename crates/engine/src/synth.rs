@@ -146,6 +146,45 @@ impl Synth {
         self.leave_rgen(world);
     }
 
+    /// Runs unit command `name` (`/u_cmd`) on unit `unit` (its index in
+    /// the def), between blocks.
+    pub fn unit_command(&mut self, world: &mut World, scratch: &mut [f32], unit: i32, name: &str, args: &[u8]) -> Result<(), String> {
+        let def = Arc::clone(&self.def);
+        let u = usize::try_from(unit).ok().filter(|&u| u < def.units.len()).ok_or_else(|| format!("Unit index {unit} out of range"))?;
+        if !self.is_constructed() {
+            return Err("the synth has not computed its first block yet".into());
+        }
+        let si = def.step_of_unit[u] as usize;
+        let step = &def.steps[si];
+        if step.lanes != 1 || step.unit as usize != u || si >= self.units.len() {
+            return Err(format!("unit {unit} has no command {name}"));
+        }
+        assert!(scratch.len() >= def.scratch_len, "scratch smaller than the def needs");
+        let bs = world.block_size;
+        let rate = if step.audio { world.full_rate } else { world.buf_rate };
+        let block = world.buf_rate;
+        self.enter_rgen(world);
+        self.local_bufs(world, true);
+        let base = self.wires.as_mut_ptr();
+        // SAFETY: as in `construct`: the def placed every wire inside the
+        // synth's array or the scratch (checked above), outputs apart.
+        let mut io = unsafe { Wires::new(base, scratch.as_mut_ptr(), &step.inputs, &step.outputs, bs, 1) };
+        let (before, rest) = self.units.split_at_mut(si);
+        let mut runner = DemandUnits { units: before, def: &def, base, scratch: scratch.as_mut_ptr(), block: &block, block_size: bs };
+        let mut cx = UnitCtx::new(world, &mut self.ctx, &rate, &mut self.done, u);
+        if def.has_demand {
+            cx.demand = Some(&mut runner);
+        }
+        let handled = rest[0].command(name, args, &mut io, &mut cx);
+        self.local_bufs(world, false);
+        self.leave_rgen(world);
+        if handled {
+            Ok(())
+        } else {
+            Err(format!("unit {unit} has no command {name}"))
+        }
+    }
+
     /// Computes one block.
     pub fn calc(&mut self, world: &mut World, scratch: &mut [f32]) {
         self.calc_watched(world, scratch, |_, _, _, _| {});

@@ -35,6 +35,11 @@ pub struct Cli {
     pub threads: Option<usize>,
     /// magnetar's own long options `--disk-threads` and `--disk-scheduling`.
     pub disk: crate::disk::DiskOptions,
+    /// `--plugins 0` loads no UGen plugins.
+    pub plugins: bool,
+    /// `--prefer-plugins all|Name,Name...`: plugins' units instead of
+    /// magnetar's for these names.
+    pub prefer_plugins: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -80,7 +85,9 @@ usage: magnetar [options]
    -L                                  lock memory
    -H <hardware-device-name>
    -V <verbosity>                      0 normal, -1 quieter, -2 quietest
-   -U <ugen-plugins-path>              accepted for compatibility
+   -U <ugen-plugins-path>              where to look for UGen plugins, directories separated by ':'
+                                       (default: scsynth's plugin directory, then the system's and
+                                       the user's SuperCollider Extensions directories)
    -P <restricted-path>                file commands may only touch files under it
    -T <threads>                        threads for parallel groups (default: number of cores)
    -g <random generator per synth? 1 or 0> (default 0: synths share the world's, as in scsynth;
@@ -93,6 +100,9 @@ usage: magnetar [options]
    --disk-scheduling <need|fcfs>       need (default): the stream closest to running dry first,
                                        woken at a low watermark, real-time priority below a
                                        critical one; fcfs: arrival order, woken for each half
+   --plugins <1 or 0>                  load scsynth UGen plugins (default 1)
+   --prefer-plugins <all|Name,...>     the plugins' units instead of magnetar's for these names
+                                       (scsynth's own plugins are loaded only with this option)
 ";
 
 fn parse_num<T: std::str::FromStr>(flag: &str, value: &str, what: &'static str) -> Result<T, CliError> {
@@ -119,6 +129,8 @@ impl Cli {
             device_name: None,
             threads: None,
             disk: crate::disk::DiskOptions::default().with_env(),
+            plugins: true,
+            prefer_plugins: None,
         };
         let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
         let mut i = 0;
@@ -136,6 +148,14 @@ impl Cli {
                             CliError::BadValue { flag: flag.into(), value: v.into(), what: "scheduling (need or fcfs)" }
                         })?;
                     }
+                    "plugins" => {
+                        cli.plugins = match v {
+                            "1" => true,
+                            "0" => false,
+                            _ => return Err(CliError::BadValue { flag: flag.into(), value: v.into(), what: "choice (1 or 0)" }),
+                        };
+                    }
+                    "prefer-plugins" => cli.prefer_plugins = Some(v.into()),
                     _ => return Err(CliError::InvalidOption(flag.into())),
                 }
                 i += 2;

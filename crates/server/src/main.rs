@@ -25,14 +25,17 @@ fn main() {
     if std::env::var_os("MAGNETAR_SCALAR_KERNELS").is_some_and(|v| v == "1") {
         magnetar_ugens::vector::set_scalar_only(true);
     }
+    load_plugins(&cli);
     if cli.nrt.is_some() {
-        match nrt::render(&cli) {
-            Ok(_) => std::process::exit(0),
+        let code = match nrt::render(&cli) {
+            Ok(_) => 0,
             Err(e) => {
                 eprintln!("NRT synthesis failed: {e}");
-                std::process::exit(1);
+                1
             }
-        }
+        };
+        finish_plugins();
+        std::process::exit(code);
     }
     // Syscall guard on the audio thread and DSP helpers (README).
     let guard = magnetar_rt::sysguard::mode_from_env();
@@ -41,8 +44,28 @@ fn main() {
         eprintln!("MAGNETAR_RT_GUARD: {e}");
     }
     let code = realtime::run(&cli);
+    finish_plugins();
     if magnetar_rt::sysguard::active() {
         eprintln!("{}", magnetar_rt::sysguard::report());
     }
     std::process::exit(code);
+}
+
+/// Loads the UGen plugins (README: plugins) and lets every unit registry
+/// the engine builds include their units.
+fn load_plugins(cli: &Cli) {
+    let options = magnetar_plugin::Options {
+        ugen_plugins_path: cli.ugen_plugin_path.clone(),
+        prefer: cli.prefer_plugins.as_deref().map(magnetar_plugin::Prefer::parse).unwrap_or_default(),
+        disabled: !cli.plugins,
+    };
+    magnetar_plugin::load(&options);
+    magnetar_ugens::registry::set_extension(magnetar_plugin::install);
+    magnetar_engine::plugin_hooks::set_plugin_command_handler(magnetar_plugin::plugin_command_handler);
+}
+
+/// Prints what plugin units queued and lets libraries stop their threads.
+fn finish_plugins() {
+    magnetar_plugin::flush_prints();
+    magnetar_plugin::unload_all();
 }

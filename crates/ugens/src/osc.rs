@@ -13,7 +13,7 @@ mod feedback;
 mod freeverb;
 mod gverb;
 mod pluck;
-pub(crate) mod tables;
+pub mod tables;
 
 pub use banks::{Klang, Klank};
 pub use feedback::SinOscFB;

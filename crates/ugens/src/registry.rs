@@ -1,7 +1,8 @@
 //! Name → constructor table for every UGen magnetar knows.
 
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 pub type UnitCtor = fn(&UnitSpec<'_>, &mut Wires<'_>, &mut UnitCtx<'_>) -> Box<dyn Unit>;
 
@@ -57,6 +58,19 @@ pub struct Registry {
     ctors: HashMap<&'static str, UnitCtor>,
     batches: HashMap<&'static str, BatchEntry>,
     lanes: HashMap<&'static str, LaneKernel>,
+    /// Names whose units are foreign code (plugins): never pure, never
+    /// batched, kept in order.
+    foreign: HashSet<&'static str>,
+}
+
+/// Registers units from outside this crate (the server's plugin host) in
+/// every registry [`Registry::with_all`] builds; set once, at boot.
+static EXTENSION: OnceLock<fn(&mut Registry)> = OnceLock::new();
+
+/// Installs `f` as the extension every new registry runs (see
+/// [`EXTENSION`]); a second call is ignored and returns false.
+pub fn set_extension(f: fn(&mut Registry)) -> bool {
+    EXTENSION.set(f).is_ok()
 }
 
 /// UGens that only read their inputs and write their outputs (and their own
@@ -121,7 +135,28 @@ impl Registry {
         crate::ui::register(&mut r);
         crate::disk::register(&mut r);
         crate::fault_test::register_if_enabled(&mut r);
+        if let Some(extend) = EXTENSION.get() {
+            extend(&mut r);
+        }
         r
+    }
+
+    /// Registers a foreign unit (a plugin's) under `name`. An existing
+    /// unit of that name stays unless `replace`, which also drops its
+    /// batch and lane kernels.
+    pub fn add_foreign(&mut self, name: &'static str, ctor: UnitCtor, replace: bool) {
+        if self.ctors.contains_key(name) && !replace {
+            return;
+        }
+        self.ctors.insert(name, ctor);
+        self.batches.remove(name);
+        self.lanes.remove(name);
+        self.foreign.insert(name);
+    }
+
+    /// Whether `name` is a foreign (plugin) unit.
+    pub fn is_foreign(&self, name: &str) -> bool {
+        self.foreign.contains(name)
     }
 
     /// Registers `T` under `name`.
@@ -158,6 +193,9 @@ impl Registry {
 
     /// Whether a unit may be reordered freely within its data dependencies.
     pub fn is_pure(&self, name: &str, special_index: i16) -> bool {
+        if self.is_foreign(name) {
+            return false;
+        }
         match name {
             "UnaryOpUGen" => !RANDOM_UNARY_OPS.contains(&special_index),
             "BinaryOpUGen" => !RANDOM_BINARY_OPS.contains(&special_index),
@@ -170,6 +208,10 @@ impl Registry {
     /// Whether a unit draws from the random generator its synth uses (the
     /// noise units, the random operators, and `RandSeed`, which reseeds it).
     pub fn draws_random(&self, name: &str, special_index: i16) -> bool {
+        if self.is_foreign(name) {
+            // Unknown: `foreign` already keeps such units in order.
+            return false;
+        }
         match name {
             "UnaryOpUGen" => RANDOM_UNARY_OPS.contains(&special_index),
             "BinaryOpUGen" => RANDOM_BINARY_OPS.contains(&special_index),

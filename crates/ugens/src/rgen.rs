@@ -2,7 +2,9 @@
 //! generator ("taus88"), with the same seeding and the same float
 //! conversions as SuperCollider's, so that distributions match.
 
-/// 12 bytes of state; cheap to copy into registers in inner loops.
+/// 12 bytes of state; cheap to copy into registers in inner loops. C layout:
+/// plugins read it as SuperCollider's `RGen`.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RGen {
     pub s1: u32,

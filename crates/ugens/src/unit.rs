@@ -366,6 +366,13 @@ pub trait Unit: AsAny + Send + 'static {
     /// Called once when the synth is freed, for units that still owe the
     /// world something (OffsetOut writes the samples it held back).
     fn dtor(&mut self, _cx: &mut UnitCtx<'_>) {}
+
+    /// Runs unit command `name` (`/u_cmd`), `args` being the command's OSC
+    /// arguments from their type tag string on. False when the unit has no
+    /// such command (only plugin units have any).
+    fn command(&mut self, _name: &str, _args: &[u8], _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> bool {
+        false
+    }
 }
 
 /// A unit generator the registry can build from a SynthDef entry. The

@@ -1,0 +1,29 @@
+//! What the engine needs from the server's UGen plugin host, which it
+//! does not depend on: the handler of plugin commands (`/cmd`), set at boot.
+
+use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_ugens::World;
+use std::sync::OnceLock;
+
+/// Runs plugin command `name` with its OSC arguments (from their type tag
+/// string on); returns the names to answer `/done` for, or why it failed.
+pub type PluginCommandHandler = fn(&str, &[u8], &mut World) -> Result<Vec<String>, String>;
+
+static HANDLER: OnceLock<PluginCommandHandler> = OnceLock::new();
+
+/// Installs the handler of `/cmd`; a second call is ignored.
+pub fn set_plugin_command_handler(f: PluginCommandHandler) {
+    let _ = HANDLER.set(f);
+}
+
+pub(crate) fn plugin_command_handler() -> Option<PluginCommandHandler> {
+    HANDLER.get().copied()
+}
+
+/// `args` as the argument part of an OSC message (the type tag string and
+/// the values), the block a plugin's argument iterator reads.
+pub(crate) fn encode_args(args: &[OscArg]) -> Vec<u8> {
+    let bytes = OscMessage::new("/", args.to_vec()).encode();
+    // The address "/" takes the first four bytes.
+    bytes.get(4..).map(<[u8]>::to_vec).unwrap_or_default()
+}

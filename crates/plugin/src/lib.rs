@@ -1,0 +1,102 @@
+//! Hosts SuperCollider's scsynth UGen plugins (plugin interface API
+//! version 3, SuperCollider 3.10 to 3.13) inside magnetar.
+//!
+//! [`load`] finds plugin libraries where scsynth looks for them, refuses
+//! those that do not fit (no `load`, another API version, supernova
+//! builds) with a message naming the file, and calls each one's `load`
+//! with an interface table ([`table`]) whose functions reach magnetar's
+//! real-time pool, buffers, replies and random generators. [`install`]
+//! then registers a [`ForeignUnit`](unit::ForeignUnit) constructor for
+//! each unit name a plugin defines and magnetar lacks (or, with
+//! [`Prefer`], for names the plugins should take over).
+//!
+//! This crate is the whole unsafe boundary to plugin code: the C structs
+//! plugins read (`ffi`), the table, and the unit that calls a plugin's
+//! constructor, calc functions and destructor. Calls into plugin code go
+//! through a C++ shim that stops C++ exceptions there.
+
+mod ffi;
+mod loader;
+mod print;
+mod table;
+mod unit;
+mod unit_cmds;
+
+pub use loader::{default_search_paths, unload_all, LoadReport, Options, Prefer, CORE_LIBRARIES};
+pub use print::flush as flush_prints;
+
+use magnetar_ugens::Registry;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A unit a plugin defined with `DefineUnit`.
+pub(crate) struct UnitDef {
+    pub name: &'static str,
+    /// Bytes of the plugin's unit struct (it starts with the C `Unit`).
+    pub alloc_size: usize,
+    pub ctor: ffi::UnitCtorFunc,
+    pub dtor: Option<ffi::UnitDtorFunc>,
+    /// `kUnitDef_CantAliasInputsToOutputs` and friends; magnetar never
+    /// aliases, so the flags change nothing.
+    #[allow(dead_code)]
+    pub flags: u32,
+    /// The file that defined it, for messages.
+    pub library: &'static str,
+}
+
+/// A `/cmd` command a plugin defined.
+pub(crate) struct PluginCmd {
+    pub func: ffi::PlugInCmdFunc,
+    pub user: usize,
+}
+
+/// Everything the plugins registered; fixed once loading is over.
+pub(crate) struct Host {
+    pub units: HashMap<&'static str, UnitDef>,
+    pub commands: HashMap<String, PluginCmd>,
+    pub prefer: Prefer,
+    pub table: &'static ffi::InterfaceTable,
+}
+
+static HOST: OnceLock<Host> = OnceLock::new();
+
+pub(crate) fn host() -> Option<&'static Host> {
+    HOST.get()
+}
+
+/// Finds and loads the plugins `options` names (see [`Options`]). Every
+/// library refused is reported on stderr with its file name; loading goes
+/// on with the next. Call once, at boot, before any registry is built.
+pub fn load(options: &Options) -> LoadReport {
+    let (host, report) = loader::load_all(options);
+    if HOST.set(host).is_err() {
+        eprintln!("plugins: already loaded; the second load is ignored");
+    }
+    report
+}
+
+/// Registers the loaded plugin units in `registry`: each name magnetar
+/// lacks, and each name the [`Prefer`] option hands to the plugins.
+pub fn install(registry: &mut Registry) {
+    let Some(host) = host() else { return };
+    for name in host.units.keys() {
+        let preferred = host.prefer.takes(name);
+        if registry.contains(name) && !preferred {
+            continue;
+        }
+        registry.add_foreign(name, unit::construct, preferred);
+    }
+}
+
+/// Whether a plugin defined `/cmd` command `name`.
+pub fn has_plugin_command(name: &str) -> bool {
+    host().is_some_and(|h| h.commands.contains_key(name))
+}
+
+pub use unit::{run_plugin_command, PluginCommandError};
+
+/// [`run_plugin_command`] with the error as text, the shape of the
+/// engine's plugin command handler.
+pub fn plugin_command_handler(name: &str, args: &[u8], world: &mut magnetar_ugens::World) -> Result<Vec<String>, String> {
+    run_plugin_command(name, args, world).map_err(|e| e.to_string())
+}

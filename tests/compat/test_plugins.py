@@ -1,0 +1,293 @@
+"""UGen plugins: units from Debian's sc3-plugins-server, loaded from the same `.so` files by
+scsynth and by magnetar, rendered bit for bit.
+
+magnetar loads the plugins from scsynth's plugin directory by default (its own units keep the
+names they have); each case names the library it exercises. Random units run after a RandSeed,
+so both servers draw the same numbers through the plugin interface's generator. Left out: units
+whose output depends on memory they never initialise (Streson, NLFiltN and SmoothDecimator read
+fields before setting them; scsynth does not clear unit memory, magnetar does) or on the C
+library's global rand() (Disintegrator) or on a generator seeded from the clock (DFM1)."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from supriya import ugens as U
+from supriya.ugens.core import UGen, param, ugen
+
+from nrt import (
+    SCSYNTH,
+    Score,
+    assert_same,
+    build,
+    case,
+    check_graph,
+    check_score,
+    magnetar_binary,
+    msg,
+)
+from sources import ksine, seeded, src
+
+PLUGINS = Path("/usr/lib/SuperCollider/plugins")
+pytestmark = pytest.mark.skipif(
+    not (PLUGINS / "MdaUGens.so").exists(), reason="sc3-plugins-server is not installed (scripts/setup.sh)"
+)
+
+
+def _unit(name, *, ar=True, kr=False, channels=1, **params):
+    """A UGen class named as the server knows it, with its inputs in the plugin's order."""
+    namespace = {"__module__": __name__}
+    namespace.update({key: param(value) for key, value in params.items()})
+    return ugen(ar=ar, kr=kr, channel_count=channels, fixed_channel_count=channels > 1)(type(name, (UGen,), namespace))
+
+
+# MdaUGens
+MdaPiano = _unit(
+    "MdaPiano", channels=2, freq=440.0, gate=1.0, vel=100.0, decay=0.8, release=0.8, hard=0.8, velhard=0.8,
+    muffle=0.8, velmuff=0.8, velcurve=0.8, stereo=0.2, tune=0.5, random=0.1, stretch=0.1, sustain=0.0,
+)
+# JPverb, Greyhole (DEINDUGens)
+JPverbRaw = _unit(
+    "JPverbRaw", channels=2, in1=0.0, in2=0.0, damp=0.0, earlydiff=0.707, highband=2000.0, highx=1.0,
+    lowband=500.0, lowx=1.0, mdepth=0.1, mfreq=2.0, midx=1.0, size=1.0, t60=1.0,
+)
+GreyholeRaw = _unit(
+    "GreyholeRaw", channels=2, in1=0.0, in2=0.0, damping=0.0, delaytime=2.0, diffusion=0.5, feedback=0.9,
+    moddepth=0.1, modfreq=2.0, size=1.0,
+)
+RMS = _unit("RMS", kr=True, input=0.0, lp_freq=10.0)
+DiodeRingMod = _unit("DiodeRingMod", car=0.0, mod=0.0)
+ComplexRes = _unit("ComplexRes", input=0.0, freq=100.0, decay=0.2)
+# VOSIM
+VOSIM = _unit("VOSIM", trig=0.1, freq=400.0, n_cycles=1.0, decay=0.9)
+# DWGPlucked
+DWGPlucked = _unit("DWGPlucked", freq=440.0, amp=0.5, gate=1.0, pos=0.14, c1=1.0, c3=30.0, inp=0.0, release=0.1)
+# SLUGens
+TwoTube = _unit("TwoTube", input=0.0, k=0.01, loss=1.0, d1length=100.0, d2length=100.0)
+Brusselator = _unit("Brusselator", channels=2, reset=0.0, rate=0.01, mu=1.0, gamma=1.0, initx=0.5, inity=0.5)
+DoubleWell = _unit("DoubleWell", reset=0.0, ratex=0.01, ratey=0.01, f=1.0, w=0.001, delta=1.0, initx=0.0, inity=0.0)
+LPCError = _unit("LPCError", input=0.0, p=10.0)
+# BhobFilt
+MoogLadder = _unit("MoogLadder", input=0.0, ffreq=440.0, res=0.0)
+RLPFD = _unit("RLPFD", input=0.0, ffreq=440.0, res=0.0, dist=0.0)
+# DistortionUGens
+Decimator = _unit("Decimator", input=0.0, rate=44100.0, bits=24.0)
+SineShaper = _unit("SineShaper", input=0.0, limit=1.0)
+CrossoverDistortion = _unit("CrossoverDistortion", input=0.0, amp=0.5, smooth=0.5)
+# MCLDChaosUGens
+Perlin3 = _unit("Perlin3", kr=True, x=0.0, y=0.0, z=0.0)
+RosslerL = _unit("RosslerL", channels=3, freq=22050.0, a=0.2, b=0.2, c=5.7, h=0.05, xi=0.1, yi=0.0, zi=0.0)
+# MCLDOscUGens
+SawDPW = _unit("SawDPW", kr=True, freq=440.0, iphase=0.0)
+# AntiAliasingOscillators
+BlitB3Saw = _unit("BlitB3Saw", freq=440.0, leak=0.99)
+DPW4Saw = _unit("DPW4Saw", freq=440.0)
+# AY_UGen
+AY = _unit(
+    "AY", tonea=1777.0, toneb=1666.0, tonec=1555.0, noise=1.0, control=7.0, vola=15.0, volb=15.0, volc=15.0,
+    envfreq=4.0, envstyle=1.0, chiptype=0.0,
+)
+# MembraneUGens
+MembraneCircle = _unit("MembraneCircle", excitation=0.0, tension=0.05, loss=0.99999)
+# BhobNoise
+LFBrownNoise1 = _unit("LFBrownNoise1", kr=True, freq=20.0, dev=1.0, dist=0.0)
+# MCLDDistortionUGens
+WaveLoss = _unit("WaveLoss", input=0.0, drop=20.0, outof=40.0, mode=1.0)
+Squiz = _unit("Squiz", input=0.0, pitchratio=2.0, zcperchunk=1.0, memlen=0.1)
+# RMEQSuite
+RMEQ = _unit("RMEQ", input=0.0, freq=440.0, rq=0.1, k=0.0)
+RMShelf = _unit("RMShelf", input=0.0, freq=440.0, k=0.0)
+# BhobChaos
+Gbman2DN = _unit("Gbman2DN", minfreq=11025.0, maxfreq=22050.0, x0=1.2, y0=2.1)
+# NCAnalysisUGens
+WalshHadamard = _unit("WalshHadamard", input=0.0, which=0.0)
+# StkUGens
+StkBowed = _unit(
+    "StkBowed", freq=220.0, bowpressure=64.0, bowposition=64.0, vibfreq=64.0, vibgain=64.0, loudness=64.0,
+    gate=1.0, attackrate=1.0, decayrate=1.0,
+)
+# LoopBuf (a buffer)
+LoopBuf = _unit(
+    "LoopBuf", bufnum=0.0, rate=1.0, gate=1.0, start_pos=0.0, start_loop=0.0, end_loop=0.0, interpolation=2.0
+)
+
+
+def kgate(rate=3.0):
+    """A control-rate gate that opens and closes `rate` times a second."""
+    return U.LFPulse.kr(frequency=rate, width=0.5)
+
+
+SINE_TABLE = (msg("/b_alloc", 0, 2048), msg("/b_gen", 0, "sine1", 3, 1.0, 0.5, 0.33, 0.25))
+
+CASES = [
+    case("MdaUGens.MdaPiano", lambda b: MdaPiano.ar(freq=ksine(300.0, 100.0, 2.0), gate=kgate(), random=0.0)),
+    case("JPverb.JPverbRaw", lambda b: JPverbRaw.ar(in1=src() * 0.3, in2=U.Pulse.ar(frequency=55.0) * 0.2, t60=2.0, size=0.8)),
+    case("Greyhole.GreyholeRaw", lambda b: GreyholeRaw.ar(in1=src() * 0.3, in2=src() * 0.2, delaytime=0.3, feedback=0.5)),
+    case("RMS.RMS", lambda b: RMS.ar(input=src(), lp_freq=20.0)),
+    case("DiodeRingMod.DiodeRingMod", lambda b: DiodeRingMod.ar(car=U.SinOsc.ar(frequency=440.0), mod=src())),
+    case("complexRes.ComplexRes", lambda b: ComplexRes.ar(input=src() * 0.1, freq=ksine(800.0, 300.0, 1.5), decay=0.1)),
+    case("VOSIM.VOSIM", lambda b: VOSIM.ar(trig=U.Impulse.ar(frequency=100.0), freq=ksine(800.0, 200.0, 1.0), n_cycles=3.0, decay=0.8)),
+    case("DWGPlucked.DWGPlucked", lambda b: DWGPlucked.ar(freq=220.0, gate=kgate(2.0), inp=U.Impulse.ar(frequency=2.0) * 0.5)),
+    case("SLUGens.TwoTube", lambda b: TwoTube.ar(input=U.Impulse.ar(frequency=5.0), k=0.2, loss=0.99, d1length=60.0, d2length=90.0)),
+    case("SLUGens.Brusselator", lambda b: Brusselator.ar(rate=0.05, mu=1.3)),
+    case("SLUGens.DoubleWell", lambda b: DoubleWell.ar(ratex=0.05, ratey=0.05, f=0.5, w=0.05)),
+    case("SLUGens.LPCError", lambda b: LPCError.ar(input=src(), p=ksine(8.0, 4.0, 1.0))),
+    case("BhobFilt.MoogLadder", lambda b: MoogLadder.ar(input=src(), ffreq=ksine(1500.0, 1000.0, 2.0), res=0.5)),
+    case("BhobFilt.RLPFD", lambda b: RLPFD.ar(input=src(), ffreq=ksine(1500.0, 1000.0, 2.0), res=0.5, dist=0.3)),
+    case("DistortionUGens.Decimator", lambda b: Decimator.ar(input=src(), rate=ksine(8000.0, 4000.0, 1.0), bits=6.0)),
+    case("DistortionUGens.SineShaper", lambda b: SineShaper.ar(input=src() * 2.0, limit=0.6)),
+    case("DistortionUGens.CrossoverDistortion", lambda b: CrossoverDistortion.ar(input=src(), amp=0.4, smooth=0.3)),
+    # Perlin3 reads every input as a block: all three are audio rate.
+    case("MCLDChaosUGens.Perlin3", lambda b: Perlin3.ar(x=U.LFSaw.ar(frequency=3.0) * 4.0, y=U.SinOsc.ar(frequency=0.7), z=U.LFTri.ar(frequency=0.2))),
+    case("MCLDChaosUGens.RosslerL", lambda b: RosslerL.ar(freq=8000.0)),
+    case("MCLDOscUGens.SawDPW", lambda b: SawDPW.ar(freq=ksine(300.0, 200.0, 1.0))),
+    case("AntiAliasingOscillators.BlitB3Saw", lambda b: BlitB3Saw.ar(freq=ksine(500.0, 300.0, 1.0))),
+    case("AntiAliasingOscillators.DPW4Saw", lambda b: DPW4Saw.ar(freq=ksine(700.0, 300.0, 1.0))),
+    case("AY_UGen.AY", lambda b: AY.ar(tonea=ksine(1200.0, 400.0, 1.0), control=3.0, envstyle=10.0)),
+    case("MembraneUGens.MembraneCircle", lambda b: MembraneCircle.ar(excitation=U.Impulse.ar(frequency=4.0) * 0.5, tension=0.05, loss=0.9999)),
+    case("BhobNoise.LFBrownNoise1-seeded", seeded(lambda b: LFBrownNoise1.ar(freq=200.0, dev=0.5))),
+    # Mode 2 drops cycles at random, drawing from the synth's generator (the graph's RGen).
+    case("MCLDDistortionUGens.WaveLoss-seeded", seeded(lambda b: WaveLoss.ar(input=src(), drop=10.0, outof=30.0, mode=2.0))),
+    case("MCLDDistortionUGens.Squiz", lambda b: Squiz.ar(input=src(), pitchratio=1.5, zcperchunk=2.0)),
+    case("RMEQSuite.RMEQ", lambda b: RMEQ.ar(input=src(), freq=ksine(900.0, 400.0, 1.0), rq=0.3, k=6.0)),
+    case("RMEQSuite.RMShelf", lambda b: RMShelf.ar(input=src(), freq=1200.0, k=-6.0)),
+    case("BhobChaos.Gbman2DN", lambda b: Gbman2DN.ar(minfreq=2000.0, maxfreq=6000.0)),
+    case("NCAnalysisUGens.WalshHadamard", lambda b: WalshHadamard.ar(input=src(), which=5.0)),
+    case("StkUGens.StkBowed", lambda b: StkBowed.ar(freq=220.0, gate=kgate(2.0))),
+    case(
+        "LoopBuf.LoopBuf-buffer",
+        lambda b: LoopBuf.ar(bufnum=0.0, rate=ksine(1.0, 0.3, 1.0), start_loop=100.0, end_loop=1500.0),
+        setup=SINE_TABLE,
+    ),
+]
+
+
+@pytest.mark.parametrize("fn,kw", CASES)
+def test_plugin_unit_matches_scsynth(tmp_path, fn, kw):
+    check_graph(tmp_path, fn, exact=True, **kw)
+
+
+# --- an FFT chain --------------------------------------------------------------------------------
+#
+# FFT and IFFT come from scsynth's own FFT_UGens.so here (`--prefer-plugins FFT,IFFT`), so that
+# the transforms are the ones scsynth computes (FFTW through the plugin interface's scfft
+# functions); the PV and analysis units in between are sc3-plugins'.
+
+PV_Invert = _unit("PV_Invert", ar=False, kr=True, buffer=0.0)
+PV_MagMinus = _unit("PV_MagMinus", ar=False, kr=True, buffer_a=0.0, buffer_b=0.0, remove=1.0)
+FFTPower = _unit("FFTPower", ar=False, kr=True, buffer=0.0, square=1.0)
+FFTFlux = _unit("FFTFlux", ar=False, kr=True, buffer=0.0, normalise=1.0)
+FFTCrest = _unit("FFTCrest", ar=False, kr=True, buffer=0.0, freqlo=0.0, freqhi=50000.0)
+
+FFT_SETUP = (msg("/b_alloc", 10, 1024), msg("/b_alloc", 11, 1024), msg("/b_alloc", 12, 1024))
+
+
+def fft_chain(b):
+    a = U.FFT.kr(buffer_id=10, source=src())
+    power = FFTPower.kr(buffer=a)
+    flux = FFTFlux.kr(buffer=a)
+    crest = FFTCrest.kr(buffer=a, freqlo=200.0, freqhi=8000.0)
+    other = U.FFT.kr(buffer_id=11, source=U.SinOsc.ar(frequency=600.0) * 0.3)
+    a = PV_MagMinus.kr(buffer_a=a, buffer_b=other, remove=0.5)
+    a = PV_Invert.kr(buffer=a)
+    return [U.IFFT.ar(pv_chain=a), U.K2A.ar(source=power), U.K2A.ar(source=flux), U.K2A.ar(source=crest)]
+
+
+def test_fft_chain_through_plugins_matches_scsynth(tmp_path):
+    # PV_Invert draws from the synth's generator for bins near silence: seeded.
+    check_graph(tmp_path, seeded(fft_chain), setup=FFT_SETUP, exact=True, dut_options=["--prefer-plugins", "FFT,IFFT"])
+
+
+# --- a unit command ------------------------------------------------------------------------------
+#
+# FeatureSave (SCMIRUGens) defines its commands in its constructor; `/u_cmd node unit createfile
+# path` opens the file its unit writes each control block's features to, `closefile` finishes it.
+
+FeatureSave = _unit("FeatureSave", ar=False, kr=True, count=0.0, trig=0.0, f1=0.0, f2=0.0)
+
+
+def test_unit_command_runs_the_plugins_command(tmp_path):
+    def body(b):
+        feat = FeatureSave.kr(count=2.0, trig=1.0, f1=U.LFSaw.kr(frequency=3.0), f2=U.SinOsc.kr(frequency=5.0))
+        U.Out.ar(bus=0, source=U.SinOsc.ar(frequency=440.0) * 0.1)
+        return feat
+
+    sd = build("featuresave", body)
+    index = next(i for i, u in enumerate(sd.ugens) if type(u).__name__ == "FeatureSave")
+    score = Score([sd])
+    score.add(0.0, msg("/s_new", "featuresave", 1000, 0, 0))
+    score.add(0.01, msg("/u_cmd", 1000, index, "createfile", "{dir}/features.bin"))
+    score.add(0.2, msg("/u_cmd", 1000, index, "closefile"))
+    score.end(0.3)
+    pair, _, _ = check_score(tmp_path, score, channels=1)
+    ref = (pair.ref.workdir / "features.bin").read_bytes()
+    dut = (pair.dut.workdir / "features.bin").read_bytes()
+    assert len(ref) > 100, "scsynth wrote no features"
+    assert dut == ref
+
+
+# --- scsynth's own plugins, preferred over magnetar's units --------------------------------------
+
+
+def _sample(module, name, every):
+    """Every `every`-th case of an existing compat list."""
+    cases = getattr(__import__(module), name)
+    return [c for i, c in enumerate(cases) if i % every == 0]
+
+
+CORE_CASES = [
+    *_sample("test_ugens_filters", "CASES", 8),
+    *_sample("test_ugens_chaos", "CHAOS", 12),
+    *_sample("test_ugens_demand", "CASES", 6),
+    *_sample("test_ugens_fft", "ROUND_TRIPS", 4),
+    *_sample("test_ugens_osc", "CASES", 10),
+    *_sample("test_ugens_noise", "CASES", 8),
+]
+
+
+@pytest.mark.parametrize("fn,kw", CORE_CASES)
+def test_core_plugins_preferred_render_existing_cases_like_scsynth(tmp_path, fn, kw):
+    """With `--prefer-plugins all` every name scsynth's own plugins define runs as that plugin
+    inside magnetar (the engine keeps only its control and local units): cases of the compat
+    suite render bit for bit, the FFT round trips included (FFTW through scfft)."""
+    kw = {k: v for k, v in kw.items() if k not in ("min_snr_db", "exact")}
+    check_graph(tmp_path, fn, exact=True, dut_options=["--prefer-plugins", "all"], **kw)
+
+
+# --- a library that does not fit ----------------------------------------------------------------
+
+
+def test_bad_plugins_are_refused_by_name_and_the_server_boots(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    # A supernova build (its server_type says so), under a name that does not.
+    shutil.copy(PLUGINS / "AY_UGen_supernova.so", plugins / "Disguised.so")
+    # A shared library without the plugin entry points.
+    libm = next(p for p in (Path("/lib/x86_64-linux-gnu/libm.so.6"), Path("/usr/lib/x86_64-linux-gnu/libm.so.6")) if p.exists())
+    shutil.copy(libm, plugins / "NotAPlugin.so")
+    # A file that is no library at all.
+    (plugins / "Broken.so").write_bytes(b"not an ELF file")
+    # And one good library, whose unit must work.
+    shutil.copy(PLUGINS / "AY_UGen.so", plugins / "AY_UGen.so")
+
+    sd = build("ay", lambda b: U.Out.ar(bus=0, source=AY.ar(tonea=500.0)))
+    score = Score([sd])
+    score.add(0.0, msg("/s_new", "ay", 1000, 0, 0))
+    score.end(0.1)
+    out = tmp_path / "out.wav"
+    (tmp_path / "score.osc").write_bytes(score.encode(str(tmp_path)))
+    proc = subprocess.run(
+        [magnetar_binary(), "-U", str(plugins), "-o", "1", "-N", str(tmp_path / "score.osc"), "_", str(out), "48000", "WAV", "float"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for name, why in (("Disguised.so", "supernova"), ("NotAPlugin.so", "api_version"), ("Broken.so", "")):
+        line = next((l for l in proc.stderr.splitlines() if name in l), None)
+        assert line is not None, f"no message names {name}:\n{proc.stderr}"
+        assert "refused" in line and why in line, line
+    import soundfile
+
+    data, _ = soundfile.read(str(out))
+    assert abs(data).max() > 0.01, "the good plugin's unit rendered silence"

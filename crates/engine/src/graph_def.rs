@@ -102,6 +102,8 @@ pub struct GraphDef {
     pub step_of_unit: Vec<u32>,
     /// Whether the def has demand-rate units.
     pub has_demand: bool,
+    /// Whether some of its units are plugins' (foreign code).
+    pub foreign: bool,
     /// Length of each synth's own wire array (constants and control wires).
     pub local_len: usize,
     /// Samples of shared scratch the audio wires need.
@@ -219,6 +221,7 @@ impl GraphDef {
             }
         }
         let has_demand = protos.iter().any(|p| p.rate == Rate::Demand);
+        let foreign = protos.iter().any(|p| p.foreign);
 
         let mut params = HashMap::new();
         let mut sorted: Vec<(String, u32)> = def.param_names.iter().map(|p| (p.name.clone(), p.index)).collect();
@@ -238,6 +241,7 @@ impl GraphDef {
             calc_steps,
             step_of_unit,
             has_demand,
+            foreign,
             local_len,
             scratch_len,
             lockstep,

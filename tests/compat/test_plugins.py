@@ -36,11 +36,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _unit(name, *, ar=True, kr=False, channels=1, **params):
+def _unit(name, *, ar=True, kr=False, dr=False, channels=1, **params):
     """A UGen class named as the server knows it, with its inputs in the plugin's order."""
     namespace = {"__module__": __name__}
     namespace.update({key: param(value) for key, value in params.items()})
-    return ugen(ar=ar, kr=kr, channel_count=channels, fixed_channel_count=channels > 1)(type(name, (UGen,), namespace))
+    return ugen(ar=ar, kr=kr, dr=dr, channel_count=channels, fixed_channel_count=channels > 1)(type(name, (UGen,), namespace))
 
 
 # MdaUGens
@@ -112,6 +112,9 @@ StkBowed = _unit(
 LoopBuf = _unit(
     "LoopBuf", bufnum=0.0, rate=1.0, gate=1.0, start_pos=0.0, start_loop=0.0, end_loop=0.0, interpolation=2.0
 )
+# NoiseRing, BhobNoise: demand-rate patterns
+DNoiseRing = _unit("DNoiseRing", ar=False, dr=True, change=0.5, chance=0.5, shift=1.0, num_bits=8.0, resetval=0.0)
+Dbrown2 = _unit("Dbrown2", ar=False, dr=True, length=float("inf"), lo=0.0, hi=1.0, step=0.1, dist=0.0)
 
 
 def kgate(rate=3.0):
@@ -156,6 +159,12 @@ CASES = [
     case("BhobChaos.Gbman2DN", lambda b: Gbman2DN.ar(minfreq=2000.0, maxfreq=6000.0)),
     case("NCAnalysisUGens.WalshHadamard", lambda b: WalshHadamard.ar(input=src(), which=5.0)),
     case("StkUGens.StkBowed", lambda b: StkBowed.ar(freq=220.0, gate=kgate(2.0))),
+    # A native reader (Demand, Duty) pulling values from plugin patterns, and a plugin pattern
+    # pulling its bounds from a native one (Dseq) through the demand input's proxy unit.
+    case("NoiseRing.DNoiseRing-seeded", seeded(lambda b: U.Demand.ar(
+        trigger=U.Impulse.ar(frequency=300.0), reset=0.0, source=[DNoiseRing.dr(change=0.3, chance=0.6, num_bits=12.0)]) * 0.0002)),
+    case("BhobNoise.Dbrown2-seeded", seeded(lambda b: U.Duty.ar(
+        duration=0.005, reset=0.0, level=Dbrown2.dr(lo=U.Dseq.dr(sequence=[-1.0, -0.5], repeats=float("inf")), hi=1.0, step=0.2, dist=0.0)))),
     case(
         "LoopBuf.LoopBuf-buffer",
         lambda b: LoopBuf.ar(bufnum=0.0, rate=ksine(1.0, 0.3, 1.0), start_loop=100.0, end_loop=1500.0),

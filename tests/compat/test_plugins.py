@@ -300,3 +300,28 @@ def test_bad_plugins_are_refused_by_name_and_the_server_boots(tmp_path):
 
     data, _ = soundfile.read(str(out))
     assert abs(data).max() > 0.01, "the good plugin's unit rendered silence"
+
+
+# --- Print ------------------------------------------------------------------------------------
+
+
+def test_print_from_plugin_units_prints_what_scsynth_prints(tmp_path):
+    """scsynth's own Poll plugin prints through the interface's Print, from the audio thread's
+    calc functions: magnetar queues that text and prints it off the thread, the same lines in
+    the same order."""
+    from nrt import graph_def, render_both
+    from test_poll import poll_lines
+
+    def body(b):
+        U.Poll.kr(trigger=U.Impulse.kr(frequency=9.0), source=U.SinOsc.kr(frequency=0.7, phase=0.3) * 1234.5)
+        U.Poll.ar(trigger=U.Impulse.ar(frequency=13.0), source=U.Saw.ar(frequency=3.1))
+        return U.SinOsc.ar(frequency=440.0) * 0.1
+
+    sd, _ = graph_def("plugin_polls", body)
+    score = Score([sd])
+    score.add(0.0, msg("/s_new", sd.effective_name, 1000, 0, 0))
+    score.end(1.0)
+    pair = render_both(score, tmp_path, options=["-o", "1"], dut_options=["--prefer-plugins", "Poll"])
+    ref, dut = poll_lines(pair.ref.log), poll_lines(pair.dut.log)
+    assert len(ref) > 20, ref
+    assert dut == ref

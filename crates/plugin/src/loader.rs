@@ -148,8 +148,8 @@ pub(crate) fn load_all(options: &Options) -> (Host, LoadReport) {
         let want_core = options.prefer != Prefer::Native;
         for file in files {
             let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-            if stem.ends_with("_supernova") && options.ugen_plugins_path.is_none() {
-                // supernova's builds sit next to scsynth's in the default places.
+            if stem.ends_with("_supernova") {
+                // supernova's builds sit next to scsynth's; scsynth passes over them silently.
                 continue;
             }
             if !want_core && CORE_LIBRARIES.contains(&stem) {

@@ -211,7 +211,7 @@ def test_fft_chain_through_plugins_matches_scsynth(tmp_path):
 
 # --- a unit command ------------------------------------------------------------------------------
 #
-# FeatureSave (SCMIRUGens) defines its commands in its constructor; `/u_cmd node unit createfile
+# FeatureSave (FeatureSave.so) defines its commands in its constructor; `/u_cmd node unit createfile
 # path` opens the file its unit writes each control block's features to, `closefile` finishes it.
 
 FeatureSave = _unit("FeatureSave", ar=False, kr=True, count=0.0, trig=0.0, f1=0.0, f2=0.0)
@@ -331,3 +331,22 @@ def test_print_from_plugin_units_prints_what_scsynth_prints(tmp_path):
     ref, dut = poll_lines(pair.ref.log), poll_lines(pair.dut.log)
     assert len(ref) > 20, ref
     assert dut == ref
+
+
+# --- parallel groups ---------------------------------------------------------------------------
+
+
+def test_plugin_synths_in_a_parallel_group_render_as_scsynth(tmp_path):
+    """Synths with plugin units inside a parallel group run in order on one thread (scsynth runs
+    `/p_new` as a group): with several threads the output is still scsynth's."""
+    piano = build("ppiano", lambda b: U.Out.ar(bus=0, source=MdaPiano.ar(freq=b["freq"], gate=kgate(5.0), random=0.0)), freq=300.0)
+    ay = build("pay", lambda b: U.Out.ar(bus=0, source=[AY.ar(tonea=b["tone"], vola=9.0)] * 2), tone=900.0)
+    score = Score([piano, ay])
+    score.add(
+        0.0,
+        msg("/p_new", 2, 0, 0),
+        *[msg("/s_new", "ppiano", 1000 + i, 1, 2, "freq", 200.0 + 70 * i) for i in range(4)],
+        *[msg("/s_new", "pay", 1100 + i, 1, 2, "tone", 700.0 + 90 * i) for i in range(4)],
+    )
+    score.end(0.3)
+    check_score(tmp_path, score, channels=2, exact=True, dut_options=["-T", "2"])

@@ -132,7 +132,6 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 
 pub(crate) fn load_all(options: &Options) -> (Host, LoadReport) {
     let table = table::build();
-    print::start();
     let mut report = LoadReport::default();
     *LOADING.lock().unwrap_or_else(|e| e.into_inner()) =
         Some(Loading { units: HashMap::new(), commands: HashMap::new(), library: "" });
@@ -164,6 +163,10 @@ pub(crate) fn load_all(options: &Options) -> (Host, LoadReport) {
                 }
             }
         }
+    }
+    if report.libraries > 0 {
+        // Units may print from the audio thread (see `print`).
+        print::start();
     }
     let loading = LOADING.lock().unwrap_or_else(|e| e.into_inner()).take();
     let loading = loading.unwrap_or(Loading { units: HashMap::new(), commands: HashMap::new(), library: "" });

@@ -35,7 +35,7 @@ pub(crate) fn start() {
     let (tx, rx) = mpsc::channel(QUEUED_PIECES);
     if PRINTER.set(Printer { tx, rx: Mutex::new(rx) }).is_ok() {
         let spawned = std::thread::Builder::new().name("plugin-print".into()).spawn(|| loop {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(10));
             flush();
         });
         if let Err(e) = spawned {

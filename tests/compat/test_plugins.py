@@ -27,6 +27,7 @@ from nrt import (
     check_score,
     magnetar_binary,
     msg,
+    render_both,
 )
 from sources import ksine, seeded, src
 
@@ -350,3 +351,17 @@ def test_plugin_synths_in_a_parallel_group_render_as_scsynth(tmp_path):
     )
     score.end(0.3)
     check_score(tmp_path, score, channels=2, exact=True, dut_options=["-T", "2"])
+
+
+def test_unit_command_before_the_first_block_fails_as_in_scsynth(tmp_path):
+    """The units of a synth exist from its first block on: a `/u_cmd` in the bundle of its
+    `/s_new` fails on both servers (and FeatureSave writes nothing)."""
+    sd = build("featuresave_early", lambda b: FeatureSave.kr(count=1.0, trig=1.0, f1=U.LFSaw.kr(frequency=3.0)))
+    index = next(i for i, u in enumerate(sd.ugens) if type(u).__name__ == "FeatureSave")
+    score = Score([sd])
+    score.add(0.0, msg("/s_new", "featuresave_early", 1000, 0, 0), msg("/u_cmd", 1000, index, "createfile", "{dir}/early.bin"))
+    score.end(0.1)
+    pair = render_both(score, tmp_path, options=["-o", "1"], allow_errors=True)
+    for render in (pair.ref, pair.dut):
+        assert "FAILURE IN SERVER /u_cmd" in render.log, f"{render.engine}:\n{render.log[-2000:]}"
+        assert not (render.workdir / "early.bin").exists(), render.engine

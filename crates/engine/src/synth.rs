@@ -152,6 +152,7 @@ impl Synth {
         let def = Arc::clone(&self.def);
         let u = usize::try_from(unit).ok().filter(|&u| u < def.units.len()).ok_or_else(|| format!("Unit index {unit} out of range"))?;
         if !self.is_constructed() {
+            // scsynth fails it too: the units do not exist before the synth's first block.
             return Err("the synth has not computed its first block yet".into());
         }
         let si = def.step_of_unit[u] as usize;

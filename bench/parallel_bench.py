@@ -107,7 +107,31 @@ def noise_voices(n_voices):
     return make
 
 
+def identical_voices(n_voices):
+    """Many copies of one voice def (the most common parallel group): Saw + Pulse through an RLPF
+    swept by a SinOsc.kr, a CombL, an asr envelope and Pan2 onto bus 0."""
+    import supriya
+
+    env = supriya.Envelope.asr(attack_time=0.01, sustain=1.0, release_time=0.5)
+
+    def voice(b):
+        src = U.Saw.ar(frequency=b["freq"]) + U.Pulse.ar(frequency=b["freq"] * 1.01, width=0.3)
+        f = U.RLPF.ar(source=src, frequency=U.SinOsc.kr(frequency=0.3) * 700 + 1500, reciprocal_of_q=0.3)
+        f = U.CombL.ar(source=f, maximum_delay_time=0.05, delay_time=0.021, decay_time=0.6)
+        sig = f * U.EnvGen.kr(envelope=env, gate=b["gate"], done_action=2) * 0.02
+        U.Out.ar(bus=0, source=U.Pan2.ar(source=sig, position=b["pan"]))
+
+    def make(seconds):
+        v = build("voice", voice, freq=200.0, pan=0.0, gate=1.0)
+        s = Score([v]).add(0, msg("/p_new", 1, 0, 0))
+        s.add(0, *(msg("/s_new", "voice", 1000 + k, 1, 1, "freq", 60.0 + 13.0 * k, "pan", ((k % 9) - 4) / 4.0)
+                   for k in range(n_voices)))
+        return s.end(seconds)
+    return make
+
+
 SCORES = {
+    "64 identical voices (Saw + Pulse -> RLPF -> CombL, asr, Pan2), one parallel group": identical_voices(64),
     "256 x 4 FSinOsc, one parallel group, separate buses": one_group(256, 4, False),
     "256 x 4 FSinOsc, one parallel group, one shared bus": one_group(256, 4, True),
     "16 x 128 FSinOsc, one parallel group": one_group(16, 128, True),

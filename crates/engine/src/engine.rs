@@ -53,6 +53,10 @@ pub struct EngineOptions {
     /// bus (Supernova's way), which differs from run to run in the last
     /// bits of such sums.
     pub parallel_exact: bool,
+    /// Measures each parallel group's blocks on the threads and on one
+    /// thread, and runs it the faster way (`spread`); false spreads every
+    /// group that may be spread.
+    pub parallel_measured: bool,
 }
 
 impl Default for EngineOptions {
@@ -75,6 +79,7 @@ impl Default for EngineOptions {
             realtime: false,
             rgen_per_synth: false,
             parallel_exact: true,
+            parallel_measured: true,
         }
     }
 }
@@ -211,6 +216,9 @@ pub struct Engine {
     /// `/n_trace` or `/g_dumpTree` marked nodes for this block: parallel
     /// groups then run on one thread, so that the text prints in tree order.
     pub(crate) tracing: bool,
+    /// A parallel group the chooser gave one thread this block: the walk
+    /// goes through its children in order.
+    run_here: Option<NodeIdx>,
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
     /// The work of the parallel groups computed lately, the most recent
@@ -282,6 +290,7 @@ impl Engine {
             lane_scratch: Vec::new(),
             lockstep: true,
             tracing: false,
+            run_here: None,
             parallel: None,
             parallel_jobs: Vec::new(),
             latency: Default::default(),
@@ -321,7 +330,8 @@ impl Engine {
                     let name = g.name.clone();
                     if g.scratch_len > self.scratch.len() {
                         self.scratch.resize(g.scratch_len, 0.0);
-                        self.lane_scratch.resize(g.scratch_len * MAX_LANES, 0.0);
+                        // Every thread runs its lane batches in a share of its own.
+                        self.lane_scratch.resize(g.scratch_len * MAX_LANES * self.options.threads.max(1), 0.0);
                     }
                     self.defs.insert(name.clone(), Arc::new(g));
                     results.push(Ok(name));
@@ -375,7 +385,8 @@ impl Engine {
         }
     }
 
-    /// Swaps in a larger lane scratch (`MAX_LANES` times the scratch);
+    /// Swaps in a larger lane scratch (`MAX_LANES` times the scratch for
+    /// each thread);
     /// returns the old one.
     pub fn swap_lane_scratch(&mut self, bigger: Vec<f32>) -> Vec<f32> {
         if bigger.len() >= self.lane_scratch.len() {
@@ -596,6 +607,10 @@ impl Engine {
                 self.log.push(out);
             }
         }
+        if self.run_here == Some(group) {
+            self.run_here = None;
+            return false;
+        }
         self.parallel.is_some()
             && !self.tracing
             && self.tree.group(group).is_some_and(|g| g.parallel)
@@ -745,56 +760,87 @@ impl Engine {
         }
     }
 
-    /// Runs a parallel group on several threads when its subtree qualifies
-    /// (see `GroupJobs::prepare`); returns false, having done nothing,
-    /// otherwise.
+    /// Runs a parallel group whose subtree qualifies (see
+    /// `GroupJobs::prepare`) on several threads, or on this one when its
+    /// recent blocks ran faster so (`spread`); returns false, having done
+    /// nothing, when it does not qualify.
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
         let started = Instant::now();
         let threads = self.threads();
         let sl = self.scratch.len();
         // This group's jobs to the front, or the least recently used ones
         // (a rotation moves no storage).
-        match self.parallel_jobs.iter().position(|j| j.prepared_for() == Some(group)) {
+        let known = self.parallel_jobs.iter().position(|j| j.prepared_for() == Some(group));
+        match known {
             Some(at) => self.parallel_jobs[..=at].rotate_right(1),
             None => self.parallel_jobs.rotate_right(1),
         }
         let Some(jobs) = self.parallel_jobs.first_mut() else { return false };
-        let mut ok = threads * sl <= self.lane_scratch.len()
+        if known.is_none() {
+            jobs.chooser.reset();
+        }
+        let mut ok = threads * sl * MAX_LANES <= self.lane_scratch.len()
             && jobs.prepare(&mut self.tree, group, sl, threads)
             && jobs.items() >= 2;
-        if ok {
-            let parallel = self.parallel.as_mut().expect("checked by the caller");
-            if !parallel.matches(&self.world) {
-                ok = false;
-            } else {
-                self.latency.parallel_prepare.record_duration(started.elapsed());
-                // Each thread gets an equal share of the lane scratch (at
-                // least `sl`, checked above) for its runs of lockstep synths.
-                let share = self.lane_scratch.len() / threads;
-                // SAFETY: the jobs were prepared from this tree just now, and
-                // nothing touches it until the call returns; the lane scratch
-                // holds `share` samples for each thread.
-                let complete = unsafe {
-                    parallel.run_group(&self.parallel_jobs[0], &mut self.world, self.lane_scratch.as_mut_ptr(), share)
-                };
-                if !complete {
-                    self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
-                }
-                // Done actions in tree order, as a sequential run has them.
-                for k in 0..self.parallel_jobs[0].nodes.len() {
-                    let idx = self.parallel_jobs[0].nodes[k];
-                    match self.tree.synth_to_run(idx) {
-                        Some(s) if s.has_failed() => self.unit_failed(idx, false),
-                        Some(s) if s.has_requests() => self.after_synth(idx),
-                        _ => {}
-                    }
-                }
-            }
+        if ok && !self.parallel.as_ref().expect("checked by the caller").matches(&self.world) {
+            ok = false;
         }
         if !ok {
             self.parallel_jobs[0].clear();
+            return false;
         }
-        ok
+        self.latency.parallel_prepare.record_duration(started.elapsed());
+        let jobs = &mut self.parallel_jobs[0];
+        jobs.chooser.note_items(jobs.items());
+        let way = if self.options.parallel_measured {
+            // In real time the one-thread way is tried only while it is
+            // sure to end well within the period.
+            let budget = self.options.realtime.then(|| {
+                (self.world.block_size as f64 / self.world.sample_rate * 0.5e9) as u64
+            });
+            jobs.chooser.way(threads, budget)
+        } else {
+            crate::spread::Way::Spread
+        };
+        let ran = Instant::now();
+        if way == crate::spread::Way::One {
+            // The walk goes through the children in order, lane batches
+            // and all, as on one thread.
+            self.run_here = Some(group);
+            self.calc_group(group);
+            self.run_here = None;
+            let ns = ran.elapsed().as_nanos() as u64;
+            // Parallel groups inside may have run meanwhile and moved the
+            // kept jobs around.
+            if let Some(j) = self.parallel_jobs.iter_mut().find(|j| j.prepared_for() == Some(group)) {
+                j.chooser.record(way, ns);
+            }
+            return true;
+        }
+        let parallel = self.parallel.as_mut().expect("checked by the caller");
+        // Each thread gets an equal share of the lane scratch (room for
+        // `MAX_LANES` synths, checked above) for its lane batches.
+        let share = self.lane_scratch.len() / threads;
+        // SAFETY: the jobs were prepared from this tree just now, and
+        // nothing touches it until the call returns; the lane scratch
+        // holds `share` samples for each thread.
+        let complete =
+            unsafe { parallel.run_group(&self.parallel_jobs[0], &mut self.world, self.lane_scratch.as_mut_ptr(), share) };
+        if !complete {
+            self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
+        }
+        // Done actions in tree order, as a sequential run has them.
+        for k in 0..self.parallel_jobs[0].nodes.len() {
+            let idx = self.parallel_jobs[0].nodes[k];
+            match self.tree.synth_to_run(idx) {
+                Some(s) if s.has_failed() => self.unit_failed(idx, false),
+                Some(s) if s.has_requests() => self.after_synth(idx),
+                _ => {}
+            }
+        }
+        let ns = ran.elapsed().as_nanos() as u64;
+        self.parallel_jobs[0].chooser.record(way, ns);
+        true
     }
 
     /// The def of a synth that may join a lockstep run: running, its def

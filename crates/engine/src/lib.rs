@@ -14,6 +14,7 @@ pub mod node_tree;
 pub mod parallel;
 pub mod plugin_hooks;
 pub mod queries;
+pub mod spread;
 pub mod synth;
 pub mod wire_bufs;
 mod trial;

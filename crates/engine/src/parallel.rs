@@ -171,6 +171,9 @@ pub struct GroupJobs {
     prepared: Option<(NodeIdx, u64, usize, usize)>,
     /// Times the jobs were worked out from the tree (not reused).
     pub worked_out: u64,
+    /// Whether the group runs faster on the threads or on one (kept while
+    /// the jobs belong to the same group).
+    pub chooser: crate::spread::Chooser,
 }
 
 const SHARED: u32 = u32::MAX;
@@ -209,6 +212,7 @@ impl GroupJobs {
             buffer_any: false,
             prepared: None,
             worked_out: 0,
+            chooser: crate::spread::Chooser::new(),
         }
     }
 
@@ -352,13 +356,29 @@ impl GroupJobs {
         }
         // A parallel group's synth children go in items of `chunk`.
         let chunk = if par {
-            let mut n = 0;
+            let (mut n, mut lanes) = (0, 0);
             let mut child = tree.group(g).and_then(|gd| gd.head);
             while let Some(c) = child {
                 child = tree.node(c).next;
-                n += usize::from(tree.group(c).is_none() && tree.node(c).state == CalcState::Run);
+                if tree.group(c).is_none() && tree.node(c).state == CalcState::Run {
+                    n += 1;
+                    lanes += usize::from(tree.synth_to_run(c).is_some_and(|s| s.def.lockstep));
+                }
             }
-            (n / (threads * ITEMS_PER_THREAD)).max(1)
+            if 2 * lanes >= n {
+                // Mostly synths that run side by side: an item is a lane
+                // batch, as wide as gives each thread two of them (the
+                // vector kernels take lanes eight at a time), so that the
+                // threads share batches instead of narrowing them.
+                let width = (n / (2 * threads)).clamp(1, MAX_LANES);
+                if width >= 8 {
+                    width - width % 8
+                } else {
+                    width
+                }
+            } else {
+                (n / (threads * ITEMS_PER_THREAD)).max(1)
+            }
         } else {
             usize::MAX
         };

@@ -34,6 +34,8 @@ fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut Engi
         num_output_channels: 2,
         threads,
         seed: Some(7),
+        // These tests are about the threaded path: every group that may spread does.
+        parallel_measured: false,
         ..Default::default()
     };
     tweak(&mut opts);

@@ -13,7 +13,7 @@ static ALLOC: magnetar_mem::RoutingAlloc<magnetar_rt::guard::CountingAlloc<std::
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let cli = match Cli::parse(&args) {
+    let mut cli = match Cli::parse(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ERROR: {e}");
@@ -21,6 +21,11 @@ fn main() {
             std::process::exit(1);
         }
     };
+    // Every parallel group that may spread does, however it compares with
+    // one thread (tests of the threaded path, and measurements of it).
+    if std::env::var_os("MAGNETAR_SPREAD").is_some_and(|v| v == "always") {
+        cli.engine.parallel_measured = false;
+    }
     // Scalar lane kernels only (same output): lets tests compare both.
     if std::env::var_os("MAGNETAR_SCALAR_KERNELS").is_some_and(|v| v == "1") {
         magnetar_ugens::vector::set_scalar_only(true);

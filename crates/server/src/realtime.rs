@@ -671,6 +671,9 @@ struct Control {
     buffers: BufferCommands,
     notified: HashSet<ReplyAddr>,
     scratch_len: usize,
+    /// Threads that run synths side by side at once (`-T`): each has its
+    /// own share of the lane scratch.
+    lane_threads: usize,
     dump_osc: i32,
     error_mode: i32,
     quit: Option<ReplyAddr>,
@@ -1053,7 +1056,7 @@ impl Control {
         let need = defs.iter().map(|d| d.scratch_len).max().unwrap_or(0);
         (need > self.scratch_len).then(|| {
             self.scratch_len = need;
-            (vec![0.0; need], vec![0.0; need * magnetar_ugens::MAX_LANES])
+            (vec![0.0; need], vec![0.0; need * magnetar_ugens::MAX_LANES * self.lane_threads])
         })
     }
 
@@ -1346,6 +1349,7 @@ pub fn run(cli: &Cli) -> i32 {
         buffers: buffer_commands,
         notified: HashSet::new(),
         scratch_len: 0,
+        lane_threads: engine_opts.threads.max(1),
         dump_osc: 0,
         error_mode: 1,
         quit: None,

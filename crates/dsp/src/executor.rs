@@ -43,6 +43,7 @@ use crate::shares::Shares;
 use crossbeam_utils::CachePadded;
 use magnetar_rt::event::{self, Signaller, Waiter};
 use magnetar_rt::thread;
+use magnetar_rt::trace;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -266,6 +267,7 @@ impl Executor {
     /// that is asleep. [`run_block`](Self::run_block) does this itself; a
     /// driver may call it ahead of the period to hide the wake-up latency.
     pub fn wake_helpers(&self) {
+        trace::instant(trace::Kind::Signal, 0, 0);
         for signal in &self.wake {
             signal.signal();
         }
@@ -383,8 +385,17 @@ fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32,
     // flushed only when it runs out of work, so the shared counter sees one
     // decrement per idle moment instead of one per sink.
     let mut sinks_done = 0u32;
+    // When this thread ran out of work (for the trace), if it did.
+    let mut idle_since: Option<u64> = None;
     loop {
-        let next = plan.ready.pop().or_else(|| shares.take(worker).map(|i| plan.initially_ready()[i as usize]));
+        let next = plan.ready.pop().or_else(|| {
+            shares.take_noting(worker).map(|(i, from)| {
+                if from != worker % shares.threads() {
+                    trace::instant(trace::Kind::Steal, i, from as u32);
+                }
+                plan.initially_ready()[i as usize]
+            })
+        });
         let Some(mut q) = next else {
             if sinks_done > 0 {
                 // AcqRel: the last flush carries every item's effects
@@ -396,15 +407,26 @@ fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32,
                     unreachable!("more sinks ran than the plan has");
                 }
             }
+            if trace::on() && idle_since.is_none() {
+                idle_since = Some(trace::now());
+            }
             if remaining.load(Ordering::Acquire) == 0 {
+                if let Some(t) = idle_since {
+                    trace::span(trace::Kind::Wait, t, 0, 0);
+                }
                 return;
             }
             backoff(&mut spins);
             continue;
         };
+        if let Some(t) = idle_since.take() {
+            trace::span(trace::Kind::Wait, t, 0, 0);
+        }
         loop {
             for &item in plan.run(q) {
+                let t = trace::now();
                 run(item, worker);
+                trace::span(trace::Kind::Item, t, item.0, 0);
             }
             let successors = plan.successors(q);
             if successors.is_empty() {
@@ -431,8 +453,11 @@ fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32,
 
 fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
     let mut served = 0u64;
+    trace::set_role(trace::Role::Helper, worker);
     loop {
+        let asleep = trace::now();
         waiter.wait();
+        trace::span(trace::Kind::Sleep, asleep, 0, 0);
         let mut since = Instant::now();
         let mut spins = 0u32;
         loop {

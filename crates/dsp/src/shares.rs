@@ -81,12 +81,22 @@ impl Shares {
     /// share after it. `None` once every share is empty.
     #[inline]
     pub fn take(&self, worker: usize) -> Option<u32> {
+        self.take_noting(worker).map(|(i, _)| i)
+    }
+
+    /// Like [`take`](Self::take), and tells whose share the index came
+    /// from (`worker`'s own, or the thread it was taken from).
+    #[inline]
+    pub fn take_noting(&self, worker: usize) -> Option<(u32, usize)> {
         let threads = self.slots.len();
         let own = worker % threads;
         if let Some(i) = claim(&self.slots[own], End::Front) {
-            return Some(i);
+            return Some((i, own));
         }
-        (1..threads).find_map(|k| claim(&self.slots[(own + k) % threads], End::Back))
+        (1..threads).find_map(|k| {
+            let from = (own + k) % threads;
+            claim(&self.slots[from], End::Back).map(|i| (i, from))
+        })
     }
 }
 

@@ -6,6 +6,7 @@ use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Positi
 use crate::synth::Synth;
 use magnetar_ugens::{Lanes, Registry, World, MAX_LANES};
 use magnetar_rt::histogram::Histogram;
+use magnetar_rt::trace;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -579,14 +580,18 @@ impl Engine {
     /// Computes one block: runs the tree from the root.
     pub fn run_block(&mut self) {
         let started = self.world.gc.is_some().then(std::time::Instant::now);
+        let traced = trace::now();
         self.world.num_synths = self.tree.num_synths as u32;
         if self.tree.node(ROOT).state == CalcState::Run {
             self.calc_group(ROOT);
         }
         self.tracing = false;
+        trace::span(trace::Kind::Block, traced, self.world.buf_counter as u32, 0);
         // Between this block and the next: the collector's snapshot (paper 000, ch. 10).
         if let Some(t) = started {
+            let traced = trace::now();
             magnetar_ugens::gc_units::between_blocks(&mut self.world, t);
+            trace::span(trace::Kind::Gc, traced, 0, 0);
         }
     }
 
@@ -803,12 +808,15 @@ impl Engine {
             crate::spread::Way::Spread
         };
         let ran = Instant::now();
+        let traced = trace::now();
+        let (id, items) = (self.tree.node(group).id as u32, self.parallel_jobs[0].items() as u32);
         if way == crate::spread::Way::One {
             // The walk goes through the children in order, lane batches
             // and all, as on one thread.
             self.run_here = Some(group);
             self.calc_group(group);
             self.run_here = None;
+            trace::span(trace::Kind::GroupOne, traced, id, items);
             let ns = ran.elapsed().as_nanos() as u64;
             // Parallel groups inside may have run meanwhile and moved the
             // kept jobs around.
@@ -838,6 +846,7 @@ impl Engine {
                 _ => {}
             }
         }
+        trace::span(trace::Kind::GroupSpread, traced, id, items);
         let ns = ran.elapsed().as_nanos() as u64;
         self.parallel_jobs[0].chooser.record(way, ns);
         true
@@ -876,10 +885,12 @@ impl Engine {
             let s = self.tree.synth_to_run(idx).expect("lockstep candidates are synths");
             synths[l] = s;
         }
+        let traced = trace::now();
         // SAFETY: the pointers are to distinct synths owned by the tree,
         // which is not changed until the run is done; the lane scratch holds
         // `scratch_len * MAX_LANES` samples (checked in lockstep_candidate).
         unsafe { calc_lockstep_steps(&synths[..k], &mut self.world, self.lane_scratch.as_mut_ptr()) };
+        trace::span(trace::Kind::LaneBatch, traced, k as u32, 0);
         for (l, &idx) in run.iter().enumerate() {
             // SAFETY: as above.
             let s = unsafe { &*synths[l] };

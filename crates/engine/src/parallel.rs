@@ -850,6 +850,7 @@ impl Parallel {
         }
         // The first `committed` items' writes to unread buses are on the
         // buses already; the rest follow in item order.
+        let traced = magnetar_rt::trace::now();
         let committed = self.committed.load(Ordering::Relaxed);
         let mut replayed = true;
         for slot in 0..jobs.items() {
@@ -864,6 +865,7 @@ impl Parallel {
                 })
                 .is_ok();
         }
+        magnetar_rt::trace::span(magnetar_rt::trace::Kind::Merge, traced, 0, 0);
         replayed && !self.lost.load(Ordering::Relaxed)
     }
 }
@@ -961,9 +963,11 @@ impl Work for Job<'_> {
                 }
             }
             if end - k >= 2 {
+                let traced = magnetar_rt::trace::now();
                 // SAFETY: as above, and the run's synths use `end - k` slices
                 // of `scratch_len` samples of this thread's scratch.
                 unsafe { crate::engine::calc_lockstep_steps(&synths[k..end], w, scratch.as_mut_ptr()) };
+                magnetar_rt::trace::span(magnetar_rt::trace::Kind::LaneBatch, traced, (end - k) as u32, 0);
             } else {
                 // SAFETY: as above. A failing unit marks its synth failed;
                 // the audio thread ends it after the group.

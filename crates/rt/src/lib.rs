@@ -17,6 +17,7 @@
 //! | [`guard`] | counting global allocator with a per-thread armed flag; per-thread kernel activity |
 //! | [`sysguard`] | seccomp filter on real-time threads: allow-list, every other syscall counted by number |
 //! | [`histogram`] | fixed-size log-linear latency histogram |
+//! | [`trace`] | the threads' timeline in the Chrome / Perfetto trace format, recorded into per-thread rings and written by a thread of its own |
 //!
 //! # Model checking
 //!
@@ -41,4 +42,5 @@ pub mod queue;
 pub mod spsc;
 pub mod sysguard;
 pub mod thread;
+pub mod trace;
 pub mod trylock_queue;

@@ -31,8 +31,23 @@ fn main() {
         magnetar_ugens::vector::set_scalar_only(true);
     }
     load_plugins(&cli);
+    // The DSP threads' timeline (README: tracing).
+    let tracing = std::env::var_os("MAGNETAR_TRACE").filter(|p| !p.is_empty());
+    if let Some(path) = &tracing {
+        let max_events = std::env::var("MAGNETAR_TRACE_EVENTS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1_000_000);
+        if let Err(e) = magnetar_rt::trace::start(std::path::Path::new(path), cli.nrt.is_some(), max_events) {
+            eprintln!("WARNING: MAGNETAR_TRACE: cannot write {}: {e}", std::path::Path::new(path).display());
+        }
+    }
+    let finish_trace = || {
+        if let Some(Err(e)) = magnetar_rt::trace::finish() {
+            eprintln!("WARNING: MAGNETAR_TRACE: {e}");
+        }
+    };
     if cli.nrt.is_some() {
-        let code = match nrt::render(&cli) {
+        let rendered = nrt::render(&cli);
+        finish_trace();
+        let code = match rendered {
             Ok(_) => 0,
             Err(e) => {
                 eprintln!("NRT synthesis failed: {e}");
@@ -49,6 +64,7 @@ fn main() {
         eprintln!("MAGNETAR_RT_GUARD: {e}");
     }
     let code = realtime::run(&cli);
+    finish_trace();
     finish_plugins();
     if magnetar_rt::sysguard::active() {
         eprintln!("{}", magnetar_rt::sysguard::report());

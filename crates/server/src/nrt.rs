@@ -57,6 +57,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
     };
 
     magnetar_engine::flush_denormals_on_this_thread();
+    magnetar_rt::trace::set_role(magnetar_rt::trace::Role::Nrt, 0);
     let mut engine = Engine::new(options);
     let bs = engine.world.block_size;
     let n_out = engine.world.num_output_channels;
@@ -108,7 +109,10 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
             }
 
             let next_time = osc_time + osc_inc;
+            let commands_started = magnetar_rt::trace::now();
+            let mut commands = 0;
             while sched_time as i64 <= next_time {
+                commands += 1;
                 // Same arithmetic as scsynth: difference as f32, rounded.
                 let diff = ((sched_time as i64 - osc_time) as f32 as f64 * osc_to_samples + 0.5) as f32;
                 let floor = diff.floor();
@@ -158,6 +162,9 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
             }
             if result.is_err() {
                 break;
+            }
+            if commands > 0 {
+                magnetar_rt::trace::span(magnetar_rt::trace::Kind::Commands, commands_started, commands, 0);
             }
 
             engine.run_block();

@@ -578,6 +578,7 @@ impl Process for Audio {
             // SAFETY: gettid has no preconditions.
             self.thread_id = unsafe { libc::gettid() };
             self.disk.set_audio_priority(magnetar_rt::thread::current_fifo_priority());
+            magnetar_rt::trace::set_role(magnetar_rt::trace::Role::Audio, 0);
         }
         let guard = magnetar_rt::guard::AllocGuard::arm();
         self.busy = false;
@@ -623,10 +624,13 @@ impl Audio {
                 }
             }
             self.disk.deliver(&mut self.engine.world);
+            let commands_started = magnetar_rt::trace::now();
+            let mut commands = 0;
             for _ in 0..PACKETS_PER_BLOCK {
                 match self.from_control.pop() {
                     Some(m) => {
                         self.busy = true;
+                        commands += 1;
                         self.take_control(m, block_start, block_end, sr);
                     }
                     None => break,
@@ -635,8 +639,12 @@ impl Audio {
             while self.scheduler.peek().is_some_and(|s| s.time < block_end) {
                 self.busy = true;
                 let Some(s) = self.scheduler.pop() else { break };
+                commands += 1;
                 self.set_offset(s.time, block_start, sr);
                 self.perform_bundle(s.bundle, &s.from);
+            }
+            if commands > 0 {
+                magnetar_rt::trace::span(magnetar_rt::trace::Kind::Commands, commands_started, commands, 0);
             }
             self.engine.run_block();
             self.sample_time += bs as u64;

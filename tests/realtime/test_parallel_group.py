@@ -22,6 +22,7 @@ FREQS = (500.0, 700.0, 1100.0, 1300.0)
 AMP = 0.1
 SECONDS = 2.0
 GROUP = 2
+SPREAD_ALWAYS = {"MAGNETAR_SPREAD": "always"}
 PARALLEL_GROUPS = 5  # position of parallelGroups after xruns in /magnetar_rtStats.reply
 
 
@@ -69,7 +70,8 @@ def test_parallel_group_runs_on_two_threads_and_plays_every_child(driver, magnet
     wav = tmp_path / "parallel.wav"
 
     def run():
-        server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2"))
+        # Every block on the threads (not only when they beat one thread): the threaded path is under test.
+        server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2"), env=SPREAD_ALWAYS)
         client = OscClient(server.port)
         try:
             load_defs(client, sine_def(), through_def())
@@ -139,7 +141,7 @@ def test_noise_voices_spread_with_a_generator_per_synth(driver, magnetar, tmp_pa
     voices, amp = 4, 0.1
 
     def run():
-        server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2", "-g", "1"))
+        server = magnetar(record=wav, block=BLOCK, period=PERIOD, extra=("-T", "2", "-g", "1"), env=SPREAD_ALWAYS)
         client = OscClient(server.port)
         try:
             load_defs(client, noise_def())

@@ -95,7 +95,8 @@ def run_load(driver, magnetar, tmp_path, mode: str, threads: int):
     (calls caught meanwhile, parallel-group runs meanwhile, the server's guard report)."""
     wav = tmp_path / "src.wav"
     soundfile.write(wav, (0.1 * np.sin(np.arange(4096) / 10.0)).astype(np.float32), SAMPLE_RATE, subtype="FLOAT")
-    server = magnetar(period=PERIOD, extra=("-T", str(threads)), env={"MAGNETAR_RT_GUARD": mode})
+    # Every block of the group on the threads: their calls are what the guard watches.
+    server = magnetar(period=PERIOD, extra=("-T", str(threads)), env={"MAGNETAR_RT_GUARD": mode, "MAGNETAR_SPREAD": "always"})
     client = OscClient(server.port)
     errors: list = []
     try:

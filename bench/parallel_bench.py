@@ -130,6 +130,63 @@ def identical_voices(n_voices):
     return make
 
 
+def random_tree(seed):
+    """A random tree under one parallel group (fixed seed, so every run renders the same tree):
+    runs of identical voices, single synths of assorted defs, sequential groups holding
+    voice -> effect chains on buses of their own, and parallel groups inside, writing shared
+    buses (0 and 1) or buses of their own."""
+    import random
+
+    def voice(b):
+        src = U.Saw.ar(frequency=b["freq"]) + U.Pulse.ar(frequency=b["freq"] * 1.01, width=0.3)
+        f = U.RLPF.ar(source=src, frequency=b["cutoff"], reciprocal_of_q=0.4)
+        U.Out.ar(bus=b["bus"], source=f * 0.01)
+
+    def bank(b):
+        sig = U.Mix.new([U.FSinOsc.ar(frequency=b["freq"] * (i + 1)) for i in range(6)]) * 0.005
+        U.Out.ar(bus=b["bus"], source=sig)
+
+    def effect(b):
+        x = U.In.ar(bus=b["in_"], channel_count=1)
+        wet = U.CombL.ar(source=x, maximum_delay_time=0.05, delay_time=0.023, decay_time=0.8)
+        U.Out.ar(bus=b["bus"], source=U.LPF.ar(source=x + wet * 0.3, frequency=4000.0))
+
+    def make(seconds):
+        rnd = random.Random(seed)
+        defs = [build("rvoice", voice, freq=200.0, cutoff=1500.0, bus=0.0), build("rbank", bank, freq=100.0, bus=0.0),
+                build("reffect", effect, in_=2.0, bus=0.0)]
+        s = Score(defs).add(0, msg("/p_new", 1, 0, 0))
+        ids = iter(range(1000, 100000))
+        private = iter(range(2, 1000))
+
+        def synth(group, name, bus):
+            f = 60.0 + rnd.random() * 900
+            return msg("/s_new", name, next(ids), 1, group, "freq", f, "cutoff", 400 + rnd.random() * 3000, "bus", float(bus))
+
+        def fill(group, depth):
+            for _ in range(rnd.randint(3, 7)):
+                kind = rnd.random()
+                if kind < 0.3:
+                    shared = rnd.random() < 0.5
+                    for _ in range(rnd.randint(8, 32)):
+                        s.add(0, synth(group, "rvoice", rnd.randint(0, 1) if shared else next(private)))
+                elif kind < 0.55 and depth < 2:
+                    g = next(ids)
+                    s.add(0, msg("/g_new", g, 1, group))
+                    bus = next(private)
+                    s.add(0, synth(g, rnd.choice(["rvoice", "rbank"]), bus))
+                    s.add(0, msg("/s_new", "reffect", next(ids), 1, g, "in_", float(bus), "bus", float(rnd.randint(0, 1))))
+                elif kind < 0.7 and depth < 2:
+                    g = next(ids)
+                    s.add(0, msg("/p_new", g, 1, group))
+                    fill(g, depth + 1)
+                else:
+                    s.add(0, synth(group, rnd.choice(["rvoice", "rbank"]), rnd.randint(0, 1) if rnd.random() < 0.5 else next(private)))
+        fill(1, 0)
+        return s.end(seconds)
+    return make
+
+
 SCORES = {
     "64 identical voices (Saw + Pulse -> RLPF -> CombL, asr, Pan2), one parallel group": identical_voices(64),
     "256 x 4 FSinOsc, one parallel group, separate buses": one_group(256, 4, False),
@@ -138,6 +195,9 @@ SCORES = {
     "two parallel groups: 64 small, then 4 big": two_groups,
     "32 chains (8-Saw voice -> comb/allpass effect), one parallel group": chains(32),
     "64 noise voices (noise -> 6 Ringz -> RLPF), one parallel group": noise_voices(64),
+    "random tree 1 (voices, chains, nested parallel groups; shared and own buses)": random_tree(1),
+    "random tree 6 (voices, chains, nested parallel groups; shared and own buses)": random_tree(6),
+    "random tree 3 (voices, chains, nested parallel groups; shared and own buses)": random_tree(3),
 }
 
 ENGINES = [

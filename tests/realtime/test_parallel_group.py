@@ -23,6 +23,7 @@ AMP = 0.1
 SECONDS = 2.0
 GROUP = 2
 SPREAD_ALWAYS = {"MAGNETAR_SPREAD": "always"}
+ALL_PERIODS = 3  # position of allPeriods after xruns in /magnetar_rtStats.reply
 PARALLEL_GROUPS = 5  # position of parallelGroups after xruns in /magnetar_rtStats.reply
 
 
@@ -173,3 +174,37 @@ def test_noise_voices_spread_with_a_generator_per_synth(driver, magnetar, tmp_pa
     total = math.sqrt(np.mean(sound**2))
     assert abs(total - expected) < 0.05 * expected, f"noise RMS {total:.4f}, expected {expected:.4f}"
     assert blocks_rms.min() > 0.4 * expected, f"a block of the noise is nearly silent (RMS {blocks_rms.min():.4f})"
+
+
+def test_a_real_time_trace_shows_the_audio_thread_and_the_helper_at_work(driver, magnetar, tmp_path):
+    """MAGNETAR_TRACE in real time: the audio thread's blocks and the group's queue items on the
+    threads that ran them, written off the audio thread while it plays, closed at /quit."""
+    import json
+
+    trace = tmp_path / "trace.json"
+    server = magnetar(block=BLOCK, period=PERIOD, extra=("-T", "2"),
+                      env={**SPREAD_ALWAYS, "MAGNETAR_TRACE": str(trace)})
+    client = OscClient(server.port)
+    try:
+        load_defs(client, sine_def())
+        client.send(("/p_new", GROUP, 0, 0))
+        for k, f in enumerate(FREQS):
+            client.send(("/s_new", "rt_sine", 3000 + k, 1, GROUP, "freq", f, "amp", AMP, "out", 0))
+        client.sync()
+        before = rt_stats(server.port)
+        time.sleep(1.0)
+        after = rt_stats(server.port)
+    finally:
+        client.close()
+        quit_server(server)
+    events = json.loads(trace.read_text())["traceEvents"]
+    tids = {e["args"]["name"]: e["tid"] for e in events if e.get("name") == "thread_name"}
+    assert "audio" in tids, tids
+    blocks = [e for e in events if e.get("name") == "block" and e["tid"] == tids["audio"]]
+    periods = after.field(ALL_PERIODS) - before.field(ALL_PERIODS)
+    assert len(blocks) >= periods * PERIOD // BLOCK, f"{len(blocks)} blocks traced in more than {periods} periods"
+    spread = [e for e in events if e.get("name") == "group on threads"]
+    assert len(spread) >= periods * PERIOD // BLOCK
+    items = [e for e in events if e.get("name") == "item"]
+    assert len(items) == sum(e["args"]["items"] for e in spread), "every queue item of every spread block"
+    assert any(e.get("name") == "commands" for e in events)

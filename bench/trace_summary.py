@@ -5,6 +5,10 @@ inside a block for other threads, asleep between blocks; steals and wake-ups; bl
 times.
 
 Usage: python3 bench/trace_summary.py trace.json [--markdown]
+       python3 bench/trace_summary.py --score TEXT [--seconds S] [--write]
+The second form renders the score of bench/parallel_bench.py whose name contains TEXT with
+magnetar -T 1, -T 2 and -T 2 with every block spread (MAGNETAR_SPREAD=always), each traced, and
+prints (or, with --write, puts into BENCHMARKS.md) the three summaries.
 """
 
 import argparse
@@ -96,15 +100,75 @@ def markdown(s):
     return "\n".join(out)
 
 
+def load(path):
+    with open(path) as f:
+        data = json.load(f)
+    return data["traceEvents"] if isinstance(data, dict) else data
+
+
+BEGIN = "<!-- trace-summary:begin -->"
+END = "<!-- trace-summary:end -->"
+
+
+def traced_renders(only, seconds, write):
+    """Renders a parallel_bench score traced with -T 1, -T 2 and -T 2 spread; returns Markdown."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+
+    import parallel_bench as pb
+
+    name, make = next((n, m) for n, m in pb.SCORES.items() if only in n)
+    runs = [("magnetar -T 1", {}, ["-T", "1"]), ("magnetar -T 2", {}, ["-T", "2"]),
+            ("magnetar -T 2, every block spread (MAGNETAR_SPREAD=always)", {"MAGNETAR_SPREAD": "always"}, ["-T", "2"])]
+    command = "python3 bench/trace_summary.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    out = [BEGIN, f"### Trace: {name}", "",
+           f"Command: `{command}` ({seconds:g} s at 48 kHz, `-o 2 -a 1024`, each render traced with "
+           "`MAGNETAR_TRACE`; the summary is `bench/trace_summary.py`'s: a thread's busy time is its queue items, "
+           "and on the thread that runs blocks the blocks' time outside groups on the threads; waiting is time "
+           "inside a block with nothing to run; asleep is a helper parked between blocks). Open a trace in "
+           "`ui.perfetto.dev` to see the same per block."]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        score = tmp / "score.osc"
+        score.write_bytes(make(seconds).encode(str(tmp)))
+        for label, env, opts in runs:
+            trace = tmp / "trace.json"
+            cmd = [pb.MAGNETAR, *opts, "-o", "2", "-a", "1024", "-N", str(score), "_", str(tmp / "out.wav"),
+                   "48000", "WAV", "float"]
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, env={**os.environ, **env, "MAGNETAR_TRACE": str(trace)},
+                               capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            if p.returncode:
+                raise SystemExit(p.stdout + p.stderr)
+            out += ["", f"**{label}** (render {wall:.2f} s with the trace):", "", markdown(summarise(load(trace)))]
+    out.append(END)
+    text = "\n".join(out)
+    if write:
+        from bench_md import write_section
+        print("updated", write_section(BEGIN, END, text))
+    else:
+        print(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("trace")
+    ap.add_argument("trace", nargs="?")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table (for BENCHMARKS.md)")
+    ap.add_argument("--score", help="render and trace this parallel_bench score instead")
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--write", action="store_true", help="with --score: update BENCHMARKS.md")
     args = ap.parse_args()
-    with open(args.trace) as f:
-        data = json.load(f)
-    events = data["traceEvents"] if isinstance(data, dict) else data
-    s = summarise(events)
+    if args.score:
+        traced_renders(args.score, args.seconds, args.write)
+        return
+    if not args.trace:
+        ap.error("a trace file, or --score")
+    s = summarise(load(args.trace))
     if args.markdown:
         print(markdown(s))
     else:

@@ -110,7 +110,8 @@ def test_a_def_whose_unit_cannot_run_is_refused_and_playing_synths_go_on(magneta
 
 
 def test_failing_unit_in_a_parallel_group_ends_only_its_synth(magnetar):
-    server, client = start(magnetar, extra=("-T", "2"), env=TEST_UNITS)
+    # Every block on the threads (not only when they beat one thread): the threaded path is under test.
+    server, client = start(magnetar, extra=("-T", "2"), env={**TEST_UNITS, "MAGNETAR_SPREAD": "always"})
     try:
         client.send(M("/d_recv", compile_synthdefs(counter_def(), faulty_counter_def())))
         client.wait_for("/done")

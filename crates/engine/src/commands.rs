@@ -792,11 +792,7 @@ impl Engine {
     fn cmd_d_load(&mut self, args: &mut Args<'_>, dir: bool) -> CmdResult {
         let path = args.gets().ok_or("wrong argument type")?;
         let completion = args.completion();
-        let files = if dir { synthdef_files_in(Path::new(path)) } else { glob_files(path) };
-        let mut errors = Vec::new();
-        if files.is_empty() && !dir {
-            errors.push(format!("no SynthDef file matches '{path}'"));
-        }
+        let (files, mut errors) = def_files(&self.buffer_commands, path, dir);
         for f in files {
             match std::fs::read(&f) {
                 Ok(bytes) => {
@@ -850,6 +846,30 @@ impl Engine {
     }
 }
 
+/// The SynthDef files `/d_load` (a pattern) or `/d_loadDir` (a directory)
+/// names, under `-P`: the pattern or directory must lie inside the
+/// restricted directory, and so must each file found (a symlink leading out
+/// is left out with an error). The errors say what was refused or missing.
+pub fn def_files(commands: &crate::buffer_cmds::BufferCommands, path: &str, dir: bool) -> (Vec<std::path::PathBuf>, Vec<String>) {
+    let mut errors = Vec::new();
+    let path = match commands.restrict(path) {
+        Ok(p) => p,
+        Err(e) => return (Vec::new(), vec![e]),
+    };
+    let found = if dir { synthdef_files_in(&path) } else { glob_files(&path.to_string_lossy()) };
+    if found.is_empty() && !dir {
+        errors.push(format!("no SynthDef file matches '{}'", path.display()));
+    }
+    let mut files = Vec::with_capacity(found.len());
+    for f in found {
+        match commands.restrict(&f.to_string_lossy()) {
+            Ok(_) => files.push(f),
+            Err(e) => errors.push(e),
+        }
+    }
+    (files, errors)
+}
+
 /// Files matching a pattern with `*` and `?` in its last component.
 pub fn glob_files(pattern: &str) -> Vec<std::path::PathBuf> {
     let p = Path::new(pattern);
@@ -883,7 +903,9 @@ fn wildcard(pat: &str, s: &str) -> bool {
     rec(&p, &s)
 }
 
-/// Every `.scsyndef` file below `dir`, recursively, in name order.
+/// Every `.scsyndef` file below `dir`, recursively, in name order. Links to
+/// directories are not followed (as a directory iterator does by default),
+/// so a link back up the tree cannot make the walk endless.
 pub fn synthdef_files_in(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -891,9 +913,9 @@ pub fn synthdef_files_in(dir: &Path) -> Vec<std::path::PathBuf> {
         let Ok(rd) = std::fs::read_dir(&d) else { continue };
         for e in rd.filter_map(|e| e.ok()) {
             let p = e.path();
-            if p.is_dir() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(p);
-            } else if p.extension().and_then(|x| x.to_str()) == Some("scsyndef") {
+            } else if p.extension().and_then(|x| x.to_str()) == Some("scsyndef") && p.is_file() {
                 out.push(p);
             }
         }

@@ -59,6 +59,10 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
     magnetar_engine::flush_denormals_on_this_thread();
     magnetar_rt::trace::set_role(magnetar_rt::trace::Role::Nrt, 0);
     let mut engine = Engine::new(options);
+    // `-P` holds for a score's file commands as for a client's.
+    if let Some(dir) = &cli.restricted_path {
+        engine.buffer_commands = magnetar_engine::buffer_cmds::BufferCommands::new(Some(dir.into()));
+    }
     let bs = engine.world.block_size;
     let n_out = engine.world.num_output_channels;
     let n_in = engine.world.num_input_channels;

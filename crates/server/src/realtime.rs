@@ -1078,24 +1078,8 @@ impl Control {
             },
             _ => match args.gets() {
                 Some(path) => {
-                    let path = match self.buffers.restrict(path) {
-                        Ok(p) => p.to_string_lossy().into_owned(),
-                        Err(e) => {
-                            errors.push(e);
-                            String::new()
-                        }
-                    };
-                    let path = path.as_str();
-                    let files = if path.is_empty() {
-                        Vec::new()
-                    } else if name == "/d_loadDir" {
-                        magnetar_engine::commands::synthdef_files_in(std::path::Path::new(path))
-                    } else {
-                        magnetar_engine::commands::glob_files(path)
-                    };
-                    if files.is_empty() && name == "/d_load" && errors.is_empty() {
-                        errors.push(format!("no SynthDef file matches '{path}'"));
-                    }
+                    let (files, refused) = magnetar_engine::commands::def_files(&self.buffers, path, name == "/d_loadDir");
+                    errors.extend(refused);
                     for f in files {
                         match std::fs::read(&f) {
                             Ok(bytes) => sources.push((f.display().to_string(), bytes)),

@@ -11,6 +11,7 @@
 //! ```
 
 pub mod commands;
+pub mod framing;
 pub mod osc;
 pub mod printed;
 pub mod replies;

@@ -2,7 +2,7 @@
 //! Packets are framed by a big-endian int32 length in both directions.
 
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,16 +26,7 @@ const MAX_PASSWORD_PACKET: usize = 32;
 /// the connection rather than holding up the replying thread.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Why a TCP connection is being closed.
-#[derive(Debug, thiserror::Error)]
-enum FrameError {
-    #[error("invalid packet length {len} (allowed: 0 to {max} bytes)")]
-    BadLength { len: i32, max: usize },
-    #[error("connection closed inside a packet ({got} of {expected} bytes)")]
-    Truncated { expected: usize, got: usize },
-    #[error("receive failed: {0}")]
-    Io(#[from] io::Error),
-}
+use magnetar_protocol::framing::read_frame;
 
 /// A live connection as the port sees it, for shutdown.
 struct Entry {
@@ -251,30 +242,4 @@ impl Connection {
 fn password_matches(frame: &[u8], password: &str) -> bool {
     let end = frame.iter().position(|&b| b == 0).unwrap_or(frame.len());
     &frame[..end] == password.as_bytes()
-}
-
-/// Reads one length-prefixed packet; `Ok(None)` is a clean close between packets.
-fn read_frame(stream: &mut TcpStream, max: usize) -> Result<Option<Vec<u8>>, FrameError> {
-    let mut header = [0u8; 4];
-    let mut got = 0;
-    while got < header.len() {
-        match stream.read(&mut header[got..]) {
-            Ok(0) if got == 0 => return Ok(None),
-            Ok(0) => return Err(FrameError::Truncated { expected: header.len(), got }),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            // A client that resets instead of closing has still just left.
-            Err(e) if got == 0 && e.kind() == io::ErrorKind::ConnectionReset => return Ok(None),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let len = i32::from_be_bytes(header);
-    let expected = usize::try_from(len).ok().filter(|&n| n <= max).ok_or(FrameError::BadLength { len, max })?;
-    // Grows with the data actually received, not with the claimed length.
-    let mut data = Vec::with_capacity(expected.min(1 << 16));
-    stream.take(expected as u64).read_to_end(&mut data)?;
-    if data.len() < expected {
-        return Err(FrameError::Truncated { expected, got: data.len() });
-    }
-    Ok(Some(data))
 }

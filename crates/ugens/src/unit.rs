@@ -91,6 +91,20 @@ pub struct WireRef {
 
 pub const NO_UNIT: u32 = u32::MAX;
 
+/// The most samples one unit may size its memory to from an input (the
+/// longest delay line, 512 MiB): a unit asking for more fails while its
+/// synth is built (the def is refused at load when the size is a constant,
+/// or the synth ends with `/fail`), instead of asking the allocator for
+/// terabytes, which would end the process.
+pub const MAX_UNIT_SAMPLES: usize = 1 << 27;
+
+/// `n` zeroed samples for a unit's own memory, within [`MAX_UNIT_SAMPLES`].
+/// Past it this panics, which the engine contains as the unit's failure.
+pub fn unit_samples(n: usize) -> Vec<f32> {
+    assert!(n <= MAX_UNIT_SAMPLES, "{n} samples is more than a unit may take ({MAX_UNIT_SAMPLES})");
+    vec![0.0; n]
+}
+
 /// Set in [`WireRef::offset`] for wires in the shared scratch area (audio
 /// wires) rather than in the synth's own array.
 pub const SCRATCH: u32 = 1 << 31;

@@ -4,7 +4,7 @@
 //! after the world's buffers.
 
 use crate::info::resolve_buffer_index;
-use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{unit_samples, Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 
 /// `MaxLocalBufs(count)`: how many `LocalBuf`s the synth may make (the
@@ -16,7 +16,9 @@ impl Construct for MaxLocalBufs {
         if cx.synth.max_local_bufs == 0 && io.num_inputs() > 0 {
             let count = (io.in0(0) + 0.5).max(0.0) as usize;
             cx.synth.max_local_bufs = count;
-            cx.synth.local_bufs.reserve_exact(count);
+            // Room for as many as a def can plausibly make; a larger count
+            // (a def may say anything) grows the list as LocalBufs come.
+            cx.synth.local_bufs.reserve_exact(count.min(MAX_RESERVED_LOCAL_BUFS));
         }
         MaxLocalBufs
     }
@@ -26,9 +28,13 @@ impl Unit for MaxLocalBufs {
     fn next(&mut self, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {}
 }
 
+/// Local buffers `MaxLocalBufs` makes room for at most, ahead of time.
+const MAX_RESERVED_LOCAL_BUFS: usize = 1024;
+
 /// `LocalBuf(channels, frames)`: a zeroed buffer of the synth's own; its
 /// output is the buffer's number, or -1 once the synth has as many as
-/// `MaxLocalBufs` allows.
+/// `MaxLocalBufs` allows. A buffer larger than a unit may take
+/// (`MAX_UNIT_SAMPLES`) fails the synth as it is built.
 pub struct LocalBuf;
 
 impl Construct for LocalBuf {
@@ -37,7 +43,9 @@ impl Construct for LocalBuf {
         let number = if index < cx.synth.max_local_bufs && io.num_inputs() >= 2 {
             let channels = io.in0(0).max(0.0) as u32;
             let frames = io.in0(1).max(0.0) as u32;
-            cx.synth.local_bufs.push(SndBuf::new(frames, channels, cx.world.sample_rate));
+            let samples = frames as usize * channels as usize;
+            let buf = SndBuf { data: unit_samples(samples), channels, frames, sample_rate: cx.world.sample_rate, ..SndBuf::default() };
+            cx.synth.local_bufs.push(buf);
             (cx.world.num_bufs() + index) as f32
         } else {
             -1.0

@@ -79,7 +79,7 @@ impl Construct for RunningSum {
         // scsynth never finishes a block with a window under one sample.
         let len = c_int(in0(io, 1)).max(1) as usize;
         io.out(0)[0] = 0.0;
-        RunningSum { window: vec![0.0; len], count: 0, sum: 0.0, fresh_sum: 0.0 }
+        RunningSum { window: crate::unit::unit_samples(len), count: 0, sum: 0.0, fresh_sum: 0.0 }
     }
 }
 

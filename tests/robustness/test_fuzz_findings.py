@@ -1,0 +1,52 @@
+"""What the fuzzers found, pinned down against the running server (the
+inputs themselves are replayed from fuzz/regressions by cargo test)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from supriya import ugens as U
+from supriya.osc import OscMessage as M
+from supriya.ugens import SynthDefBuilder
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from nrt import compile_synthdefs  # noqa: E402
+from rtserver import OscClient  # noqa: E402
+
+
+def local_buf_def(name, frames):
+    with SynthDefBuilder() as b:
+        buf = U.LocalBuf.ir(frame_count=frames, channel_count=8)
+        U.Out.ar(bus=0, source=U.PlayBuf.ar(buffer_id=buf) * 0.0)
+    return b.build(name=name)
+
+
+def test_a_def_asking_for_terabytes_is_refused_and_the_server_goes_on(magnetar):
+    """A MaxLocalBufs count or a LocalBuf size of billions used to make the
+    server ask the allocator for terabytes when the def was tried, and abort."""
+    server = magnetar()
+    client = OscClient(server.port)
+    try:
+        client.request(("/notify", 1), "/done", timeout=3)
+        client.send(M("/d_recv", compile_synthdefs(local_buf_def("huge_local", 2.0**31))))
+        fail = client.wait_for(["/done", "/fail"], timeout=10)
+        assert fail.address == "/fail" and "huge_local" in fail.contents[1], fail
+        # Known only at /s_new: the synth fails, the server plays on.
+        with SynthDefBuilder(frames=64.0) as b:
+            buf = U.LocalBuf.ir(frame_count=b["frames"], channel_count=8)
+            U.Out.ar(bus=0, source=U.PlayBuf.ar(buffer_id=buf) * 0.0)
+        client.send(M("/d_recv", compile_synthdefs(b.build(name="local_ctl"))))
+        client.wait_for("/done", timeout=10)
+        client.send(M("/s_new", "local_ctl", 1000, 0, 0, "frames", 2.0**31))
+        fail = client.wait_for("/fail", timeout=5)
+        assert fail.contents[0] == "/s_new", fail
+        client.wait_for("/n_end", lambda m: m.contents[0] == 1000, timeout=5)
+        client.send(M("/s_new", "local_ctl", 1001, 0, 0))
+        client.sync()
+        assert client.status().contents[2] == 1
+    finally:
+        client.close()

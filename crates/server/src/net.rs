@@ -11,6 +11,9 @@
 //!   must be a message whose address is the password (up to four tries, a
 //!   growing pause after each wrong one), and is not passed on.
 //! - At most `max_logins` TCP connections at once.
+//! - With a password, a connection that has not sent it within
+//!   [`LOGIN_TIMEOUT`] is closed, so that idle connections cannot hold every
+//!   login and shut the others out (scsynth waits for ever).
 //!
 //! Differences, on purpose: a TCP connection over the limit is accepted and
 //! closed at once (scsynth leaves it waiting in the backlog), a frame length
@@ -38,6 +41,9 @@ pub use reply::ReplyAddr;
 /// The largest TCP packet accepted; a longer frame closes its connection.
 pub const MAX_TCP_PACKET: usize = 64 << 20;
 
+/// How long a connection may take to send the password.
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Receive buffer for one datagram: room for the largest UDP payload.
 const UDP_BUFFER: usize = 65536;
 
@@ -61,6 +67,8 @@ pub struct NetConfig {
     pub password: Option<String>,
     /// Most TCP connections open at once.
     pub max_logins: usize,
+    /// How long a connection may take to send the password ([`LOGIN_TIMEOUT`]).
+    pub login_timeout: Duration,
 }
 
 /// One packet as received, with the address its replies go to.
@@ -145,7 +153,7 @@ impl Network {
             let password = cfg.password.filter(|p| !p.is_empty());
             // On failure `net` is dropped here, which closes the UDP socket again.
             net.tcp = Some(
-                tcp::TcpPort::start(addr, password, cfg.max_logins, Arc::clone(&shared))
+                tcp::TcpPort::start(addr, password, cfg.max_logins, cfg.login_timeout, Arc::clone(&shared))
                     .map_err(|e| context(e, "TCP", addr))?,
             );
         }

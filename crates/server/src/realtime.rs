@@ -1285,6 +1285,7 @@ pub fn run(cli: &Cli) -> i32 {
         bind,
         password: cli.password.clone(),
         max_logins: cli.max_logins,
+        login_timeout: crate::net::LOGIN_TIMEOUT,
     };
     let network = match Network::start(net_cfg, net_tx) {
         Ok(n) => n,

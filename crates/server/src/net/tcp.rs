@@ -52,6 +52,7 @@ impl TcpPort {
         addr: SocketAddr,
         password: Option<String>,
         max_logins: usize,
+        login_timeout: Duration,
         shared: Arc<Shared>,
     ) -> io::Result<TcpPort> {
         // std sets SO_REUSEADDR on Unix listeners, so a restarted server can
@@ -64,6 +65,7 @@ impl TcpPort {
             listener,
             password: password.map(Arc::from),
             max_logins,
+            login_timeout,
             shared,
             registry: Arc::clone(&registry),
             next_id: 0,
@@ -96,6 +98,7 @@ struct Acceptor {
     listener: TcpListener,
     password: Option<Arc<str>>,
     max_logins: usize,
+    login_timeout: Duration,
     shared: Arc<Shared>,
     registry: Arc<Registry>,
     next_id: u64,
@@ -137,6 +140,7 @@ impl Acceptor {
                 conn,
                 peer,
                 password: self.password.clone(),
+                login_timeout: self.login_timeout,
                 shared: Arc::clone(&self.shared),
                 registry: Arc::clone(&self.registry),
                 id,
@@ -177,6 +181,7 @@ struct Connection {
     conn: Arc<TcpConn>,
     peer: SocketAddr,
     password: Option<Arc<str>>,
+    login_timeout: Duration,
     shared: Arc<Shared>,
     registry: Arc<Registry>,
     id: u64,
@@ -213,12 +218,19 @@ impl Connection {
         }
     }
 
-    /// Reads password attempts; true once one matches.
+    /// Reads password attempts; true once one matches within the time allowed.
     fn login(&mut self, password: &str) -> bool {
         let limit = MAX_PASSWORD_PACKET.max(password.len() + 12);
+        let deadline = std::time::Instant::now() + self.login_timeout;
         for attempt in 1..=LOGIN_ATTEMPTS {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || self.stream.set_read_timeout(Some(left)).is_err() {
+                return false;
+            }
             match read_frame(&mut self.stream, limit) {
-                Ok(Some(frame)) if password_matches(&frame, password) => return true,
+                Ok(Some(frame)) if password_matches(&frame, password) => {
+                    return self.stream.set_read_timeout(None).is_ok();
+                }
                 Ok(Some(_)) => {}
                 Ok(None) => return false,
                 Err(e) => {

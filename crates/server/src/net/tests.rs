@@ -19,6 +19,7 @@ fn config(udp: bool, tcp: bool) -> NetConfig {
         bind: LOOPBACK,
         password: None,
         max_logins: 8,
+        login_timeout: LOGIN_TIMEOUT,
     }
 }
 
@@ -188,6 +189,28 @@ fn wrong_password_closes_the_connection_and_passes_nothing() {
     client.write_all(&framed(&message("/a_long_address_that_is_not_it", 1))).unwrap();
     assert!(is_closed_by_server(&mut client));
     assert!(rx.try_recv().is_err());
+    net.shutdown();
+}
+
+#[test]
+fn a_connection_that_sends_no_password_in_time_is_closed_and_frees_its_login() {
+    let mut cfg = config(false, true);
+    cfg.password = Some("sesame".into());
+    cfg.max_logins = 1;
+    cfg.login_timeout = Duration::from_millis(300);
+    let (net, rx) = start(cfg);
+    let mut idle = connect(&net);
+    assert!(is_closed_by_server(&mut idle), "an idle connection holds the only login for ever");
+    // The login is free again.
+    let mut client = connect(&net);
+    let mut bytes = framed(&OscMessage::new("sesame", vec![]).encode());
+    bytes.extend(framed(&message("/status", 1)));
+    client.write_all(&bytes).unwrap();
+    assert_eq!(next(&rx).data, message("/status", 1));
+    // Logged in, a connection may stay quiet as long as it likes.
+    thread::sleep(Duration::from_millis(500));
+    client.write_all(&framed(&message("/status", 2))).unwrap();
+    assert_eq!(next(&rx).data, message("/status", 2));
     net.shutdown();
 }
 

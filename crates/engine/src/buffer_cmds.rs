@@ -123,6 +123,8 @@ pub type OpenFiles = Arc<Mutex<HashMap<usize, SharedFile>>>;
 pub struct BufferCommands {
     restricted: Option<RestrictedPath>,
     files: OpenFiles,
+    /// The largest buffer `/b_alloc*` makes, in samples.
+    max_samples: i64,
 }
 
 /// Frames from `offset` to the end of a file of `total` frames: scsynth's
@@ -142,14 +144,14 @@ fn file_range(total: i64, offset: i32, count: i32, zero_means_all: bool) -> (i64
 }
 
 /// A zeroed buffer of `frames` × `channels`, or why there is none.
-fn alloc_buffer(frames: i64, channels: i64, sample_rate: f64) -> Result<SndBuf, String> {
+fn alloc_buffer(frames: i64, channels: i64, sample_rate: f64, max_samples: i64) -> Result<SndBuf, String> {
     if frames < 1 || channels < 1 {
         return Err(format!("cannot allocate {frames} frames of {channels} channels"));
     }
     let samples = frames.saturating_mul(channels);
-    if samples > MAX_BUFFER_SAMPLES {
+    if samples > max_samples {
         return Err(format!(
-            "memory allocation failed: {frames} frames of {channels} channels is more than {MAX_BUFFER_SAMPLES} samples"
+            "memory allocation failed: {frames} frames of {channels} channels is more than {max_samples} samples"
         ));
     }
     let samples = samples as usize;
@@ -246,7 +248,14 @@ impl BufferCommands {
             let canonical = given.canonicalize().ok();
             RestrictedPath { given, canonical }
         });
-        BufferCommands { restricted, files: OpenFiles::default() }
+        BufferCommands { restricted, files: OpenFiles::default(), max_samples: MAX_BUFFER_SAMPLES }
+    }
+
+    /// Buffers of at most `samples` samples (the fuzz targets keep them
+    /// small; the server allows `i32::MAX`, as scsynth does).
+    pub fn with_max_samples(mut self, samples: i64) -> Self {
+        self.max_samples = samples.min(MAX_BUFFER_SAMPLES);
+        self
     }
 
     /// The open files, for the threads that stream through them.
@@ -365,7 +374,7 @@ impl BufferCommands {
         let rate = if rate > 0.0 { f64::from(rate) } else { world.sample_rate };
         let index = buffer_index(world, bufnum, true)?;
         let buf =
-            alloc_buffer(i64::from(frames), i64::from(channels), rate).map_err(|e| BufFail::for_buffer(e, bufnum))?;
+            alloc_buffer(i64::from(frames), i64::from(channels), rate, self.max_samples).map_err(|e| BufFail::for_buffer(e, bufnum))?;
         world.buffers[index] = buf;
         Ok(BufDone::done(bufnum, completion))
     }
@@ -392,7 +401,7 @@ impl BufferCommands {
             ));
         }
         let channels = if selection.is_empty() { file_channels as usize } else { selection.len() };
-        let mut buf = match alloc_buffer(frames, channels as i64, reader.sample_rate()) {
+        let mut buf = match alloc_buffer(frames, channels as i64, reader.sample_rate(), self.max_samples) {
             Ok(buf) => buf,
             Err(_) => {
                 // Nothing to read (an empty file, or an offset at its end):

@@ -34,6 +34,8 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
 const MAX_FRAME: usize = 1 << 20;
 /// Blocks a target runs at most, so that one input stays fast.
 const MAX_BLOCKS: usize = 64;
+/// The largest buffer the targets' engines make.
+const MAX_BUFFER_SAMPLES: i64 = 1 << 18;
 /// Packets of one input performed at most.
 const MAX_PACKETS: usize = 256;
 
@@ -193,7 +195,10 @@ fn fuzz_engine() -> Engine {
         parallel_exact: true,
     };
     let mut engine = Engine::new(options);
-    engine.buffer_commands = BufferCommands::new(Some(sandbox().to_path_buf()));
+    // Buffers up to 256 K samples (1 MiB): the server allows 2^31 (8 GiB),
+    // which libFuzzer would report as running out of memory, and generating
+    // a huge buffer would only be slow.
+    engine.buffer_commands = BufferCommands::new(Some(sandbox().to_path_buf())).with_max_samples(MAX_BUFFER_SAMPLES);
     engine
 }
 

@@ -50,3 +50,20 @@ def test_a_def_asking_for_terabytes_is_refused_and_the_server_goes_on(magnetar):
         assert client.status().contents[2] == 1
     finally:
         client.close()
+
+
+def test_a_pitch_tracker_with_a_vanishing_lowest_frequency_is_refused(magnetar):
+    """Pitch sizes its window from minFreq: 1e-5 Hz asked for 8 GiB."""
+    server = magnetar()
+    client = OscClient(server.port)
+    try:
+        with SynthDefBuilder() as b:
+            freq, _ = U.Pitch.kr(source=U.SinOsc.ar(), min_frequency=1e-5)
+            U.Out.kr(bus=0, source=freq)
+        client.send(M("/d_recv", compile_synthdefs(b.build(name="deep_pitch"))))
+        fail = client.wait_for(["/done", "/fail"], timeout=10)
+        assert fail.address == "/fail" and "deep_pitch" in fail.contents[1], fail
+        client.sync()
+        assert client.status().contents[3] >= 1
+    finally:
+        client.close()

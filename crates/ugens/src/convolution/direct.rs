@@ -36,10 +36,10 @@ impl Construct for Convolution3 {
             io.out(0)[0] = 0.0;
             return off;
         }
-        let mut kernel = vec![0.0; size];
+        let mut kernel = crate::unit::unit_samples(size);
         load_kernel(&mut kernel, buf, size);
         io.out(0)[0] = io.in0(0);
-        Convolution3 { kernel: Some(kernel), ring: vec![0.0; size], pos: 0, prevtrig: 0.0, audio_in }
+        Convolution3 { kernel: Some(kernel), ring: crate::unit::unit_samples(size), pos: 0, prevtrig: 0.0, audio_in }
     }
 }
 

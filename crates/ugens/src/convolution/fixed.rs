@@ -34,10 +34,10 @@ impl Frames {
             framesize,
             fft,
             pos: 0,
-            inbuf: vec![0.0; framesize],
-            spectrum: vec![0.0; 2 * framesize],
-            outbuf: vec![0.0; 2 * framesize],
-            overlap: vec![0.0; framesize],
+            inbuf: crate::unit::unit_samples(framesize),
+            spectrum: crate::unit::unit_samples(2 * framesize),
+            outbuf: crate::unit::unit_samples(2 * framesize),
+            overlap: crate::unit::unit_samples(framesize),
         })
     }
 
@@ -106,7 +106,7 @@ impl Construct for Convolution {
             cx.set_done(true);
         }
         let len = if frames.is_some() { framesize } else { 0 };
-        Convolution { frames, kernel_in: vec![0.0; len], kernel_spec: vec![0.0; 2 * len] }
+        Convolution { frames, kernel_in: crate::unit::unit_samples(len), kernel_spec: crate::unit::unit_samples(2 * len) }
     }
 }
 
@@ -163,7 +163,7 @@ impl Construct for Convolution2 {
             cx.set_done(true);
             return off;
         };
-        let mut kernel_spec = vec![0.0; 2 * framesize];
+        let mut kernel_spec = crate::unit::unit_samples(2 * framesize);
         load_kernel(&mut kernel_spec, kernel, (kernel.frames as usize).min(framesize));
         let mut unit = Convolution2 { frames: Some(frames), kernel_spec, prevtrig: 0.0 };
         if let Some(f) = unit.frames.as_mut() {
@@ -241,11 +241,11 @@ impl Construct for Convolution2L {
             cx.set_done(true);
             return unit;
         };
-        let mut k0 = vec![0.0; 2 * framesize];
+        let mut k0 = crate::unit::unit_samples(2 * framesize);
         load_kernel(&mut k0, kernel, framesize);
         frames.fft.forward(&mut k0);
-        unit.kernels = [k0, vec![0.0; 2 * framesize]];
-        unit.temp = vec![0.0; 2 * framesize];
+        unit.kernels = [k0, crate::unit::unit_samples(2 * framesize)];
+        unit.temp = crate::unit::unit_samples(2 * framesize);
         unit.frames = Some(frames);
         io.out(0)[0] = io.in0(0);
         unit

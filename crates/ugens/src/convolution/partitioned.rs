@@ -51,8 +51,8 @@ pub fn prepare_part_conv(buffers: &mut [SndBuf], dest: usize, args: &[f32]) -> R
     let frames = src.frames as usize;
     let half = n / 2;
     let partitions = frames.div_ceil(half);
-    let mut spectra = vec![0.0f32; partitions * n];
-    let mut frame = vec![0.0f32; n];
+    let mut spectra = crate::unit::unit_samples(partitions * n);
+    let mut frame = crate::unit::unit_samples(n);
     for (k, out) in spectra.chunks_exact_mut(n).enumerate() {
         let start = k * half;
         let take = half.min(frames - start);
@@ -144,11 +144,11 @@ impl Running {
             nover2,
             fullsize,
             fft,
-            input: vec![0.0; fftsize],
-            spectrum: vec![0.0; fftsize],
-            frame: vec![0.0; fftsize],
-            output: vec![0.0; fftsize],
-            accum: vec![0.0; fullsize],
+            input: crate::unit::unit_samples(fftsize),
+            spectrum: crate::unit::unit_samples(fftsize),
+            frame: crate::unit::unit_samples(fftsize),
+            output: crate::unit::unit_samples(fftsize),
+            accum: crate::unit::unit_samples(fullsize),
             accum_pos: 0,
             pos: 0,
             outputpos: 0,

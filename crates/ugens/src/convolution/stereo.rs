@@ -136,7 +136,7 @@ impl Construct for StereoConvolution2L {
             return unit;
         };
         let size = 2 * framesize;
-        let bufs = std::array::from_fn(|i| vec![0.0; if i == INBUF || i >= OVERL { framesize } else { size }]);
+        let bufs = std::array::from_fn(|i| crate::unit::unit_samples(if i == INBUF || i >= OVERL { framesize } else { size }));
         let mut st = State { framesize, fft, bufs };
         st.load(FFT2L, left);
         st.forward(KERNEL_L_NOW);

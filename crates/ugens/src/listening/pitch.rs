@@ -70,7 +70,7 @@ impl Construct for Pitch {
         o[1][0] = 0.0;
         Pitch {
             // One spare sample: the peak search may read one past the window.
-            buffer: vec![0.0; size + 2],
+            buffer: crate::unit::unit_samples(size + 2),
             median: MedianWindow::new(median_size, freq),
             freq,
             min_freq,

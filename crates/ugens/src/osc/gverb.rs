@@ -37,7 +37,7 @@ struct FixedDelay {
 
 impl FixedDelay {
     fn new(size: i32, max: i32) -> FixedDelay {
-        FixedDelay { size, idx: 0, buf: vec![0.0; max.max(1) as usize] }
+        FixedDelay { size, idx: 0, buf: crate::unit::unit_samples(max.max(1) as usize) }
     }
 
     /// The value written `n` samples ago.
@@ -67,7 +67,7 @@ struct Diffuser {
 
 impl Diffuser {
     fn new(size: i32, coef: f32) -> Diffuser {
-        Diffuser { size, coef, idx: 0, buf: vec![0.0; size.max(1) as usize] }
+        Diffuser { size, coef, idx: 0, buf: crate::unit::unit_samples(size.max(1) as usize) }
     }
 
     #[inline(always)]

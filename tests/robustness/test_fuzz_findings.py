@@ -67,3 +67,20 @@ def test_a_pitch_tracker_with_a_vanishing_lowest_frequency_is_refused(magnetar):
         assert client.status().contents[3] >= 1
     finally:
         client.close()
+
+
+def test_a_pitch_shifter_with_a_nan_window_neither_hangs_nor_stops_the_others(magnetar):
+    """A NaN window made PitchShift's frame 0 samples long and its block loop
+    endless: loading the def hung the thread that tries defs."""
+    server = magnetar()
+    client = OscClient(server.port)
+    try:
+        with SynthDefBuilder(window=float("nan")) as b:
+            U.Out.ar(bus=0, source=U.PitchShift.ar(source=U.SinOsc.ar(), window_size=b["window"]) * 0.0)
+        client.send(M("/d_recv", compile_synthdefs(b.build(name="nan_shift"))))
+        client.wait_for(["/done", "/fail"], timeout=10)
+        client.send(M("/s_new", "nan_shift", 1000, 0, 0))
+        client.sync()
+        assert client.status().contents[2] == 1
+    finally:
+        client.close()

@@ -125,7 +125,10 @@ impl Construct for PitchShift {
             dlybuf[0] = io.in0(0);
         }
         io.out(0)[0] = 0.0;
-        let framesize = ((winsize as f64 * sample_rate) as i64 + 2) & !3;
+        // At least one sample per quarter frame: a NaN or infinite window
+        // would otherwise give a frame of 0 (or a wrapped negative) samples,
+        // and `run` would never get through a block.
+        let framesize = (((winsize as f64 * sample_rate) as i64).saturating_add(2) & !3).max(4);
         let slope = 2.0 / framesize as f32;
         PitchShift {
             dlybuf,

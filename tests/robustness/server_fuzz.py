@@ -333,6 +333,7 @@ class Report:
     tcp_connections: int = 0
     sentinel_restarts: int = 0
     failures: list[str] = field(default_factory=list)
+    saved: str = ""
     baseline: dict = field(default_factory=dict)
     final: dict = field(default_factory=dict)
 
@@ -357,6 +358,7 @@ class ServerFuzz:
         self.sessions = load_sessions(corpus)
         self.control = Control(udp_port)
         self.report = Report()
+        self.last_burst: list[list[bytes]] = []
         self.sync_id = 0
 
     # -- checks -----------------------------------------------------------------------------
@@ -441,14 +443,28 @@ class ServerFuzz:
                 out.append(p)
         return out
 
+    def save_burst(self, label: str) -> None:
+        """Keeps the last burst's packets (one stream per client) and the tree,
+        for replaying a failure: $SERVER_FUZZ_FAILURES or a temp directory."""
+        out = Path(os.environ.get("SERVER_FUZZ_FAILURES", tempfile.gettempdir())) / f"server-fuzz-{os.getpid()}"
+        out.mkdir(parents=True, exist_ok=True)
+        for c, packets in enumerate(self.last_burst):
+            stream = b"".join(struct.pack(">i", len(p)) + p for p in packets)
+            (out / f"burst{self.report.bursts}-client{c}").write_bytes(stream)
+        tree = self.control.request(message("/g_queryTree", 0, 1), "/g_queryTree.reply", 5.0)
+        (out / f"burst{self.report.bursts}-tree.txt").write_text(f"{label}\n{tree}\n{self.status()}\n")
+        self.report.saved = str(out)
+
     def one_burst(self) -> None:
         """Every client sends its mutated session at once; returns when all
         have sent (and the server has had a moment to take it all)."""
         stop = threading.Event()
         threads = []
         results: list[int] = []
+        self.last_burst = []
         for c in range(self.clients):
             packets = self.burst_packets()
+            self.last_burst.append(packets)
             self.report.packets += len(packets)
             if c % 2 == 0:
                 t = threading.Thread(target=_sender_udp, args=(self.udp_port, packets, stop))
@@ -497,6 +513,23 @@ class ServerFuzz:
             self.report.failures.append(f"{label}: nodes {now} after clean-up, baseline {base}")
         if now["pool_free"] != base["pool_free"]:
             self.report.failures.append(f"{label}: pool free {now['pool_free']} after clean-up, baseline {base['pool_free']}")
+        if self.report.failures and not self.report.saved:
+            self.save_burst(label)
+
+    def replay(self, stream: bytes) -> tuple[dict, dict]:
+        """Sends a saved stream of packets over UDP in order, then cleans up:
+        the baseline and what the server reports afterwards."""
+        self.control.request(message("/notify", 1), "/done", 3.0)
+        self.start_sentinel()
+        self.clean_up()
+        base = self.measure()
+        for p in frames(stream):
+            self.control.send(p)
+            time.sleep(0.0005)
+        self.sync()
+        self.clean_up()
+        time.sleep(0.3)
+        return base, self.measure()
 
     def run(self, seconds: float, max_bursts: int | None = None) -> Report:
         self.control.request(message("/notify", 1), "/done", 3.0)
@@ -536,8 +569,18 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--jack", action="store_true", help="JACK's dummy backend instead of the clock driver")
     ap.add_argument("--corpus", type=Path, default=CORPUS, help="streams of length-prefixed packets")
+    ap.add_argument("--replay", type=Path, help="send this saved stream once instead, and compare")
     args = ap.parse_args()
     from rtcheck import PrivateJack, quit_server
+
+    if args.replay:
+        server, tcp, _ = boot(None)
+        try:
+            base, after = ServerFuzz(server.port, tcp, args.seed, corpus=args.corpus).replay(args.replay.read_bytes())
+        finally:
+            quit_server(server)
+        print(f"baseline {base}, after the stream and a clean-up {after}")
+        return 0 if base == after else 1
 
     jack = PrivateJack(period=256) if args.jack else None
     if jack:
@@ -547,6 +590,8 @@ def main() -> int:
         fuzz = ServerFuzz(server.port, tcp, args.seed, clients=args.clients, corpus=args.corpus)
         report = fuzz.run(args.seconds)
         alive = server.proc.poll() is None
+        if not alive:
+            print(f"the server exited with {server.proc.returncode}; its last output:\n{server.output[-6000:]}")
     finally:
         quit_server(server)
         if jack:
@@ -556,6 +601,8 @@ def main() -> int:
     print(f"baseline {report.baseline}, final {report.final}, server alive {alive}")
     for f in report.failures:
         print("FAILURE:", f)
+    if report.saved:
+        print("the failing burst's packets:", report.saved)
     return 0 if alive and not report.failures else 1
 
 

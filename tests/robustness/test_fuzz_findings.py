@@ -84,3 +84,44 @@ def test_a_pitch_shifter_with_a_nan_window_neither_hangs_nor_stops_the_others(ma
         assert client.status().contents[2] == 1
     finally:
         client.close()
+
+
+def test_no_node_can_be_placed_beside_the_root_group(magnetar):
+    """`/n_before 1000 0` (found by the server-level fuzzer) put the node
+    beside the root group: in no group, counted by /status for ever, never
+    run, listed or freed. scsynth crashes there; magnetar answers /fail."""
+    server = magnetar()
+    client = OscClient(server.port)
+    try:
+        with SynthDefBuilder() as b:
+            U.Out.kr(bus=0, source=U.DC.kr(source=1.0))
+        client.send(M("/d_recv", compile_synthdefs(b.build(name="dc"))))
+        client.wait_for("/done", timeout=10)
+        client.send(M("/s_new", "dc", 1000, 0, 0))
+        for command in [M("/n_before", 1000, 0), M("/n_after", 1000, 0), M("/n_order", 3, 0, 1000),
+                        M("/s_new", "dc", 1001, 2, 0), M("/g_new", 1002, 3, 0)]:
+            client.send(command)
+            fail = client.wait_for("/fail", timeout=3)
+            assert fail.contents == (command.address, "Can't place a node before or after the root group"), fail
+        client.sync()
+        tree = client.request(M("/g_queryTree", 0), "/g_queryTree.reply").contents
+        assert tree[2] == 1 and tree[3] == 1000, tree
+        assert client.status().contents[2:4] == (1, 1)
+        client.send(M("/n_free", 1000))
+        client.sync()
+        assert client.status().contents[2] == 0
+    finally:
+        client.close()
+
+
+def test_the_fuzzed_session_that_left_a_node_beside_the_root_replays_cleanly(driver):
+    from rtcheck import quit_server
+    from server_fuzz import ServerFuzz, boot
+
+    server, tcp, _ = boot(driver)
+    try:
+        stream = (ROOT / "fuzz" / "server-findings" / "ghost-synth.stream").read_bytes()
+        base, after = ServerFuzz(server.port, tcp, seed=1).replay(stream)
+    finally:
+        quit_server(server)
+    assert after == base

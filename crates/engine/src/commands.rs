@@ -61,6 +61,11 @@ pub fn command_name(address: &Address) -> Option<&str> {
 /// indices that cannot exist.
 const MAX_CONTROL_RANGE: i32 = 1 << 16;
 
+/// A node placed before or after the root group would belong to no group:
+/// counted, never run, never listed and never freed (scsynth follows the
+/// root's missing parent and crashes).
+const ROOT_HAS_NO_SIBLINGS: &str = "Can't place a node before or after the root group";
+
 /// How a control is addressed in `/n_set` and friends.
 #[derive(Clone, Copy, Debug)]
 enum ControlRef<'a> {
@@ -266,6 +271,9 @@ impl Engine {
             }
             2 | 3 => {
                 let n = self.node_arg(args)?;
+                if n == ROOT {
+                    return Err(ROOT_HAS_NO_SIBLINGS.into());
+                }
                 Ok((if action == 2 { Position::Before(n) } else { Position::After(n) }, None))
             }
             4 => {
@@ -613,7 +621,12 @@ impl Engine {
 
     fn cmd_n_before_after(&mut self, args: &mut Args<'_>, before: bool) -> CmdResult {
         let mut prev: Option<(NodeIdx, NodeIdx)> = None;
-        let place = |this: &mut Engine, node: NodeIdx, target: NodeIdx| {
+        let mut beside_root = false;
+        let mut place = |this: &mut Engine, node: NodeIdx, target: NodeIdx| {
+            if target == ROOT {
+                beside_root = true;
+                return;
+            }
             if node == ROOT || this.tree.is_ancestor(node, target) {
                 return;
             }
@@ -635,6 +648,9 @@ impl Engine {
                 place(self, pn, pt);
             }
         }
+        if beside_root {
+            return Err(ROOT_HAS_NO_SIBLINGS.into());
+        }
         Ok(())
     }
 
@@ -651,6 +667,9 @@ impl Engine {
             }
             2 | 3 => {
                 let t = self.node_arg(args)?;
+                if t == ROOT {
+                    return Err(ROOT_HAS_NO_SIBLINGS.into());
+                }
                 if action == 2 {
                     Position::Before(t)
                 } else {
@@ -669,7 +688,8 @@ impl Engine {
                 Position::Head(g) | Position::Tail(g) => g,
                 Position::Before(t) | Position::After(t) | Position::SatelliteBefore(t) | Position::SatelliteAfter(t) => t,
             };
-            n != ROOT && !this.tree.is_ancestor(n, anchor_node) && n != anchor_node
+            let beside_root = anchor_node == ROOT && matches!(p, Position::Before(_) | Position::After(_));
+            n != ROOT && !beside_root && !this.tree.is_ancestor(n, anchor_node) && n != anchor_node
         };
         if movable(self, first, anchor) {
             self.move_node(first, anchor);

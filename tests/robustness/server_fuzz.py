@@ -41,7 +41,7 @@ NUM_BUFFERS = 64
 
 # Commands that would end the run or only flood the console.
 DROPPED = {b"/quit", b"/dumpOSC"}
-# Integer command numbers of the same (scsynth's table: /quit 3, /dumpOSC 39).
+# Command numbers of the same (scsynth's table: /quit 3, /dumpOSC 39).
 DROPPED_NUMBERS = {3, 39}
 
 
@@ -150,8 +150,9 @@ def _dropped(packet: bytes) -> bool:
     a = _address_of(packet)
     if a in DROPPED:
         return True
-    if packet.startswith(b"\0\0\0") and len(packet) >= 4:
-        return struct.unpack_from(">i", packet)[0] in DROPPED_NUMBERS
+    if packet.startswith(b"\0") and len(packet) >= 4:
+        # A command number is looked up by its low byte, as in scsynth.
+        return packet[3] in DROPPED_NUMBERS
     return False
 
 
@@ -483,6 +484,8 @@ class ServerFuzz:
     def check(self, label: str) -> None:
         if not self.sync():
             self.report.failures.append(f"{label}: no /synced")
+            if not self.report.saved:
+                self.save_burst(label)
             return
         if self.status() is None:
             self.report.failures.append(f"{label}: no /status.reply")

@@ -107,10 +107,13 @@ impl Construct for IEnvGen {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
         let num_stages = io.in0(3) as i32;
         let num_vals = (num_stages.max(0) as usize) * 4;
-        let mut env = Vec::with_capacity(num_vals + 1);
-        env.push(io.in0(2));
+        // The stage count is an input: sized within what a unit may take.
+        let mut env = crate::unit::unit_samples(num_vals + 1);
+        env[0] = io.in0(2);
         let inputs = io.num_inputs();
-        env.extend((1..=num_vals).map(|i| if 4 + i < inputs { io.in0(4 + i) } else { 0.0 }));
+        for (i, v) in env.iter_mut().enumerate().skip(1) {
+            *v = if 4 + i < inputs { io.in0(4 + i) } else { 0.0 };
+        }
         let offset = io.in0(1);
         let point = io.in0(0) - offset;
         let mut unit = IEnvGen { level: 0.0, offset, point_in: point, env, audio_index: io.in_rate(0) == Rate::Audio };

@@ -192,7 +192,7 @@ fn fuzz_engine() -> Engine {
         threads: 1,
         realtime: false,
         rgen_per_synth: false,
-        parallel_exact: true,
+        ..EngineOptions::default()
     };
     let mut engine = Engine::new(options);
     // Buffers up to 256 K samples (1 MiB): the server allows 2^31 (8 GiB),

@@ -38,6 +38,8 @@ SENTINEL_BUS = 4000
 # Ids the sessions use are moved away from these.
 PROTECTED_IDS = {SENTINEL_GROUP, SENTINEL_SYNTH}
 NUM_BUFFERS = 64
+# Address space the fuzzed server may use (see `boot`).
+SERVER_ADDRESS_SPACE = 6 << 30
 
 # Commands that would end the run or only flood the console.
 DROPPED = {b"/quit", b"/dumpOSC"}
@@ -564,9 +566,20 @@ def boot(jack, extra=()):
     from rtcheck import boot_magnetar
     from rtserver import free_port
 
+    import resource
+
     scratch = tempfile.mkdtemp(prefix="magnetar-server-fuzz-")
     tcp = free_port()
-    server = boot_magnetar(jack, extra=("-t", str(tcp), "-P", scratch, "-b", str(NUM_BUFFERS), *extra))
+    # The protocol lets any client allocate buffers of 8 GiB (as scsynth
+    # does); under a limit of address space such a /b_alloc gets /fail
+    # instead of taking the machine's memory (and other processes with it).
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = SERVER_ADDRESS_SPACE if hard == resource.RLIM_INFINITY else min(SERVER_ADDRESS_SPACE, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        server = boot_magnetar(jack, extra=("-t", str(tcp), "-P", scratch, "-b", str(NUM_BUFFERS), *extra))
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     return server, tcp, scratch
 
 

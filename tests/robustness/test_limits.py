@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from supriya import ugens as U
@@ -19,8 +20,8 @@ sys.path.insert(0, str(ROOT / "tests" / "compat"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 from nrt import compile_synthdefs  # noqa: E402
-from rtserver import OscClient, bundle  # noqa: E402
-from rtcheck import rt_stats  # noqa: E402
+from rtserver import SCSYNTH, OscClient, ServerProcess, bundle  # noqa: E402
+from rtcheck import PrivateJack, rt_stats, server_env  # noqa: E402
 
 POOL_MISSES = 2  # position of poolMisses after xruns in /magnetar_rtStats.reply
 
@@ -142,3 +143,105 @@ def test_a_window_larger_than_the_pool_fails_and_the_server_goes_on(magnetar):
         assert server.alive()
     finally:
         client.close()
+
+
+ALL_HEAP_OPS = 4  # allHeapOps: system-heap operations of the audio thread over all periods
+
+
+def sized_by_control_defs():
+    """Defs whose unit memory a control sets; each default is small."""
+    defs = {}
+    with SynthDefBuilder(size=40) as b:
+        U.Out.ar(bus=0, source=U.RunningSum.ar(source=U.DC.ar(source=0.0), sample_count=b["size"]))
+    defs["rsum"] = (b.build(name="rsum"), 1e8)
+    with SynthDefBuilder(size=0.1) as b:
+        U.Out.ar(bus=0, source=U.CombN.ar(source=U.DC.ar(source=0.0), maximum_delay_time=b["size"], delay_time=0.01))
+    defs["combn"] = (b.build(name="combn"), 1000.0)
+    with SynthDefBuilder(size=0.1) as b:
+        U.Out.ar(bus=0, source=U.Pluck.ar(source=U.DC.ar(source=0.0), trigger=1.0, maximum_delay_time=b["size"], delay_time=0.01))
+    defs["pluck"] = (b.build(name="pluck"), 1000.0)
+    with SynthDefBuilder(size=0.2) as b:
+        U.Out.ar(bus=0, source=U.PitchShift.ar(source=U.DC.ar(source=0.0), window_size=b["size"]))
+    defs["pitchshift"] = (b.build(name="pitchshift"), 10.0)
+    with SynthDefBuilder(size=64) as b:
+        buf = U.LocalBuf.ir(channel_count=1, frame_count=b["size"])
+        U.Out.kr(bus=2, source=U.BufFrames.kr(buffer_id=buf))
+    defs["localbuf"] = (b.build(name="localbuf"), 1e8)
+    return defs
+
+
+def counter_def():
+    with SynthDefBuilder() as b:
+        U.Out.kr(bus=0, source=U.Sweep.kr(trigger=0.0, rate=1.0))
+    return b.build(name="counter")
+
+
+def test_sizes_set_by_controls_never_take_the_system_heap(magnetar):
+    """A delay line, window, grain buffer or local buffer larger than the pool, chosen by a
+    control at /s_new: the synth ends with /fail "out of real time memory" and /n_end, the
+    audio thread never touches the system heap, a synth started before plays on, and a
+    smaller size of the same def is built afterwards."""
+    defs = sized_by_control_defs()
+    server = magnetar(extra=("-m", "4096"))
+    client = OscClient(server.port)
+    try:
+        client.request(("/notify", 1), "/done", timeout=3)
+        client.send(M("/d_recv", compile_synthdefs(counter_def(), *[d for d, _ in defs.values()])))
+        client.wait_for("/done")
+        client.send(M("/s_new", "counter", 1, 0, 0))
+        client.request(M("/sync", 1), "/synced")
+        for k, (name, (_, huge)) in enumerate(defs.items()):
+            node = 1000 + k
+            client.clear()
+            client.send(M("/s_new", name, node, 0, 0, "size", huge))
+            fail = client.wait_for("/fail", timeout=5)
+            assert fail.contents == ("/s_new", "out of real time memory"), (name, fail)
+            client.wait_for("/n_end", lambda m: m.contents[0] == node, timeout=3)
+            # The default size fits, on a pool the failure gave back.
+            client.send(M("/s_new", name, node + 100, 0, 0))
+            client.request(M("/sync", 2 + k), "/synced", timeout=5)
+            assert client.messages("/fail") == [], name
+        assert client.request(M("/status"), "/status.reply").contents[2] == 1 + len(defs)
+        before = client.request(M("/c_get", 0), "/c_set").contents[1]
+        time.sleep(0.2)
+        assert client.request(M("/c_get", 0), "/c_set").contents[1] > before, "the first synth stopped"
+        assert client.request(M("/c_get", 2), "/c_set").contents[1] == 64.0, "the local buffer's size"
+        stats = rt_stats(server.port)
+        assert stats.field(POOL_MISSES) == 0, "an allocation missed the pool"
+        assert stats.field(ALL_HEAP_OPS) == 0, "the audio thread used the system heap"
+        assert server.alive()
+    finally:
+        client.close()
+
+
+def test_scsynth_survives_the_same_requests_without_a_fail(driver, tmp_path):
+    """The same oversized window sent to scsynth in this run: it prints that the unit's
+    allocation failed and leaves a silent synth (no /fail); magnetar ends the synth and
+    answers /fail instead (docs/compatibility.md). Both keep answering afterwards."""
+    jack = driver if driver is not None else PrivateJack(period=256)
+    if driver is None:
+        jack.start()
+    try:
+        sc = ServerProcess(SCSYNTH, extra=["-m", "4096"], env=server_env(jack))
+        sc.start()
+        client = OscClient(sc.port)
+        try:
+            rsum, huge = sized_by_control_defs()["rsum"]
+            client.request(("/notify", 1), "/done", timeout=3)
+            client.send(M("/d_recv", compile_synthdefs(rsum)))
+            client.wait_for("/done")
+            client.send(M("/s_new", "rsum", 1000, 0, 0, "size", huge))
+            client.request(M("/sync", 1), "/synced", timeout=5)
+            assert client.messages("/fail") == []
+            assert client.request(M("/status"), "/status.reply").contents[2] == 1
+            deadline = time.monotonic() + 3
+            while "alloc failed" not in sc.output and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert "alloc failed" in sc.output, sc.output
+        finally:
+            client.close()
+            sc.proc.terminate()
+            sc.proc.wait(timeout=10)
+    finally:
+        if driver is None:
+            jack.stop()

@@ -350,7 +350,7 @@ impl Engine {
                 let largest = self.largest_free_probe.map_or(free, |largest| largest().min(free));
                 // Synths made but not built yet (several /s_new in one block)
                 // will take theirs from the same pool.
-                if largest.saturating_sub(self.pending_construct) < def.expected_bytes() {
+                if largest.saturating_sub(self.pending_construct) < def.expected_bytes() + self.pool_headroom {
                     return Err("out of real time memory".into());
                 }
                 Some(used)

@@ -32,17 +32,33 @@ pub(crate) fn install_quiet_hook() {
     });
 }
 
+/// Why a contained section did not finish.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// A unit panicked.
+    Panicked,
+    /// An allocation whose size a unit chose at run time was refused: the
+    /// real-time pool could not hold it (`magnetar_rt::fallible`).
+    OutOfMemory,
+}
+
 /// Runs `f`; a panic inside it comes back as `Err` instead of unwinding
 /// further. Whatever `f` was changing may be left half done: the caller
 /// restores what it must and discards the rest.
 #[inline]
-pub(crate) fn contained<R>(f: impl FnOnce() -> R) -> Result<R, ()> {
+pub(crate) fn contained<R>(f: impl FnOnce() -> R) -> Result<R, Failure> {
     CONTAINED.with(|c| c.set(c.get() + 1));
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CONTAINED.with(|c| c.set(c.get() - 1));
     // The payload (the panic message) is dropped here, into the pool on an
     // audio thread.
-    result.map_err(drop)
+    result.map_err(|payload| {
+        if magnetar_rt::fallible::is_out_of_memory(payload.as_ref()) {
+            Failure::OutOfMemory
+        } else {
+            Failure::Panicked
+        }
+    })
 }
 
 /// A synth that a failing unit ended, for the report to clients.
@@ -55,8 +71,8 @@ pub struct UnitFailure {
     pub unit: usize,
     /// True when it failed while being built (its first block).
     pub constructing: bool,
-    /// True when the pool could not hold what its units took while it was
-    /// built (`unit` says nothing then).
+    /// True when the pool could not hold what its units took (`unit` says
+    /// nothing then).
     pub out_of_memory: bool,
 }
 
@@ -74,8 +90,9 @@ impl UnitFailure {
     /// The line for the log.
     pub fn message(&self) -> String {
         if self.out_of_memory {
+            let doing = if self.constructing { "building" } else { "running" };
             return format!(
-                "out of real time memory: building node {} of SynthDef '{}' took more than the pool (-m) had; the node was freed",
+                "out of real time memory: {doing} node {} of SynthDef '{}' took more than the pool (-m) had; the node was freed",
                 self.node, self.def.name
             );
         }
@@ -97,7 +114,9 @@ mod tests {
         install_quiet_hook();
         assert_eq!(contained(|| 7), Ok(7));
         let failed = contained(|| -> i32 { panic!("on purpose") });
-        assert!(failed.is_err());
+        assert_eq!(failed, Err(Failure::Panicked));
+        let refused = contained(|| magnetar_rt::fallible::filled(0.0f32, usize::MAX / 2).len());
+        assert_eq!(refused, Err(Failure::OutOfMemory));
         assert_eq!(CONTAINED.with(Cell::get), 0);
     }
 }

@@ -179,6 +179,13 @@ pub struct Engine {
     /// The pool's count of allocations it could not serve (the server sets
     /// it): a synth whose building made it grow is ended, out of memory.
     pub pool_misses_probe: Option<fn() -> u64>,
+    /// Tells the pool how much a fallible allocation (a size a unit chose at
+    /// run time) must leave free: what building the synth at hand takes in
+    /// any case, plus the synths waiting to be built (the server sets it).
+    pub pool_reserve: Option<fn(usize)>,
+    /// Room the pool keeps beyond what a synth is expected to take, so that
+    /// a synth `/s_new` admits is not refused while it is built.
+    pub pool_headroom: usize,
     /// `calc_group`'s stack: for each group being run, the sibling to go on
     /// with after it, and the group itself when its satellites after it are
     /// still to run (reserved for `-n` nodes).
@@ -281,8 +288,11 @@ impl Engine {
             events: Vec::with_capacity(2 * max_nodes + 256),
             pending_construct: 0,
             pool_misses_probe: None,
+            pool_reserve: None,
+            pool_headroom: 0,
             walk: Vec::with_capacity(max_nodes + 1),
-            unit_failures: Vec::with_capacity(64),
+            // Room for a bundle's worth of failures in one block.
+            unit_failures: Vec::with_capacity(1024),
             record_events: false,
             events_dropped: 0,
             replies: Vec::with_capacity(256),
@@ -914,6 +924,11 @@ impl Engine {
                 let Some(synth) = self.tree.synth_mut(idx) else { return };
                 self.pending_construct = self.pending_construct.saturating_sub(std::mem::take(&mut synth.reserved));
                 let misses_before = self.pool_misses_probe.map(|p| p());
+                if let Some(reserve) = self.pool_reserve {
+                    let fixed = synth.def.fixed_bytes.load(std::sync::atomic::Ordering::Relaxed);
+                    reserve(self.pending_construct + fixed);
+                }
+                let fallible_before = magnetar_rt::fallible::bytes_allocated();
                 let started = Instant::now();
                 if !synth.construct_contained(world, &mut self.scratch) {
                     self.unit_failed(idx, true);
@@ -922,7 +937,7 @@ impl Engine {
                 if let (Some(probe), Some(before)) = (self.pool_misses_probe, misses_before) {
                     if probe() > before {
                         // Its units took memory the pool did not have.
-                        self.out_of_memory(idx);
+                        self.out_of_memory(idx, true);
                         return;
                     }
                 }
@@ -930,6 +945,8 @@ impl Engine {
                 if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
                     let took = probe().1.saturating_sub(before);
                     synth.def.construct_bytes.fetch_max(took, std::sync::atomic::Ordering::Relaxed);
+                    let chosen = magnetar_rt::fallible::bytes_allocated().saturating_sub(fallible_before) as usize;
+                    synth.def.fixed_bytes.fetch_max(took.saturating_sub(chosen), std::sync::atomic::Ordering::Relaxed);
                 }
                 // What constructors asked for happens, but scsynth then installs
                 // the synth's calc function over any end or pause of itself.
@@ -957,10 +974,7 @@ impl Engine {
                             self.log.push(text);
                             true
                         }
-                        Err(()) => {
-                            synth.recover(world);
-                            false
-                        }
+                        Err(failure) => synth.settle(world, Err(failure)),
                     }
                 } else {
                     synth.calc_contained(world, &mut self.scratch)
@@ -980,6 +994,11 @@ impl Engine {
     fn unit_failed(&mut self, idx: NodeIdx, constructing: bool) {
         let node = self.tree.node(idx).id;
         let Some(synth) = self.tree.synth_mut(idx) else { return };
+        if synth.out_of_memory {
+            // A unit asked for more than the pool had: refused, not a bug.
+            self.out_of_memory(idx, constructing);
+            return;
+        }
         let step = synth.failed.unwrap_or(0) as usize;
         let unit = synth.def.steps.get(step).map_or(0, |s| s.unit as usize);
         synth.ctx.done_actions.clear();
@@ -995,7 +1014,7 @@ impl Engine {
 
     /// A synth whose units could not get their memory from the pool while
     /// it was built: ended, and reported like a failing unit.
-    fn out_of_memory(&mut self, idx: NodeIdx) {
+    fn out_of_memory(&mut self, idx: NodeIdx, constructing: bool) {
         let node = self.tree.node(idx).id;
         let Some(synth) = self.tree.synth_mut(idx) else { return };
         synth.ctx.done_actions.clear();
@@ -1003,7 +1022,7 @@ impl Engine {
         synth.ctx.run_requests.clear();
         if self.unit_failures.len() < self.unit_failures.capacity() {
             let def = Arc::clone(&synth.def);
-            self.unit_failures.push(UnitFailure { node, def, unit: 0, constructing: true, out_of_memory: true });
+            self.unit_failures.push(UnitFailure { node, def, unit: 0, constructing, out_of_memory: true });
         }
         self.tree.end(idx);
     }

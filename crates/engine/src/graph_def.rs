@@ -132,6 +132,10 @@ pub struct GraphDef {
     /// units were built, as last measured (0 until one was).
     pub new_bytes: std::sync::atomic::AtomicUsize,
     pub construct_bytes: std::sync::atomic::AtomicUsize,
+    /// The part of `construct_bytes` whose size does not depend on the
+    /// synth's controls (everything but `magnetar_rt::fallible` memory):
+    /// what building a synth takes in any case.
+    pub fixed_bytes: std::sync::atomic::AtomicUsize,
 }
 
 fn rate_of(r: sd::Rate) -> Rate {
@@ -252,6 +256,7 @@ impl GraphDef {
             buffer_accesses,
             new_bytes: Default::default(),
             construct_bytes: Default::default(),
+            fixed_bytes: Default::default(),
         })
     }
 

@@ -28,6 +28,8 @@ pub struct Synth {
     pub(crate) failed: Option<u32>,
     /// Pool bytes counted for building it, until it is built (`/s_new`).
     pub(crate) reserved: usize,
+    /// Its failure was a refused allocation: the pool ran out.
+    pub(crate) out_of_memory: bool,
 }
 
 impl Synth {
@@ -48,7 +50,7 @@ impl Synth {
         };
         let done = vec![false; def.units.len()];
         let units = Vec::with_capacity(def.units.len());
-        Synth { def, ctx, wires, units, done, rgen: None, rgen_swapped: false, at: 0, running: false, failed: None, reserved: 0 }
+        Synth { def, ctx, wires, units, done, rgen: None, rgen_swapped: false, at: 0, running: false, failed: None, reserved: 0, out_of_memory: false }
     }
 
     /// Puts the synth's generator in the world's `rgen` for the length of
@@ -270,20 +272,27 @@ impl Synth {
     /// [`Self::construct`], with a unit that panics contained: returns
     /// false, and the synth is marked failed, with the world as it was.
     pub fn construct_contained(&mut self, world: &mut World, scratch: &mut [f32]) -> bool {
-        let ok = crate::contain::contained(|| self.construct(world, scratch)).is_ok();
-        if !ok {
-            self.recover(world);
-        }
-        ok
+        let outcome = crate::contain::contained(|| self.construct(world, scratch));
+        self.settle(world, outcome)
     }
 
     /// [`Self::calc`], with a unit that panics contained (as above).
     pub fn calc_contained(&mut self, world: &mut World, scratch: &mut [f32]) -> bool {
-        let ok = crate::contain::contained(|| self.calc(world, scratch)).is_ok();
-        if !ok {
-            self.recover(world);
+        let outcome = crate::contain::contained(|| self.calc(world, scratch));
+        self.settle(world, outcome)
+    }
+
+    /// After a contained section: recovers if it failed, remembering
+    /// whether the pool ran out; true when it finished.
+    pub(crate) fn settle(&mut self, world: &mut World, outcome: Result<(), crate::contain::Failure>) -> bool {
+        match outcome {
+            Ok(()) => true,
+            Err(failure) => {
+                self.out_of_memory = failure == crate::contain::Failure::OutOfMemory;
+                self.recover(world);
+                false
+            }
         }
-        ok
     }
 
     /// After a unit panicked: gives the world back what the synth's run had

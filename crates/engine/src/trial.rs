@@ -58,11 +58,20 @@ pub(crate) fn try_run(def: GraphDef, block_size: usize) -> Result<GraphDef, DefE
     // What building a synth allocates, from each trial: the smaller one
     // leaves out the tables units set up once per process on first use.
     let mut built = usize::MAX;
+    let mut fixed = usize::MAX;
     for filled in [false, true] {
         let mut world = trial_world(block_size, filled);
-        let (failed, bytes) = failed_step(&def, &mut world);
-        built = built.min(bytes);
-        if let Some(step) = failed {
+        let trial = failed_step(&def, &mut world);
+        built = built.min(trial.built);
+        fixed = fixed.min(trial.fixed);
+        if trial.out_of_memory {
+            // A unit asked for more memory than there is (a constant that
+            // large): the def is fine, its synths cannot be built, and
+            // `/s_new` says so, as scsynth does.
+            built = usize::MAX / 4;
+            break;
+        }
+        if let Some(step) = trial.failed {
             let unit = def.steps.get(step).map_or(0, |s| s.unit as usize);
             let ud = &def.units[unit];
             return Err(DefError::CannotRun {
@@ -76,6 +85,7 @@ pub(crate) fn try_run(def: GraphDef, block_size: usize) -> Result<GraphDef, DefE
     }
     // Building the synth on the audio thread takes as much from the pool.
     def.construct_bytes.fetch_max(built, std::sync::atomic::Ordering::Relaxed);
+    def.fixed_bytes.fetch_max(fixed.min(built), std::sync::atomic::Ordering::Relaxed);
     // The trial synths, the only other holders, are gone.
     Arc::try_unwrap(def).map_err(|def| DefError::CannotRun {
         def: def.name.clone(),
@@ -111,9 +121,20 @@ fn trial_world(block_size: usize, filled: bool) -> World {
     world
 }
 
-/// Runs one trial synth of `def` in `world`: the step whose unit panicked,
-/// if one did, and the bytes building the synth allocated.
-fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> (Option<usize>, usize) {
+/// What one trial synth showed.
+struct Trial {
+    /// The step whose unit panicked, if one did.
+    failed: Option<usize>,
+    /// A unit's allocation was refused: more than there is to give.
+    out_of_memory: bool,
+    /// The bytes building the synth allocated, and the part of them whose
+    /// size no control chose (see `magnetar_rt::fallible`).
+    built: usize,
+    fixed: usize,
+}
+
+/// Runs one trial synth of `def` in `world`.
+fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> Trial {
     let mut scratch = vec![0.0f32; def.scratch_len.max(1)];
     let mut synth = Synth::new(Arc::clone(def), -1, 0, 0.0);
     // The step being built or run, for the report.
@@ -121,11 +142,15 @@ fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> (Option<usize>, usize)
     // Its panics are expected and reported as a refused def, not printed.
     let counter = HEAP_COUNTER.get().copied();
     let mut built_bytes = 0;
+    let mut fixed_bytes = 0;
     let outcome = crate::contain::contained(|| {
         let before = counter.map(|c| c());
+        let chosen_before = magnetar_rt::fallible::bytes_allocated();
         synth.construct(world, &mut scratch);
         if let (Some(c), Some(b)) = (counter, before) {
             built_bytes = c().saturating_sub(b) as usize;
+            let chosen = magnetar_rt::fallible::bytes_allocated().saturating_sub(chosen_before) as usize;
+            fixed_bytes = built_bytes.saturating_sub(chosen);
         }
         for _ in 0..TRIAL_BLOCKS {
             for (k, &si) in def.calc_steps.iter().enumerate() {
@@ -139,11 +164,13 @@ fn failed_step(def: &Arc<GraphDef>, world: &mut World) -> (Option<usize>, usize)
             world.buf_counter = world.buf_counter.wrapping_add(1);
         }
     });
+    let out_of_memory = outcome == Err(crate::contain::Failure::OutOfMemory);
     let failed = match outcome {
         Ok(()) => None,
+        Err(crate::contain::Failure::OutOfMemory) => None,
         // A constructor failed: the steps before it were built.
         Err(_) if !synth.is_constructed() || synth.units_built() < def.steps.len() => Some(synth.units_built()),
         Err(_) => Some(def.calc_steps[at] as usize),
     };
-    (failed, built_bytes)
+    Trial { failed, out_of_memory, built: built_bytes, fixed: fixed_bytes }
 }

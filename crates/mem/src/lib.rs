@@ -11,6 +11,10 @@
 //! When the pool is exhausted an allocation falls back to the inner allocator
 //! (counted as a miss) rather than failing; callers that can refuse work
 //! up front — creating a synth — check [`status`] first and answer `/fail`.
+//! An allocation whose size was chosen at run time goes through
+//! `magnetar_rt::fallible`: on the pool's thread it is refused (null, never
+//! the inner allocator) when it would leave less than [`set_reserve`]'s
+//! bytes free, or when no hole holds it.
 
 use magnetar_rt::mpsc;
 use rlsf::Tlsf;
@@ -36,7 +40,8 @@ thread_local! {
 }
 
 /// Bytes the calling thread has had from the system heap through this
-/// allocator so far (never decreasing): the difference around a piece of
+/// allocator so far, as the pool would count them (header and rounding
+/// included; never decreasing): the difference around a piece of
 /// work is what it allocated. Always 0 on the pool's thread, and where
 /// [`RoutingAlloc`] is not the global allocator.
 pub fn heap_bytes_allocated() -> u64 {
@@ -51,6 +56,10 @@ struct PoolState {
     peak: AtomicUsize,
     misses: AtomicU64,
     leaked: AtomicU64,
+    /// Allocations refused (see `magnetar_rt::fallible`).
+    refused: AtomicU64,
+    /// Bytes a fallible allocation must leave free (see [`set_reserve`]).
+    reserve: AtomicUsize,
     /// The last [`largest_free_block`] measured on the pool's thread, for
     /// other threads to read.
     largest_free: AtomicUsize,
@@ -75,6 +84,8 @@ pub struct PoolStatus {
     pub misses: u64,
     /// Pool blocks freed by other threads while the deferred queue was full.
     pub leaked: u64,
+    /// Allocations of a size chosen at run time that the pool refused.
+    pub refused: u64,
 }
 
 impl PoolStatus {
@@ -134,6 +145,8 @@ pub fn install_pool(bytes: usize) -> Result<(), PoolError> {
         peak: AtomicUsize::new(0),
         misses: AtomicU64::new(0),
         leaked: AtomicU64::new(0),
+        refused: AtomicU64::new(0),
+        reserve: AtomicUsize::new(0),
         largest_free: AtomicUsize::new(0),
         deferred_tx: tx,
         deferred_rx: UnsafeCell::new(rx),
@@ -200,10 +213,25 @@ pub fn status() -> PoolStatus {
             peak: p.peak.load(Ordering::Relaxed),
             misses: p.misses.load(Ordering::Relaxed),
             leaked: p.leaked.load(Ordering::Relaxed),
+            refused: p.refused.load(Ordering::Relaxed),
         },
         None => PoolStatus::default(),
     }
 }
+
+/// Room a fallible allocation on the pool's thread must leave in the pool
+/// besides [`FALLIBLE_HEADROOM`]: what the work in progress will still
+/// take through ordinary allocations (the rest of a synth being built, the
+/// synths made but not built yet), which must not miss the pool.
+pub fn set_reserve(bytes: usize) {
+    if let Some(p) = pool() {
+        p.reserve.store(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Room every fallible allocation leaves, at most a sixteenth of the pool:
+/// unwinding after a refusal and reporting it take a little memory.
+pub const FALLIBLE_HEADROOM: usize = 16 << 10;
 
 /// The largest single allocation the pool can serve right now, in bytes.
 ///
@@ -279,9 +307,12 @@ unsafe fn probe_largest_free(p: &PoolState) -> usize {
     lo_b
 }
 
-/// Bytes a block of `size` takes in the pool's accounting.
+/// Bytes a block of `size` takes in the pool: the TLSF block header (two
+/// words) and the rounding to 32-byte granules. Counting the header keeps
+/// `used` close to what the pool really holds, so that estimates built on
+/// it (many small unit states) do not overcommit the pool.
 fn accounted(size: usize) -> usize {
-    (size + 31) & !31
+    (size + 16 + 31) & !31
 }
 
 /// # Safety
@@ -329,18 +360,47 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for RoutingAlloc<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if in_pool() {
             if let Some(p) = pool() {
+                let fallible = magnetar_rt::fallible::active();
+                if fallible {
+                    let keep = p.reserve.load(Ordering::Relaxed) + FALLIBLE_HEADROOM.min(p.len / 16);
+                    let after = p.used.load(Ordering::Relaxed).saturating_add(accounted(layout.size()));
+                    if after.saturating_add(keep) > p.len {
+                        p.refused.fetch_add(1, Ordering::Relaxed);
+                        return std::ptr::null_mut();
+                    }
+                }
                 // SAFETY: we are the pool's thread.
                 let ptr = unsafe { pool_alloc(p, layout) };
                 if !ptr.is_null() {
                     return ptr;
                 }
+                if fallible {
+                    p.refused.fetch_add(1, Ordering::Relaxed);
+                    return std::ptr::null_mut();
+                }
                 p.misses.fetch_add(1, Ordering::Relaxed);
             }
         } else {
-            HEAP_BYTES.with(|b| b.set(b.get() + layout.size() as u64));
+            HEAP_BYTES.with(|b| b.set(b.get() + accounted(layout.size()) as u64));
         }
         // SAFETY: forwarded with the caller's valid layout.
         unsafe { self.inner.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if in_pool() && pool().is_some() {
+            // SAFETY: forwarded with the caller's valid layout.
+            let ptr = unsafe { self.alloc(layout) };
+            if !ptr.is_null() {
+                // SAFETY: the block just allocated holds `layout.size()` bytes.
+                unsafe { ptr.write_bytes(0, layout.size()) };
+            }
+            return ptr;
+        }
+        HEAP_BYTES.with(|b| b.set(b.get() + accounted(layout.size()) as u64));
+        // SAFETY: forwarded with the caller's valid layout; the kernel's
+        // zeroed pages are not touched here.
+        unsafe { self.inner.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -398,6 +458,14 @@ mod tests {
             }
             assert_eq!(drained, 1);
             assert_eq!(used_before_drain - status().used, accounted(1000), "the block went back to the pool");
+            // A size chosen at run time is refused, not served elsewhere.
+            assert!(magnetar_rt::fallible::try_filled(0u8, 4 << 20).is_err());
+            assert_eq!((status().misses, status().refused), (0, 1));
+            // So is one that would eat the reserve.
+            set_reserve((1 << 20) - 64 * 1024);
+            assert!(magnetar_rt::fallible::try_filled(0u8, 64 * 1024).is_err());
+            set_reserve(0);
+            assert!(magnetar_rt::fallible::try_filled(0u8, 64 * 1024).is_ok());
             // Exhaustion falls back to the system heap instead of failing.
             let big = vec![0u8; 4 << 20];
             assert_eq!(status().misses, 1);

@@ -14,6 +14,7 @@
 //! | [`event`] | futex binary event (signal latches and coalesces; wait blocks) |
 //! | [`ilock`] | interruptible lock: a background thread holds it for short steps, the real-time side only tries |
 //! | [`thread`] | SCHED_FIFO priority, CPU pinning, `mlockall`, thread names |
+//! | [`fallible`] | allocations a pool may refuse (sizes chosen at run time), unwinding with a payload of their own |
 //! | [`guard`] | counting global allocator with a per-thread armed flag; per-thread kernel activity |
 //! | [`sysguard`] | seccomp filter on real-time threads: allow-list, every other syscall counted by number |
 //! | [`histogram`] | fixed-size log-linear latency histogram |
@@ -34,6 +35,7 @@
 mod sync;
 
 pub mod event;
+pub mod fallible;
 pub mod guard;
 pub mod histogram;
 pub mod ilock;

@@ -1212,6 +1212,8 @@ pub fn run(cli: &Cli) -> i32 {
     });
     engine.largest_free_probe = Some(magnetar_mem::largest_free_block);
     engine.pool_misses_probe = Some(|| magnetar_mem::status().misses);
+    engine.pool_reserve = Some(magnetar_mem::set_reserve);
+    engine.pool_headroom = magnetar_mem::FALLIBLE_HEADROOM;
     magnetar_engine::set_heap_counter(magnetar_mem::heap_bytes_allocated);
     if let Some(dir) = &cli.restricted_path {
         engine.buffer_commands = BufferCommands::new(Some(dir.into()));

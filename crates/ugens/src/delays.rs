@@ -11,6 +11,7 @@ use crate::bufio::cubicinterp;
 use crate::filters::sig::{calc_feedback, clip_f32, in0, in_rate, In};
 use crate::registry::Registry;
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::fallible;
 
 mod buf;
 
@@ -424,7 +425,7 @@ impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
             io.out(0)[0] = 0.0;
             return u;
         }
-        u.buf = vec![0.0; len as usize];
+        u.buf = fallible::zeroed(len as usize);
         if KIND == DELAY && in_rate(io, 2) == Rate::Scalar && delaytime == 0.0 {
             u.mode = Mode::Through;
             io.out(0)[0] = in0(io, 0);

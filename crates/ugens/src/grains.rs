@@ -205,7 +205,7 @@ impl<G: Copy + Default> Pool<G> {
     fn new(max_grains: f32) -> Pool<G> {
         let max = crate::osc::tables::f2i(max_grains).max(0) as usize;
         let max = if max.saturating_mul(std::mem::size_of::<G>()) > MAX_POOL_BYTES { 0 } else { max };
-        Pool { grains: vec![G::default(); max], active: 0 }
+        Pool { grains: magnetar_rt::fallible::filled(G::default(), max), active: 0 }
     }
 
     /// A new grain would leave no free slot (scsynth keeps one spare).

@@ -100,9 +100,12 @@ pub const MAX_UNIT_SAMPLES: usize = 1 << 27;
 
 /// `n` zeroed samples for a unit's own memory, within [`MAX_UNIT_SAMPLES`].
 /// Past it this panics, which the engine contains as the unit's failure.
+/// The size is one the synth chose: on the audio thread the real-time pool
+/// refuses it when it cannot hold it (`magnetar_rt::fallible`), and the
+/// unit unwinds, reported as "out of real time memory".
 pub fn unit_samples(n: usize) -> Vec<f32> {
     assert!(n <= MAX_UNIT_SAMPLES, "{n} samples is more than a unit may take ({MAX_UNIT_SAMPLES})");
-    vec![0.0; n]
+    magnetar_rt::fallible::zeroed(n)
 }
 
 /// Set in [`WireRef::offset`] for wires in the shared scratch area (audio

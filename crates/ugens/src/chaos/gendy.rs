@@ -7,6 +7,7 @@ use crate::filters::sig::in0;
 use crate::osc::tables::{d2i, f2i};
 use crate::rgen::RGen;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::fallible;
 
 /// Breakpoint memories larger than this are refused (the unit stays
 /// silent), where scsynth's real-time allocator would fail.
@@ -162,7 +163,7 @@ pub struct Gendy1 {
 impl Construct for Gendy1 {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let size = memory_size(io, 8).unwrap_or(0);
-        let (mut mem_amp, mut mem_dur) = (Vec::with_capacity(size), Vec::with_capacity(size));
+        let (mut mem_amp, mut mem_dur) = (fallible::with_capacity(size), fallible::with_capacity(size));
         let g = &mut cx.world.rgen;
         for _ in 0..size {
             mem_amp.push(2.0 * g.frand() - 1.0);
@@ -227,7 +228,7 @@ pub struct Gendy2 {
 impl Construct for Gendy2 {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let size = memory_size(io, 8).unwrap_or(0);
-        let mut mems: [Vec<f32>; 4] = std::array::from_fn(|_| Vec::with_capacity(size));
+        let mut mems: [Vec<f32>; 4] = std::array::from_fn(|_| fallible::with_capacity(size));
         let g = &mut cx.world.rgen;
         for _ in 0..size {
             mems[0].push(2.0 * g.frand() - 1.0);
@@ -294,9 +295,9 @@ pub struct Gendy3 {
 impl Construct for Gendy3 {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let size = memory_size(io, 7).unwrap_or(0);
-        let mut mem_amp = Vec::with_capacity(size);
-        let mut mem_dur = Vec::with_capacity(size);
-        let mut amp_list = Vec::with_capacity(size + 2);
+        let mut mem_amp = fallible::with_capacity(size);
+        let mut mem_dur = fallible::with_capacity(size);
+        let mut amp_list = fallible::with_capacity(size + 2);
         let g = &mut cx.world.rgen;
         for _ in 0..size {
             mem_amp.push(2.0 * g.frand() - 1.0);
@@ -320,7 +321,7 @@ impl Construct for Gendy3 {
             index: 0,
             mem_amp,
             mem_dur,
-            phase_list: vec![1.0; size + 1],
+            phase_list: fallible::filled(1.0, size + 1),
             amp_list,
         }
     }

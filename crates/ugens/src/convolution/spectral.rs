@@ -3,6 +3,7 @@
 
 use crate::fft::transform::{RealFft, MAX_SIZE, MIN_SIZE};
 use crate::world::{SndBuf, World};
+use magnetar_rt::fallible;
 
 /// A real transform of one length, run in place on a frame.
 pub(super) struct Transform {
@@ -18,7 +19,7 @@ impl Transform {
         if !n.is_power_of_two() || !(MIN_SIZE..=MAX_SIZE).contains(&n) {
             return None;
         }
-        Some(Transform { fft: RealFft::new(n), scratch: vec![0.0; n], scale: 1.0 / n as f32 })
+        Some(Transform { fft: RealFft::new(n), scratch: fallible::zeroed(n), scale: 1.0 / n as f32 })
     }
 
     /// Time samples to packed spectrum, unscaled.

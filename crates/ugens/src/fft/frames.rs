@@ -9,6 +9,7 @@ use super::coord::{self, Coord};
 use super::transform::{apply_window, RealFft, Window, MAX_SIZE, MIN_SIZE};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::World;
+use magnetar_rt::fallible;
 
 /// The buffer a transform unit is built on: only numbers that name an
 /// existing buffer with data count (no fallback to buffer 0, as in scsynth).
@@ -53,7 +54,7 @@ impl Frame {
         if !(MIN_SIZE..=MAX_SIZE).contains(&full) {
             return None;
         }
-        Some(Frame { buf, full, audio, window: window.table(audio), fft: RealFft::new(full), scratch: vec![0.0; full] })
+        Some(Frame { buf, full, audio, window: window.table(audio), fft: RealFft::new(full), scratch: fallible::zeroed(full) })
     }
 }
 
@@ -89,7 +90,7 @@ impl Construct for Fft {
         let per_block = if io.in_rate(1) == Rate::Audio { block } else { 1 };
         let first = if frame.is_some() { io.in0(0) } else { -1.0 };
         io.out(0)[0] = first;
-        Fft { frame, bufnum, inbuf: vec![0.0; audio], pos: 0, hop, shunt: audio.saturating_sub(hop), per_block }
+        Fft { frame, bufnum, inbuf: fallible::zeroed(audio), pos: 0, hop, shunt: audio.saturating_sub(hop), per_block }
     }
 }
 
@@ -143,7 +144,7 @@ impl Construct for Ifft {
         let frame = Frame::open(cx.world, io.in0(0), io.in0(2), window);
         let audio = frame.as_ref().map_or(0, |f| f.audio);
         io.out(0).fill(0.0);
-        Ifft { frame, ola: vec![0.0; audio], pos: 0 }
+        Ifft { frame, ola: fallible::zeroed(audio), pos: 0 }
     }
 }
 

@@ -4,6 +4,7 @@
 use super::sig::{in0, in_rate, In};
 use crate::ops::ramp::calc_slope;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::fallible;
 
 /// ln(0.1): a coefficient `exp(LOG1 / n)` falls by 20 dB in n samples.
 #[inline(always)]
@@ -226,7 +227,7 @@ impl LookAhead {
         }
         let size = want as usize;
         Some(LookAhead {
-            table: vec![0.0; size * 3],
+            table: fallible::zeroed(size * 3),
             size,
             win_in: 0,
             win_mid: size,

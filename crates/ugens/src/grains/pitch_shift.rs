@@ -5,6 +5,7 @@ use super::MAX_POOL_BYTES;
 use crate::bufio::at;
 use crate::osc::tables::sc_clip;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::fallible;
 
 /// Read heads, one per quarter of the window.
 const HEADS: usize = 4;
@@ -121,7 +122,7 @@ impl Construct for PitchShift {
         let size = if size <= 1 { 1 } else { (size as u32).next_power_of_two() as i64 };
         let mut dlybuf = Vec::new();
         if (size as usize).saturating_mul(4) <= MAX_POOL_BYTES {
-            dlybuf = vec![0.0f32; size as usize];
+            dlybuf = fallible::zeroed(size as usize);
             dlybuf[0] = io.in0(0);
         }
         io.out(0)[0] = 0.0;

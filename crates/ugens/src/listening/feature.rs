@@ -7,6 +7,7 @@ use super::spectral::ctor_samples;
 use crate::fft::coord::{self, num_bins};
 use crate::info::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::fallible;
 
 /// What the two detectors share: the previous frame and the wait after a detection.
 struct Base {
@@ -20,7 +21,7 @@ impl Base {
     fn new(io: &mut Wires<'_>, cx: &UnitCtx<'_>) -> (Base, usize) {
         let bins = num_bins(ctor_samples(io, cx));
         io.out(0).fill(0.0);
-        (Base { prev: vec![0.0; bins], waiting: false, wait_samp: 0, wait_len: 0 }, bins)
+        (Base { prev: fallible::zeroed(bins), waiting: false, wait_samp: 0, wait_len: 0 }, bins)
     }
 
     /// Counts down the wait; the count is in calls times samples per call.

@@ -6,6 +6,7 @@
 //! matches sample for sample.
 
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::fallible;
 
 /// Comb lengths of the left (or only) channel.
 const COMBS_L: [usize; 8] = [1617, 1557, 1491, 1422, 1277, 1116, 1188, 1356];
@@ -22,7 +23,7 @@ struct Ring {
 
 impl Ring {
     fn new(len: usize) -> Ring {
-        Ring { data: vec![0.0; len].into_boxed_slice(), pos: 0 }
+        Ring { data: fallible::zeroed(len).into_boxed_slice(), pos: 0 }
     }
 
     /// Advances and returns the oldest value (the one about to be replaced).

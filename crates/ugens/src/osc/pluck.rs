@@ -7,6 +7,7 @@ use crate::delays::line_size;
 use crate::filters::sig::{calc_feedback, clip_f32 as clip};
 use crate::io::zap;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::fallible;
 
 /// Cubic interpolation reads one sample ahead of and two behind the point.
 const MIN_DELAY: f32 = 2.0;
@@ -180,7 +181,7 @@ impl Construct for Pluck {
         if u.failed {
             cx.set_done(true);
         } else {
-            u.buf = vec![0.0; len as usize];
+            u.buf = fallible::zeroed(len as usize);
         }
         u
     }

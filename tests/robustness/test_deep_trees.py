@@ -209,3 +209,57 @@ def test_nested_groups_with_satellites_and_nested_satellites_in_nrt(tmp_path):
     assert "satellites nest at most" in proc.stderr
     data, _ = soundfile.read(str(out))
     assert abs(data).max() > 0.05
+
+
+def render_tree(tmp_path, shape: str, n: int, seconds: float, trace: bool = False) -> tuple[float, subprocess.CompletedProcess]:
+    """Renders `seconds` of a score that builds a deep chain or a row of `n` groups at time 0
+    (`/n_trace` of every group in the first block, if asked); returns the wall time."""
+    packets = [osc_bundle(0.0, [osc_message("/d_recv", compile_synthdefs(tone_def())), osc_message("/s_new", "tone", 1, 0, 0)])]
+    if shape == "deep":
+        packets.append(osc_bundle(0.0, [osc_message("/g_new", 10, 1, 0)]))
+        packets += [osc_bundle(0.0, [m]) for m in chain(10, n)]
+    else:
+        packets += [osc_bundle(0.0, [m]) for m in siblings(11, n)]
+    if trace:
+        ids = range(10, 11 + n) if shape == "deep" else range(11, 11 + n)
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            packets.append(osc_bundle(0.0, [osc_message("/n_trace", *ids[start:start + 500])]))
+    packets.append(osc_bundle(seconds, [osc_message("/c_set", 0, 0.0)]))
+    score = tmp_path / f"score-{shape}-{n}-{seconds}.osc"
+    score.write_bytes(b"".join(struct.pack(">i", len(p)) + p for p in packets))
+    out = tmp_path / "out.wav"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [magnetar_binary(), "-o", "1", "-n", str(n + 100), "-N", str(score), "_", str(out), "48000", "WAV", "float"],
+        capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp_path,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "overflow" not in proc.stderr and "panicked" not in proc.stderr
+    return elapsed, proc
+
+
+def test_a_million_traced_nested_groups_render_in_nrt(tmp_path):
+    """/n_trace of every group of a million-deep chain: each traced group names its one
+    child just before running it, without a stack frame per level."""
+    _, proc = render_tree(tmp_path, "deep", DEEP, 0.01, trace=True)
+    out = proc.stdout
+    assert out.count("TRACE Group") == DEEP + 1
+    assert f"TRACE Group {10 + DEEP - 1}\n   {10 + DEEP} group\nTRACE Group {10 + DEEP}" in out
+
+
+@pytest.mark.parametrize("shape", ["deep", "wide"])
+def test_time_per_block_grows_linearly_with_the_node_count(tmp_path, shape):
+    """Blocks over a tree of 4n groups take about four times as long as over n: the time
+    per node per block (the difference between a long and a short render of the same
+    tree, so building it does not count) stays within a factor of three."""
+    small = 50_000 if shape == "deep" else 25_000
+    per_node = []
+    for n in (small, 4 * small):
+        short, _ = render_tree(tmp_path, shape, n, 0.05)
+        long, _ = render_tree(tmp_path, shape, n, 1.05)
+        blocks = 48_000 // 64
+        per_node.append(max(long - short, 1e-3) / (blocks * n))
+    ratio = per_node[1] / per_node[0]
+    assert 1 / 3 < ratio < 3, f"time per node per block: {per_node[0] * 1e9:.1f} ns at {small}, {per_node[1] * 1e9:.1f} ns at {4 * small}"

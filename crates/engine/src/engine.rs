@@ -187,9 +187,10 @@ pub struct Engine {
     /// a synth `/s_new` admits is not refused while it is built.
     pub pool_headroom: usize,
     /// `calc_group`'s stack: for each group being run, the sibling to go on
-    /// with after it, and the group itself when its satellites after it are
-    /// still to run (reserved for `-n` nodes).
-    walk: Vec<(Option<NodeIdx>, Option<NodeIdx>)>,
+    /// with after it, the group itself when its satellites after it are
+    /// still to run, and whether its parent is traced (reserved for `-n`
+    /// nodes).
+    walk: Vec<(Option<NodeIdx>, Option<NodeIdx>, bool)>,
     /// Synths a failing unit ended since the server last looked (reported as
     /// `/fail`; see `contain`).
     pub unit_failures: Vec<UnitFailure>,
@@ -607,14 +608,16 @@ impl Engine {
 
     /// What a group does as the walk reaches it: what `/n_trace` or
     /// `/g_dumpTree` asked to print then, and running on the parallel
-    /// helpers when it may. True when the group is done (traced or run in
-    /// parallel); false when the walk is to go through its children.
-    fn enter_group(&mut self, group: NodeIdx) -> bool {
+    /// helpers when it may. `None` when the group is done (run in
+    /// parallel); otherwise the walk is to go through its children, with
+    /// each child named before it runs when the group is traced.
+    fn enter_group(&mut self, group: NodeIdx) -> Option<bool> {
+        let mut traced = false;
         match self.tree.take_print(group) {
             PrintNext::Nothing => {}
             PrintNext::Trace => {
-                self.calc_group_traced(group);
-                return true;
+                self.log.push(format!("TRACE Group {}\n", self.tree.node(group).id));
+                traced = true;
             }
             PrintNext::DumpTree { controls } => {
                 let mut out = format!("NODE TREE Group {}\n", self.tree.node(group).id);
@@ -624,28 +627,43 @@ impl Engine {
         }
         if self.run_here == Some(group) {
             self.run_here = None;
-            return false;
+            return Some(traced);
         }
-        self.parallel.is_some()
+        let parallel = !traced
+            && self.parallel.is_some()
             && !self.tracing
             && self.tree.group(group).is_some_and(|g| g.parallel)
-            && self.calc_parallel(group)
+            && self.calc_parallel(group);
+        (!parallel).then_some(traced)
+    }
+
+    /// Under `/n_trace` of its group, scsynth prints each child's id and
+    /// def name (`group` for groups) just before the child runs.
+    fn trace_child(&mut self, c: NodeIdx) {
+        let n = self.tree.node(c);
+        let name = match &n.kind {
+            NodeKind::Group(_) => "group",
+            NodeKind::Synth(s) => s.def.name.as_str(),
+        };
+        let line = format!("   {} {}\n", n.id, name);
+        self.log.push(line);
     }
 
     /// Runs a group's children in order, and theirs: groups are entered
     /// without recursion (the sibling to come back to is kept on a stack
-    /// reserved for `-n` nodes), so a deep tree costs memory, not stack.
+    /// reserved for `-n` nodes), so a deep tree costs memory, not stack,
+    /// traced groups (`/n_trace`) included.
     fn calc_group(&mut self, group: NodeIdx) {
-        if self.enter_group(group) {
-            return;
-        }
+        let Some(mut traced) = self.enter_group(group) else { return };
         let base = self.walk.len();
         let mut child = self.tree.group(group).and_then(|g| g.head);
         loop {
             let Some(c) = child else {
-                let Some((next, after)) = (self.walk.len() > base).then(|| self.walk.pop()).flatten() else {
+                let Some((next, after, parent_traced)) = (self.walk.len() > base).then(|| self.walk.pop()).flatten()
+                else {
                     return;
                 };
+                traced = parent_traced;
                 // A group's satellites after it run once its children have.
                 if let Some(g) = after {
                     if self.tree.is_live(g) {
@@ -655,6 +673,9 @@ impl Engine {
                 child = next;
                 continue;
             };
+            if traced {
+                self.trace_child(c);
+            }
             let n = self.tree.node(c);
             if n.state == CalcState::Run && n.is_group() {
                 let next = n.next;
@@ -678,18 +699,20 @@ impl Engine {
                         continue;
                     }
                 }
-                if self.enter_group(c) {
+                let Some(inner_traced) = self.enter_group(c) else {
                     if satellites && self.tree.is_live(c) {
                         self.calc_satellites(c, false);
                     }
                     child = next;
                     continue;
-                }
-                self.walk.push((next, satellites.then_some(c)));
+                };
+                self.walk.push((next, satellites.then_some(c), traced));
+                traced = inner_traced;
                 child = self.tree.group(c).and_then(|g| g.head);
                 continue;
             }
-            if let Some(def) = self.lockstep_candidate(c) {
+            // A traced group names each child before it runs: one at a time.
+            if let Some(def) = self.lockstep_candidate(c).filter(|_| !traced) {
                 // Consecutive synths of one lockstep-safe def run side by side.
                 let mut run = [c; MAX_LANES];
                 let mut k = 1;
@@ -712,25 +735,6 @@ impl Engine {
                 }
             }
             let next = self.tree.node(c).next;
-            self.calc_with_satellites(c);
-            child = next;
-        }
-    }
-
-    /// A group's block under `/n_trace`: scsynth prints the group, then
-    /// each child's id and def name (`group` for groups) just before the
-    /// child runs.
-    fn calc_group_traced(&mut self, group: NodeIdx) {
-        self.log.push(format!("TRACE Group {}\n", self.tree.node(group).id));
-        let mut child = self.tree.group(group).and_then(|g| g.head);
-        while let Some(c) = child {
-            let n = self.tree.node(c);
-            let name = match &n.kind {
-                NodeKind::Group(_) => "group",
-                NodeKind::Synth(s) => s.def.name.as_str(),
-            };
-            self.log.push(format!("   {} {}\n", n.id, name));
-            let next = n.next;
             self.calc_with_satellites(c);
             child = next;
         }

@@ -245,3 +245,47 @@ def test_scsynth_survives_the_same_requests_without_a_fail(driver, tmp_path):
     finally:
         if driver is None:
             jack.stop()
+
+
+def buffer_commands(b: int, path: str, out: str) -> list[tuple]:
+    """Every command that names a buffer, with buffer number `b`."""
+    return [
+        ("/b_alloc", b, 16, 1), ("/b_allocRead", b, path), ("/b_allocReadChannel", b, path, 0, -1, 0),
+        ("/b_read", b, path), ("/b_readChannel", b, path, 0, -1, 0, 0, 0), ("/b_write", b, out, "wav", "float"),
+        ("/b_free", b), ("/b_zero", b), ("/b_set", b, 0, 1.0), ("/b_setn", b, 0, 1, 1.0), ("/b_fill", b, 0, 1, 1.0),
+        ("/b_gen", b, "sine1", 7, 1.0), ("/b_close", b), ("/b_query", b), ("/b_get", b, 0), ("/b_getn", b, 0, 1),
+        ("/b_setSampleRate", b, 44100.0),
+    ]
+
+
+def test_buffer_numbers_past_b_fail_for_every_buffer_command(magnetar, tmp_path):
+    """-b 4: each buffer command with buffer 4, -1 or 2^30 answers /fail naming the command
+    (scsynth crashes on /b_alloc of such a number, docs/compatibility.md); the last buffer
+    and a freed one are used again afterwards."""
+    import numpy as np
+    import soundfile as sf
+
+    path = tmp_path / "in.wav"
+    sf.write(str(path), np.zeros(64, dtype=np.float32), 48000, subtype="FLOAT")
+    server = magnetar(extra=("-b", "4"))
+    client = OscClient(server.port)
+    try:
+        for b in (4, -1, 1 << 30):
+            for cmd in buffer_commands(b, str(path), str(tmp_path / "out.wav")):
+                client.clear()
+                client.send(M(*cmd))
+                fail = client.wait_for("/fail", timeout=3)
+                assert fail.contents[0] == cmd[0] and "out of range" in fail.contents[1], (cmd, fail)
+        client.request(M("/sync", 1), "/synced")
+        client.clear()
+        client.send(M("/b_alloc", 3, 16, 1))
+        client.wait_for("/done")
+        client.send(M("/b_free", 3))
+        client.wait_for("/done", lambda m: m.contents[0] == "/b_free")
+        client.send(M("/b_allocRead", 3, str(path)))
+        client.wait_for("/done", lambda m: m.contents[0] == "/b_allocRead")
+        assert client.request(M("/b_query", 3), "/b_info").contents == (3, 64, 1, 48000.0)
+        assert client.messages("/fail") == []
+        assert server.alive()
+    finally:
+        client.close()

@@ -263,3 +263,39 @@ def test_time_per_block_grows_linearly_with_the_node_count(tmp_path, shape):
         per_node.append(max(long - short, 1e-3) / (blocks * n))
     ratio = per_node[1] / per_node[0]
     assert 1 / 3 < ratio < 3, f"time per node per block: {per_node[0] * 1e9:.1f} ns at {small}, {per_node[1] * 1e9:.1f} ns at {4 * small}"
+
+
+def test_n_bounds_every_way_of_making_a_node(magnetar):
+    """-n 5 (the root is one): /s_new, /g_new and /p_new with ids of their own, and
+    satellites (add actions 5 and 6), stop at the limit with "too many nodes"; freeing one
+    node makes room for exactly one."""
+    server = magnetar(extra=("-n", "5"))
+    client = OscClient(server.port)
+    try:
+        client.request(("/notify", 1), "/done", timeout=3)
+        client.send(M("/d_recv", compile_synthdefs(counter_def())))
+        client.wait_for("/done")
+        client.send(M("/g_new", 10, 0, 0))
+        client.send(M("/p_new", 11, 0, 0))
+        client.send(M("/s_new", "counter", 12, 0, 10, "bus", 0))
+        client.send(M("/s_new", "counter", 13, 5, 12, "bus", 1))
+        client.request(M("/sync", 1), "/synced")
+        assert client.messages("/fail") == []
+        for cmd in (("/s_new", "counter", 20, 0, 0), ("/g_new", 21, 0, 0), ("/p_new", 22, 0, 0),
+                    ("/s_new", "counter", 23, 6, 12), ("/g_new", 24, 5, 12)):
+            client.clear()
+            client.send(M(*cmd))
+            assert client.wait_for("/fail", timeout=3).contents == (cmd[0], "too many nodes"), cmd
+        client.request(M("/sync", 2), "/synced")
+        assert client.request(M("/status"), "/status.reply").contents[2:4] == (2, 3)
+        client.clear()
+        client.send(M("/n_free", 11))
+        client.send(M("/g_new", 21, 0, 0))
+        client.send(M("/g_new", 22, 0, 0))
+        fail = client.wait_for("/fail", timeout=3)
+        assert fail.contents == ("/g_new", "too many nodes")
+        client.request(M("/sync", 3), "/synced")
+        assert client.request(M("/status"), "/status.reply").contents[2:4] == (2, 3)
+        assert server.alive()
+    finally:
+        client.close()

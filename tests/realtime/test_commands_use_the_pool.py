@@ -35,3 +35,32 @@ def test_a_stream_of_commands_never_reaches_the_system_heap_on_the_audio_thread(
         assert client.status().contents[2] == 16, "the last 16 synths still run"
     finally:
         client.close()
+
+
+def test_a_def_replaced_while_its_synths_play_is_freed_off_the_audio_thread(driver, magnetar):
+    """/d_recv of a def of the same name while synths of the old one play, then those
+    synths freed: the old def goes when its last synth does, and it is dropped on the
+    control thread, not on the audio thread (its memory came from the system heap)."""
+    server = magnetar(period=256)
+    client = OscClient(server.port)
+    try:
+        client.request(("/notify", 1), "/done", timeout=3)
+        load_defs(client, busy_voice_def())
+        client.sync()
+        before = rt_stats(server.port)
+        for round in range(20):
+            base = 1000 + 10 * round
+            for k in range(4):
+                client.send(("/s_new", "rt_busy_voice", base + k, 0, 0, "freq", 110.0 + k, "amp", 0.01))
+            client.sync()
+            load_defs(client, busy_voice_def())
+            for k in range(4):
+                client.send(("/n_free", base + k))
+            client.sync()
+        after = rt_stats(server.port)
+        heap_ops = after.field(ALL_HEAP_OPS) - before.field(ALL_HEAP_OPS)
+        assert heap_ops == 0, f"the audio thread made {heap_ops} system-heap operations"
+        client.send(("/s_new", "rt_busy_voice", 5000, 0, 0, "amp", 0.01))
+        assert client.status().contents[2] == 1, "the def loaded last still makes synths"
+    finally:
+        client.close()

@@ -210,9 +210,10 @@ pub struct Engine {
     /// Defs removed by `/d_free`, kept until no synth uses them; the
     /// server then reports `/d_removed`.
     pub removed_defs: Vec<Arc<GraphDef>>,
-    /// Defs let go of by `/d_freeAll`: the real-time server hands them to
-    /// its control thread to be dropped there, rather than freeing them on
-    /// the audio thread; no `/d_removed` is reported for them.
+    /// Defs let go of by `/d_freeAll` or replaced by `/d_recv`: the
+    /// real-time server hands each to its control thread to be dropped there
+    /// once no synth uses it, rather than freeing it on the audio thread; no
+    /// `/d_removed` is reported for them.
     pub freed_defs: Vec<Arc<GraphDef>>,
     /// Text the server prints (`/g_dumpTree`, `/n_trace`), drained by the driver.
     pub log: Vec<String>,
@@ -308,7 +309,7 @@ impl Engine {
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
-            freed_defs: Vec::with_capacity(max_defs),
+            freed_defs: Vec::with_capacity(2 * max_defs),
             memory_probe: None,
             largest_free_probe: None,
             driver_load: Default::default(),

@@ -422,6 +422,12 @@ impl Audio {
                 self.refused_defs = refused;
                 // The list came from the control thread: it goes back there.
                 self.send(FromAudio::Garbage(Garbage::Defs(defs)));
+                // A replaced def that synths still use is freed when the
+                // last of them goes: kept here until then, it goes to the
+                // control thread to be dropped (as `/d_freeAll`'s defs do).
+                let freed = &mut self.engine.freed_defs;
+                let keep = replaced.len().min(freed.capacity() - freed.len());
+                freed.extend(replaced.drain(..keep));
                 if !replaced.is_empty() {
                     self.send(FromAudio::Garbage(Garbage::Defs(replaced)));
                 } else {

@@ -9,5 +9,6 @@ pub mod driver;
 pub mod net;
 pub mod nrt;
 pub mod post;
+pub mod printer;
 pub mod realtime;
 pub mod watchdog;

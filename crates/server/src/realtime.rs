@@ -795,13 +795,13 @@ impl Control {
 
     fn handle_net(&mut self, inc: Incoming) {
         if self.dump_osc & 2 != 0 {
-            println!("{}", printed::hex_dump_text(&inc.data));
+            crate::printer::outln!("{}", printed::hex_dump_text(&inc.data));
         }
         let packet = match osc::decode(&inc.data) {
             Ok(p) => p,
             Err(e) => {
                 if self.verbosity >= -1 {
-                    eprintln!("ERROR: could not decode OSC packet from {}: {e}", inc.from.peer());
+                    crate::printer::errln!("ERROR: could not decode OSC packet from {}: {e}", inc.from.peer());
                 }
                 let msg = OscMessage::new(
                     "/fail",
@@ -812,7 +812,7 @@ impl Control {
         };
         if self.dump_osc & 1 != 0 {
             if let Some(text) = printed::dump_osc_text(&packet) {
-                println!("{text}");
+                crate::printer::outln!("{text}");
             }
         }
         // Commands about the connection itself are answered here at once.
@@ -845,7 +845,7 @@ impl Control {
                         vec![OscArg::Str(m.address.to_string()), OscArg::Str("Command not found".into())],
                     );
                     let address = m.address.to_string();
-                    eprintln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
+                    crate::printer::errln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
                     return self.send_reply(&inc.from, &msg);
                 }
                 _ => {}
@@ -882,25 +882,25 @@ impl Control {
             FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
             FromAudio::Event(e) => self.broadcast(&event_message(&e)),
             FromAudio::UnitFailed(f) => {
-                eprintln!("FAILURE IN SERVER /s_new {}", f.message());
+                crate::printer::errln!("FAILURE IN SERVER /s_new {}", f.message());
                 self.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/s_new".into()), OscArg::Str(f.fail_text())]));
             }
             FromAudio::Trigger(t) => self.broadcast(&trigger_message(&t)),
             FromAudio::Poll(p) => {
                 if self.verbosity >= -1 {
-                    println!("{}", crate::post::poll_line(&p));
+                    crate::printer::outln!("{}", crate::post::poll_line(&p));
                 }
             }
             FromAudio::Late { to, bundle_time, executed } => {
                 let late = executed.saturating_sub(bundle_time) as f64 / 4_294_967_296.0;
                 if self.verbosity >= 0 {
-                    println!("late {late:.9}");
+                    crate::printer::outln!("late {late:.9}");
                 }
                 self.send_reply(&to, &Reply::Late { bundle_time, executed_time: executed }.to_message());
             }
             FromAudio::DefRefused { to, def } => {
                 let message = magnetar_engine::graph_def::DefError::TooManyDefs { def: def.name.clone() }.to_string();
-                eprintln!("ERROR: {message}");
+                crate::printer::errln!("ERROR: {message}");
                 self.send_reply(&to, &OscMessage::new("/fail", vec![OscArg::Str("/d_recv".into()), OscArg::Str(message)]));
             }
             FromAudio::DefRemoved(def) => {
@@ -916,14 +916,14 @@ impl Control {
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.stage2(*req)));
                 if run.is_err() {
                     let message = "internal error, the command was abandoned".to_string();
-                    eprintln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
+                    crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
                     let reply = OscMessage::new("/fail", vec![OscArg::Str(command), OscArg::Str(message)]);
                     self.to_audio(ToAudio::Finish { done: Done { from, replies: vec![reply], completion: None } });
                 }
             }
             FromAudio::Log(text) => {
                 if self.verbosity >= -1 {
-                    print!("{text}");
+                    crate::printer::out(text);
                 }
             }
             FromAudio::Garbage(g) => drop(g),
@@ -938,7 +938,7 @@ impl Control {
         let fail = |command: &str, message: String, extra: Vec<OscArg>| {
             let mut args = vec![OscArg::Str(command.into()), OscArg::Str(message.clone())];
             args.extend(extra);
-            eprintln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
+            crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
             OscMessage::new("/fail", args)
         };
         let mut args = magnetar_engine::args::Args::new(&req.msg.args);
@@ -961,7 +961,7 @@ impl Control {
             _ => {
                 if let Some((lane, seq)) = req.disk_barrier {
                     if !self.disk_barriers.wait(lane, seq, std::time::Duration::from_secs(5)) {
-                        eprintln!("magnetar: the disk thread did not finish buffer {} in time", args.geti(-1));
+                        crate::printer::errln!("magnetar: the disk thread did not finish buffer {} in time", args.geti(-1));
                     }
                     args = magnetar_engine::args::Args::new(&req.msg.args);
                 }
@@ -1338,6 +1338,8 @@ pub fn run(cli: &Cli) -> i32 {
     println!("SuperCollider 3 server ready.");
     use std::io::Write;
     let _ = std::io::stdout().flush();
+    // From now on the control thread's printing goes through the printer.
+    crate::printer::start();
 
     let mut mirror = World::new(sample_rate, engine_opts.block_size, 0, 0, engine_opts.num_buffers, 0, 0, 0);
     mirror.sample_rate = sample_rate;
@@ -1380,7 +1382,7 @@ pub fn run(cli: &Cli) -> i32 {
             next_xrun_check += std::time::Duration::from_secs(1);
             let xruns = stats.snapshot().xruns;
             if xruns > reported_xruns && cli.verbosity >= 0 {
-                eprintln!("magnetar: {} xrun(s), {xruns} in all", xruns - reported_xruns);
+                crate::printer::errln!("magnetar: {} xrun(s), {xruns} in all", xruns - reported_xruns);
             }
             reported_xruns = xruns;
         }
@@ -1392,13 +1394,14 @@ pub fn run(cli: &Cli) -> i32 {
                     "the audio thread has finished no period for {:.1} s; nothing is rendered and commands wait",
                     quiet.as_secs_f64()
                 );
-                eprintln!("magnetar: {message}");
+                crate::printer::errln!("magnetar: {message}");
                 control.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/watchdog".into()), OscArg::Str(message)]));
             }
-            Some(crate::watchdog::Change::Resumed) => eprintln!("magnetar: the audio thread finishes periods again"),
+            Some(crate::watchdog::Change::Resumed) => crate::printer::errln!("magnetar: the audio thread finishes periods again"),
             None => {}
         }
     }
+    crate::printer::flush();
     forward_stop.store(true, Ordering::Relaxed);
     network.shutdown();
     running.stop();

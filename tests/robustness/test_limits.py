@@ -180,9 +180,10 @@ def test_sizes_set_by_controls_never_take_the_system_heap(magnetar):
     """A delay line, window, grain buffer or local buffer larger than the pool, chosen by a
     control at /s_new: the synth ends with /fail "out of real time memory" and /n_end, the
     audio thread never touches the system heap, a synth started before plays on, and a
-    smaller size of the same def is built afterwards."""
+    smaller size of the same def is built afterwards. With the syscall guard on: the
+    refusal and the unwinding after it make no system call either."""
     defs = sized_by_control_defs()
-    server = magnetar(extra=("-m", "4096"))
+    server = magnetar(extra=("-m", "4096"), env={"MAGNETAR_RT_GUARD": "1"})
     client = OscClient(server.port)
     try:
         client.request(("/notify", 1), "/done", timeout=3)
@@ -209,6 +210,7 @@ def test_sizes_set_by_controls_never_take_the_system_heap(magnetar):
         stats = rt_stats(server.port)
         assert stats.field(POOL_MISSES) == 0, "an allocation missed the pool"
         assert stats.field(ALL_HEAP_OPS) == 0, "the audio thread used the system heap"
+        assert stats.more[-1] == 0, "system calls caught on the audio thread (guardedSyscalls)"
         assert server.alive()
     finally:
         client.close()

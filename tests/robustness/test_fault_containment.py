@@ -197,3 +197,38 @@ def test_a_stalled_audio_thread_is_reported_and_its_recovery_too(magnetar):
         assert any("finishes periods again" in line for line in server.lines), server.output[-2000:]
     finally:
         client.close()
+
+
+def test_the_three_inputs_that_stopped_the_server_leave_it_answering(magnetar, tmp_path):
+    """The issue's three inputs in one run: a Shaper without outputs (/d_recv, then /s_new
+    with buffer 0 present), 20,000 nested groups, and /b_read, /b_readChannel and /b_write
+    whose buffer argument is a string or a blob. Afterwards the server answers /status and
+    a synth started before them still plays."""
+    server, client = start(magnetar, extra=("-n", "21000"))
+    try:
+        client.send(M("/d_recv", compile_synthdefs(counter_def())))
+        client.wait_for("/done")
+        client.send(M("/s_new", "counter", 100_000, 0, 0, "bus", 3))
+        client.send(M("/b_alloc", 0, 64, 1))
+        client.wait_for("/done")
+        client.send(M("/d_recv", shaper_without_outputs()))
+        client.send(M("/s_new", "noout", 100_001, 0, 0))
+        client.send(M("/g_new", 10, 1, 0))
+        for start_id in range(0, 20_000, 500):
+            args = []
+            for k in range(start_id, start_id + 500):
+                args += [11 + k, 0, 10 + k]
+            client.send(M("/g_new", *args))
+            client.request(M("/sync", start_id), "/synced", timeout=10)
+        for cmd in ("/b_read", "/b_readChannel", "/b_write"):
+            for bad in ("zero", b"\x00\x00\x00\x00"):
+                client.send(M(cmd, bad, str(tmp_path / "x.wav")))
+        client.request(M("/sync", 2), "/synced", timeout=10)
+        assert server.alive()
+        status = client.request(M("/status"), "/status.reply", timeout=3).contents
+        assert status[2:4] == (1, 20_002), (status, client.messages("/fail")[:3])  # the counter; the root, group 10 and 20,000 more
+        before = bus_value(client, 3)
+        time.sleep(0.3)
+        assert bus_value(client, 3) > before + 0.2, "the synth started before stopped playing"
+    finally:
+        client.close()

@@ -299,3 +299,32 @@ def test_n_bounds_every_way_of_making_a_node(magnetar):
         assert server.alive()
     finally:
         client.close()
+
+
+def test_tracing_a_group_of_20000_prints_every_child_in_real_time(magnetar):
+    """/n_trace of a group with 20,000 child groups prints a line for each (more than the
+    audio thread's queue holds at once: the lines leave over several periods, in order),
+    and replies keep flowing meanwhile."""
+    n = 20_000
+    server = magnetar(extra=("-n", str(n + 100)))
+    client = OscClient(server.port)
+    try:
+        client.send(M("/g_new", 10, 1, 0))
+        for k, m in enumerate(siblings_in(10, 11, n)):
+            client.send_raw(m)
+            if k % 20 == 19:
+                client.request(M("/sync", k), "/synced", timeout=30)
+        client.request(M("/sync", 1), "/synced", timeout=30)
+        client.send(M("/n_trace", 10))
+        client.request(M("/sync", 2), "/synced", timeout=10)
+        deadline = time.monotonic() + 20
+        last = f"   {10 + n} group"
+        while last not in server.lines and time.monotonic() < deadline:
+            time.sleep(0.1)
+        lines = [line for line in server.lines if line.startswith("   ") and line.endswith(" group")]
+        missing = sorted(set(f"   {11 + k} group" for k in range(n)) - set(lines))[:3]
+        assert len(lines) == n, f"{len(lines)} of {n} trace lines; missing {missing}"
+        assert lines == [f"   {11 + k} group" for k in range(n)]
+        assert server.alive()
+    finally:
+        client.close()

@@ -48,6 +48,9 @@ const CONTROL_POLL: std::time::Duration = std::time::Duration::from_millis(1);
 /// Node notifications handed to the control thread per period, a quarter
 /// of its queue: replies always find room.
 const EVENTS_PER_PERIOD: usize = FROM_AUDIO_CAPACITY / 4;
+/// Printed lines handed to the control thread per period (`/n_trace` of a
+/// large group prints a line per child), another quarter of its queue.
+const LOG_LINES_PER_PERIOD: usize = FROM_AUDIO_CAPACITY / 4;
 /// Timed bundles the audio thread holds at once.
 const SCHEDULER_CAPACITY: usize = 8192;
 /// Packets the audio thread takes from its queue per block, so that a flood
@@ -230,6 +233,8 @@ struct Audio {
     /// Node notifications already handed to the control thread (the rest
     /// follow in later periods).
     events_sent: usize,
+    /// Printed lines already handed to the control thread (likewise).
+    log_sent: usize,
     replaced_defs: Vec<Arc<GraphDef>>,
     num_inputs: usize,
     num_outputs: usize,
@@ -532,13 +537,26 @@ impl Audio {
     }
 
     /// Hands the engine's printed text to the control thread.
+    /// A few thousand lines per period at most, in order, and only while
+    /// the queue is less than half full: a trace of a large group cannot
+    /// fill the queue and lose lines or crowd out the replies behind them.
     fn flush_log(&mut self) {
-        if !self.engine.log.is_empty() {
-            let mut log = std::mem::take(&mut self.engine.log);
-            for line in log.drain(..) {
+        let pending = self.engine.log.len();
+        // Half the queue stays free for replies, whatever the control
+        // thread has not taken yet.
+        let room = self.to_control.slots().saturating_sub(FROM_AUDIO_CAPACITY / 2);
+        if pending > self.log_sent && room > 0 {
+            let end = pending.min(self.log_sent + LOG_LINES_PER_PERIOD.min(room));
+            for i in self.log_sent..end {
+                // An empty string takes no memory: nothing is freed here.
+                let line = std::mem::take(&mut self.engine.log[i]);
                 self.send(FromAudio::Log(line));
             }
-            self.engine.log = log;
+            self.log_sent = end;
+        }
+        if self.log_sent == self.engine.log.len() {
+            self.engine.log.clear();
+            self.log_sent = 0;
         }
     }
 }
@@ -1243,6 +1261,7 @@ pub fn run(cli: &Cli) -> i32 {
         dropped: 0,
         refused_defs: Vec::with_capacity(64),
         events_sent: 0,
+        log_sent: 0,
         replaced_defs: Vec::with_capacity(64),
         num_inputs: engine_opts.num_input_channels,
         num_outputs: engine_opts.num_output_channels,

@@ -201,15 +201,18 @@ pub(crate) fn rt_free_bytes(p: *mut u8) {
     }
 }
 
+// A plugin's RTAlloc answers null, as scsynth's does, when the real-time
+// pool cannot hold the request, rather than taking the system heap on the
+// audio thread; plugins check for it (`ClearUnitIfMemFailed`).
 unsafe extern "C" fn rt_alloc(_world: *mut World, size: usize) -> *mut c_void {
-    rt_alloc_bytes(size, false) as *mut c_void
+    magnetar_rt::fallible::refusable(|| rt_alloc_bytes(size, false)) as *mut c_void
 }
 
 unsafe extern "C" fn rt_realloc(_world: *mut World, p: *mut c_void, size: usize) -> *mut c_void {
     if p.is_null() {
-        return rt_alloc_bytes(size, false) as *mut c_void;
+        return magnetar_rt::fallible::refusable(|| rt_alloc_bytes(size, false)) as *mut c_void;
     }
-    let fresh = rt_alloc_bytes(size, false);
+    let fresh = magnetar_rt::fallible::refusable(|| rt_alloc_bytes(size, false));
     if fresh.is_null() {
         return fresh as *mut c_void;
     }

@@ -126,6 +126,15 @@ pub fn with_capacity<T>(len: usize) -> Vec<T> {
     v
 }
 
+/// Runs `f`, one allocation whose result the caller checks for null (a
+/// plugin's `RTAlloc`), as an allocation that may be refused.
+pub fn refusable<R>(f: impl FnOnce() -> R) -> R {
+    FALLIBLE.with(|m| m.set(true));
+    let r = f();
+    FALLIBLE.with(|m| m.set(false));
+    r
+}
+
 /// [`try_filled`], unwinding with [`OutOfMemory`] when refused: for
 /// constructors whose caller contains failures.
 pub fn filled<T: Clone>(value: T, len: usize) -> Vec<T> {

@@ -11,6 +11,7 @@
 //! | [`mpsc`] | lock-free bounded multi-producer single-consumer queue |
 //! | [`queue`] | one interface over the four ways to feed a real-time consumer, for benches |
 //! | [`trylock_queue`] | the "non-blocking mutex" queue: real-time side only uses `try_lock` |
+//! | [`periodic`] | periodic tasks: double-buffered hand-over to class threads, deadline misses counted |
 //! | [`event`] | futex binary event (signal latches and coalesces; wait blocks) |
 //! | [`ilock`] | interruptible lock: a background thread holds it for short steps, the real-time side only tries |
 //! | [`thread`] | SCHED_FIFO priority, CPU pinning, `mlockall`, thread names |
@@ -22,7 +23,7 @@
 //!
 //! # Model checking
 //!
-//! The lock-free structures ([`spsc`], [`mpsc`], [`event`], [`ilock`]) reach
+//! The lock-free structures ([`spsc`], [`mpsc`], [`event`], [`ilock`], [`periodic`]) reach
 //! their atomics through a small shim so that the same code runs under the
 //! `loom` model checker:
 //!
@@ -40,6 +41,7 @@ pub mod guard;
 pub mod histogram;
 pub mod ilock;
 pub mod mpsc;
+pub mod periodic;
 pub mod queue;
 pub mod spsc;
 pub mod sysguard;

@@ -135,7 +135,8 @@ class RtStats:
     audio_tid: int
     xruns: int
     # Later fields, in the order the server sends them (README: poolUsed poolPeak poolMisses
-    # allPeriods allHeapOps parallelGroups guardedSyscalls); older servers send none of them.
+    # allPeriods allHeapOps parallelGroups diskUnderruns taskDeadlineMisses guardedSyscalls);
+    # older servers send none of them.
     more: tuple = ()
 
     def field(self, index: int) -> int | None:

@@ -705,6 +705,14 @@ fn gen(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
         }
     }
     let index = buffer_index(world, bufnum, true)?;
+    if command == "MagnetarConvPrepare" {
+        // Extension: makes the buffer (allocated or not) the prepared response.
+        let (block, rate) = (world.block_size, world.sample_rate);
+        return match magnetar_ugens::convolution::prepare_magnetar_conv(&mut world.buffers, index, &values, block, rate) {
+            Ok(_) => Ok(BufDone::done(bufnum, None)),
+            Err(e) => Err(BufFail::for_buffer(e.to_string(), bufnum)),
+        };
+    }
     match buffer_gen(&mut world.buffers, index, command, &values) {
         // scsynth's generators do nothing to a buffer without samples and
         // still report /done.

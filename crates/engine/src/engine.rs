@@ -244,6 +244,8 @@ pub struct Engine {
     /// value within one synth's block).
     pub(crate) scratch: Vec<f32>,
     scratch_ended: Vec<i32>,
+    /// Units' periodic tasks and the threads serving them (`tasks`).
+    pub tasks: crate::tasks::TaskThreads,
 }
 
 impl Engine {
@@ -275,6 +277,8 @@ impl Engine {
                 .collect();
         }
         let (max_nodes, max_defs) = (options.max_nodes, options.max_synthdefs);
+        let tasks = crate::tasks::TaskThreads::new(options.realtime, options.threads);
+        world.tasks = Some(std::sync::Arc::clone(&tasks.table));
         let bus_counts = (world.num_audio_buses(), world.num_control_buses());
         let num_buffers = world.buffers.len();
         let mut engine = Engine {
@@ -314,6 +318,7 @@ impl Engine {
             largest_free_probe: None,
             driver_load: Default::default(),
             scratch_ended: Vec::with_capacity(256),
+            tasks,
         };
         if engine.options.threads > 1 {
             let o = &engine.options;

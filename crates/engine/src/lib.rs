@@ -16,6 +16,7 @@ pub mod plugin_hooks;
 pub mod queries;
 pub mod spread;
 pub mod synth;
+pub mod tasks;
 pub mod wire_bufs;
 mod trial;
 pub use trial::set_heap_counter;

@@ -329,7 +329,8 @@ impl Engine {
         (ugens as i32, self.tree.num_synths as i32, self.tree.num_groups as i32, self.defs.len() as i32)
     }
 
-    /// `/status`; `/status 1` (an extension) appends the xrun count.
+    /// `/status`; `/status 1` (an extension) appends the xrun count, disk
+    /// underruns and task deadline misses.
     pub(crate) fn cmd_status(&mut self, args: &mut Args<'_>) -> Result<(), String> {
         let with_xruns = args.remain() > 0 && args.geti(0) == 1;
         let (ugens, synths, groups, synthdefs) = self.status_counts();
@@ -349,6 +350,8 @@ impl Engine {
             msg.args.push(magnetar_protocol::osc::OscArg::Int(load.xruns.min(i32::MAX as u64) as i32));
             // Then the halves disk streams found undelivered when due.
             msg.args.push(magnetar_protocol::osc::OscArg::Int(self.world.disk_underruns.min(i32::MAX as u64) as i32));
+            // Then the periodic tasks found unfinished at their deadlines.
+            msg.args.push(magnetar_protocol::osc::OscArg::Int(self.tasks.deadline_misses().min(i32::MAX as u64) as i32));
         }
         self.replies.push(msg);
         Ok(())

@@ -295,6 +295,7 @@ impl Audio {
                     OscArg::Long(self.all_heap_ops as i64),
                     OscArg::Long(self.engine.parallel_groups_run() as i64),
                     OscArg::Long(self.engine.world.disk_underruns as i64),
+                    OscArg::Long(self.engine.tasks.deadline_misses() as i64),
                     OscArg::Long(magnetar_rt::sysguard::caught_total() as i64),
                 ],
             );
@@ -990,14 +991,14 @@ impl Control {
                 // `/b_alloc` then `/b_write` writes the new buffer, in order).
                 // The buffer the command touches: read as the command reads it.
                 let bufnum = args.geti(0);
-                // `/b_gen copy` and `PreparePartConv` read another buffer.
+                // `/b_gen copy`, `PreparePartConv` and `MagnetarConvPrepare` read another buffer.
                 let source = (name == "/b_gen")
                     .then(|| {
                         let generator = req.msg.args.get(1).and_then(OscArg::as_str)?;
                         let mut numbers = req.msg.args.iter().skip(2).filter_map(OscArg::as_i32);
                         match generator {
                             "copy" => numbers.nth(1),
-                            "PreparePartConv" => numbers.next(),
+                            "PreparePartConv" | "MagnetarConvPrepare" => numbers.next(),
                             _ => None,
                         }
                     })

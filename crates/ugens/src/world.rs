@@ -283,6 +283,10 @@ pub struct World {
     /// The scope buffers `ScopeOut2` writes to (the real-time server's shared
     /// memory); none in NRT and in a parallel worker's private world.
     pub scope_buffers: Option<Box<dyn ScopeBuffers>>,
+    /// Periodic tasks units may register (paper 003; see `magnetar_rt::periodic`):
+    /// served by the engine's task threads in real time, run in step
+    /// otherwise. None in a parallel worker's private world.
+    pub tasks: Option<Arc<magnetar_rt::periodic::TaskTable>>,
 }
 
 impl World {
@@ -327,6 +331,7 @@ impl World {
             touch_overflow: false,
             gc: None,
             scope_buffers: None,
+            tasks: None,
         }
     }
 

@@ -1,10 +1,14 @@
 //! Convolution: the FFT-based convolvers (Convolution, Convolution2,
 //! Convolution2L, StereoConvolution2L, PartConv), the direct time-domain
 //! one (Convolution3), and the units that build or read single spectrum
-//! bins (PackFFT, Unpack1FFT) or map a whole spectrum (PV_ConformalMap).
+//! bins (PackFFT, Unpack1FFT) or map a whole spectrum (PV_ConformalMap);
+//! and magnetar's zero-latency MagnetarConv / MagnetarConvTD (paper 003).
 
 mod direct;
 mod fixed;
+pub mod nupc;
+pub mod nupc_tune;
+mod nupc_unit;
 mod pack;
 mod partitioned;
 mod spectral;
@@ -12,6 +16,7 @@ mod stereo;
 
 use crate::registry::Registry;
 
+pub use nupc::prepare_magnetar_conv;
 pub use partitioned::{prepare_part_conv, PreparePartConvError};
 
 pub fn register(r: &mut Registry) {
@@ -21,10 +26,15 @@ pub fn register(r: &mut Registry) {
     r.add::<stereo::StereoConvolution2L>("StereoConvolution2L");
     r.add::<direct::Convolution3>("Convolution3");
     r.add::<partitioned::PartConv>("PartConv");
+    // Extensions (paper 003): zero-latency non-uniformly partitioned convolution.
+    r.add::<nupc_unit::MagnetarConv>("MagnetarConv");
+    r.add::<nupc_unit::MagnetarConvTd>("MagnetarConvTD");
     r.add::<pack::PackFft>("PackFFT");
     r.add::<pack::Unpack1Fft>("Unpack1FFT");
     r.add::<crate::fft::pv::Pv<pack::ConformalMap>>("PV_ConformalMap");
 }
 
+#[cfg(test)]
+mod nupc_tests;
 #[cfg(test)]
 mod tests;

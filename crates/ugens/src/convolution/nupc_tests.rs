@@ -1,0 +1,97 @@
+//! MagnetarConv against plain convolution, at every kind of layout.
+
+use super::nupc::{prepare_magnetar_conv, Layout};
+use super::nupc_tune::{candidate_sizes, tune};
+use crate::testing::{TestInput, UnitHarness};
+use crate::unit::Rate;
+use crate::world::{SndBuf, World};
+use magnetar_rt::periodic::TaskTable;
+
+fn noise(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    (0..len)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Decaying noise, like a room's response.
+fn response(len: usize) -> Vec<f32> {
+    noise(len, 7).iter().enumerate().map(|(i, v)| v * (-3.0 * i as f32 / len as f32).exp()).collect()
+}
+
+fn direct(x: &[f32], h: &[f32], len: usize) -> Vec<f64> {
+    (0..len)
+        .map(|t| (0..h.len().min(t + 1)).map(|j| h[j] as f64 * x[t - j] as f64).sum())
+        .collect()
+}
+
+fn snr_db(got: &[f32], want: &[f64]) -> f64 {
+    let sig: f64 = want.iter().map(|v| v * v).sum();
+    let err: f64 = got.iter().zip(want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
+    10.0 * (sig / err.max(1e-300)).log10()
+}
+
+/// Renders `blocks` blocks of `x` through the unit `name` with `h` prepared as `sizes`.
+fn render(name: &str, block: usize, x: &[f32], h: &[f32], sizes: &[f32], tasks: bool) -> (Vec<f32>, Layout) {
+    let blocks = x.len() / block;
+    let mut harness = UnitHarness::new(name, Rate::Audio)
+        .inputs([TestInput::Audio(x.to_vec()), TestInput::Const(1.0)]);
+    harness.world = World::new(48_000.0, block, 128, 4096, 16, 2, 2, 1);
+    if tasks {
+        harness.world.tasks = Some(TaskTable::new(12, 4, true).0);
+    }
+    let mut ir = SndBuf::new(h.len() as u32, 1, 48_000.0);
+    ir.data.copy_from_slice(h);
+    harness.world.buffers[0] = ir;
+    let mut args = vec![0.0];
+    args.extend_from_slice(sizes);
+    let layout = prepare_magnetar_conv(&mut harness.world.buffers, 1, &args, block, 48_000.0).unwrap();
+    (harness.run(blocks).remove(0), layout)
+}
+
+#[test]
+fn layouts_start_each_level_where_its_deadline_allows() {
+    let l = Layout::from_sizes(64, 200_000, &[512, 4096, 32768]).unwrap();
+    let got: Vec<_> = l.levels.iter().map(|v| (v.size, v.count, v.offset)).collect();
+    assert_eq!(got[..3], [(64, 15, 0), (512, 14, 960), (4096, 14, 8128)]);
+    assert_eq!(got[3].2, 2 * 32768 - 64);
+    assert!(got[3].2 + got[3].0 * got[3].1 >= 200_000);
+    assert!(Layout::from_sizes(64, 1000, &[96]).is_err());
+    assert!(Layout::from_sizes(64, 1000, &[512, 256]).is_err());
+}
+
+#[test]
+fn magnetar_conv_equals_plain_convolution_with_no_latency_at_every_layout() {
+    for &(block, ir_len) in &[(32usize, 4800usize), (64, 4800), (256, 9000), (1024, 12_000)] {
+        let h = response(ir_len);
+        let x = noise(block * ((ir_len * 2) / block + 8), 3);
+        let want = direct(&x, &h, x.len());
+        let cands = candidate_sizes(block, ir_len);
+        // Every single later size, all sizes, and doubling pairs: the shapes the tuner picks from.
+        let mut layouts: Vec<Vec<usize>> = vec![vec![], cands[1..].to_vec()];
+        layouts.extend(cands[1..].iter().map(|&m| vec![m]));
+        layouts.extend(cands[1..].windows(2).map(|w| w.to_vec()));
+        layouts.push(tune(block, ir_len, 48_000.0, 12).unwrap().sizes());
+        for sizes in layouts {
+            let sizes_f: Vec<f32> = sizes.iter().map(|&v| v as f32).collect();
+            for (name, tasks) in [("MagnetarConv", true), ("MagnetarConvTD", false)] {
+                let (out, layout) = render(name, block, &x, &h, &sizes_f, tasks);
+                let snr = snr_db(&out, &want);
+                assert!(snr >= 120.0, "{name} block {block} IR {ir_len} sizes {sizes:?} ({layout:?}): SNR {snr:.1} dB");
+            }
+        }
+    }
+}
+
+#[test]
+fn an_unprepared_buffer_leaves_the_unit_silent() {
+    let mut harness = UnitHarness::new("MagnetarConv", Rate::Audio)
+        .inputs([TestInput::Audio(noise(640, 1)), TestInput::Const(0.0)]);
+    harness.world.buffers[0] = SndBuf::new(4096, 1, 48_000.0);
+    harness.world.buffers[0].data.copy_from_slice(&noise(4096, 2));
+    let out = harness.run(10).remove(0);
+    assert!(out.iter().all(|v| *v == 0.0));
+}

@@ -1,0 +1,171 @@
+//! The auto-tuner of paper 003: measures on this machine what one FDL costs
+//! at each partition size (the transforms, and one partition's
+//! multiply-add), then picks the layout of least time per block among those
+//! that meet their deadlines.
+//!
+//! A layout is its list of sizes, and a level's offset depends only on its
+//! own size (`2M − N`, see `nupc`), so a level's count, and hence its cost,
+//! depends only on its size and the next one: the best layout is a shortest
+//! path over the sizes (the paper's dynamic programming, exact here), with
+//! measured edge costs. Each level's work must fit in half its period
+//! (level 0: half a block), the deadline constraint with room for other
+//! work. Results are kept per (block size, response length).
+
+use super::nupc::{cmadd, Layout, NupcError, MAX_LEVELS, MAX_PARTITION};
+use realfft::num_complex::Complex;
+use realfft::RealFftPlanner;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// Fraction of a level's period its work may take.
+const DEADLINE_SHARE: f64 = 0.5;
+
+/// Measured seconds at one partition size: transform pair, one partition's multiply-add.
+#[derive(Clone, Copy, Debug)]
+struct Costs {
+    fft: f64,
+    part: f64,
+}
+
+fn measure(m: usize) -> Costs {
+    let bins = m + 1;
+    let mut planner = RealFftPlanner::<f32>::new();
+    let fwd = planner.plan_fft_forward(2 * m);
+    let inv = planner.plan_fft_inverse(2 * m);
+    let mut frame: Vec<f32> = (0..2 * m).map(|i| ((i * 7919) % 1000) as f32 * 1e-3).collect();
+    let mut spec = fwd.make_output_vec();
+    let mut scratch = vec![Complex::new(0.0f32, 0.0); fwd.get_scratch_len().max(inv.get_scratch_len())];
+    // Enough distinct partitions that the multiply-add streams from memory as in use.
+    let parts = (1 << 22) / (4 * bins) + 1;
+    let parts = parts.clamp(2, 32);
+    let x = vec![0.5f32; parts * bins];
+    let h = vec![0.25f32; parts * bins];
+    let mut acc_re = vec![0.0f32; bins];
+    let mut acc_im = vec![0.0f32; bins];
+    let reps = (1 << 16) / m + 3;
+    let mut best_fft = f64::MAX;
+    let mut best_part = f64::MAX;
+    for _ in 0..reps.min(40) {
+        let t = Instant::now();
+        let _ = fwd.process_with_scratch(&mut frame, &mut spec, &mut scratch);
+        spec[0].im = 0.0;
+        spec[m].im = 0.0;
+        let _ = inv.process_with_scratch(&mut spec, &mut frame, &mut scratch);
+        best_fft = best_fft.min(t.elapsed().as_secs_f64());
+        for v in frame.iter_mut() {
+            *v *= 1e-3;
+        }
+        let t = Instant::now();
+        for p in 0..parts {
+            let r = p * bins..(p + 1) * bins;
+            cmadd(&mut acc_re, &mut acc_im, &x[r.clone()], &x[r.clone()], &h[r.clone()], &h[r]);
+        }
+        best_part = best_part.min(t.elapsed().as_secs_f64() / parts as f64);
+    }
+    std::hint::black_box((&acc_re, &acc_im, &frame));
+    Costs { fft: best_fft, part: best_part }
+}
+
+/// Costs per size, measured once per process.
+fn costs(m: usize) -> Costs {
+    static MEASURED: OnceLock<Mutex<HashMap<usize, Costs>>> = OnceLock::new();
+    let map = MEASURED.get_or_init(Default::default);
+    if let Some(c) = map.lock().ok().and_then(|m2| m2.get(&m).copied()) {
+        return c;
+    }
+    let c = measure(m);
+    if let Ok(mut m2) = map.lock() {
+        m2.insert(m, c);
+    }
+    c
+}
+
+/// The sizes the tuner may pick for a response of `ir_len` at `block`:
+/// every level it can reach.
+pub fn candidate_sizes(block: usize, ir_len: usize) -> Vec<usize> {
+    let mut sizes = vec![block];
+    let mut m = block * 2;
+    while m <= MAX_PARTITION && 2 * m - block < ir_len {
+        sizes.push(m);
+        m *= 2;
+    }
+    sizes
+}
+
+/// Picks the layout of least measured time per block whose levels meet
+/// their deadlines, with at most `max_levels` levels (`sizes` of the
+/// result: at most `max_levels - 1`). Blocks last `block / sample_rate`.
+pub fn tune(block: usize, ir_len: usize, sample_rate: f64, max_levels: usize) -> Result<Layout, NupcError> {
+    let sizes = candidate_sizes(block, ir_len);
+    let period = block as f64 / sample_rate.max(1.0);
+    let c: Vec<Costs> = sizes.iter().map(|&m| costs(m)).collect();
+    let offset = |i: usize| if i == 0 { 0 } else { 2 * sizes[i] - block };
+    let level_cost = |i: usize, count: usize| -> Option<f64> {
+        let k = sizes[i] / block;
+        let t = c[i].fft + count as f64 * c[i].part;
+        (t <= DEADLINE_SHARE * k as f64 * period).then_some(t / k as f64)
+    };
+    let levels = max_levels.clamp(1, MAX_LEVELS);
+    // best[d][i]: least cost of levels before size i, when i is level d.
+    let n = sizes.len();
+    let mut best = vec![vec![(f64::INFINITY, usize::MAX); n]; levels];
+    best[0][0] = (0.0, usize::MAX);
+    let mut end = (f64::INFINITY, 0, 0);
+    for d in 0..levels {
+        for i in 0..n {
+            let (so_far, _) = best[d][i];
+            if !so_far.is_finite() || offset(i) >= ir_len {
+                continue;
+            }
+            // Level i as the last one.
+            if let Some(t) = level_cost(i, (ir_len - offset(i)).div_ceil(sizes[i])) {
+                if so_far + t < end.0 {
+                    end = (so_far + t, d, i);
+                }
+            }
+            if d + 1 == levels {
+                continue;
+            }
+            for j in i + 1..n {
+                if offset(j) >= ir_len {
+                    break;
+                }
+                let count = (offset(j) - offset(i)) / sizes[i];
+                if let Some(t) = level_cost(i, count) {
+                    if so_far + t < best[d + 1][j].0 {
+                        best[d + 1][j] = (so_far + t, i);
+                    }
+                }
+            }
+        }
+    }
+    if !end.0.is_finite() {
+        // Nothing meets the deadlines on this machine: the cheapest plain
+        // uniform layout, whose level 0 at least keeps the latency at zero.
+        return Layout::from_sizes(block, ir_len, &[]);
+    }
+    let (_, mut d, mut i) = end;
+    let mut picked = vec![sizes[i]];
+    while d > 0 {
+        i = best[d][i].1;
+        d -= 1;
+        picked.push(sizes[i]);
+    }
+    picked.reverse();
+    Layout::from_sizes(block, ir_len, &picked[1..])
+}
+
+/// The tuned layout for `block` and `ir_len`, measured once and then kept.
+pub fn tuned_layout(block: usize, ir_len: usize, sample_rate: f64) -> Result<Layout, NupcError> {
+    static CACHE: OnceLock<Mutex<HashMap<(usize, usize), Layout>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(l) = cache.lock().ok().and_then(|c| c.get(&(block, ir_len)).cloned()) {
+        return Ok(l);
+    }
+    let layout = tune(block, ir_len, sample_rate, MAX_LEVELS)?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert((block, ir_len), layout.clone());
+    }
+    Ok(layout)
+}

@@ -1,0 +1,275 @@
+//! `MagnetarConv(in, bufnum)` and `MagnetarConvTD(in, bufnum)`: zero-latency
+//! convolution with the impulse response prepared in `bufnum` by
+//! `/b_gen bufnum "MagnetarConvPrepare" source [size ...]` (see `nupc`).
+//!
+//! Level 0 runs in the unit every block. Every later level runs as a
+//! periodic task of the server (`MagnetarConv`: the task threads in real
+//! time, in step in non-real-time rendering) or in slices in the unit itself
+//! (`MagnetarConvTD`: the transform with the first slice of multiply-adds,
+//! the inverse with the last, like scsynth's PartConv spreads its work).
+//!
+//! A level of period `k` gathers input segment `s` in its slot `s % 2`,
+//! hands it over when the segment is complete, and plays the result of
+//! segment `s − 1` from that block on: it is due then, `k` blocks after its
+//! release. A result not done by then is a deadline miss: those `k` blocks
+//! of that level are silent, and the next segment, whose slot the task
+//! still holds, is dropped (it enters the level as silence). The unit never
+//! waits.
+
+use super::nupc::{Layout, LevelWork};
+use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use magnetar_rt::periodic::{PeriodicWork, TaskHandle, TaskTable};
+use std::sync::Arc;
+
+/// What a level's task and the unit exchange: a segment in, a result out.
+pub struct LevelIo {
+    input: Vec<f32>,
+    output: Vec<f32>,
+}
+
+impl LevelIo {
+    fn new(m: usize) -> LevelIo {
+        LevelIo { input: vec![0.0; m], output: vec![0.0; m] }
+    }
+}
+
+/// A level as a periodic task.
+pub struct LevelTask(LevelWork);
+
+impl PeriodicWork for LevelTask {
+    type Io = LevelIo;
+    fn run(&mut self, io: &mut LevelIo, seq: usize) {
+        self.0.run(&io.input, &mut io.output, seq);
+    }
+}
+
+enum Runner {
+    Task(TaskHandle<LevelTask>),
+    Sliced {
+        work: LevelWork,
+        io: [LevelIo; 2],
+        /// Release each slot holds, and the last one finished.
+        slot_seq: [usize; 2],
+        done: usize,
+        /// The release being computed, and its next step.
+        busy: Option<(usize, usize)>,
+    },
+}
+
+impl Runner {
+    fn slot_free(&self, seq: usize) -> bool {
+        match self {
+            Runner::Task(t) => t.slot_free(seq),
+            Runner::Sliced { slot_seq, done, .. } => slot_seq[seq % 2] <= *done,
+        }
+    }
+
+    fn input(&mut self, seq: usize) -> Option<&mut [f32]> {
+        match self {
+            Runner::Task(t) => t.io_mut(seq).map(|io| &mut io.input[..]),
+            Runner::Sliced { io, slot_seq, done, .. } => {
+                (slot_seq[seq % 2] <= *done).then(|| &mut io[seq % 2].input[..])
+            }
+        }
+    }
+
+    fn release(&mut self, seq: usize) -> bool {
+        match self {
+            Runner::Task(t) => t.release(seq),
+            Runner::Sliced { slot_seq, done, busy, .. } => {
+                if slot_seq[seq % 2] > *done {
+                    return false;
+                }
+                slot_seq[seq % 2] = seq;
+                *busy = Some((seq, 0));
+                true
+            }
+        }
+    }
+
+    fn output(&self, seq: usize) -> Option<&[f32]> {
+        match self {
+            Runner::Task(t) => t.io(seq).map(|io| &io.output[..]),
+            Runner::Sliced { io, slot_seq, done, .. } => {
+                (slot_seq[seq % 2] == seq && *done >= seq).then(|| &io[seq % 2].output[..])
+            }
+        }
+    }
+
+    /// One block's slice of the release in progress (sliced levels only).
+    fn step(&mut self, steps: usize) {
+        if let Runner::Sliced { work, io, done, busy, .. } = self {
+            if let Some((seq, step)) = *busy {
+                let slot = &mut io[seq % 2];
+                work.run_step(&slot.input, &mut slot.output, seq, step, steps);
+                if step + 1 == steps {
+                    *done = seq;
+                    *busy = None;
+                } else {
+                    *busy = Some((seq, step + 1));
+                }
+            }
+        }
+    }
+
+    fn count_miss(&self) {
+        if let Runner::Task(t) = self {
+            t.table().count_miss();
+        }
+    }
+}
+
+struct Secondary {
+    /// Period in blocks.
+    k: usize,
+    runner: Runner,
+    /// Whether the segment being gathered has its slot.
+    writing: bool,
+    /// The release each slot was last handed over with.
+    released: [usize; 2],
+    /// The release whose result is playing (0: none), and the block of it.
+    play: usize,
+    play_pos: usize,
+}
+
+struct Conv {
+    n: usize,
+    /// Blocks since an instant shared by every instance (so that all
+    /// instances of a class release in the same blocks).
+    block: usize,
+    head: LevelWork,
+    head_out: Vec<f32>,
+    input: Vec<f32>,
+    levels: Vec<Secondary>,
+}
+
+/// The two units: `SLICED` false runs the levels after the first as tasks.
+pub struct MagnetarConvUnit<const SLICED: bool> {
+    conv: Option<Conv>,
+}
+
+pub type MagnetarConv = MagnetarConvUnit<false>;
+pub type MagnetarConvTd = MagnetarConvUnit<true>;
+
+impl<const SLICED: bool> Construct for MagnetarConvUnit<SLICED> {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        io.out(0)[0] = 0.0;
+        let conv = Conv::open(io, cx, SLICED);
+        if conv.is_none() {
+            cx.set_done(true);
+        }
+        MagnetarConvUnit { conv }
+    }
+}
+
+impl Conv {
+    fn open(io: &Wires<'_>, cx: &mut UnitCtx<'_>, sliced: bool) -> Option<Conv> {
+        let bufnum = io.in0(1) as i32 as u32 as usize;
+        let n = cx.world.block_size;
+        let tasks: Option<Arc<TaskTable>> = cx.world.tasks.clone();
+        let buf = cx.world.buf(bufnum).filter(|b| b.is_allocated())?;
+        let layout = Layout::read(&buf.data)?;
+        if layout.block != n {
+            return None;
+        }
+        let data = &buf.data;
+        let head = LevelWork::new(&layout.levels[0], data, layout.spectra_at(0));
+        let kmax = layout.levels.last().map_or(1, |l| l.size / n);
+        let block = (cx.world.buf_counter as u32 as usize) % kmax;
+        let mut levels = Vec::with_capacity(layout.levels.len());
+        for (l, level) in layout.levels.iter().enumerate().skip(1) {
+            let work = LevelWork::new(level, data, layout.spectra_at(l));
+            let k = level.size / n;
+            let m = level.size;
+            let runner = match (sliced, tasks.as_ref()) {
+                (false, Some(t)) => match TaskTable::register(t, k, LevelTask(work), [LevelIo::new(m), LevelIo::new(m)]) {
+                    Ok(h) => Runner::Task(h),
+                    // No room in the class: this level is sliced instead.
+                    Err(_) => Runner::Sliced {
+                        work: LevelWork::new(level, data, layout.spectra_at(l)),
+                        io: [LevelIo::new(m), LevelIo::new(m)],
+                        slot_seq: [0; 2],
+                        done: 0,
+                        busy: None,
+                    },
+                },
+                _ => Runner::Sliced { work, io: [LevelIo::new(m), LevelIo::new(m)], slot_seq: [0; 2], done: 0, busy: None },
+            };
+            levels.push(Secondary { k, runner, writing: true, released: [0; 2], play: 0, play_pos: 0 });
+        }
+        Some(Conv { n, block, head, head_out: vec![0.0; n], input: vec![0.0; n], levels })
+    }
+
+    fn next(&mut self, input: &[f32], out: &mut [f32]) {
+        let n = self.n;
+        if input.len() >= n {
+            self.input.copy_from_slice(&input[..n]);
+        } else {
+            self.input.fill(input.first().copied().unwrap_or(0.0));
+        }
+        let g = self.block;
+        self.head.run(&self.input, &mut self.head_out, g + 1);
+        out[..n].copy_from_slice(&self.head_out);
+        for level in &mut self.levels {
+            let k = level.k;
+            let pos = g % k;
+            let seq = g / k + 1;
+            if pos == 0 {
+                level.writing = level.runner.slot_free(seq);
+            }
+            if level.writing {
+                if let Some(dst) = level.runner.input(seq) {
+                    dst[pos * n..(pos + 1) * n].copy_from_slice(&self.input);
+                }
+            }
+            if pos == k - 1 {
+                // The result of the segment before is due now.
+                level.play = 0;
+                if seq > 1 {
+                    let due = seq - 1;
+                    if level.runner.output(due).is_some() {
+                        level.play = due;
+                        level.play_pos = 0;
+                    } else if level.released[due % 2] == due {
+                        level.runner.count_miss();
+                    }
+                }
+                if level.writing && level.runner.release(seq) {
+                    level.released[seq % 2] = seq;
+                }
+                level.writing = false;
+            }
+            level.runner.step(k);
+            if level.play != 0 {
+                if let Some(res) = level.runner.output(level.play) {
+                    let at = level.play_pos * n;
+                    for (o, r) in out[..n].iter_mut().zip(&res[at..at + n]) {
+                        *o += *r;
+                    }
+                }
+                level.play_pos += 1;
+                if level.play_pos == k {
+                    level.play = 0;
+                }
+            }
+        }
+        self.block = g + 1;
+    }
+}
+
+impl<const SLICED: bool> Unit for MagnetarConvUnit<SLICED> {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let Some(conv) = self.conv.as_mut() else {
+            io.out(0).fill(0.0);
+            return;
+        };
+        let input = io.inp(0);
+        let audio = io.in_rate(0) == Rate::Audio;
+        let out = io.out(0);
+        if audio {
+            conv.next(input, out);
+        } else {
+            conv.next(&input[..1], out);
+        }
+    }
+}

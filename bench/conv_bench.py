@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Convolution benchmark (paper 003's experiments): magnetar's MagnetarConv with its later
+partitions on the task threads (PE), the same convolution sliced into the audio thread (TD), and
+scsynth's PartConv on the same impulse response.
+
+Part 1, audio-thread time per block and total CPU: 48 kHz, blocks of 64 and 256, responses of
+1, 5 and 12 s, CHANNELS instances each, paced at the real-time rate for SECONDS
+(`crates/engine/examples/conv_bench.rs`: the unit's own loop, the calling thread under
+SCHED_FIFO 50 as the audio thread, the server's task threads for PE). Variants: PE with the
+tuned layout, TD with the same layout, PE and TD with two partition sizes (block and 32 blocks,
+the paper's TD setup), and magnetar's PartConv (scsynth's algorithm, FFT size 64 blocks:
+latency 32 blocks) for the audio-thread split. scsynth's own PartConv is measured for CPU only
+(its NRT render of the same channels, CPU seconds per second of audio), since its audio thread
+cannot be timed from outside.
+
+Part 2, capacity: the largest number of channels (WhiteNoise into the unit, summed to the
+output) that plays on JACK's dummy backend (period = block = 256) with the 5 s response for
+SEARCH_SECONDS without an xrun (jackd's reports) or a task deadline miss (/magnetar_rtStats):
+PE tuned with -T 2, PE tuned with -T 1 (the whole server pinned to one CPU), PE with two sizes,
+TD tuned, and scsynth's PartConv. The paper ran 60 s trials; the default here is shorter to fit a
+shared machine's time, and is stated in the table.
+
+Usage: python3 bench/conv_bench.py [--channels 8] [--seconds 3] [--search-seconds 10] [--no-search] [--no-write]
+Updates the "conv" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import soundfile
+
+from bench_md import write_section
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "tests" / "realtime"))
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+sys.path.insert(0, str(ROOT / "clients" / "supriya"))
+
+from rtcheck import PrivateJack, compile_defs, quit_server, rt_stats  # noqa: E402
+from rtserver import OscClient, ServerProcess, bundle  # noqa: E402
+
+BEGIN = "<!-- conv:begin -->"
+END = "<!-- conv:end -->"
+SR = 48000
+EXAMPLE = ROOT / "target" / "release" / "examples" / "conv_bench"
+MAGNETAR = os.environ.get("MAGNETAR", str(ROOT / "target" / "release" / "magnetar"))
+SCSYNTH = os.environ.get("SCSYNTH", shutil.which("scsynth") or "/usr/bin/scsynth")
+MISSES_FIELD = 7
+
+
+def run_example(unit: str, block: int, ir: float, channels: int, seconds: float, cpus: int, sizes=()) -> dict:
+    cmd = [str(EXAMPLE), unit, str(block), str(ir), str(channels), str(seconds), str(cpus), *map(str, sizes)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def response(seconds: float) -> np.ndarray:
+    n = int(seconds * SR)
+    rng = np.random.default_rng(1)
+    return (rng.uniform(-0.5, 0.5, n) * np.exp(-4.0 * np.arange(n) / n)).astype(np.float32)
+
+
+def scsynth_partconv_cpu(block: int, ir: float, channels: int, seconds: float, fftsize: int, tmp: Path) -> float:
+    """CPU seconds per second of audio of scsynth rendering `channels` PartConvs in NRT."""
+    from nrt import Score, msg
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+    from supriya.ugens.core import UGen, param, ugen
+
+    @ugen(ar=True)
+    class PartConv(UGen):
+        source = param()
+        fftsize = param()
+        ir_buffer_id = param()
+
+    with SynthDefBuilder(buf=0) as b:
+        U.Out.ar(bus=0, source=PartConv.ar(source=U.WhiteNoise.ar() * 0.1, fftsize=fftsize, ir_buffer_id=b["buf"]) * 0.01)
+    d = b.build(name="pc")
+    h = response(ir)
+    soundfile.write(tmp / "ir.wav", h, SR, subtype="FLOAT")
+    size = fftsize * -(-len(h) // (fftsize // 2))
+    score = Score([d])
+    score.add(0.0, msg("/b_allocRead", 0, str(tmp / "ir.wav")), msg("/b_alloc", 1, size))
+    score.add(0.0, msg("/b_gen", 1, "PreparePartConv", 0, fftsize))
+    for c in range(channels):
+        score.add(0.0, msg("/s_new", "pc", 1000 + c, 0, 0, "buf", 1))
+    score.end(seconds)
+    (tmp / "score.osc").write_bytes(score.encode(str(tmp)))
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    c0 = cpu()
+    subprocess.run(
+        [SCSYNTH, "-z", str(block), "-o", "1", "-N", str(tmp / "score.osc"), "_", str(tmp / "o.wav"), str(SR), "WAV", "float"],
+        capture_output=True, check=True, timeout=600,
+    )
+    return (cpu() - c0) / seconds
+
+
+def part1(args, log) -> list[dict]:
+    rows = []
+    for block in (64, 256):
+        for ir in (1.0, 5.0, 12.0):
+            pe = run_example("MagnetarConv", block, ir, args.channels, args.seconds, 2)
+            tuned = [int(x.split("x")[0]) for x in pe["layout"].split()[1:]]
+            two = [32 * block]
+            runs = [
+                ("PE tuned", pe),
+                ("TD tuned", run_example("MagnetarConvTD", block, ir, args.channels, args.seconds, 2, tuned)),
+                ("PE 2 sizes", run_example("MagnetarConv", block, ir, args.channels, args.seconds, 2, two)),
+                ("TD 2 sizes", run_example("MagnetarConvTD", block, ir, args.channels, args.seconds, 2, two)),
+                ("PartConv (magnetar)", run_example("PartConv", block, ir, args.channels, args.seconds, 2, [64 * block])),
+            ]
+            with tempfile.TemporaryDirectory() as t:
+                sc = scsynth_partconv_cpu(block, ir, args.channels, args.seconds, 64 * block, Path(t))
+            for name, r in runs:
+                r["variant"] = name
+                rows.append(r)
+                log(f"block {block} IR {ir}s {name}: {r}")
+            rows.append({"variant": "PartConv (scsynth, NRT)", "block": block, "ir": ir, "channels": args.channels,
+                         "layout": f"uniform {32 * block}, latency {32 * block}", "cpu_nrt": 100.0 * sc})
+            log(f"block {block} IR {ir}s scsynth PartConv NRT CPU {100 * sc:.1f}%")
+    return rows
+
+
+class Capacity:
+    """One server on a private JACK dummy server, playing `n` convolution channels."""
+
+    def __init__(self, name: str, jack: PrivateJack, one_cpu: bool, tmp: Path):
+        self.name, self.jack, self.one_cpu, self.tmp = name, jack, one_cpu, tmp
+
+    def try_channels(self, n: int, seconds: float) -> tuple[bool, str]:
+        from supriya import ugens as U
+        from supriya.ugens import SynthDefBuilder
+        from supriya.ugens.core import UGen, param, ugen
+        from magnetar_conv import MagnetarConv, MagnetarConvTD, prepare_message
+
+        @ugen(ar=True)
+        class PartConv(UGen):
+            source = param()
+            fftsize = param()
+            ir_buffer_id = param()
+
+        scsynth = self.name.startswith("scsynth")
+        fft = 64 * self.jack.period
+        with SynthDefBuilder(buf=0) as b:
+            src = U.WhiteNoise.ar() * 0.1
+            if scsynth:
+                sig = PartConv.ar(source=src, fftsize=fft, ir_buffer_id=b["buf"])
+            else:
+                unit = MagnetarConvTD if self.name.startswith("TD") else MagnetarConv
+                sig = unit.ar(source=src, buffer_id=b["buf"])
+            U.Out.ar(bus=0, source=sig * 0.001)
+        d = b.build(name="cv")
+        env = dict(os.environ)
+        env.update({k: v for k, v in self.jack.env().items() if k.startswith("JACK")})
+        env["SC_JACK_DEFAULT_OUTPUTS"] = "system"
+        env.pop("MAGNETAR_RECORD", None)
+        threads = [] if scsynth else ["-T", "1" if self.one_cpu else "2"]
+        extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 21), "-n", "4096", *threads]
+        server = ServerProcess(SCSYNTH if scsynth else MAGNETAR, extra=extra, env=env)
+        server.start()
+        client = OscClient(server.port)
+        try:
+            if self.one_cpu:
+                subprocess.run(["taskset", "-a", "-cp", "0", str(server.pid)], capture_output=True, check=True)
+            client.send(("/d_recv", compile_defs(d)))
+            client.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+            client.send(("/b_allocRead", 0, str(self.tmp / "ir.wav")))
+            client.wait_for("/done", lambda m: m.contents[0] == "/b_allocRead", timeout=10)
+            if scsynth:
+                frames = soundfile.info(str(self.tmp / "ir.wav")).frames
+                client.send(("/b_alloc", 1, fft * -(-frames // (fft // 2))))
+                client.wait_for("/done", lambda m: m.contents[0] == "/b_alloc", timeout=10)
+                client.send(("/b_gen", 1, "PreparePartConv", 0, fft))
+            else:
+                sizes = (32 * self.jack.period,) if "2 sizes" in self.name else ()
+                client.send(prepare_message(1, 0, sizes))
+            client.wait_for("/done", lambda m: m.contents[0] == "/b_gen", timeout=30)
+            for k in range(0, n, 16):
+                client.send(bundle(None, *[("/s_new", "cv", -1, 0, 0, "buf", 1) for _ in range(k, min(n, k + 16))]))
+                client.sync(timeout=30)
+            time.sleep(1.5)
+            log_start = len(self.jack.log_text())
+            m0 = None if scsynth else rt_stats(server.port).field(MISSES_FIELD)
+            time.sleep(seconds)
+            xruns = sum(1 for line in self.jack.log_text()[log_start:].splitlines() if "XRun" in line)
+            misses = 0 if scsynth else rt_stats(server.port).field(MISSES_FIELD) - m0
+            return xruns == 0 and misses == 0, f"{xruns} xruns, {misses} misses"
+        finally:
+            quit_server(server, client)
+            client.close()
+
+
+def search(cap: Capacity, seconds: float, start: int, log) -> int:
+    """Doubles from `start` until a count fails, then halves the gap three times."""
+    good, bad = 0, None
+    n = start
+    while bad is None and n <= 1024:
+        ok, why = cap.try_channels(n, seconds)
+        log(f"  {cap.name}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
+        if ok:
+            good, n = n, n * 2
+        else:
+            bad = n
+    for _ in range(3):
+        if bad is None or bad - good <= 1:
+            break
+        n = (good + bad) // 2
+        ok, why = cap.try_channels(n, seconds)
+        log(f"  {cap.name}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
+        if ok:
+            good = n
+        else:
+            bad = n
+    return good
+
+
+def part2(args, log) -> list[tuple[str, int]]:
+    out = []
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        soundfile.write(tmp / "ir.wav", response(5.0), SR, subtype="FLOAT")
+        jack = PrivateJack(period=256)
+        jack.start()
+        try:
+            for name, one in (("PE tuned -T 2", False), ("PE tuned -T 1 (one CPU)", True), ("PE 2 sizes -T 2", False),
+                              ("TD tuned -T 2", False), ("scsynth PartConv", False)):
+                out.append((name, search(Capacity(name, jack, one, tmp), args.search_seconds, 8, log)))
+        finally:
+            jack.stop()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--channels", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--search-seconds", type=float, default=10.0)
+    ap.add_argument("--no-search", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+
+    def log(m: str) -> None:
+        print(m, flush=True)
+
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "magnetar-engine", "--example", "conv_bench"], cwd=ROOT, check=True)
+    rows = part1(args, log)
+    caps = [] if args.no_search else part2(args, log)
+    cmd = f"python3 bench/conv_bench.py --channels {args.channels} --seconds {args.seconds} --search-seconds {args.search_seconds}"
+    lines = [
+        BEGIN,
+        "## Zero-latency convolution: tasks (PE) against slices in the audio thread (TD) and PartConv",
+        "",
+        f"`{cmd}` ({time.strftime('%Y-%m-%d')}, 2-core VM shared with other work). "
+        f"{args.channels} channels, 48 kHz, paced at the real-time rate for {args.seconds:g} s; audio-thread time is "
+        "what the audio thread spends in the units per block (PE: level 0 only; the rest on the task threads); "
+        "CPU is the whole process (audio thread and task threads) over wall time. PartConv (magnetar) is the "
+        "port of scsynth's algorithm with a latency of 32 blocks; scsynth's own PartConv is measured as CPU "
+        "seconds per second of audio in an NRT render (FFTW).",
+        "",
+        "| block | IR | variant | layout (size x count) | audio thread mean µs | p99.9 µs | max µs | block period µs | CPU % | deadline misses |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if "cpu_nrt" in r:
+            lines.append(f"| {r['block']} | {r['ir']:g} s | {r['variant']} | {r['layout']} | | | | | {r['cpu_nrt']:.1f} (NRT) | |")
+        else:
+            lines.append(
+                f"| {r['block']} | {r['ir']:g} s | {r['variant']} | {r['layout']} | {r['mean_us']:.1f} | {r['p999_us']:.1f} | "
+                f"{r['max_us']:.1f} | {r['period_us']:.0f} | {r['cpu_pct']:.1f} | {r['misses']} |"
+            )
+    if caps:
+        lines += [
+            "",
+            f"Largest channel count without an xrun (jackd) or a task deadline miss over {args.search_seconds:g} s "
+            "(the paper: 60 s) on JACK's dummy backend, period = block = 256, 5 s response; doubling from 8, "
+            "then three bisection steps, one try per count:",
+            "",
+            "| variant | channels |",
+            "|---|---|",
+        ]
+        lines += [f"| {name} | {n} |" for name, n in caps]
+    lines += [
+        "",
+        "Paper 003 (its Fig. 5.1–5.4, no absolute numbers): TD and PE with two partition sizes within a few "
+        "percent in CPU, PE with tuned partitions far lower; channels without dropouts on one core PEO > PE2 > TD; "
+        "several cores 1.23–1.83× one core.",
+        END,
+    ]
+    if not args.no_write:
+        write_section(BEGIN, END, "\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

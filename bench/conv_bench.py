@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -171,7 +172,7 @@ class Capacity:
         env["SC_JACK_DEFAULT_OUTPUTS"] = "system"
         env.pop("MAGNETAR_RECORD", None)
         threads = [] if scsynth else ["-T", "1" if self.one_cpu else "2"]
-        extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 21), "-n", "4096", *threads]
+        extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 19), "-n", "4096", *threads]
         server = ServerProcess(SCSYNTH if scsynth else MAGNETAR, extra=extra, env=env)
         server.start()
         client = OscClient(server.port)
@@ -246,6 +247,36 @@ def part2(args, log) -> list[tuple[str, int]]:
     return out
 
 
+def rows_from_log(text: str) -> list[dict]:
+    """Part 1's results of an earlier run, from its log."""
+    import ast
+
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"block (\d+) IR ([\d.]+)s (.+?): (\{.*\})$", line)
+        if m:
+            rows.append(ast.literal_eval(m[4]))
+            continue
+        m = re.match(r"block (\d+) IR ([\d.]+)s scsynth PartConv NRT CPU ([\d.]+)%", line)
+        if m:
+            b = int(m[1])
+            rows.append({"variant": "PartConv (scsynth, NRT)", "block": b, "ir": float(m[2]),
+                         "layout": f"uniform {32 * b}, latency {32 * b}", "cpu_nrt": float(m[3])})
+    return rows
+
+
+def caps_from_log(text: str) -> list[tuple[str, int]]:
+    """The capacity results of an earlier run, from its log's probe lines."""
+    best: dict[str, int] = {}
+    for line in text.splitlines():
+        m = re.match(r"  (.+): (\d+) channels -> (ok|FAIL)", line)
+        if m:
+            best.setdefault(m[1], 0)
+            if m[3] == "ok":
+                best[m[1]] = max(best[m[1]], int(m[2]))
+    return list(best.items())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--channels", type=int, default=8)
@@ -253,14 +284,19 @@ def main() -> int:
     ap.add_argument("--search-seconds", type=float, default=10.0)
     ap.add_argument("--no-search", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--rows-from", help="take part 1's results from an earlier run's log instead of measuring")
+    ap.add_argument("--caps-from", help="take the capacity results from an earlier run's log instead of searching")
     args = ap.parse_args()
 
     def log(m: str) -> None:
         print(m, flush=True)
 
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "magnetar-engine", "--example", "conv_bench"], cwd=ROOT, check=True)
-    rows = part1(args, log)
-    caps = [] if args.no_search else part2(args, log)
+    rows = rows_from_log(Path(args.rows_from).read_text()) if args.rows_from else part1(args, log)
+    if args.caps_from:
+        caps = caps_from_log(Path(args.caps_from).read_text())
+    else:
+        caps = [] if args.no_search else part2(args, log)
     cmd = f"python3 bench/conv_bench.py --channels {args.channels} --seconds {args.seconds} --search-seconds {args.search_seconds}"
     lines = [
         BEGIN,
@@ -273,16 +309,16 @@ def main() -> int:
         "port of scsynth's algorithm with a latency of 32 blocks; scsynth's own PartConv is measured as CPU "
         "seconds per second of audio in an NRT render (FFTW).",
         "",
-        "| block | IR | variant | layout (size x count) | audio thread mean µs | p99.9 µs | max µs | block period µs | CPU % | deadline misses |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| block | IR | variant | layout (size x count) | audio thread mean µs | p99.9 µs | max µs | block period µs | CPU % | deadline misses | periods lost by the pacing |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "cpu_nrt" in r:
-            lines.append(f"| {r['block']} | {r['ir']:g} s | {r['variant']} | {r['layout']} | | | | | {r['cpu_nrt']:.1f} (NRT) | |")
+            lines.append(f"| {r['block']} | {r['ir']:g} s | {r['variant']} | {r['layout']} | | | | | {r['cpu_nrt']:.1f} (NRT) | | |")
         else:
             lines.append(
                 f"| {r['block']} | {r['ir']:g} s | {r['variant']} | {r['layout']} | {r['mean_us']:.1f} | {r['p999_us']:.1f} | "
-                f"{r['max_us']:.1f} | {r['period_us']:.0f} | {r['cpu_pct']:.1f} | {r['misses']} |"
+                f"{r['max_us']:.1f} | {r['period_us']:.0f} | {r['cpu_pct']:.1f} | {r['misses']} | {r.get('late', '')} |"
             )
     if caps:
         lines += [

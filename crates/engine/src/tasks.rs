@@ -3,15 +3,17 @@
 //!
 //! One thread per period class (2, 4, ... 1024 blocks) serves every task of
 //! that class, as the paper pins by period rather than by channel. In real
-//! time they run under SCHED_FIFO below the DSP helpers (which sit just
-//! below the audio thread), shorter periods higher (rate-monotonic: 39 for
-//! 2 blocks down to 30 for 1024), and are pinned over the CPUs `-T` gives
+//! time they run under SCHED_FIFO below the DSP helpers and the audio
+//! thread, shorter periods higher (rate-monotonic: 39 for 2 blocks down to
+//! 30 for 1024, lower when the audio thread itself runs lower, as JACK's
+//! clients do by default), and are pinned over the CPUs `-T` gives
 //! the engine: all on CPU 0 with `-T 1`, the shortest period on CPU 1 and
 //! the rest in turn with `-T 2`. Without a real-time driver (NRT) there are
 //! no threads: a release runs its task at once, so renders do not depend on
 //! timing.
 
 use magnetar_rt::periodic::TaskTable;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -26,6 +28,17 @@ pub const TOP_PRIORITY: i32 = 39;
 pub struct TaskThreads {
     pub table: Arc<TaskTable>,
     threads: Vec<JoinHandle<()>>,
+    /// The audio thread's SCHED_FIFO priority once it is known (0 before).
+    audio_priority: Arc<AtomicI32>,
+}
+
+/// The priority of class `class` when the audio thread runs at `audio`
+/// (0: unknown): rate-monotonic, always below the audio thread (JACK's
+/// clients run at jackd's priority less one, 5 by default, so the classes
+/// then crowd at the bottom), never below 1.
+pub fn class_priority(class: usize, audio: i32) -> i32 {
+    let top = if audio > 1 { TOP_PRIORITY.min(audio - 1) } else { TOP_PRIORITY };
+    (top - class as i32).max(1)
 }
 
 impl TaskThreads {
@@ -38,18 +51,32 @@ impl TaskThreads {
             table.set_stall_ns(us * 1000);
         }
         let mut threads = Vec::new();
+        let audio_priority = Arc::new(AtomicI32::new(0));
         if realtime {
             let cpus = cpus.max(1);
             for (class, waiter) in waiters.into_iter().enumerate() {
                 let t = Arc::clone(&table);
                 let cpu = (1 + class) % cpus;
+                let audio = Arc::clone(&audio_priority);
                 let spawned = std::thread::Builder::new().name(format!("magnetar-task{}", 2 << class)).spawn(move || {
                     crate::flush_denormals_on_this_thread();
                     // Best effort: without the rights the threads run at
                     // normal priority (and deadline misses tell).
                     let _ = magnetar_rt::thread::pin_to_cpu(cpu);
-                    let _ = magnetar_rt::thread::set_fifo_priority(TOP_PRIORITY - class as i32);
-                    t.run_class(class, waiter);
+                    let mut priority = class_priority(class, 0);
+                    let _ = magnetar_rt::thread::set_fifo_priority(priority);
+                    let mut waiter = waiter;
+                    while !t.is_shut_down() {
+                        waiter.wait();
+                        // Below the audio thread, once it told its priority.
+                        let want = class_priority(class, audio.load(Ordering::Relaxed));
+                        if want != priority {
+                            priority = want;
+                            let _ = magnetar_rt::thread::set_fifo_priority(priority);
+                        }
+                        while t.serve_class(class) > 0 {}
+                    }
+                    t.serve_class(class);
                 });
                 match spawned {
                     Ok(h) => threads.push(h),
@@ -57,7 +84,13 @@ impl TaskThreads {
                 }
             }
         }
-        TaskThreads { table, threads }
+        TaskThreads { table, threads, audio_priority }
+    }
+
+    /// Tells the class threads the audio thread's SCHED_FIFO priority, if
+    /// it has one; they move below it at their next wake-up. No system call.
+    pub fn set_audio_priority(&self, priority: Option<i32>) {
+        self.audio_priority.store(priority.unwrap_or(0), Ordering::Relaxed);
     }
 
     /// Deadline misses counted so far.

@@ -602,7 +602,9 @@ impl Process for Audio {
             self.stats = self.stats_slot.get().cloned();
             // SAFETY: gettid has no preconditions.
             self.thread_id = unsafe { libc::gettid() };
-            self.disk.set_audio_priority(magnetar_rt::thread::current_fifo_priority());
+            let priority = magnetar_rt::thread::current_fifo_priority();
+            self.disk.set_audio_priority(priority);
+            self.engine.tasks.set_audio_priority(priority);
             magnetar_rt::trace::set_role(magnetar_rt::trace::Role::Audio, 0);
         }
         let guard = magnetar_rt::guard::AllocGuard::arm();

@@ -95,6 +95,8 @@ def test_tasks_in_real_time_give_the_plain_convolution_with_no_latency(driver, m
     assert misses is not None, "/magnetar_rtStats does not report task deadline misses"
     assert misses == 0, f"{misses} task deadline misses on an idle server"
     assert status[STATUS_MISSES] == 0
+    heap = after.steady_heap_ops - before.steady_heap_ops
+    assert heap == 0, f"the audio thread used the system heap {heap} times while convolving"
     ref = convolve(x[: SAMPLE_RATE // 4], ir)
     # The synth starts at a block boundary: its first output sample is x[0]·h[0], not zero.
     out = recorded(wav)[: len(ref)]

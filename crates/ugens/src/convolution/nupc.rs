@@ -26,6 +26,7 @@
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use std::sync::Arc;
+use magnetar_rt::fallible::filled;
 
 use crate::world::SndBuf;
 
@@ -307,8 +308,8 @@ impl LevelWork {
         let fwd = planner.plan_fft_forward(2 * m);
         let inv = planner.plan_fft_inverse(2 * m);
         let scratch_len = fwd.get_scratch_len().max(inv.get_scratch_len());
-        let mut h_re = vec![0.0; level.count * bins];
-        let mut h_im = vec![0.0; level.count * bins];
+        let mut h_re = filled(0.0, level.count * bins);
+        let mut h_im = filled(0.0, level.count * bins);
         for p in 0..level.count {
             let src = &prepared[at + p * 2 * bins..at + (p + 1) * 2 * bins];
             h_re[p * bins..(p + 1) * bins].copy_from_slice(&src[..bins]);
@@ -319,17 +320,17 @@ impl LevelWork {
             count: level.count,
             fwd,
             inv,
-            window: vec![0.0; 2 * m],
-            frame: vec![0.0; 2 * m],
-            spec: vec![Complex::new(0.0, 0.0); bins],
-            scratch: vec![Complex::new(0.0, 0.0); scratch_len],
-            fdl_re: vec![0.0; level.count * bins],
-            fdl_im: vec![0.0; level.count * bins],
+            window: filled(0.0, 2 * m),
+            frame: filled(0.0, 2 * m),
+            spec: filled(Complex::new(0.0, 0.0), bins),
+            scratch: filled(Complex::new(0.0, 0.0), scratch_len),
+            fdl_re: filled(0.0, level.count * bins),
+            fdl_im: filled(0.0, level.count * bins),
             head: 0,
             h_re,
             h_im,
-            acc_re: vec![0.0; bins],
-            acc_im: vec![0.0; bins],
+            acc_re: filled(0.0, bins),
+            acc_im: filled(0.0, bins),
             last_seq: 0,
         }
     }

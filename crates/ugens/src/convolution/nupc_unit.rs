@@ -19,6 +19,7 @@
 use super::nupc::{Layout, LevelWork};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::periodic::{PeriodicWork, TaskHandle, TaskTable};
+use magnetar_rt::fallible::filled;
 use std::sync::Arc;
 
 /// What a level's task and the unit exchange: a segment in, a result out.
@@ -29,7 +30,7 @@ pub struct LevelIo {
 
 impl LevelIo {
     fn new(m: usize) -> LevelIo {
-        LevelIo { input: vec![0.0; m], output: vec![0.0; m] }
+        LevelIo { input: filled(0.0, m), output: filled(0.0, m) }
     }
 }
 

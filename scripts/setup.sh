@@ -22,6 +22,8 @@ command -v g++ >/dev/null || need_apt+=(g++)
 [ -e /usr/lib/SuperCollider/plugins/MdaUGens.so ] || need_apt+=(sc3-plugins-server)
 # sclang, for the session suite in tests/sclang.
 command -v sclang >/dev/null || need_apt+=(supercollider-language)
+# sc3-plugins' classes for sclang: the session's plugin step plays their units.
+[ -d /usr/share/SuperCollider/Extensions/SC3plugins ] || need_apt+=(sc3-plugins-language)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "== installing ${need_apt[*]}"
     SUDO=""

@@ -3,7 +3,7 @@
 ``session.scd`` boots a server from sclang (headless: Qt's offscreen platform), plays functions,
 patterns, Ndef/Pdef/ProxySpace, reads the sound files SuperCollider ships, uses the control buses
 through shared memory, the volume, CmdPeriod, the scope, Score.recordNRT, recording and disk
-streaming, and prints what it measured as ``@@RESULT step key value`` lines.  The session runs
+streaming, plays units from sc3-plugins, and prints what it measured as ``@@RESULT step key value`` lines.  The session runs
 once with scsynth and once with magnetar (at the same time, each on its own ports, both on a
 private JACK dummy server); each step then asserts that magnetar's session measured what
 scsynth's did and printed no error line that scsynth's did not.
@@ -38,7 +38,7 @@ PEEK = os.environ.get("MAGNETAR_SHM_PEEK", str(ROOT / "target" / "release" / "ma
 SESSION_TIMEOUT = 150
 
 STEPS = [
-    "boot", "play", "pbind", "ndef", "pdef", "proxyspace", "buffer_read", "bus_sync",
+    "boot", "play", "plugin", "pbind", "ndef", "pdef", "proxyspace", "buffer_read", "bus_sync",
     "volume", "cmdperiod", "scope", "score", "record", "diskin", "quit",
 ]
 
@@ -275,3 +275,10 @@ def test_shared_memory_segment_is_gone_after_quit(sessions):
     for name, s in sessions.items():
         assert s.results.get("quit", {}).get("quit") is True, f"{name} did not quit"
     assert not [n for n, s in sessions.items() if s.segment_left]
+
+
+def test_plugin_units_sound_on_both(sessions):
+    """The plugin step really ran sc3-plugins' units: a shaped constant and a piano that sounds."""
+    for name, s in sessions.items():
+        got = s.results.get("plugin", {})
+        assert got.get("shaped", 0) > 0.1 and got.get("piano_sounds") is True, f"{name}: {got}\n{s.step_log('plugin')}"

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::def_bytes;
+use common::{def_bytes, i, Rng};
 use magnetar_engine::{Engine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
@@ -58,24 +58,6 @@ fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut Engi
         *buf = magnetar_ugens::SndBuf::new(500 + 70 * k as u32, 1, 48_000.0);
     }
     e
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn i(v: i32) -> OscArg {
-    OscArg::Int(v)
 }
 
 /// One random edit, as the same message for both engines.

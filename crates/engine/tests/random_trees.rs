@@ -8,30 +8,12 @@
 
 mod common;
 
-use common::def_bytes;
+use common::{def_bytes, i, Rng};
 use magnetar_engine::{Engine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
 const AUDIO_BUSES: usize = 96;
 const BLOCKS: usize = 240;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn i(v: i32) -> OscArg {
-    OscArg::Int(v)
-}
 
 /// "voice": `Out.ar(out, RLPF.ar(Saw.ar(freq) + Pulse.ar(freq * 1.01, 0.3), cutoff, 0.5) * amp)`:
 /// Saw, Pulse and RLPF have lane kernels, so voices of it run side by side.

@@ -1,4 +1,7 @@
 //! Helpers shared by the engine's integration tests.
+//!
+//! Each test binary includes this module and uses part of it.
+#![allow(dead_code)]
 
 /// (class, rate, inputs as (unit, output) with unit -1 for a constant, output rates, special index)
 pub type UGenSpec<'a> = (&'a str, u8, &'a [(i32, i32)], &'a [u8], i16);
@@ -42,4 +45,24 @@ pub fn def_bytes(name: &str, constants: &[f32], controls: &[(&str, f32)], ugens:
     }
     b.extend_from_slice(&0i16.to_be_bytes()); // variants
     b
+}
+
+/// A small xorshift generator: the random tests' trees and edits, the same on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// An integer OSC argument.
+pub fn i(v: i32) -> magnetar_protocol::osc::OscArg {
+    magnetar_protocol::osc::OscArg::Int(v)
 }

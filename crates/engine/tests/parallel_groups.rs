@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{def_bytes, i, Rng};
+use common::{def_bytes, i, reader_def, Rng};
 use magnetar_engine::{Engine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
@@ -306,21 +306,6 @@ fn a_bus_changed_between_blocks_ties_the_group_to_its_order_from_the_next_block(
     one.perform_message(&away).unwrap();
     two.perform_message(&away).unwrap();
     assert_eq!(phase(&mut one, &mut two, 100), 100, "the group spreads again");
-}
-
-/// A def "reader": `Out.ar(out, In.ar(in) * amp)`.
-fn reader_def() -> Vec<u8> {
-    def_bytes(
-        "reader",
-        &[],
-        &[("in", 20.0), ("out", 0.0), ("amp", 0.5)],
-        &[
-            ("Control", 1, &[], &[1, 1, 1], 0),
-            ("In", 2, &[(0, 0)], &[2], 0),
-            ("BinaryOpUGen", 2, &[(1, 0), (0, 2)], &[2], 2),
-            ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
-        ],
-    )
 }
 
 /// A def "player": `Out.ar(out, PlayBuf.ar(1, buf, rate, loop: 1) * amp)`.

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{def_bytes, i, Rng};
+use common::{def_bytes, i, reader_def, Rng};
 use magnetar_engine::{Engine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
@@ -31,21 +31,6 @@ fn voice_def() -> Vec<u8> {
             ("RLPF", 2, &[(4, 0), (0, 3), (-1, 2)], &[2], 0),
             ("BinaryOpUGen", 2, &[(5, 0), (0, 2)], &[2], 2),
             ("Out", 2, &[(0, 1), (6, 0)], &[], 0),
-        ],
-    )
-}
-
-/// "reader": `Out.ar(out, In.ar(in) * amp)`.
-fn reader_def() -> Vec<u8> {
-    def_bytes(
-        "reader",
-        &[],
-        &[("in", 20.0), ("out", 0.0), ("amp", 0.5)],
-        &[
-            ("Control", 1, &[], &[1, 1, 1], 0),
-            ("In", 2, &[(0, 0)], &[2], 0),
-            ("BinaryOpUGen", 2, &[(1, 0), (0, 2)], &[2], 2),
-            ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
         ],
     )
 }

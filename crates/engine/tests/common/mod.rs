@@ -66,3 +66,18 @@ impl Rng {
 pub fn i(v: i32) -> magnetar_protocol::osc::OscArg {
     magnetar_protocol::osc::OscArg::Int(v)
 }
+
+/// A def "reader": `Out.ar(out, In.ar(in) * amp)`.
+pub fn reader_def() -> Vec<u8> {
+    def_bytes(
+        "reader",
+        &[],
+        &[("in", 20.0), ("out", 0.0), ("amp", 0.5)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1], 0),
+            ("In", 2, &[(0, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (0, 2)], &[2], 2),
+            ("Out", 2, &[(0, 1), (2, 0)], &[], 0),
+        ],
+    )
+}

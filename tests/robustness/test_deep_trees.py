@@ -62,6 +62,25 @@ def siblings(first: int, n: int, per_message: int = 500) -> list[bytes]:
     return out
 
 
+def render_score(tmp_path, packets: list[bytes], max_nodes: int, name: str = "score.osc"):
+    """Renders a score of `packets` with magnetar (one output channel, `-n max_nodes`) and
+    checks that it ended well without a stack overflow or a panic; returns the wall time,
+    the finished process and the rendered samples."""
+    score = tmp_path / name
+    score.write_bytes(b"".join(struct.pack(">i", len(p)) + p for p in packets))
+    out = tmp_path / "out.wav"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [magnetar_binary(), "-o", "1", "-n", str(max_nodes), "-N", str(score), "_", str(out), "48000", "WAV", "float"],
+        capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp_path,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "overflow" not in proc.stderr and "panicked" not in proc.stderr
+    data, _ = soundfile.read(str(out))
+    return elapsed, proc, data
+
+
 @pytest.mark.parametrize("shape", ["deep", "wide"])
 def test_deep_and_wide_trees_render_in_nrt(tmp_path, shape):
     n = DEEP if shape == "deep" else WIDE
@@ -78,18 +97,7 @@ def test_deep_and_wide_trees_render_in_nrt(tmp_path, shape):
     packets.append(osc_bundle(0.02, [osc_message("/g_queryTree", 0, 0), osc_message("/n_free", 10 if shape == "deep" else 11)]))
     packets.append(osc_bundle(0.03, [osc_message("/g_deepFree", 0), osc_message("/g_freeAll", 0)]))
     packets.append(osc_bundle(0.05, [osc_message("/c_set", 0, 0.0)]))
-    score = tmp_path / "score.osc"
-    score.write_bytes(b"".join(struct.pack(">i", len(p)) + p for p in packets))
-    out = tmp_path / "out.wav"
-    started = time.monotonic()
-    proc = subprocess.run(
-        [magnetar_binary(), "-o", "1", "-n", str(n + 100), "-N", str(score), "_", str(out), "48000", "WAV", "float"],
-        capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp_path,
-    )
-    elapsed = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "overflow" not in proc.stderr and "panicked" not in proc.stderr
-    data, _ = soundfile.read(str(out))
+    elapsed, _, data = render_score(tmp_path, packets, n + 100)
     assert abs(data).max() > 0.05
     assert elapsed < 120, f"{n} nodes took {elapsed:.1f} s"
 
@@ -197,17 +205,8 @@ def test_nested_groups_with_satellites_and_nested_satellites_in_nrt(tmp_path):
     packets.append(osc_bundle(0.0, [osc_message("/s_new", "tone", 1, 0, 0)]))
     packets.append(osc_bundle(0.02, [osc_message("/n_free", 10)]))
     packets.append(osc_bundle(0.04, [osc_message("/c_set", 0, 0.0)]))
-    score = tmp_path / "score.osc"
-    score.write_bytes(b"".join(struct.pack(">i", len(p)) + p for p in packets))
-    out = tmp_path / "out.wav"
-    proc = subprocess.run(
-        [magnetar_binary(), "-o", "1", "-n", str(2 * n + 1000), "-N", str(score), "_", str(out), "48000", "WAV", "float"],
-        capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "overflow" not in proc.stderr and "panicked" not in proc.stderr
+    _, proc, data = render_score(tmp_path, packets, 2 * n + 1000)
     assert "satellites nest at most" in proc.stderr
-    data, _ = soundfile.read(str(out))
     assert abs(data).max() > 0.05
 
 
@@ -226,17 +225,7 @@ def render_tree(tmp_path, shape: str, n: int, seconds: float, trace: bool = Fals
         for start in range(0, len(ids), 500):
             packets.append(osc_bundle(0.0, [osc_message("/n_trace", *ids[start:start + 500])]))
     packets.append(osc_bundle(seconds, [osc_message("/c_set", 0, 0.0)]))
-    score = tmp_path / f"score-{shape}-{n}-{seconds}.osc"
-    score.write_bytes(b"".join(struct.pack(">i", len(p)) + p for p in packets))
-    out = tmp_path / "out.wav"
-    started = time.monotonic()
-    proc = subprocess.run(
-        [magnetar_binary(), "-o", "1", "-n", str(n + 100), "-N", str(score), "_", str(out), "48000", "WAV", "float"],
-        capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp_path,
-    )
-    elapsed = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "overflow" not in proc.stderr and "panicked" not in proc.stderr
+    elapsed, proc, _ = render_score(tmp_path, packets, n + 100, f"score-{shape}-{n}-{seconds}.osc")
     return elapsed, proc
 
 

@@ -135,7 +135,7 @@ class RtStats:
     audio_tid: int
     xruns: int
     # Later fields, in the order the server sends them (README: poolUsed poolPeak poolMisses
-    # allPeriods allHeapOps parallelGroups diskUnderruns taskDeadlineMisses guardedSyscalls);
+    # allPeriods allHeapOps parallelGroups diskUnderruns taskDeadlineMisses cHeapOps guardedSyscalls);
     # older servers send none of them.
     more: tuple = ()
 

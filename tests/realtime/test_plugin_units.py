@@ -2,10 +2,13 @@
 and scsynth's own SendTrig and SendReply plugins (preferred over magnetar's with
 `--prefer-plugins`), and the audio thread still makes no system-heap operation: the plugins'
 RTAlloc memory comes from the real-time pool, their triggers reach the client, their text is
-printed off the audio thread."""
+printed off the audio thread. A plugin's own `malloc` and `new` are counted as well: a plugin
+built here that allocates in its calc function shows in the heap counts."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from rtcheck import load_defs, rt_stats
 from rtserver import OscClient
 
 # Later /magnetar_rtStats.reply fields, counted after xruns (see rtcheck.RtStats.field).
-POOL_USED, POOL_MISSES, ALL_PERIODS, ALL_HEAP_OPS = 0, 2, 3, 4
+POOL_USED, POOL_MISSES, ALL_PERIODS, ALL_HEAP_OPS, C_HEAP_OPS = 0, 2, 3, 4, 8
 
 pytestmark = pytest.mark.skipif(
     not Path("/usr/lib/SuperCollider/plugins/MdaUGens.so").exists(),
@@ -84,16 +87,27 @@ def test_plugin_units_play_on_the_pool_and_reply(driver, magnetar):
         for i in range(8):
             client.send(("/s_new", "rt_plugin_voice", 1000 + i, 0, 0, "freq", 200.0 + 50 * i))
         client.sync()
-        time.sleep(1.0)
+        time.sleep(0.3)
         playing = rt_stats(server.port)
+        time.sleep(0.7)
+        steady = rt_stats(server.port)
+        steady_periods = steady.steady_periods - playing.steady_periods
+        assert steady_periods > 0, "no period without commands while the synths played"
+        assert steady.steady_heap_ops == playing.steady_heap_ops, (
+            f"{steady.steady_heap_ops - playing.steady_heap_ops} system-heap operations in "
+            f"{steady_periods} periods of plugin units playing"
+        )
         for i in range(8):
             client.send(("/n_free", 1000 + i))
         client.sync()
         after = rt_stats(server.port)
         periods = after.field(ALL_PERIODS) - before.field(ALL_PERIODS)
         heap_ops = after.field(ALL_HEAP_OPS) - before.field(ALL_HEAP_OPS)
+        c_heap_ops = after.field(C_HEAP_OPS) - before.field(C_HEAP_OPS)
         assert periods > 0, "the audio thread ran"
+        # Constructors and destructors included: these plugins take their memory through RTAlloc.
         assert heap_ops == 0, f"the audio thread made {heap_ops} system-heap operations while plugin units ran"
+        assert c_heap_ops == 0, f"plugin code made {c_heap_ops} malloc/free calls on the audio thread"
         # The reverbs' delay lines (RTAlloc) live in the pool while the synths play.
         grown = playing.field(POOL_USED) - before.field(POOL_USED)
         assert grown > 1_000_000, f"the pool grew by only {grown} bytes with eight reverbs playing"
@@ -105,5 +119,111 @@ def test_plugin_units_play_on_the_pool_and_reply(driver, magnetar):
         replies = client.messages("/piano")
         assert replies, "no /piano from the SendReply plugin"
         assert all(m.contents[1] == 3 and abs(m.contents[3] - 1.5) < 1e-6 for m in replies)
+    finally:
+        client.close()
+
+
+# A unit that takes memory with malloc and new in its calc function while its input is positive.
+MALLOC_PROBE = r"""
+#include "SC_PlugIn.h"
+#include <cstdlib>
+
+static InterfaceTable *ft;
+
+struct MallocProbe : public Unit {};
+
+static float *volatile g_kept;
+
+static void MallocProbe_next(MallocProbe *unit, int inNumSamples) {
+    float v = 0.f;
+    if (IN0(0) > 0.f) {
+        float *p = static_cast<float *>(malloc(sizeof(float) * 64));
+        g_kept = p;
+        p[0] = 1.f;
+        v = g_kept[0];
+        free(p);
+        float *q = new float[64];
+        g_kept = q;
+        q[0] = 0.5f;
+        v += g_kept[0];
+        delete[] q;
+    }
+    OUT0(0) = v;
+}
+
+static void MallocProbe_Ctor(MallocProbe *unit) {
+    SETCALC(MallocProbe_next);
+    OUT0(0) = 0.f;
+}
+
+PluginLoad(MallocProbe) {
+    ft = inTable;
+    DefineSimpleUnit(MallocProbe);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def malloc_probe_dir(tmp_path_factory):
+    """A directory holding MallocProbe.so, built with the plugin interface headers."""
+    compiler = shutil.which("c++") or shutil.which("g++")
+    if compiler is None or not Path("/usr/include/SuperCollider/plugin_interface/SC_PlugIn.h").exists():
+        pytest.skip("needs a C++ compiler and supercollider-dev's headers (scripts/setup.sh)")
+    out = tmp_path_factory.mktemp("malloc_probe")
+    source = out / "MallocProbe.cpp"
+    source.write_text(MALLOC_PROBE)
+    subprocess.run(
+        [compiler, "-O0", "-shared", "-fPIC", "-I/usr/include/SuperCollider/plugin_interface",
+         "-I/usr/include/SuperCollider/common", "-o", str(out / "MallocProbe.so"), str(source)],
+        check=True,
+    )
+    source.unlink()
+    return out
+
+
+def malloc_probe_def():
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+    from supriya.ugens.core import UGen, param, ugen
+
+    @ugen(kr=True)
+    class MallocProbe(UGen):
+        on = param(0.0)
+
+    with SynthDefBuilder(on=0.0) as b:
+        U.Out.kr(bus=0, source=MallocProbe.kr(on=b["on"]))
+    return b.build(name="rt_malloc_probe")
+
+
+def test_a_plugin_that_mallocs_in_its_calc_function_is_counted(driver, magnetar, malloc_probe_dir):
+    server = magnetar(period=256, extra=("-U", str(malloc_probe_dir)))
+    client = OscClient(server.port)
+    try:
+        load_defs(client, malloc_probe_def())
+        client.send(("/s_new", "rt_malloc_probe", 1000, 0, 0))
+        client.sync()
+        time.sleep(0.2)
+        quiet = rt_stats(server.port)
+        time.sleep(0.5)
+        still = rt_stats(server.port)
+        assert still.steady_periods > quiet.steady_periods
+        assert still.steady_heap_ops == quiet.steady_heap_ops, "the probe allocated while switched off"
+        assert still.field(C_HEAP_OPS) == quiet.field(C_HEAP_OPS)
+        client.send(("/n_set", 1000, "on", 1.0))
+        client.sync()
+        time.sleep(0.2)
+        start = rt_stats(server.port)
+        time.sleep(0.5)
+        end = rt_stats(server.port)
+        periods = end.steady_periods - start.steady_periods
+        steady_ops = end.steady_heap_ops - start.steady_heap_ops
+        c_ops = end.field(C_HEAP_OPS) - start.field(C_HEAP_OPS)
+        assert periods > 0
+        # malloc, free, new[] and delete[] in each of the period's four blocks: 16 a period.
+        assert steady_ops >= 16 * periods, f"{steady_ops} heap operations counted in {periods} periods"
+        assert c_ops >= steady_ops, f"{c_ops} of them counted as C code's"
+        client.send(("/c_get", 0))
+        value = client.wait_for("/c_set", timeout=2).contents[1]
+        assert value == 1.5, "the probe ran"
     finally:
         client.close()

@@ -233,7 +233,11 @@ impl Executor {
                 // the whole serving loop is real-time work; teardown is not.
                 magnetar_rt::sysguard::install_on_this_thread(magnetar_rt::sysguard::Role::Helper);
                 let inside = magnetar_rt::sysguard::enter(magnetar_rt::sysguard::Role::Helper);
+                // Heap operations while serving are counted (C code's
+                // show in the server's `/magnetar_rtStats`).
+                let heap = magnetar_rt::guard::AllocGuard::arm();
                 helper_main(&shared, waiter, worker);
+                drop(heap);
                 drop(inside);
             })?;
             executor.wake.push(signal);

@@ -56,9 +56,12 @@ thread_local! {
     // the allocator never allocates or registers anything.
     static ARMED: Cell<bool> = const { Cell::new(false) };
     static COUNT: Cell<u64> = const { Cell::new(0) };
+    // The part of COUNT that C code made through `malloc` and friends.
+    static C_COUNT: Cell<u64> = const { Cell::new(0) };
 }
 
 static TOTAL_ARMED: AtomicU64 = AtomicU64::new(0);
+static TOTAL_C_ARMED: AtomicU64 = AtomicU64::new(0);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// A global allocator wrapper that counts what threads do while armed.
@@ -121,6 +124,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
 pub struct AllocGuard {
     was_armed: bool,
     start: u64,
+    c_start: u64,
     strict: bool,
     _not_send: PhantomData<*const ()>,
 }
@@ -142,6 +146,7 @@ impl AllocGuard {
         Self {
             was_armed,
             start: allocations_while_armed(),
+            c_start: C_COUNT.with(Cell::get),
             strict,
             _not_send: PhantomData,
         }
@@ -150,6 +155,11 @@ impl AllocGuard {
     /// Heap operations on this thread since this guard was armed.
     pub fn count(&self) -> u64 {
         allocations_while_armed() - self.start
+    }
+
+    /// The part of [`count`](Self::count) that C code made (see [`note_c_heap_op`]).
+    pub fn c_count(&self) -> u64 {
+        C_COUNT.with(Cell::get) - self.c_start
     }
 }
 
@@ -161,6 +171,29 @@ impl Drop for AllocGuard {
             panic!("{count} heap allocation(s)/deallocation(s) on a thread that must not allocate");
         }
     }
+}
+
+/// Counts one heap operation made by C or C++ code (`malloc`, `free`,
+/// `operator new` ...), which a binary that interposes the C allocator
+/// calls from its `malloc` and friends: while this thread is armed it
+/// counts as any other heap operation, and also as a C one. Touches only
+/// const thread-locals and static atomics, never the heap. Kept out of
+/// line, so that the counters it adds to are the ones `AllocGuard` reads
+/// whichever crate calls it.
+#[inline(never)]
+pub fn note_c_heap_op() {
+    let armed = ARMED.try_with(Cell::get).unwrap_or(false);
+    if armed {
+        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        let _ = C_COUNT.try_with(|c| c.set(c.get() + 1));
+        TOTAL_ARMED.fetch_add(1, Ordering::Relaxed);
+        TOTAL_C_ARMED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// C heap operations (see [`note_c_heap_op`]) made while armed, over all threads.
+pub fn total_c_allocations_while_armed() -> u64 {
+    TOTAL_C_ARMED.load(Ordering::Relaxed)
 }
 
 /// Heap operations this thread has made while armed, since it started.
@@ -332,6 +365,23 @@ mod tests {
         }
         drop(std::hint::black_box(Box::new(1u32)));
         assert_eq!(outer.count(), 2);
+    }
+
+    #[test]
+    fn c_heap_operations_count_only_while_armed_and_as_c_ones() {
+        let before = total_c_allocations_while_armed();
+        note_c_heap_op();
+        let guard = AllocGuard::arm();
+        note_c_heap_op();
+        note_c_heap_op();
+        // An allocation and its free: two Rust heap operations.
+        drop(std::hint::black_box(Box::new(1u32)));
+        assert_eq!(guard.count(), 4);
+        assert_eq!(guard.c_count(), 2);
+        drop(guard);
+        note_c_heap_op();
+        // Other tests may run armed threads at the same time: at least ours.
+        assert!(total_c_allocations_while_armed() - before >= 2);
     }
 
     #[test]

@@ -3,13 +3,17 @@
 use magnetar_server::cli::{Cli, USAGE};
 use magnetar_server::{nrt, realtime};
 
+mod c_heap;
+
 // The audio thread allocates from the real-time pool; every other thread,
 // and the audio thread if the pool ever runs dry, from the system heap,
 // whose use on a thread that arms a guard is counted (the audio thread arms
 // one every period, so tests can prove it never touches the system heap).
+// C and C++ code (plugins) reaches the same heap through `c_heap`'s
+// `malloc`, counted the same way.
 #[global_allocator]
-static ALLOC: magnetar_mem::RoutingAlloc<magnetar_rt::guard::CountingAlloc<std::alloc::System>> =
-    magnetar_mem::RoutingAlloc::new(magnetar_rt::guard::CountingAlloc::new(std::alloc::System));
+static ALLOC: magnetar_mem::RoutingAlloc<magnetar_rt::guard::CountingAlloc<c_heap::GlibcHeap>> =
+    magnetar_mem::RoutingAlloc::new(magnetar_rt::guard::CountingAlloc::new(c_heap::GlibcHeap));
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

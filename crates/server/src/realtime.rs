@@ -296,6 +296,8 @@ impl Audio {
                     OscArg::Long(self.engine.parallel_groups_run() as i64),
                     OscArg::Long(self.engine.world.disk_underruns as i64),
                     OscArg::Long(self.engine.tasks.deadline_misses() as i64),
+                    // C and C++ code's (plugins') heap operations on the audio thread and DSP helpers.
+                    OscArg::Long(magnetar_rt::guard::total_c_allocations_while_armed() as i64),
                     OscArg::Long(magnetar_rt::sysguard::caught_total() as i64),
                 ],
             );

@@ -365,3 +365,38 @@ def test_unit_command_before_the_first_block_fails_as_in_scsynth(tmp_path):
     for render in (pair.ref, pair.dut):
         assert "FAILURE IN SERVER /u_cmd" in render.log, f"{render.engine}:\n{render.log[-2000:]}"
         assert not (render.workdir / "early.bin").exists(), render.engine
+
+
+# --- a plugin command's asynchronous stages ------------------------------------------------------
+#
+# AsyncProbe (tests/plugin_probes, built here) defines `/cmd asyncProbe base failAt [completion]`,
+# whose stages note their order on control buses from `base` on; offline, scsynth runs every
+# stage at once, the completion message after stage 3. A synth plays the buses.
+
+
+def test_async_plugin_command_runs_its_stages_and_completion_as_scsynth(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin_probes"))
+    import probes
+
+    if (why := probes.missing()) is not None:
+        pytest.skip(why)
+    plugin_dir = probes.build(tmp_path / "probes", "AsyncProbe")
+
+    def body(b):
+        notes = U.In.kr(bus=0, channel_count=10)
+        mix = sum(n * (0.01 * (i + 1)) for i, n in enumerate(notes))
+        U.Out.ar(bus=0, source=U.K2A.ar(source=mix + U.In.kr(bus=100) + U.In.kr(bus=101)))
+
+    sd = build("asyncprobe_buses", body)
+    score = Score([sd])
+    score.add(0.0, msg("/cmd", "asyncProbe", 0, 0, msg("/c_set", 100, 0.25)))
+    # Stage 3 fails: neither stage 4 nor the completion message run.
+    score.add(0.0, msg("/cmd", "asyncProbe", 20, 3, msg("/c_set", 101, 0.5)))
+    score.add(0.01, msg("/s_new", "asyncprobe_buses", 1000, 0, 0))
+    score.end(0.05)
+    options = ["-U", f"{plugin_dir}:{PLUGINS}"]
+    _, ref, _ = check_score(tmp_path, score, channels=1, exact=True, options=options)
+    # The notes weigh under 0.7 together: the first completion's 0.25 is in, the second's not.
+    assert 0.9 < float(ref[-1, 0]) < 1.1

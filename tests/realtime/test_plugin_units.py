@@ -7,15 +7,18 @@ built here that allocates in its calc function shows in the heap counts."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from rtcheck import load_defs, rt_stats
-from rtserver import OscClient
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin_probes"))
+
+import probes  # noqa: E402
+
+from rtcheck import load_defs, rt_stats  # noqa: E402
+from rtserver import OscClient  # noqa: E402
 
 # Later /magnetar_rtStats.reply fields, counted after xruns (see rtcheck.RtStats.field).
 POOL_USED, POOL_MISSES, ALL_PERIODS, ALL_HEAP_OPS, C_HEAP_OPS = 0, 2, 3, 4, 8
@@ -123,62 +126,13 @@ def test_plugin_units_play_on_the_pool_and_reply(driver, magnetar):
         client.close()
 
 
-# A unit that takes memory with malloc and new in its calc function while its input is positive.
-MALLOC_PROBE = r"""
-#include "SC_PlugIn.h"
-#include <cstdlib>
-
-static InterfaceTable *ft;
-
-struct MallocProbe : public Unit {};
-
-static float *volatile g_kept;
-
-static void MallocProbe_next(MallocProbe *unit, int inNumSamples) {
-    float v = 0.f;
-    if (IN0(0) > 0.f) {
-        float *p = static_cast<float *>(malloc(sizeof(float) * 64));
-        g_kept = p;
-        p[0] = 1.f;
-        v = g_kept[0];
-        free(p);
-        float *q = new float[64];
-        g_kept = q;
-        q[0] = 0.5f;
-        v += g_kept[0];
-        delete[] q;
-    }
-    OUT0(0) = v;
-}
-
-static void MallocProbe_Ctor(MallocProbe *unit) {
-    SETCALC(MallocProbe_next);
-    OUT0(0) = 0.f;
-}
-
-PluginLoad(MallocProbe) {
-    ft = inTable;
-    DefineSimpleUnit(MallocProbe);
-}
-"""
-
-
 @pytest.fixture(scope="module")
 def malloc_probe_dir(tmp_path_factory):
-    """A directory holding MallocProbe.so, built with the plugin interface headers."""
-    compiler = shutil.which("c++") or shutil.which("g++")
-    if compiler is None or not Path("/usr/include/SuperCollider/plugin_interface/SC_PlugIn.h").exists():
-        pytest.skip("needs a C++ compiler and supercollider-dev's headers (scripts/setup.sh)")
-    out = tmp_path_factory.mktemp("malloc_probe")
-    source = out / "MallocProbe.cpp"
-    source.write_text(MALLOC_PROBE)
-    subprocess.run(
-        [compiler, "-O0", "-shared", "-fPIC", "-I/usr/include/SuperCollider/plugin_interface",
-         "-I/usr/include/SuperCollider/common", "-o", str(out / "MallocProbe.so"), str(source)],
-        check=True,
-    )
-    source.unlink()
-    return out
+    """A directory holding MallocProbe.so (tests/plugin_probes), a unit that mallocs in its calc
+    function while its input is positive."""
+    if (why := probes.missing()) is not None:
+        pytest.skip(why)
+    return probes.build(tmp_path_factory.mktemp("malloc_probe"), "MallocProbe")
 
 
 def malloc_probe_def():

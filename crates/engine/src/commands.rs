@@ -195,9 +195,15 @@ impl Engine {
         let name = all.first().and_then(OscArg::as_str).ok_or_else(|| "no command name".to_string())?;
         let handler = crate::plugin_hooks::plugin_command_handler().ok_or_else(|| "Command not found".to_string())?;
         let args = crate::plugin_hooks::encode_args(&all[1..]);
-        let done = handler(name, &args, &mut self.world)?;
-        for name in done {
-            self.replies.push(OscMessage::new("/done", vec![OscArg::Str(name)]));
+        for (completion, done) in handler(name, &args, &mut self.world)? {
+            if let Some(c) = completion {
+                for f in self.perform_completion(&c) {
+                    self.print(format!("{f}\n"));
+                }
+            }
+            if let Some(name) = done {
+                self.replies.push(OscMessage::new("/done", vec![OscArg::Str(name)]));
+            }
         }
         Ok(())
     }

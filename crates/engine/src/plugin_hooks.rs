@@ -5,9 +5,15 @@ use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_ugens::World;
 use std::sync::OnceLock;
 
+/// What an asynchronous command a plugin command ran in place (offline)
+/// leaves: its completion message to perform, then its name to answer
+/// `/done` with.
+pub type AsyncOutcome = (Option<Vec<u8>>, Option<String>);
+
 /// Runs plugin command `name` with its OSC arguments (from their type tag
-/// string on); returns the names to answer `/done` for, or why it failed.
-pub type PluginCommandHandler = fn(&str, &[u8], &mut World) -> Result<Vec<String>, String>;
+/// string on); returns what its asynchronous commands left, in order, or
+/// why it failed.
+pub type PluginCommandHandler = fn(&str, &[u8], &mut World) -> Result<Vec<AsyncOutcome>, String>;
 
 static HANDLER: OnceLock<PluginCommandHandler> = OnceLock::new();
 

@@ -15,6 +15,7 @@
 //! constructor, calc functions and destructor. Calls into plugin code go
 //! through a C++ shim that stops C++ exceptions there.
 
+mod async_cmds;
 mod ffi;
 mod loader;
 mod print;
@@ -22,6 +23,7 @@ mod table;
 mod unit;
 mod unit_cmds;
 
+pub use async_cmds::{start as start_async_commands, AsyncCommand, AsyncQueue, InPlaceOutcome, RtStep};
 pub use loader::{default_search_paths, unload_all, LoadReport, Options, Prefer, CORE_LIBRARIES};
 pub use print::flush as flush_prints;
 
@@ -97,6 +99,6 @@ pub use unit::{run_plugin_command, PluginCommandError};
 
 /// [`run_plugin_command`] with the error as text, the shape of the
 /// engine's plugin command handler.
-pub fn plugin_command_handler(name: &str, args: &[u8], world: &mut magnetar_ugens::World) -> Result<Vec<String>, String> {
+pub fn plugin_command_handler(name: &str, args: &[u8], world: &mut magnetar_ugens::World) -> Result<Vec<InPlaceOutcome>, String> {
     run_plugin_command(name, args, world).map_err(|e| e.to_string())
 }

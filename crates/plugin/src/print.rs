@@ -65,6 +65,13 @@ pub fn flush() {
     }
 }
 
+/// A line of the host's own about plugin code, printed as the plugin's
+/// text would be from this thread (queued on the audio thread).
+pub(crate) fn line(text: &str) {
+    // SAFETY: passes a buffer and its length.
+    unsafe { magnetar_plugin_print(text.as_ptr(), text.len()) };
+}
+
 /// Called by the shim's `Print` with the formatted text.
 ///
 /// # Safety

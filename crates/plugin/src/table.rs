@@ -3,7 +3,7 @@
 
 use crate::ffi::{self, Graph, InterfaceTable, Node, SndBuf, Unit, World};
 use crate::loader::LOADING;
-use crate::unit::{current_call, with_command};
+use crate::unit::current_call;
 use crate::{PluginCmd, UnitDef};
 use magnetar_ugens::world::Trigger;
 use std::alloc::Layout;
@@ -48,7 +48,7 @@ pub(crate) fn build() -> &'static InterfaceTable {
         unused0: false,
         f_group_delete_all: Some(group_delete_all),
         f_done_action: Some(done_action),
-        f_do_asynchronous_command: Some(do_asynchronous_command),
+        f_do_asynchronous_command: Some(crate::async_cmds::do_asynchronous_command),
         f_buf_alloc: Some(buf_alloc_refused),
         f_scfft_create: std::ptr::null_mut(),
         f_scfft_do_fft: std::ptr::null_mut(),
@@ -337,43 +337,6 @@ unsafe extern "C" fn group_delete_all(_group: *mut c_void) {}
 
 unsafe extern "C" fn done_action(action: c_int, _unit: *mut Unit) {
     current_call(|cx| cx.synth.request_done_action(action));
-}
-
-/// Runs a plugin command's stages one after another on the thread that
-/// runs the command (magnetar's command thread, which may block): stage 2,
-/// 3, 4, then the cleanup; `/done cmdName` follows when stage 4 asks for it.
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn do_asynchronous_command(
-    world: *mut World,
-    _reply: *mut c_void,
-    cmd_name: *const c_char,
-    data: *mut c_void,
-    stage2: Option<ffi::AsyncStageFn>,
-    stage3: Option<ffi::AsyncStageFn>,
-    stage4: Option<ffi::AsyncStageFn>,
-    cleanup: Option<ffi::AsyncFreeFn>,
-    _completion_size: c_int,
-    _completion: *mut c_void,
-) -> c_int {
-    // SAFETY: a C string from the plugin.
-    let name = unsafe { text(cmd_name) }.to_string();
-    let mut send_done = true;
-    for stage in [stage2, stage3, stage4] {
-        let mut ok: c_int = 1;
-        // SAFETY: the plugin's own stage function with its own data; the
-        // shim catches an exception.
-        let threw = unsafe { ffi::mg_call_async_stage(stage, world, data, &mut ok) };
-        if threw != 0 || ok == 0 {
-            send_done = false;
-            break;
-        }
-    }
-    // SAFETY: the plugin's cleanup with its own data.
-    unsafe { ffi::mg_call_async_free(cleanup, world, data) };
-    if send_done && !name.is_empty() {
-        with_command(|replies| replies.push(name));
-    }
-    0
 }
 
 unsafe extern "C" fn buf_alloc_refused(_buf: *mut SndBuf, _ch: c_int, _frames: c_int, _sr: f64) -> c_int {

@@ -14,6 +14,7 @@
 
 use crate::ffi::{self, Graph, SndBuf, Unit as CUnit, Wire};
 use crate::table::{rt_alloc_bytes, rt_free_bytes};
+use crate::async_cmds::InPlaceOutcome;
 use crate::{host, print, UnitDef};
 use magnetar_ugens::world::SpectrumForm;
 use magnetar_ugens::{Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, World};
@@ -38,7 +39,6 @@ struct Call {
 thread_local! {
     static HOST_WORLD: Cell<*mut HostWorld> = const { Cell::new(null_mut()) };
     static CALL: Cell<*mut Call> = const { Cell::new(null_mut()) };
-    static COMMAND: Cell<*mut Vec<String>> = const { Cell::new(null_mut()) };
 }
 
 /// Runs `f` with the context of the unit whose plugin code is running on
@@ -59,15 +59,6 @@ pub(crate) fn current_graph(f: impl FnOnce(*mut Graph)) {
     if !call.is_null() {
         // SAFETY: as in `current_call`.
         f(unsafe { (*call).graph })
-    }
-}
-
-/// Runs `f` with the replies of the plugin command being run, if any.
-pub(crate) fn with_command(f: impl FnOnce(&mut Vec<String>)) {
-    let p = COMMAND.with(Cell::get);
-    if !p.is_null() {
-        // SAFETY: set only while `run_plugin_command` runs, pointing at its local list.
-        f(unsafe { &mut *p })
     }
 }
 
@@ -127,7 +118,7 @@ fn mirror(m: &mut SndBuf, b: &mut magnetar_ugens::SndBuf) {
 
 /// Brings this thread's C world up to date with `world` and returns it.
 /// `full` re-reads every buffer even within the same block.
-fn sync_world(world: &mut World, full: bool) -> *mut ffi::World {
+pub(crate) fn sync_world(world: &mut World, full: bool) -> *mut ffi::World {
     let mut hw = HOST_WORLD.with(Cell::get);
     let table = host().map_or(null_mut(), |h| h.table as *const ffi::InterfaceTable as *mut ffi::InterfaceTable);
     if hw.is_null() || {
@@ -527,21 +518,22 @@ impl std::fmt::Display for PluginCommandError {
 }
 
 /// Runs `/cmd name args...` (`args` the OSC block from the type tags on).
-/// Returns the names of the asynchronous commands that completed and want
-/// `/done` sent.
-pub fn run_plugin_command(name: &str, args: &[u8], world: &mut World) -> Result<Vec<String>, PluginCommandError> {
+/// Returns what the asynchronous commands it started and ran in place
+/// (when no server stages them, see [`crate::async_cmds`]) leave: for each,
+/// its completion message to perform and its name to answer `/done` with.
+pub fn run_plugin_command(name: &str, args: &[u8], world: &mut World) -> Result<Vec<InPlaceOutcome>, PluginCommandError> {
     let cmd = host().and_then(|h| h.commands.get(name)).ok_or_else(|| PluginCommandError::Unknown(name.into()))?;
     let cworld = sync_world(world, true);
-    let mut replies: Vec<String> = Vec::new();
-    let previous = COMMAND.with(|c| c.replace(&mut replies));
-    // SAFETY: the plugin's command with its user data and an argument
-    // block that lives for the call; the shim stops an exception.
-    let threw = unsafe {
-        ffi::mg_call_plugin_cmd(cmd.func, cworld, cmd.user as *mut _, args.as_ptr() as *const _, args.len() as c_int, null_mut())
-    };
-    COMMAND.with(|c| c.set(previous));
+    let mut outcomes = Vec::new();
+    let reply = crate::async_cmds::REPLY_TOKEN.as_ptr() as *mut std::os::raw::c_void;
+    let threw = crate::async_cmds::collecting(&mut outcomes, || {
+        // SAFETY: the plugin's command with its user data, an argument
+        // block that lives for the call and a reply address it may copy;
+        // the shim stops an exception.
+        unsafe { ffi::mg_call_plugin_cmd(cmd.func, cworld, cmd.user as *mut _, args.as_ptr() as *const _, args.len() as c_int, reply) }
+    });
     if threw != 0 {
         return Err(PluginCommandError::Threw(name.into()));
     }
-    Ok(replies)
+    Ok(outcomes)
 }

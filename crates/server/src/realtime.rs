@@ -94,6 +94,16 @@ enum ToAudio {
     SetSampleRate(f64),
     /// `/clearSched`: drop every bundle waiting for its time.
     ClearSchedule,
+    /// A plugin's asynchronous command, for stage 3 or its cleanup.
+    PluginAsync(PluginAsync),
+}
+
+/// A plugin's asynchronous command between its stages, with the sender of
+/// the message that started it: its completion message runs as theirs, and
+/// `/done` goes there (when the plugin passed the reply address on).
+struct PluginAsync {
+    cmd: Box<magnetar_plugin::AsyncCommand>,
+    from: Option<ReplyAddr>,
 }
 
 /// Replies owed once a prepared object is installed.
@@ -137,6 +147,8 @@ enum FromAudio {
     Late { to: ReplyAddr, bundle_time: u64, executed: u64 },
     Async(Box<AsyncRequest>),
     Log(String),
+    /// A plugin's asynchronous command, for stage 2 or 4.
+    PluginAsync(PluginAsync),
     /// Something the audio thread no longer needs, to be dropped here.
     Garbage(Garbage),
 }
@@ -251,6 +263,8 @@ struct Audio {
     thread_id: i32,
     /// `ToAudio::InstallBuffer`s taken so far.
     installs_applied: u64,
+    /// Asynchronous commands plugins started, to be staged.
+    plugin_async: Option<magnetar_plugin::AsyncQueue>,
 }
 
 impl Audio {
@@ -356,7 +370,16 @@ impl Audio {
             self.send(FromAudio::Reply { to: from.clone(), msg: OscMessage::new("/fail", args) });
         }
         self.flush_replies(from);
+        self.forward_plugin_async(Some(from));
         self.send(FromAudio::Garbage(Garbage::Message(msg)));
+    }
+
+    /// Hands the asynchronous commands plugins started to the control
+    /// thread for their stage 2; `from` sent the message that ran the plugin.
+    fn forward_plugin_async(&mut self, from: Option<&ReplyAddr>) {
+        while let Some(cmd) = self.plugin_async.as_mut().and_then(magnetar_plugin::AsyncQueue::pop) {
+            self.send(FromAudio::PluginAsync(PluginAsync { cmd, from: from.cloned() }));
+        }
     }
 
     fn perform_bundle(&mut self, bundle: OscBundle, from: &ReplyAddr) {
@@ -465,6 +488,17 @@ impl Audio {
                     self.send(FromAudio::Garbage(Garbage::Packet(OscPacket::Bundle(s.bundle))));
                 }
             }
+            ToAudio::PluginAsync(PluginAsync { mut cmd, from }) => match cmd.run_rt(&mut self.engine.world) {
+                magnetar_plugin::RtStep::ToNrt(completion) => {
+                    if let Some(from) = &from {
+                        // Stage 3 succeeded: its completion message runs now.
+                        self.finish(Done { from: from.clone(), replies: Vec::new(), completion });
+                    }
+                    self.send(FromAudio::PluginAsync(PluginAsync { cmd, from }));
+                }
+                // The box came from the pool on this thread's side: freed here.
+                magnetar_plugin::RtStep::Finished => drop(cmd),
+            },
         }
     }
 
@@ -676,6 +710,7 @@ impl Audio {
                 magnetar_rt::trace::span(magnetar_rt::trace::Kind::Commands, commands_started, commands, 0);
             }
             self.engine.run_block();
+            self.forward_plugin_async(None);
             self.sample_time += bs as u64;
             self.disk.forward(&mut self.engine.world, self.sample_time);
             self.notify_events();
@@ -947,6 +982,16 @@ impl Control {
             FromAudio::Log(text) => {
                 if self.verbosity >= -1 {
                     crate::printer::out(text);
+                }
+            }
+            FromAudio::PluginAsync(PluginAsync { mut cmd, from }) => {
+                // Stage 2 or 4 (may block, as scsynth's non-real-time stages may).
+                let done = cmd.run_nrt();
+                let cmd_replies = cmd.replies();
+                // Back first: a client that answers `/done` finds the cleanup done.
+                self.to_audio(ToAudio::PluginAsync(PluginAsync { cmd, from: from.clone() }));
+                if let (Some(name), Some(to), true) = (done, &from, cmd_replies) {
+                    self.send_reply(to, &OscMessage::new("/done", vec![OscArg::Str(name)]));
                 }
             }
             FromAudio::Garbage(g) => drop(g),
@@ -1277,6 +1322,7 @@ pub fn run(cli: &Cli) -> i32 {
         busy: false,
         thread_id: 0,
         installs_applied: 0,
+        plugin_async: magnetar_plugin::start_async_commands(),
     };
     let record = std::env::var_os("MAGNETAR_RECORD").map(std::path::PathBuf::from);
     let rate_cell = Arc::new(std::sync::OnceLock::<f64>::new());

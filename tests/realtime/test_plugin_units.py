@@ -181,3 +181,42 @@ def test_a_plugin_that_mallocs_in_its_calc_function_is_counted(driver, magnetar,
         assert value == 1.5, "the probe ran"
     finally:
         client.close()
+
+
+def membrane_def():
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+    from supriya.ugens.core import UGen, param, ugen
+
+    @ugen(ar=True)
+    class MembraneCircle(UGen):
+        excitation = param(0.0)
+        tension = param(0.05)
+        loss = param(0.99999)
+
+    with SynthDefBuilder(amp=0.05) as b:
+        hit = U.Impulse.ar(frequency=4.0) * 0.5
+        U.Out.ar(bus=0, source=MembraneCircle.ar(excitation=hit, tension=0.05, loss=0.9999) * b["amp"])
+    return b.build(name="rt_membrane")
+
+
+def test_a_plugin_constructor_that_callocs_is_counted_and_its_steady_state_is_clean(driver, magnetar):
+    # sc3-plugins' MembraneCircle callocs its mesh in its constructor (scsynth allows it; the
+    # counts must show it) and computes without touching the heap afterwards.
+    server = magnetar(period=256)
+    client = OscClient(server.port)
+    try:
+        load_defs(client, membrane_def())
+        before = rt_stats(server.port)
+        client.send(("/s_new", "rt_membrane", 1000, 0, 0))
+        client.sync()
+        time.sleep(0.2)
+        built = rt_stats(server.port)
+        time.sleep(0.5)
+        steady = rt_stats(server.port)
+        assert built.field(C_HEAP_OPS) - before.field(C_HEAP_OPS) > 0, "the constructor's calloc was not counted"
+        assert steady.steady_periods > built.steady_periods
+        assert steady.steady_heap_ops == built.steady_heap_ops, "MembraneCircle touched the heap while playing"
+        assert steady.field(C_HEAP_OPS) == built.field(C_HEAP_OPS)
+    finally:
+        client.close()

@@ -72,3 +72,42 @@ def test_async_plugin_command_stages_run_on_scsynths_threads_in_its_order(jack, 
     assert failed2["notes"][:4] == [1.0, 0.0, 0.0, 2.0] and failed2["completion"] == 0.0 and not failed2["done"]
     assert failed3["notes"][:4] == [1.0, 2.0, 0.0, 3.0] and failed3["completion"] == 0.0 and not failed3["done"]
     assert failed4["notes"][:4] == [1.0, 2.0, 3.0, 4.0] and failed4["completion"] == 7.0 and not failed4["done"]
+
+
+# (header, sample format) pairs a plugin may ask the interface table about.
+FORMATS = [
+    ("wav", "float"), ("WAVE", "int16"), ("aiff", "int24"), ("AIFC", "int32"), ("next", "mulaw"),
+    ("Sun", "alaw"), ("riff", "uint8"), ("wavex", "int8"), ("w64", "double"), ("caf", "float"),
+    ("flac", "int24"), ("ogg", "vorbis"), ("ogg", "opus"), ("raw", "int16"), ("ircam", "float"),
+    ("rf64", "float"), ("mpeg", "mp3"), ("mat5", "double"), ("wav", "mp4"), ("mp4", "float"),
+]
+
+
+def format_answers(exe: str, plugin_dir: Path) -> list:
+    server = ServerProcess(exe, extra=["-U", str(plugin_dir)])
+    try:
+        server.start()
+    except BootError as e:
+        pytest.fail(f"{exe} did not boot: {e}", pytrace=False)
+    try:
+        with OscClient(server.port) as c:
+            for i, (header, sample) in enumerate(FORMATS):
+                c.send(("/cmd", "formatProbe", 2 * i, header, sample))
+            c.sync()
+            values = c.request(("/c_getn", 0, 2 * len(FORMATS)), "/c_setn", timeout=2).contents[2:]
+        assert server.alive(), server.output
+    finally:
+        server.stop()
+    return [(h, s, values[2 * i], values[2 * i + 1]) for i, (h, s) in enumerate(FORMATS)]
+
+
+def test_sound_file_format_names_mean_to_plugins_what_they_mean_in_scsynth(jack, tmp_path):
+    if (why := probes.missing()) is not None:
+        pytest.skip(why)
+    plugin_dir = probes.build(tmp_path / "probes", "FormatProbe")
+    exes = executables()
+    scsynth = format_answers(exes["scsynth"], plugin_dir)
+    magnetar = format_answers(exes["magnetar"], plugin_dir)
+    assert magnetar == scsynth
+    assert scsynth[0][2:] == (0.0, float(0x010006)), "wav float"
+    assert scsynth[-1][2] != 0.0, "an unknown header fails"

@@ -19,6 +19,7 @@ mod async_cmds;
 mod ffi;
 mod loader;
 mod print;
+mod sndfile_format;
 mod table;
 mod unit;
 mod unit_cmds;

@@ -40,7 +40,7 @@ pub(crate) fn build() -> &'static InterfaceTable {
         f_send_node_reply: Some(send_node_reply),
         f_send_msg_from_rt: Some(send_msg_refused),
         f_send_msg_to_rt: Some(send_msg_refused),
-        f_snd_file_format_info_from_strings: Some(snd_file_format_refused),
+        f_snd_file_format_info_from_strings: Some(crate::sndfile_format::format_info_from_strings),
         f_get_node: Some(get_node),
         f_get_graph: Some(get_graph),
         f_nrt_lock: Some(nrt_lock),
@@ -293,10 +293,6 @@ unsafe extern "C" fn send_msg_refused(_world: *mut World, _msg: *mut c_void) -> 
     // Messages between the audio thread and the non-real-time side are not
     // hosted (docs/compatibility.md); plugins see a full queue.
     false
-}
-
-unsafe extern "C" fn snd_file_format_refused(_info: *mut c_void, _h: *const c_char, _s: *const c_char) -> c_int {
-    1
 }
 
 unsafe extern "C" fn get_node(_world: *mut World, id: c_int) -> *mut Node {

@@ -41,6 +41,10 @@ if ! command -v cargo >/dev/null; then
     echo "ERROR: cargo (Rust) is required: https://rustup.rs" >&2
     exit 1
 fi
+# scripts/test.sh lints the workspace with clippy.
+if ! cargo clippy --version >/dev/null 2>&1 && command -v rustup >/dev/null; then
+    rustup component add clippy
+fi
 
 echo "== building magnetar (release)"
 cargo build --release -q -p magnetar-server -p magnetar-shm

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit and integration tests and the loom model checks,
-# then the end-to-end and compatibility suites that compare magnetar with scsynth.
+# Runs every test: clippy with warnings as errors, Rust unit and integration
+# tests and the loom model checks, then the end-to-end and compatibility suites
+# that compare magnetar with scsynth.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+echo "== cargo clippy (warnings are errors; the lints are in Cargo.toml)"
+cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test"
 cargo test --workspace -q
 echo "== loom model checks (lock-free structures under every interleaving)"

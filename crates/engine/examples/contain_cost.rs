@@ -36,8 +36,8 @@ fn def_bytes() -> Vec<u8> {
     b.extend_from_slice(&1i32.to_be_bytes());
     b.extend_from_slice(&0i16.to_be_bytes());
     for (u, o) in [(-1, 0), (-1, 1)] {
-        b.extend_from_slice(&(u as i32).to_be_bytes());
-        b.extend_from_slice(&(o as i32).to_be_bytes());
+        b.extend_from_slice(&i32::to_be_bytes(u));
+        b.extend_from_slice(&i32::to_be_bytes(o));
     }
     b.push(2);
     // Out.ar(0, sine)
@@ -48,8 +48,8 @@ fn def_bytes() -> Vec<u8> {
     b.extend_from_slice(&0i32.to_be_bytes());
     b.extend_from_slice(&0i16.to_be_bytes());
     for (u, o) in [(-1, 1), (0, 0)] {
-        b.extend_from_slice(&(u as i32).to_be_bytes());
-        b.extend_from_slice(&(o as i32).to_be_bytes());
+        b.extend_from_slice(&i32::to_be_bytes(u));
+        b.extend_from_slice(&i32::to_be_bytes(o));
     }
     b.extend_from_slice(&0i16.to_be_bytes());
     b

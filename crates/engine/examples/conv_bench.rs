@@ -24,6 +24,7 @@ const SR: f64 = 48_000.0;
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the struct we own.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
     t(u.ru_utime) + t(u.ru_stime)

@@ -179,7 +179,7 @@ pub fn first_i32(args: &[OscArg], default: i32) -> i32 {
 /// range or NaN gives `i32::MIN` (the "integer indefinite" value), so a huge
 /// count sent as a float loops zero times there, and here.
 pub fn float_to_i32(v: f64) -> i32 {
-    if v.is_nan() || v >= 2_147_483_648.0 || v < -2_147_483_648.0 {
+    if !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
         i32::MIN
     } else {
         v as i32

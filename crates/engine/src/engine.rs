@@ -1201,7 +1201,6 @@ pub(crate) unsafe fn calc_lockstep_steps(synths: &[*mut Synth], world: &mut Worl
                     lanes.push(unit, io);
                 }
                 let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
-                drop(lanes);
                 if failed {
                     // The kernel computed every lane at once: all of them failed.
                     for &sp in synths {

@@ -249,7 +249,7 @@ mod tests {
             n[w as usize] += 1;
             let ns = if w == Way::Spread {
                 spread_blocks += 1;
-                if spread_blocks % 50 == 0 { 2_000_000 } else { 10_000 }
+                if spread_blocks.is_multiple_of(50) { 2_000_000 } else { 10_000 }
             } else {
                 20_000
             };

@@ -120,11 +120,11 @@ impl Synth {
                 num_outputs: step.outputs.len(),
                 lanes: step.lanes,
             };
+            let base = self.wires.as_mut_ptr();
             // SAFETY: GraphDef::compile placed local wires inside `local_len`
             // and scratch wires inside `scratch_len` (checked above), gave
             // each output its own span and never let a step's output share
             // a buffer with one of its inputs.
-            let base = self.wires.as_mut_ptr();
             let mut io = unsafe { Wires::new(base, scratch.as_mut_ptr(), &step.inputs, &step.outputs, bs, 1) };
             // Constructors may read demand-rate units built before them (Duty's first value).
             let mut runner = DemandUnits {

@@ -170,12 +170,11 @@ fn parallel_groups_render_exactly_what_one_thread_renders() {
     let mut groups = vec![0];
     let mut nodes = Vec::new();
     // Start with a parallel group full of synths, so there is parallel work from the first block.
-    for m in [OscMessage::new("/p_new", vec![i(1), i(0), i(0)])] {
-        one.perform_message(&m).unwrap();
-        two.perform_message(&m).unwrap();
-        groups.push(1);
-        nodes.push(1);
-    }
+    let m = OscMessage::new("/p_new", vec![i(1), i(0), i(0)]);
+    one.perform_message(&m).unwrap();
+    two.perform_message(&m).unwrap();
+    groups.push(1);
+    nodes.push(1);
     for _ in 0..24 {
         next_id += 1;
         nodes.push(next_id);
@@ -597,7 +596,7 @@ fn children_reading_buses_written_before_the_group_run_in_parallel_and_match_one
         OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
     ];
     for k in 0..8 {
-        let (input, out) = (20 + (k % 2) as i32, (k % 3) as i32);
+        let (input, out) = (20 + k % 2, k % 3);
         setup.push(new_synth("reader", 100 + k, 1, 1, &[("in", input as f32), ("out", out as f32), ("amp", 0.1 + 0.05 * k as f32)]));
     }
     assert_spreads(&setup, 300, "the readers");

@@ -19,8 +19,11 @@ use magnetar_protocol::score::ScoreReader;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// A fuzz target: the name of its corpus directory and fuzz target, and its entry point.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// The targets, by the name of their corpus directory and fuzz target.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[Target] = &[
     ("osc_packet", osc_packet),
     ("tcp_stream", tcp_stream),
     ("commands", commands),

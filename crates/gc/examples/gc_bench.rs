@@ -48,6 +48,8 @@ mod boehm {
 }
 
 /// The memory manager under test, with one interface for the workload.
+// One value for the whole run: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Heap {
     Ours(Collector),
     /// Root slots (uncollectable, so Boehm scans them), time spent in allocation calls this

@@ -516,7 +516,7 @@ impl Collector {
     pub unsafe fn write_ptr(&mut self, slot: *mut *mut u8, value: *mut u8) {
         let b = &mut self.barrier;
         let off = (slot as usize).wrapping_sub(b.heap_base);
-        if b.comp != 0 && off < b.heap_len && off % WORD == 0 {
+        if b.comp != 0 && off < b.heap_len && off.is_multiple_of(WORD) {
             let mirror = (b.comp + off) as *mut usize;
             // SAFETY: off < heap_len and the complementary block is heap_len bytes and word
             // aligned; the audio thread owns the writer half until it swaps them.
@@ -615,7 +615,7 @@ impl Collector {
     /// The range must stay valid and readable until `remove_roots` or drop, and must not be
     /// written concurrently with `between_blocks` (normally it is audio-thread state).
     pub unsafe fn add_roots(&mut self, start: *const u8, bytes: usize) -> Result<RootRegionId, GcError> {
-        if start.is_null() || (start as usize) % WORD != 0 {
+        if start.is_null() || !(start as usize).is_multiple_of(WORD) {
             return Err(GcError::BadRootRegion);
         }
         let words = bytes / WORD;
@@ -664,7 +664,7 @@ impl Collector {
             // (allocations, pointer stores, or root changes, which are not tracked and so are
             // assumed once per period). Like the first collector, never two blocks in a row: the
             // pause would allow it, but it halves the collector thread's load.
-            let due = self.last_full.map_or(true, |t| t0 >= t + self.period);
+            let due = self.last_full.is_none_or(|t| t0 >= t + self.period);
             let b = &self.barrier;
             if self.shared.state.load(Ordering::Acquire) == IDLE
                 && (self.writer_len > 0 || b.logged > 0 || b.chained > 0 || b.overflowed || due)
@@ -708,7 +708,7 @@ impl Collector {
             self.skip_next = false;
             return SnapshotKind::None;
         }
-        let due = self.last_full.map_or(true, |t| t0 >= t + self.period);
+        let due = self.last_full.is_none_or(|t| t0 >= t + self.period);
         if self.writer_len == 0 && !due {
             return SnapshotKind::None;
         }
@@ -845,7 +845,7 @@ impl Collector {
         b.chain = replica.chains[b.half].base() as *mut usize;
         b.chained = 0;
         b.overflowed = false;
-        if self.last_full.map_or(true, |t| t0 >= t + self.period) {
+        if self.last_full.is_none_or(|t| t0 >= t + self.period) {
             self.last_full = Some(t0);
         }
         self.start_cycle(self.ptr_pool.used_bytes(), roots_words, Some(merge));

@@ -100,10 +100,10 @@ impl Default for GcConfig {
 impl GcConfig {
     /// Reject values the collector cannot honour.
     pub fn validate(&self) -> Result<(), GcError> {
-        if self.pointer_heap_bytes < 4096 || self.pointer_heap_bytes % WORD != 0 {
+        if self.pointer_heap_bytes < 4096 || !self.pointer_heap_bytes.is_multiple_of(WORD) {
             return Err(GcError::InvalidConfig("pointer_heap_bytes must be >= 4096 and word aligned"));
         }
-        if self.atomic_heap_bytes % WORD != 0 {
+        if !self.atomic_heap_bytes.is_multiple_of(WORD) {
             return Err(GcError::InvalidConfig("atomic_heap_bytes must be word aligned"));
         }
         if self.max_allocations_per_cycle == 0 {
@@ -122,7 +122,7 @@ impl GcConfig {
         if self.max_frees_per_block == 0 {
             return Err(GcError::InvalidConfig("max_frees_per_block must be > 0"));
         }
-        if self.max_root_region_bytes % WORD != 0 {
+        if !self.max_root_region_bytes.is_multiple_of(WORD) {
             return Err(GcError::InvalidConfig("max_root_region_bytes must be word aligned"));
         }
         if let Some(bw) = self.snapshot_bandwidth {

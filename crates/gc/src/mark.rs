@@ -280,10 +280,10 @@ mod tests {
         let mut heap = vec![0usize; n];
         let base = heap.as_ptr() as usize;
         let mut t = Tracer::new(n);
-        for k in 0..n {
+        for (k, slot) in heap.iter_mut().enumerate() {
             t.add_block(base + k * WORD, WORD, false);
             if k + 1 < n {
-                heap[k] = base + (k + 1) * WORD;
+                *slot = base + (k + 1) * WORD;
             }
         }
         let v = view(&heap);

@@ -244,7 +244,7 @@ fn barrier_on_roots_and_atomic_memory_is_a_plain_store() {
     assert_eq!(word(buf, 1), p as usize);
     gc.between_blocks(BUDGET);
     let c0 = gc.stats().cycles;
-    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles >= c0 + 1));
+    assert!(run_blocks_until(&mut gc, |gc| gc.stats().cycles > c0));
     let s = gc.stats();
     assert_eq!((s.barrier_logged, s.barrier_overflows), (0, 0), "nothing outside the pointer heap was logged");
 }

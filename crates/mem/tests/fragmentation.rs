@@ -34,8 +34,8 @@ fn largest_free_block_is_the_biggest_hole_after_fragmentation() {
 
         // Free every other block, and three neighbours in a row in the
         // middle: that run is the biggest hole.
-        let mid = blocks.len() / 2 & !1;
-        let addr = |b: &Box<[u8]>| b.as_ptr() as usize;
+        let mid = (blocks.len() / 2) & !1;
+        let addr = |b: &[u8]| b.as_ptr() as usize;
         let stride = addr(&blocks[mid + 1]) - addr(&blocks[mid]);
         assert_eq!(addr(&blocks[mid + 3]) - addr(&blocks[mid]), 3 * stride, "blocks were carved in address order");
         let hole = 3 * stride;

@@ -248,6 +248,7 @@ pub struct InterfaceTable {
 // SAFETY: the table is filled once, before any plugin sees it, and only
 // read afterwards; its pointers lead to immutable tables and functions.
 unsafe impl Sync for InterfaceTable {}
+// SAFETY: as for `Sync`, just above.
 unsafe impl Send for InterfaceTable {}
 
 extern "C" {

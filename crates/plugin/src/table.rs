@@ -300,7 +300,7 @@ unsafe extern "C" fn get_node(_world: *mut World, id: c_int) -> *mut Node {
 }
 
 unsafe extern "C" fn get_graph(_world: *mut World, id: c_int) -> *mut Graph {
-    current_graph(id).map_or(std::ptr::null_mut(), |g| g as *mut Graph)
+    current_graph(id).map_or(std::ptr::null_mut(), |g| g)
 }
 
 /// The running unit's synth, when it is node `id` (the only node a plugin

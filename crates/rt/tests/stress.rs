@@ -330,8 +330,8 @@ fn ilock_steps_and_snapshots_exclude_each_other_and_both_progress() {
     }
     stop.store(true, Ordering::Relaxed);
     let (steps, refused) = stepper.join().unwrap();
-    // SAFETY: the stepper has been joined; nobody else holds the lock.
     assert_eq!(
+        // SAFETY: the stepper has been joined; nobody else holds the lock.
         unsafe { *g.words.get() },
         [steps; GUARDED_WORDS],
         "a step's writes were lost"

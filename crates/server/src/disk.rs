@@ -823,7 +823,7 @@ mod tests {
         let args = [OscArg::Int(0), OscArg::Str(new_path.to_string_lossy().into_owned()), OscArg::Int(0), OscArg::Int(-1), OscArg::Int(0), OscArg::Int(1)];
         commands.perform("/b_read", &mut mirror, &mut Args::new(&args)).unwrap();
         let _ = std::fs::remove_file(&new_path);
-        let fresh = std::mem::replace(&mut mirror.buffers[0], SndBuf::default());
+        let fresh = std::mem::take(&mut mirror.buffers[0]);
         let old = std::mem::replace(&mut world.buffers[0], fresh);
         assert!(link.retire(0, old).is_none());
         // The old read ends and is dropped; the stream of the new file goes on.

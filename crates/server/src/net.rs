@@ -105,7 +105,7 @@ impl Shared {
             }
         }
         let before = self.dropped.fetch_add(1, Ordering::Relaxed);
-        if before % 1024 == 0 {
+        if before.is_multiple_of(1024) {
             eprintln!("magnetar: command queue full, dropped {} packet(s) so far", before + 1);
         }
     }

@@ -837,6 +837,8 @@ impl Control {
         }
     }
 
+    // Sends to the audio thread; not a conversion.
+    #[allow(clippy::wrong_self_convention)]
     fn to_audio(&mut self, m: ToAudio) {
         // The control thread may wait for room: it is not real-time.
         let mut m = m;

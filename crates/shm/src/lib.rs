@@ -84,6 +84,7 @@ struct Segment {
 // the C side (which scope memory is in use) is touched only through
 // `SegmentScopes`, which exists once and takes `&mut self`.
 unsafe impl Send for Segment {}
+// SAFETY: as for `Send`, just above.
 unsafe impl Sync for Segment {}
 
 impl Drop for Segment {

@@ -5,6 +5,37 @@
 //! the rate it runs at, the shared buses and buffers ([`World`]) and the
 //! synth it belongs to ([`SynthCtx`]).
 
+// Lints allowed in this crate, each for a reason:
+// - The constants are scsynth's literals, digit for digit, so that each can
+//   be checked against its source; the std constants (PI, FRAC_1_SQRT_2,
+//   LOG2_E ...) differ from some of them in the last bit, and the compat
+//   suite compares output with scsynth's bit for bit.
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
+// - Comparisons are written so that NaN goes where scsynth's C++ sends it:
+//   `!(x > y)`, `x < lo || x > hi` and `x.max(lo).min(hi)` are not the same
+//   as `partial_cmp`, `contains` and `clamp` for NaN (and `clamp` panics on
+//   a NaN bound).
+#![allow(clippy::neg_cmp_op_on_partial_ord, clippy::manual_range_contains, clippy::manual_clamp)]
+// - Sample loops index several wires and state arrays in lockstep by one
+//   counter, in the shape of the sources they follow.
+#![allow(clippy::needless_range_loop)]
+// - Calc helpers take the state they update as separate arguments, so that
+//   each rate variant borrows only what it touches.
+#![allow(clippy::too_many_arguments)]
+// - Arithmetic and branches read as in the SuperCollider sources they follow
+//   (`y = y + k * sin(x)`, `-1 * x`, `n % 16 == 0`, a test inside a case),
+//   so that the two can be compared line by line.
+#![allow(
+    clippy::assign_op_pattern,
+    clippy::neg_multiply,
+    clippy::manual_is_multiple_of,
+    clippy::collapsible_if,
+    clippy::collapsible_match
+)]
+// - A unit's state is built in one piece, in the pool; boxing its larger
+//   variants would take the system heap instead.
+#![allow(clippy::large_enum_variant)]
+
 pub mod rgen;
 pub mod unit;
 pub mod world;

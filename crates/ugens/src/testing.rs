@@ -92,13 +92,13 @@ impl UnitHarness {
             };
             in_refs.push(WireRef { offset: wires.len() as u32, rate, from_unit: NO_UNIT });
             let len = if rate == Rate::Audio { bs } else { 1 };
-            wires.extend(std::iter::repeat(0.0).take(len));
+            wires.extend(std::iter::repeat_n(0.0, len));
         }
         let out_len = if self.rate == Rate::Audio { bs } else { 1 };
         let mut out_refs = Vec::new();
         for _ in 0..self.num_outputs {
             out_refs.push(WireRef { offset: wires.len() as u32, rate: self.rate, from_unit: 0 });
-            wires.extend(std::iter::repeat(0.0).take(out_len));
+            wires.extend(std::iter::repeat_n(0.0, out_len));
         }
         let mut done = vec![false; 1];
         let unit_rate = if self.rate == Rate::Audio { self.world.full_rate } else { self.world.buf_rate };

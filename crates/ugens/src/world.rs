@@ -139,6 +139,7 @@ pub struct LentBuffers(Option<(*mut SndBuf, usize)>);
 // that alone touches that buffer (`World::lend_buffers`' contract); plain
 // buffer data may be read from several threads at once.
 unsafe impl Send for LentBuffers {}
+// SAFETY: as for `Send`, just above.
 unsafe impl Sync for LentBuffers {}
 
 /// The running synth's local buffers (`LocalBuf`), numbered after the
@@ -149,6 +150,7 @@ pub struct LocalBufs(Option<*mut Vec<SndBuf>>);
 // SAFETY: set only for the length of one synth's run on the thread running
 // it, pointing at that synth's own list, which nothing else touches meanwhile.
 unsafe impl Send for LocalBufs {}
+// SAFETY: as for `Send`, just above.
 unsafe impl Sync for LocalBufs {}
 
 /// The control buses' storage. A world owns its buses, except the real-time
@@ -167,6 +169,7 @@ pub struct ControlBuses {
 // SAFETY: `ControlBuses` is an exclusively owned buffer of floats (like a
 // `Vec<f32>`): shared references only read it, writes need `&mut`.
 unsafe impl Send for ControlBuses {}
+// SAFETY: as for `Send`, just above.
 unsafe impl Sync for ControlBuses {}
 
 impl ControlBuses {

@@ -51,6 +51,9 @@ impl SliceTables {
             self.outputs.push(unsafe { std::slice::from_raw_parts_mut(ptr, nframes) });
         }
         {
+            // The second cast shortens the elements' lifetime, which clippy
+            // does not count as a change of type.
+            #[allow(clippy::unnecessary_cast)]
             let outs = self.outputs.as_mut_slice() as *mut [&'static mut [f32]] as *mut [&mut [f32]];
             // SAFETY: shortening the element lifetime is sound here because the
             // table is cleared right after the call and never read through again,

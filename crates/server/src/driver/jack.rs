@@ -164,7 +164,7 @@ pub(crate) fn try_start_jack(
             cfg.hardware_buffer_size
         );
     }
-    if period % cfg.block_size != 0 {
+    if !period.is_multiple_of(cfg.block_size) {
         return Err((DriverError::PeriodNotMultipleOfBlock { period, block: cfg.block_size }, Some(p)));
     }
 
@@ -413,7 +413,7 @@ impl jack::ProcessHandler for JackProcess {
         self.dll.update(woke as f64);
         let start_ns = self.dll.period_start_ns().max(0.0) as u64;
         let next_ns = self.dll.next_period_ns().max(0.0) as u64;
-        if nframes % self.block_size != 0 {
+        if !nframes.is_multiple_of(self.block_size) {
             // Only reachable after a buffer-size change the engine cannot follow.
             for port in &mut self.outs {
                 port.as_mut_slice(ps).fill(0.0);
@@ -453,7 +453,7 @@ impl jack::ProcessHandler for JackProcess {
         self.shared.dll_reset.store(true, Ordering::Relaxed);
         let sr = f64::from_bits(self.shared.sample_rate.load(Ordering::Relaxed));
         self.meter.reset_rate(sr, size);
-        if size % self.block_size != 0 {
+        if !size.is_multiple_of(self.block_size) {
             eprintln!(
                 "{IDENT}: JACK's period of {size} frames is not a multiple of the block size {}; output is silent",
                 self.block_size

@@ -72,7 +72,7 @@ fn rtprio_limit() -> Option<u64> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: `lim` is a valid, writable rlimit.
     let r = unsafe { libc::getrlimit(libc::RLIMIT_RTPRIO, &mut lim) };
-    (r == 0).then_some(lim.rlim_cur as u64)
+    (r == 0).then_some(lim.rlim_cur)
 }
 
 /// Makes the FPU flush denormals to zero on this thread, as scsynth's audio

@@ -83,7 +83,7 @@ impl Process for Ramp {
         self.next = self.next.wrapping_add(io.nframes as u32);
         self.seen.frames.fetch_add(io.nframes as u64, Ordering::Relaxed);
         if let Some((every, dur)) = self.spin {
-            if calls % every == 0 {
+            if calls.is_multiple_of(every) {
                 let until = Instant::now() + dur;
                 while Instant::now() < until {
                     std::hint::spin_loop();

@@ -42,7 +42,7 @@ pub fn prepare_part_conv(buffers: &mut [SndBuf], dest: usize, args: &[f32]) -> R
     let source = arg(0) as u32 as usize;
     let fftsize = arg(1);
     let source = if source >= buffers.len() { 0 } else { source };
-    if buffers.get(dest).map_or(true, |b| !b.is_allocated()) {
+    if buffers.get(dest).is_none_or(|b| !b.is_allocated()) {
         return Err(PreparePartConvError::NotAllocated(dest));
     }
     let n = usize::try_from(fftsize).unwrap_or(0);

@@ -237,7 +237,7 @@ fn random_unary_operators_scale_a_draw() {
     assert!(out[0].iter().all(|&x| (0.0..2.0).contains(&x)));
     let coin = UnitHarness::new("UnaryOpUGen", Rate::Audio).special(uop::COIN).input(TestInput::Const(0.5)).run(4);
     assert!(coin[0].iter().all(|&x| x == 0.0 || x == 1.0));
-    assert!(coin[0].iter().any(|&x| x == 1.0) && coin[0].iter().any(|&x| x == 0.0));
+    assert!(coin[0].contains(&1.0) && coin[0].contains(&0.0));
 }
 
 fn muladd(inputs: [TestInput; 3], blocks: usize) -> Vec<f32> {

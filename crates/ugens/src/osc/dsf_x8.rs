@@ -103,7 +103,9 @@ unsafe fn emit(out: &[*mut f32], n: usize, mut next: impl FnMut() -> __m256) {
     }
     let mut lane_out = [0.0f32; 8];
     while i < n {
-        _mm256_storeu_ps(lane_out.as_mut_ptr(), next());
+        // SAFETY: `lane_out` holds eight floats; unaligned stores accept any
+        // address.
+        unsafe { _mm256_storeu_ps(lane_out.as_mut_ptr(), next()) };
         for (j, &o) in out.iter().enumerate() {
             // SAFETY: sample i of lane j's output, by the contract.
             unsafe { *o.add(i) = lane_out[j] };
@@ -150,8 +152,11 @@ pub(super) struct SawLanes<'a> {
 pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
     for start in (0..m).step_by(8) {
         let used = (m - start).min(8);
-        let ld_i = |a: &[i32; MAX_LANES]| _mm256_loadu_si256(a[start..start + 8].as_ptr().cast());
-        let ld_f = |a: &[f32; MAX_LANES]| _mm256_loadu_ps(a[start..start + 8].as_ptr());
+        // SAFETY: the slice `start..start + 8` is checked in bounds, and
+        // unaligned loads accept any address.
+        let ld_i = |a: &[i32; MAX_LANES]| unsafe { _mm256_loadu_si256(a[start..start + 8].as_ptr().cast()) };
+        // SAFETY: as for `ld_i`.
+        let ld_f = |a: &[f32; MAX_LANES]| unsafe { _mm256_loadu_ps(a[start..start + 8].as_ptr()) };
         let (mut phase, freq, n2) = (ld_i(s.phase), ld_i(s.freq), ld_i(s.n2));
         let (mut y1, scale) = (ld_f(s.y1), ld_f(s.scale));
         let (one, decay) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.999));
@@ -165,8 +170,12 @@ pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
         };
         // SAFETY: the caller's contract on `out`.
         unsafe { emit(&s.out[start..start + used], n, next) };
-        _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
-        _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+        // SAFETY: each slice is checked in bounds; unaligned stores accept
+        // any address.
+        unsafe {
+            _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
+            _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+        }
     }
 }
 
@@ -191,8 +200,11 @@ pub(super) struct PulseLanes<'a> {
 pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize) {
     for start in (0..m).step_by(8) {
         let used = (m - start).min(8);
-        let ld_i = |a: &[i32; MAX_LANES]| _mm256_loadu_si256(a[start..start + 8].as_ptr().cast());
-        let ld_f = |a: &[f32; MAX_LANES]| _mm256_loadu_ps(a[start..start + 8].as_ptr());
+        // SAFETY: the slice `start..start + 8` is checked in bounds, and
+        // unaligned loads accept any address.
+        let ld_i = |a: &[i32; MAX_LANES]| unsafe { _mm256_loadu_si256(a[start..start + 8].as_ptr().cast()) };
+        // SAFETY: as for `ld_i`.
+        let ld_f = |a: &[f32; MAX_LANES]| unsafe { _mm256_loadu_ps(a[start..start + 8].as_ptr()) };
         let (mut phase, mut phaseoff) = (ld_i(s.phase), ld_i(s.phaseoff));
         let (off_slope, freq, n2) = (ld_i(s.phaseoff_slope), ld_i(s.freq), ld_i(s.n2));
         let (mut y1, scale, rscale) = (ld_f(s.y1), ld_f(s.scale), ld_f(s.rscale));
@@ -209,9 +221,13 @@ pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize
         };
         // SAFETY: the caller's contract on `out`.
         unsafe { emit(&s.out[start..start + used], n, next) };
-        _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
-        _mm256_storeu_si256(s.phaseoff[start..start + 8].as_mut_ptr().cast(), phaseoff);
-        _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+        // SAFETY: each slice is checked in bounds; unaligned stores accept
+        // any address.
+        unsafe {
+            _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
+            _mm256_storeu_si256(s.phaseoff[start..start + 8].as_mut_ptr().cast(), phaseoff);
+            _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+        }
     }
 }
 

@@ -531,7 +531,10 @@ impl Compiler<'_> {
     fn append_work(&mut self, q: u32, id: ItemId) {
         debug_assert_eq!(q as usize, self.plan.item_start.len() - 2, "only the last item grows");
         self.plan.ids.push(id);
-        *self.plan.item_start.last_mut().expect("item_start is never empty") += 1;
+        // `item_start` is never empty: it starts with one entry.
+        if let Some(end) = self.plan.item_start.last_mut() {
+            *end += 1;
+        }
     }
 
     fn satellites_of(&self, id: ItemId) -> &'_ [Satellite] {
@@ -649,8 +652,7 @@ impl Compiler<'_> {
             Some(open) => in_seq && !has_before && preds.len() == 1 && self.frontier[preds.start] == open,
             None => false,
         };
-        let q = if mergeable {
-            let q = self.open.expect("checked above");
+        let q = if let Some(q) = self.open.filter(|_| mergeable) {
             self.append_work(q, id);
             q
         } else {

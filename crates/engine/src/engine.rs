@@ -807,7 +807,7 @@ impl Engine {
         let mut ok = threads * sl * MAX_LANES <= self.lane_scratch.len()
             && jobs.prepare(&mut self.tree, group, sl, threads)
             && jobs.items() >= 2;
-        if ok && !self.parallel.as_ref().expect("checked by the caller").matches(&self.world) {
+        if ok && !self.parallel.as_ref().is_some_and(|p| p.matches(&self.world)) {
             ok = false;
         }
         if !ok {
@@ -845,7 +845,8 @@ impl Engine {
             }
             return true;
         }
-        let parallel = self.parallel.as_mut().expect("checked by the caller");
+        // Checked above (`matches`): the pool is there.
+        let Some(parallel) = self.parallel.as_mut() else { return false };
         // Each thread gets an equal share of the lane scratch (room for
         // `MAX_LANES` synths, checked above) for its lane batches.
         let share = self.lane_scratch.len() / threads;
@@ -902,7 +903,14 @@ impl Engine {
         let k = run.len();
         let mut synths: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
         for (l, &idx) in run.iter().enumerate() {
-            let s = self.tree.synth_to_run(idx).expect("lockstep candidates are synths");
+            let Some(s) = self.tree.synth_to_run(idx) else {
+                // Unreachable: lockstep candidates are synths. Were one not,
+                // the run goes one node at a time instead.
+                for &idx in run {
+                    self.calc_node(idx);
+                }
+                return;
+            };
             synths[l] = s;
         }
         let traced = trace::now();

@@ -180,6 +180,9 @@ impl GraphDef {
         let groups = schedule(&protos, registry);
         let (units, local_len, scratch_len) = place_wires(def, &protos, &groups, block_size);
 
+        // `schedule` makes no empty step, and puts several units in one step
+        // only when they have a batch constructor. (On the control thread.)
+        #[allow(clippy::expect_used)]
         let steps: Vec<Step> = groups
             .iter()
             .map(|members| {

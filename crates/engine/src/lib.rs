@@ -2,6 +2,14 @@
 //! SynthDef library and the commands that edit them. One call renders one
 //! block.
 
+// The audio path does not panic: `expect` and `panic!` are errors outside
+// tests (clippy.toml lets tests use them).
+#![warn(clippy::expect_used, clippy::panic)]
+// Unchecked indexing stays allowed: the node slab, wire spans and lane arrays
+// are indexed (about 200 sites) by positions fixed when a def is compiled or
+// the tree is sized.
+#![allow(clippy::indexing_slicing)]
+
 pub mod args;
 pub mod bufgen;
 pub mod buffer_cmds;

@@ -158,12 +158,20 @@ impl NodeTree {
         self.by_id.contains_key(&id)
     }
 
+    /// The node at `idx`.
+    ///
+    /// A `NodeIdx` names a live node: indices come from `insert`, `lookup`
+    /// and the links of live nodes, and every link to a node goes when the
+    /// node is deleted. A dead index would be a bug in this module, which
+    /// these two accessors report by panicking rather than act on a wrong node.
     #[inline]
+    #[allow(clippy::expect_used)]
     pub fn node(&self, idx: NodeIdx) -> &Node {
         self.nodes[idx as usize].as_ref().expect("live node index")
     }
 
     #[inline]
+    #[allow(clippy::expect_used)]
     pub fn node_mut(&mut self, idx: NodeIdx) -> &mut Node {
         self.edits += 1;
         self.nodes[idx as usize].as_mut().expect("live node index")
@@ -173,8 +181,10 @@ impl NodeTree {
     /// Not an edit: it changes what is printed, not what runs.
     #[inline]
     pub fn take_print(&mut self, idx: NodeIdx) -> PrintNext {
-        let node = self.nodes[idx as usize].as_mut().expect("live node index");
-        std::mem::replace(&mut node.print_next, PrintNext::Nothing)
+        match self.nodes.get_mut(idx as usize) {
+            Some(Some(node)) => std::mem::replace(&mut node.print_next, PrintNext::Nothing),
+            _ => PrintNext::Nothing,
+        }
     }
 
     /// A count that changes whenever a node may have changed (links,
@@ -195,10 +205,17 @@ impl NodeTree {
         }
     }
 
-    fn group_mut(&mut self, idx: NodeIdx) -> &mut GroupData {
-        match &mut self.node_mut(idx).kind {
-            NodeKind::Group(g) => g,
-            NodeKind::Synth(_) => panic!("node is not a group"),
+    /// Sets a group's first child; nothing for a synth, which has none.
+    fn set_head(&mut self, group: NodeIdx, head: Option<NodeIdx>) {
+        if let NodeKind::Group(g) = &mut self.node_mut(group).kind {
+            g.head = head;
+        }
+    }
+
+    /// Sets a group's last child; nothing for a synth, which has none.
+    fn set_tail(&mut self, group: NodeIdx, tail: Option<NodeIdx>) {
+        if let NodeKind::Group(g) = &mut self.node_mut(group).kind {
+            g.tail = tail;
         }
     }
 
@@ -211,7 +228,7 @@ impl NodeTree {
     /// nothing but its units' state through it, so `edits` stays as it is.
     /// Anything else goes through `synth_mut`.
     pub fn synth_to_run(&mut self, idx: NodeIdx) -> Option<&mut Synth> {
-        match &mut self.nodes[idx as usize].as_mut().expect("live node index").kind {
+        match &mut self.nodes.get_mut(idx as usize)?.as_mut()?.kind {
             NodeKind::Synth(s) => Some(s),
             NodeKind::Group(_) => None,
         }
@@ -276,7 +293,11 @@ impl NodeTree {
                 }
             }
             Position::Head(g) => {
-                let old_head = self.group(g).expect("head of a group").head;
+                // Commands check that a head or tail target is a group
+                // (`/fail` otherwise); were it not, the node goes after it.
+                let Some(old_head) = self.group(g).map(|g| g.head) else {
+                    return self.link(idx, Position::After(g));
+                };
                 {
                     let n = self.node_mut(idx);
                     n.parent = Some(g);
@@ -285,12 +306,14 @@ impl NodeTree {
                 }
                 match old_head {
                     Some(h) => self.node_mut(h).prev = Some(idx),
-                    None => self.group_mut(g).tail = Some(idx),
+                    None => self.set_tail(g, Some(idx)),
                 }
-                self.group_mut(g).head = Some(idx);
+                self.set_head(g, Some(idx));
             }
             Position::Tail(g) => {
-                let old_tail = self.group(g).expect("tail of a group").tail;
+                let Some(old_tail) = self.group(g).map(|g| g.tail) else {
+                    return self.link(idx, Position::After(g));
+                };
                 {
                     let n = self.node_mut(idx);
                     n.parent = Some(g);
@@ -299,9 +322,9 @@ impl NodeTree {
                 }
                 match old_tail {
                     Some(t) => self.node_mut(t).next = Some(idx),
-                    None => self.group_mut(g).head = Some(idx),
+                    None => self.set_head(g, Some(idx)),
                 }
-                self.group_mut(g).tail = Some(idx);
+                self.set_tail(g, Some(idx));
             }
             Position::Before(t) => {
                 let Some(parent) = self.node(t).parent else { return };
@@ -314,7 +337,7 @@ impl NodeTree {
                 }
                 match prev {
                     Some(p) => self.node_mut(p).next = Some(idx),
-                    None => self.group_mut(parent).head = Some(idx),
+                    None => self.set_head(parent, Some(idx)),
                 }
                 self.node_mut(t).prev = Some(idx);
             }
@@ -329,7 +352,7 @@ impl NodeTree {
                 }
                 match next {
                     Some(x) => self.node_mut(x).prev = Some(idx),
-                    None => self.group_mut(parent).tail = Some(idx),
+                    None => self.set_tail(parent, Some(idx)),
                 }
                 self.node_mut(t).next = Some(idx);
             }
@@ -356,7 +379,7 @@ impl NodeTree {
             Some(p) => self.node_mut(p).next = next,
             None => {
                 if let Some(g) = parent {
-                    self.group_mut(g).head = next;
+                    self.set_head(g, next);
                 }
             }
         }
@@ -364,7 +387,7 @@ impl NodeTree {
             Some(x) => self.node_mut(x).prev = prev,
             None => {
                 if let Some(g) = parent {
-                    self.group_mut(g).tail = prev;
+                    self.set_tail(g, prev);
                 }
             }
         }
@@ -403,7 +426,10 @@ impl NodeTree {
                 return;
             }
             // The owner's next satellite or child, if any, moved up.
-            cur = self.deepest_first(owner.expect("a node under the deleted one has an owner"));
+            // A node under the deleted one has an owner: the walk stops at
+            // `idx` at the latest.
+            let Some(owner) = owner else { return };
+            cur = self.deepest_first(owner);
         }
     }
 
@@ -463,7 +489,7 @@ impl NodeTree {
     /// Removes a node with no children and no satellites.
     fn delete_leaf(&mut self, idx: NodeIdx, ended: &mut Vec<i32>) {
         self.unlink(idx);
-        let node = self.nodes[idx as usize].take().expect("live node");
+        let Some(node) = self.nodes.get_mut(idx as usize).and_then(Option::take) else { return };
         match node.kind {
             NodeKind::Group(_) => self.num_groups -= 1,
             NodeKind::Synth(_) => self.num_synths -= 1,

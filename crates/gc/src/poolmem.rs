@@ -78,7 +78,12 @@ impl Poolmem {
             self.top -= block;
             return;
         }
-        let (class, _) = size_class(block).expect("block sizes come from size_class");
+        let Some((class, _)) = size_class(block) else {
+            // Unreachable: `alloc` hands out size-class blocks only. Were it
+            // reached, the block stays unused rather than join a wrong list.
+            debug_assert!(false, "block of {block} bytes has no size class");
+            return;
+        };
         // SAFETY: the block is free and owned by this allocator (see `alloc`); it spans at
         // least one word, into which the list link is written.
         unsafe { (addr as *mut usize).write(self.heads[class]) };

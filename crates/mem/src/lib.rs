@@ -16,6 +16,10 @@
 //! the inner allocator) when it would leave less than [`set_reserve`]'s
 //! bytes free, or when no hole holds it.
 
+// The audio path does not panic: `expect`, `panic!` and unchecked
+// indexing are errors outside tests (clippy.toml lets tests use them).
+#![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
 use magnetar_rt::mpsc;
 use rlsf::Tlsf;
 use std::alloc::{GlobalAlloc, Layout};
@@ -123,15 +127,15 @@ pub fn install_pool(bytes: usize) -> Result<(), PoolError> {
     // SAFETY: the layout has a non-zero size. The arena lives for the rest
     // of the process (it is never freed), which the 'static pool requires.
     let base = unsafe { std::alloc::alloc_zeroed(layout) };
-    if base.is_null() {
+    let Some(base_ptr) = NonNull::new(base) else {
         return Err(PoolError::OutOfMemory(bytes));
-    }
+    };
     for off in (0..layout.size()).step_by(4096) {
         // SAFETY: inside the arena just allocated.
         unsafe { base.add(off).write_volatile(0) };
     }
     let mut tlsf = Pool::new();
-    let arena = NonNull::slice_from_raw_parts(NonNull::new(base).expect("checked non-null"), layout.size());
+    let arena = NonNull::slice_from_raw_parts(base_ptr, layout.size());
     // SAFETY: the arena is valid, exclusively owned by the pool, and 'static.
     if unsafe { tlsf.insert_free_block_ptr(arena) }.is_none() {
         return Err(PoolError::TooSmall(bytes));

@@ -260,7 +260,9 @@ pub fn start(path: &std::path::Path, lossless: bool, max_events: u64) -> std::io
     if TRACER.set(tracer).is_err() {
         return Err(std::io::Error::other("a trace is already being recorded"));
     }
-    let t = TRACER.get().expect("set above");
+    let Some(t) = TRACER.get() else {
+        return Err(std::io::Error::other("the trace could not be recorded"));
+    };
     let handle = std::thread::Builder::new().name("mg-trace".into()).spawn(move || write_trace(t, file))?;
     *t.writer.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
     ON.store(true, Ordering::Release);

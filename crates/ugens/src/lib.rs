@@ -5,6 +5,14 @@
 //! the rate it runs at, the shared buses and buffers ([`World`]) and the
 //! synth it belongs to ([`SynthCtx`]).
 
+// The audio path does not panic: `expect` and `panic!` are errors outside
+// tests (clippy.toml lets tests use them).
+#![warn(clippy::expect_used, clippy::panic)]
+// Unchecked indexing stays allowed: the sample loops index wires, tables and
+// delay lines (over 1,500 sites) within bounds set when the unit is built, as
+// scsynth's do.
+#![allow(clippy::indexing_slicing)]
+
 // Lints allowed in this crate, each for a reason:
 // - The constants are scsynth's literals, digit for digit, so that each can
 //   be checked against its source; the std constants (PI, FRAC_1_SQRT_2,

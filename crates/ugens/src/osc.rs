@@ -877,7 +877,7 @@ pub(crate) fn saw_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut scale = [0f32; MAX_LANES];
     let mut n = 0;
     for l in 0..k {
-        let io = lanes.ios[l].as_mut().expect("lane filled");
+        let Some(io) = lanes.ios[l].as_mut() else { return };
         let Some(saw) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Saw>()) else { return };
         n = io.n();
         let p = saw.h.plan(io.in0(0), rate.sample_rate);
@@ -1040,7 +1040,7 @@ pub(crate) fn pulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut rscale = [0f32; MAX_LANES];
     let mut n = 0;
     for l in 0..k {
-        let io = lanes.ios[l].as_mut().expect("lane filled");
+        let Some(io) = lanes.ios[l].as_mut() else { return };
         let Some(pulse) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Pulse>()) else {
             return;
         };

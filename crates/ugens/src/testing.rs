@@ -9,6 +9,9 @@
 //! assert!(out[0].iter().all(|&x| x == 0.5));
 //! ```
 
+// Test support: a harness that cannot be set up fails its test.
+#![allow(clippy::panic, clippy::expect_used)]
+
 use crate::registry::Registry;
 use crate::unit::{Rate, UnitCtx, UnitSpec, WireRef, Wires, NO_UNIT};
 use crate::world::{SynthCtx, World};

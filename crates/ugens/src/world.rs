@@ -176,7 +176,7 @@ impl ControlBuses {
     /// `len` zeroed buses in the world's own memory.
     pub fn owned(len: usize) -> ControlBuses {
         let mut own = vec![0.0f32; len];
-        let ptr = NonNull::new(own.as_mut_ptr()).expect("a Vec's pointer is never null");
+        let ptr = NonNull::from(own.as_mut_slice()).cast::<f32>();
         ControlBuses { ptr, len, _own: own, _keep: None }
     }
 

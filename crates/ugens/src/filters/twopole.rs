@@ -140,8 +140,12 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let single_rate = D::SINGLE && rate.buf_length == 1;
     let mut secs: [*mut Section<D>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     for l in 0..k {
-        let unit = lanes.units[l].as_mut().expect("lane filled");
-        match unit.as_any_mut().downcast_mut::<Section<D>>() {
+        // The first `k` lanes are filled (`Lanes::push`); a lane that is
+        // not leaves the batch uncomputed rather than panic.
+        if lanes.ios[l].is_none() {
+            return;
+        }
+        match lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Section<D>>()) {
             Some(sec) => secs[l] = sec,
             None => return,
         }
@@ -150,7 +154,9 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         for l in 0..k {
             // SAFETY: distinct units, borrowed mutably through `lanes`.
             let sec = unsafe { &mut *secs[l] };
-            sec.run(lanes.ios[l].as_mut().expect("lane filled"), rate);
+            if let Some(io) = lanes.ios[l].as_mut() {
+                sec.run(io, rate);
+            }
         }
         return;
     }
@@ -169,7 +175,7 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         // SAFETY: each pointer came from a distinct unit borrowed mutably
         // by `units`, which outlives this function's use of it.
         let sec = unsafe { &*secs[l] };
-        let io = ios[l].as_mut().expect("lane filled");
+        let Some(io) = ios[l].as_mut() else { return };
         out[l] = io.out_ptr(0);
         inp[l] = In::new(io, 0);
         let (p, _) = Section::<D>::read_params(io);

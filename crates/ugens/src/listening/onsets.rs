@@ -270,14 +270,14 @@ impl Unit for Onsets {
         if self.det.is_none() {
             let medspan = (io.in0(6) as i32).max(1) as usize;
             let odftype = io.in0(2) as i32;
-            let fits = self.spare.as_ref().is_some_and(|d| {
-                d.fftsize == samples && d.medspan == medspan && d.odftype == odftype
-            });
-            let mut det = if fits {
-                self.spare.take().expect("checked above")
-            } else {
-                // The chain's size was not known when the unit was built.
-                Detector::new(odftype, samples, medspan, srate, 1.0)
+            let fits = |d: &Detector| d.fftsize == samples && d.medspan == medspan && d.odftype == odftype;
+            let mut det = match self.spare.take() {
+                Some(d) if fits(&d) => d,
+                spare => {
+                    self.spare = spare;
+                    // The chain's size was not known when the unit was built.
+                    Detector::new(odftype, samples, medspan, srate, 1.0)
+                }
             };
             det.set_relax(io.in0(3), samples >> 1, srate);
             self.det = Some(det);

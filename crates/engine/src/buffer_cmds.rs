@@ -19,12 +19,7 @@ use magnetar_ugens::{SndBuf, World};
 use crate::args::Args;
 use crate::bufgen::{buffer_gen, BufGenError};
 
-/// scsynth reads at most this many channel indices in the `*Channel` commands.
-const MAX_CHANNEL_SELECTION: usize = 32;
-
-/// The largest buffer, in samples, that is allocated (unit code indexes
-/// samples with `i32`).
-const MAX_BUFFER_SAMPLES: i64 = i32::MAX as i64;
+use crate::limits::{MAX_BUFFER_SAMPLES, MAX_CHANNEL_SELECTION, MAX_SYMLINKS};
 
 /// What a successful command asks the engine to tell the client and do.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -793,9 +788,6 @@ fn contents_present(buf: &SndBuf, bufnum: i32) -> Result<(), BufFail> {
     }
     Ok(())
 }
-
-/// Symlinks followed at most when resolving a path (as the kernel's limit).
-const MAX_SYMLINKS: usize = 40;
 
 /// The path `path` leads to, with every symlink resolved, whether or not the
 /// file at the end exists: an existing path is canonicalised; a missing one

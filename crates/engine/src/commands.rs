@@ -29,9 +29,7 @@ impl std::fmt::Display for CommandFailure {
     }
 }
 
-/// How deep satellites of satellites may nest (each level runs nested on
-/// the audio thread's stack).
-const MAX_SATELLITE_NESTING: usize = 64;
+use crate::limits::{MAX_CONTROL_RANGE, MAX_SATELLITE_NESTING};
 
 type CmdResult = Result<(), String>;
 
@@ -56,10 +54,6 @@ pub fn command_name(address: &Address) -> Option<&str> {
     }
 }
 
-/// No def has more controls than this; longer ranges in `/n_fill`,
-/// `/n_mapn` and friends stop here instead of looping for billions of
-/// indices that cannot exist.
-const MAX_CONTROL_RANGE: i32 = 1 << 16;
 
 /// A node placed before or after the root group would belong to no group:
 /// counted, never run, never listed and never freed (scsynth follows the

@@ -1,5 +1,6 @@
 //! The engine: world state, node tree and SynthDefs, one block at a time.
 
+use crate::limits;
 use crate::contain::UnitFailure;
 use crate::graph_def::{DefError, GraphDef};
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, PrintNext, ROOT};
@@ -20,7 +21,8 @@ pub struct GraphLatency {
     pub parallel_prepare: Histogram,
 }
 
-/// The sizes a server is booted with (scsynth's command-line options).
+/// The sizes a server is booted with (scsynth's command-line options; their
+/// defaults and what each bounds: [`limits`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineOptions {
     pub sample_rate: f64,
@@ -64,17 +66,17 @@ impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             sample_rate: 44_100.0,
-            block_size: 64,
-            num_audio_buses: 1024,
-            num_control_buses: 16384,
-            num_buffers: 1024,
-            num_input_channels: 8,
-            num_output_channels: 8,
-            max_nodes: 1024,
-            max_synthdefs: 1024,
-            rt_memory_kb: 8192,
-            num_wire_bufs: 64,
-            random_seeds: 64,
+            block_size: limits::DEFAULT_BLOCK_SIZE,
+            num_audio_buses: limits::DEFAULT_AUDIO_BUSES,
+            num_control_buses: limits::DEFAULT_CONTROL_BUSES,
+            num_buffers: limits::DEFAULT_BUFFERS,
+            num_input_channels: limits::DEFAULT_INPUT_CHANNELS,
+            num_output_channels: limits::DEFAULT_OUTPUT_CHANNELS,
+            max_nodes: limits::DEFAULT_MAX_NODES,
+            max_synthdefs: limits::DEFAULT_MAX_SYNTHDEFS,
+            rt_memory_kb: limits::DEFAULT_RT_MEMORY_KB,
+            num_wire_bufs: limits::DEFAULT_WIRE_BUFS,
+            random_seeds: limits::DEFAULT_RANDOM_SEEDS,
             seed: None,
             threads: 1,
             realtime: false,

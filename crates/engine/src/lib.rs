@@ -18,6 +18,7 @@ pub mod disk_io;
 pub mod contain;
 pub mod engine;
 pub mod graph_def;
+pub mod limits;
 pub mod node_tree;
 pub mod parallel;
 pub mod plugin_hooks;

@@ -10,8 +10,7 @@ use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_protocol::replies::{NodeState, Reply};
 use magnetar_ugens::ControlMap;
 
-/// Deepest indentation `/g_dumpTree` prints (three spaces a level).
-const MAX_DUMP_INDENT: usize = 64;
+use crate::limits::{MAX_DUMP_INDENT, MAX_S_GETN_VALUES};
 
 /// Load figures the driver measures, reported by `/status`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -23,10 +22,6 @@ pub struct DriverLoad {
     pub xruns: u64,
 }
 
-/// The most values one `/s_getn` answers: with a type tag each, they still
-/// fit one datagram (scsynth answers a little more, up to its 64 KiB reply
-/// packet, and nothing beyond).
-const MAX_S_GETN_VALUES: i32 = 12_000;
 
 impl Engine {
     /// Where a node sits, as notifications and `/n_info` report it.

@@ -248,7 +248,7 @@ impl Cli {
                 outputs: e.num_output_channels,
             });
         }
-        if e.block_size == 0 || e.block_size > 4096 {
+        if e.block_size == 0 || e.block_size > magnetar_engine::limits::MAX_BLOCK_SIZE {
             return Err(CliError::BadBlockSize(e.block_size));
         }
         Ok(cli)

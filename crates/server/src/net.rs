@@ -39,13 +39,13 @@ use std::time::{Duration, Instant};
 pub use reply::ReplyAddr;
 
 /// The largest TCP packet accepted; a longer frame closes its connection.
-pub const MAX_TCP_PACKET: usize = 64 << 20;
+pub use magnetar_engine::limits::MAX_TCP_PACKET;
 
 /// How long a connection may take to send the password.
 pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Receive buffer for one datagram: room for the largest UDP payload.
-const UDP_BUFFER: usize = 65536;
+const UDP_BUFFER: usize = magnetar_engine::limits::MAX_UDP_PACKET;
 
 /// How often blocked socket threads look at the stop flag.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);

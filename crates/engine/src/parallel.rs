@@ -40,7 +40,7 @@
 use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeTree};
 use crate::synth::Synth;
-use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
+use magnetar_dsp::executor::{Executor, ExecutorConfig, ExecutorError, Work};
 use magnetar_dsp::merge::MergeBuffers;
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
@@ -56,29 +56,16 @@ const _: () = assert!(MAX_WRITES_PER_ITEM <= 64);
 /// Parallel groups whose jobs the engine keeps from one block to the next
 /// (consecutive parallel groups each keep theirs).
 pub const KEPT_GROUP_JOBS: usize = 4;
-/// Most work items (and merge slots) a parallel group may be cut into.
-pub const MAX_PARALLEL_ITEMS: usize = 1024;
-/// Most synths a parallel group's subtree may hold to run in parallel.
-pub const MAX_PARALLEL_SYNTHS: usize = 4096;
-/// Most groups in a parallel group's subtree, itself included, and how
-/// deep they may nest (the queue's description has room for so many).
-const MAX_GROUPS: usize = 1024;
-const MAX_NESTING: usize = 48;
+pub use crate::limits::{MAX_PARALLEL_ITEMS, MAX_PARALLEL_SYNTHS};
+use crate::limits::{
+    MAX_ACCESSES, MAX_BUFFER_WRITES, MAX_CHECKS, MAX_INITS, MAX_PARALLEL_GROUPS as MAX_GROUPS,
+    MAX_PARALLEL_NESTING as MAX_NESTING, MAX_WRITES_PER_ITEM,
+};
 /// Work items per thread a parallel group's synth children are cut into:
 /// enough for the threads to balance uneven children, few enough to keep
 /// hand-over cheap (one item per small synth costs the executor about as
 /// much as the synth).
 const ITEMS_PER_THREAD: usize = 16;
-/// Bus writes (channels) one work item may make per block.
-const MAX_WRITES_PER_ITEM: usize = 64;
-/// Most bus channels the subtree's synths may read and write in a block.
-const MAX_ACCESSES: usize = 4 * MAX_PARALLEL_SYNTHS;
-/// Most buffer writers in a parallel group's subtree.
-const MAX_BUFFER_WRITES: usize = MAX_PARALLEL_SYNTHS;
-/// Most (reader item, earlier writer item) pairs.
-const MAX_INITS: usize = 2 * MAX_PARALLEL_ITEMS;
-/// Most reader-writer pairs checked before giving up on spreading a group.
-const MAX_CHECKS: usize = 1 << 16;
 
 const CONTROL_BIT: u32 = 1 << 31;
 const REPLACE_BIT: u32 = 1 << 30;
@@ -714,14 +701,14 @@ impl Parallel {
     /// clock driver's audio thread, so a spinning helper never keeps it from
     /// its core; non-real-time helpers stay ordinary threads (a real-time
     /// spinner could starve the rendering thread on a busy machine).
-    pub fn new(threads: usize, like: &World, realtime: bool, exact: bool) -> Result<Parallel, String> {
+    pub fn new(threads: usize, like: &World, realtime: bool, exact: bool) -> Result<Parallel, ExecutorError> {
         let config = ExecutorConfig {
             threads,
             fifo_priority: realtime.then_some(40),
             pin: realtime,
             ..Default::default()
         };
-        let executor = Executor::new(config).map_err(|e| e.to_string())?;
+        let executor = Executor::new(config)?;
         let bs = like.block_size;
         let privates = (0..threads)
             .map(|_| {

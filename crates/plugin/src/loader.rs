@@ -4,7 +4,7 @@
 use crate::{ffi, print, table, Host, PluginCmd, UnitDef};
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
-use std::os::raw::c_void;
+use std::os::raw::{c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -191,30 +191,48 @@ fn symbol(handle: *mut c_void, name: &CStr) -> *mut c_void {
     unsafe { libc::dlsym(handle, name.as_ptr()) }
 }
 
-fn load_one(file: &Path, table: &'static ffi::InterfaceTable) -> Result<(), String> {
-    let path = CString::new(file.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL byte in the path".to_string())?;
+/// Why a library was not loaded as a plugin (printed after its path).
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    #[error("a NUL byte in the path")]
+    NulInPath,
+    /// The dynamic loader's own message.
+    #[error("{0}")]
+    Dlopen(String),
+    #[error("no api_version function: not a plugin built for SuperCollider 3.10 or later")]
+    NoApiVersion,
+    #[error("API version {0}, magnetar speaks {API_VERSION}")]
+    ApiVersion(c_int),
+    #[error("a supernova build (server_type 1); magnetar loads scsynth builds")]
+    Supernova,
+    #[error("no load function")]
+    NoLoad,
+}
+
+fn load_one(file: &Path, table: &'static ffi::InterfaceTable) -> Result<(), LoadError> {
+    let path = CString::new(file.as_os_str().as_encoded_bytes()).map_err(|_| LoadError::NulInPath)?;
     // SAFETY: dlopen with a NUL-terminated path. Loading runs the
     // library's initialisers: that is what loading a plugin means, and
     // scsynth does the same.
     let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW) };
     if handle.is_null() {
-        return Err(dl_error());
+        return Err(LoadError::Dlopen(dl_error()));
     }
-    let close = |why: String| {
+    let close = |why: LoadError| {
         // SAFETY: `handle` came from dlopen above and nothing of it is used after this.
         unsafe { libc::dlclose(handle) };
         Err(why)
     };
     let api = symbol(handle, c"api_version");
     if api.is_null() {
-        return close("no api_version function: not a plugin built for SuperCollider 3.10 or later".into());
+        return close(LoadError::NoApiVersion);
     }
     // SAFETY: `api_version` is declared by the plugin interface as `int api_version(void)`.
     let api: ffi::ApiVersionFunc = unsafe { std::mem::transmute::<*mut c_void, ffi::ApiVersionFunc>(api) };
     // SAFETY: calls the plugin's own function, which takes no arguments.
     let version = unsafe { api() };
     if version != API_VERSION {
-        return close(format!("API version {version}, magnetar speaks {API_VERSION}"));
+        return close(LoadError::ApiVersion(version));
     }
     let server_type = symbol(handle, c"server_type");
     if !server_type.is_null() {
@@ -222,12 +240,12 @@ fn load_one(file: &Path, table: &'static ffi::InterfaceTable) -> Result<(), Stri
         let f: ffi::ApiVersionFunc = unsafe { std::mem::transmute::<*mut c_void, ffi::ApiVersionFunc>(server_type) };
         // SAFETY: as above.
         if unsafe { f() } == 1 {
-            return close("a supernova build (server_type 1); magnetar loads scsynth builds".into());
+            return close(LoadError::Supernova);
         }
     }
     let load = symbol(handle, c"load");
     if load.is_null() {
-        return close("no load function".into());
+        return close(LoadError::NoLoad);
     }
     // SAFETY: declared as `void load(InterfaceTable*)` by the interface.
     let load: ffi::LoadFunc = unsafe { std::mem::transmute::<*mut c_void, ffi::LoadFunc>(load) };

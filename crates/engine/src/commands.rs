@@ -54,7 +54,6 @@ pub fn command_name(address: &Address) -> Option<&str> {
     }
 }
 
-
 /// A node placed before or after the root group would belong to no group:
 /// counted, never run, never listed and never freed (scsynth follows the
 /// root's missing parent and crashes).

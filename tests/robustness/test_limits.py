@@ -59,6 +59,65 @@ def test_defs_past_d_are_left_out_with_fail(magnetar):
         client.close()
 
 
+def d_limit_outcomes(client: OscClient) -> list[tuple[str, float]]:
+    """Loads defs into a server started with `-d 2` (past the limit, replacing a loaded
+    name, after a /d_free) and plays one after each step: what each synth wrote to
+    control bus 0 (-1: no synth was made)."""
+    seen = []
+
+    def play(name: str, node: int) -> None:
+        client.send(M("/c_set", 0, -1.0))
+        client.send(M("/s_new", name, node, 0, 0))
+        client.request(M("/sync", node), "/synced", lambda m: m.contents[0] == node, timeout=3)
+        time.sleep(0.1)
+        seen.append((name, client.request(M("/c_get", 0), "/c_set").contents[1]))
+        client.send(M("/n_free", node))
+
+    def load(*defs) -> None:
+        client.send(M("/d_recv", compile_synthdefs(*defs)))
+        client.wait_for("/done", timeout=3)
+
+    load(dc_def("one", 1.0), dc_def("two", 2.0))
+    play("one", 1000)
+    load(dc_def("three", 3.0))
+    play("three", 1001)
+    load(dc_def("two", 4.0))
+    play("two", 1002)
+    client.send(M("/d_free", "one"))
+    load(dc_def("three", 3.0))
+    play("three", 1003)
+    play("one", 1004)
+    return seen
+
+
+def test_d_leaves_out_the_same_defs_as_scsynth(driver, magnetar):
+    """scsynth, started with the same `-d 2` in this run, is the reference for which
+    defs get in: none past the limit, a replacement of a loaded name, and a new one
+    after a /d_free."""
+    jack = driver if driver is not None else PrivateJack(period=256)
+    if driver is None:
+        jack.start()
+    try:
+        sc = ServerProcess(SCSYNTH, extra=["-d", "2"], env=server_env(jack))
+        sc.start()
+        client = OscClient(sc.port)
+        try:
+            expected = d_limit_outcomes(client)
+        finally:
+            client.close()
+            sc.proc.terminate()
+            sc.proc.wait(timeout=10)
+    finally:
+        if driver is None:
+            jack.stop()
+    assert expected == [("one", 1.0), ("three", -1.0), ("two", 4.0), ("three", 3.0), ("one", -1.0)], expected
+    client = OscClient(magnetar(extra=("-d", "2")).port)
+    try:
+        assert d_limit_outcomes(client) == expected
+    finally:
+        client.close()
+
+
 def test_a_dangling_symlink_does_not_lead_out_of_p(magnetar, tmp_path):
     inside = tmp_path / "inside"
     inside.mkdir()

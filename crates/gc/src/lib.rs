@@ -37,8 +37,9 @@
 // The audio path does not panic: `expect` and `panic!` are errors outside
 // tests (clippy.toml lets tests use them).
 #![warn(clippy::expect_used, clippy::panic)]
-// Unchecked indexing stays allowed: heap words and size classes are indexed
-// (about 30 sites) by offsets checked against the heap's bounds just before.
+// Unchecked indexing stays allowed: heap words, size classes and snapshot
+// pages are indexed (about 30 sites) by offsets and classes computed from the
+// heap's own bounds.
 #![allow(clippy::indexing_slicing)]
 
 mod collector;

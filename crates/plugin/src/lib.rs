@@ -18,8 +18,9 @@
 // The audio path does not panic: `expect` and `panic!` are errors outside
 // tests (clippy.toml lets tests use them).
 #![warn(clippy::expect_used, clippy::panic)]
-// Unchecked indexing stays allowed: the interface tables are indexed (about 20
-// sites) by counts checked when the plugin registered its units.
+// Unchecked indexing stays allowed: a plugin unit's wire arrays are indexed
+// (about 20 sites) by input and output numbers below the counts they were
+// sized with when the unit was built.
 #![allow(clippy::indexing_slicing)]
 
 mod async_cmds;

@@ -34,8 +34,9 @@
 // The audio path does not panic: `expect` and `panic!` are errors outside
 // tests (clippy.toml lets tests use them).
 #![warn(clippy::expect_used, clippy::panic)]
-// Unchecked indexing stays allowed: ring slots and histogram buckets are
-// indexed (about 40 sites) by positions masked or clamped just before.
+// Unchecked indexing stays allowed: ring slots, task-table slots and histogram
+// buckets are indexed (about 40 sites) by positions masked or checked just
+// before.
 #![allow(clippy::indexing_slicing)]
 
 #![warn(missing_docs)]

@@ -1,0 +1,556 @@
+//! The control side: decodes what clients send, answers what needs no
+//! audio thread, does every command's stage 2 (files, SynthDef parsing,
+//! buffer preparation: whatever may allocate or block), hands prepared work
+//! to the audio thread, and sends replies and notifications.
+
+use super::messages::{header_of, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
+use super::READS_CONTENTS;
+use crate::net::{Incoming, ReplyAddr};
+use magnetar_engine::buffer_cmds::BufferCommands;
+use magnetar_engine::commands::command_name;
+use magnetar_engine::{compile_synthdefs_limited, GraphDef, NodeEvent, NodeEventKind};
+use magnetar_protocol::osc::{self, OscArg, OscMessage, OscPacket};
+use magnetar_protocol::printed;
+use magnetar_protocol::replies::Reply;
+use magnetar_rt::spsc;
+use magnetar_ugens::world::Trigger;
+use magnetar_ugens::{Registry, SndBuf, World};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+fn event_message(e: &NodeEvent) -> OscMessage {
+    let state = magnetar_protocol::replies::NodeState {
+        node: e.id,
+        parent: e.parent,
+        prev: e.prev,
+        next: e.next,
+        group: e.is_group.then_some((e.head, e.tail)),
+    };
+    match e.kind {
+        NodeEventKind::Go => Reply::NodeGo(state),
+        NodeEventKind::End => Reply::NodeEnd(state),
+        NodeEventKind::On => Reply::NodeOn(state),
+        NodeEventKind::Off => Reply::NodeOff(state),
+        NodeEventKind::Move => Reply::NodeMove(state),
+        NodeEventKind::Info => Reply::NodeInfo(state),
+    }
+    .to_message()
+}
+
+fn trigger_message(t: &Trigger) -> OscMessage {
+    match &t.cmd {
+        None => Reply::Trigger { node: t.node_id, id: t.id, value: t.values.first().copied().unwrap_or(0.0) }.to_message(),
+        Some(cmd) => {
+            let mut args = vec![OscArg::Int(t.node_id), OscArg::Int(t.id)];
+            args.extend(t.values.iter().map(|v| OscArg::Float(*v)));
+            OscMessage::new(cmd.as_str(), args)
+        }
+    }
+}
+
+/// The control thread's state: stage-2 work and client bookkeeping.
+pub(super) struct Control {
+    to_audio: spsc::Producer<ToAudio>,
+    registry: Registry,
+    block_size: usize,
+    /// `-w`: defs needing more interconnect buffers are refused.
+    max_wire_bufs: usize,
+    /// What the audio thread's buffers look like (sizes; contents only while
+    /// a command works on them).
+    mirror: World,
+    buffers: BufferCommands,
+    notified: HashSet<ReplyAddr>,
+    scratch_len: usize,
+    /// Threads that run synths side by side at once (`-T`): each has its
+    /// own share of the lane scratch.
+    lane_threads: usize,
+    dump_osc: i32,
+    error_mode: i32,
+    pub(super) quit: Option<ReplyAddr>,
+    max_logins: usize,
+    verbosity: i32,
+    /// Defs compiled by the current `/d_*` command.
+    pending_defs: Vec<Arc<GraphDef>>,
+    disk_barriers: crate::disk::DiskBarriers,
+    /// Per buffer, the samples the audio thread has, or will have once the
+    /// installs already sent are taken (scsynth's NRT view of a buffer).
+    storage: Vec<SharedSamples>,
+    /// `ToAudio::InstallBuffer`s sent so far.
+    installs_sent: u64,
+}
+
+/// Where a buffer's samples live, as the control thread reads them for
+/// `/b_read` (the part the file leaves), `/b_gen` and `/b_write`.
+///
+/// The storage is owned by the audio thread's buffer table or by an install
+/// on its way there. It is freed only once the audio thread has replaced it
+/// with a newer install, and every install goes from the control thread,
+/// which updates this entry when it sends it: the control thread never reads
+/// an entry whose storage may be gone. The audio thread may change samples
+/// while they are read (a unit recording into the buffer during `/b_write`),
+/// as in scsynth; any bit pattern is a valid `f32`.
+#[derive(Clone, Copy)]
+struct SharedSamples {
+    ptr: *const f32,
+    len: usize,
+}
+
+// SAFETY: only the control thread dereferences the pointer (see above); the
+// value itself is a plain address.
+unsafe impl Send for SharedSamples {}
+
+impl SharedSamples {
+    const EMPTY: SharedSamples = SharedSamples { ptr: std::ptr::null(), len: 0 };
+
+    fn of(data: &[f32]) -> SharedSamples {
+        SharedSamples { ptr: data.as_ptr(), len: data.len() }
+    }
+
+    /// A copy made on the control thread, in fresh memory.
+    fn to_vec(self) -> Vec<f32> {
+        if self.ptr.is_null() || self.len == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(self.len);
+        // SAFETY: the storage is alive and `len` samples long (the type's
+        // invariant above); the volatile reads make no assumption that the
+        // audio thread leaves the values alone meanwhile.
+        unsafe {
+            for i in 0..self.len {
+                out.push(std::ptr::read_volatile(self.ptr.add(i)));
+            }
+        }
+        out
+    }
+}
+
+
+impl Control {
+    /// The control side of a server booted with `opts`, whose audio side
+    /// reads `to_audio`; `buffers` keeps the open files, `sample_rate` is the
+    /// driver's.
+    pub(super) fn new(
+        to_audio: spsc::Producer<ToAudio>,
+        opts: &magnetar_engine::EngineOptions,
+        sample_rate: f64,
+        buffers: BufferCommands,
+        disk_barriers: crate::disk::DiskBarriers,
+        max_logins: usize,
+        verbosity: i32,
+    ) -> Control {
+        let mut mirror = World::new(sample_rate, opts.block_size, 0, 0, opts.num_buffers, 0, 0, 0);
+        mirror.sample_rate = sample_rate;
+        Control {
+            to_audio,
+            registry: Registry::with_all(),
+            block_size: opts.block_size,
+            max_wire_bufs: opts.num_wire_bufs,
+            mirror,
+            buffers,
+            notified: HashSet::new(),
+            scratch_len: 0,
+            lane_threads: opts.threads.max(1),
+            dump_osc: 0,
+            error_mode: 1,
+            quit: None,
+            max_logins,
+            verbosity,
+            pending_defs: Vec::new(),
+            disk_barriers,
+            storage: vec![SharedSamples::EMPTY; opts.num_buffers],
+            installs_sent: 0,
+        }
+    }
+
+    fn send_reply(&self, to: &ReplyAddr, msg: &OscMessage) {
+        // `/error 0` silences failure replies (the console still shows them).
+        if self.error_mode == 0 && msg.address.as_name() == Some("/fail") {
+            return;
+        }
+        let _ = to.send(&msg.encode());
+    }
+
+    pub(super) fn broadcast(&self, msg: &OscMessage) {
+        let bytes = msg.encode();
+        for c in &self.notified {
+            let _ = c.send(&bytes);
+        }
+    }
+
+    // Sends to the audio thread; not a conversion.
+    #[allow(clippy::wrong_self_convention)]
+    fn to_audio(&mut self, m: ToAudio) {
+        // The control thread may wait for room: it is not real-time.
+        let mut m = m;
+        loop {
+            match self.to_audio.push(m) {
+                Ok(()) => return,
+                Err(back) => {
+                    m = back;
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            }
+        }
+    }
+
+    pub(super) fn handle_net(&mut self, inc: Incoming) {
+        if self.dump_osc & 2 != 0 {
+            crate::printer::outln!("{}", printed::hex_dump_text(&inc.data));
+        }
+        let packet = match osc::decode(&inc.data) {
+            Ok(p) => p,
+            Err(e) => {
+                if self.verbosity >= -1 {
+                    crate::printer::errln!("ERROR: could not decode OSC packet from {}: {e}", inc.from.peer());
+                }
+                let msg = OscMessage::new(
+                    "/fail",
+                    vec![OscArg::Str(undecodable_command_name(&inc.data)), OscArg::Str(e.to_string())],
+                );
+                return self.send_reply(&inc.from, &msg);
+            }
+        };
+        if self.dump_osc & 1 != 0 {
+            if let Some(text) = printed::dump_osc_text(&packet) {
+                crate::printer::outln!("{text}");
+            }
+        }
+        // Commands about the connection itself are answered here at once.
+        if let OscPacket::Message(m) = &packet {
+            match command_name(&m.address) {
+                Some("/notify") => return self.notify(m, &inc.from),
+                Some("/quit") => {
+                    self.send_reply(&inc.from, &Reply::done("/quit").to_message());
+                    self.quit = Some(inc.from);
+                    return;
+                }
+                Some("/version") => return self.send_reply(&inc.from, &version_reply()),
+                Some("/dumpOSC") => {
+                    self.dump_osc = m.args.first().and_then(OscArg::as_i32).unwrap_or(0);
+                    return;
+                }
+                Some("/error") => {
+                    // 0 and 1 switch failure replies off and on; the
+                    // bundle-local modes (-1, -2) are accepted and ignored.
+                    let mode = m.args.first().and_then(OscArg::as_i32).unwrap_or(1);
+                    if mode >= 0 {
+                        self.error_mode = mode;
+                    }
+                    return;
+                }
+                Some("/clearSched") => return self.to_audio(ToAudio::ClearSchedule),
+                None => {
+                    let msg = OscMessage::new(
+                        "/fail",
+                        vec![OscArg::Str(m.address.to_string()), OscArg::Str("Command not found".into())],
+                    );
+                    let address = m.address.to_string();
+                    crate::printer::errln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
+                    return self.send_reply(&inc.from, &msg);
+                }
+                _ => {}
+            }
+        }
+        self.to_audio(ToAudio::Packet { packet, from: inc.from });
+    }
+
+    fn notify(&mut self, m: &OscMessage, from: &ReplyAddr) {
+        let on = m.args.first().and_then(OscArg::as_i32).unwrap_or(0) != 0;
+        if on {
+            if !self.notified.contains(from) && self.notified.len() >= self.max_logins {
+                let msg = OscMessage::new(
+                    "/fail",
+                    vec![OscArg::Str("/notify".into()), OscArg::Str("too many users".into())],
+                );
+                return self.send_reply(from, &msg);
+            }
+            self.notified.insert(from.clone());
+            let id = self.notified.len() as i32 - 1;
+            let msg = OscMessage::new(
+                "/done",
+                vec![OscArg::Str("/notify".into()), OscArg::Int(id), OscArg::Int(self.max_logins as i32)],
+            );
+            self.send_reply(from, &msg);
+        } else {
+            self.notified.remove(from);
+            self.send_reply(from, &OscMessage::new("/done", vec![OscArg::Str("/notify".into())]));
+        }
+    }
+
+    pub(super) fn handle_audio(&mut self, m: FromAudio) {
+        match m {
+            FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
+            FromAudio::Event(e) => self.broadcast(&event_message(&e)),
+            FromAudio::UnitFailed(f) => {
+                crate::printer::errln!("FAILURE IN SERVER /s_new {}", f.message());
+                self.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/s_new".into()), OscArg::Str(f.fail_text())]));
+            }
+            FromAudio::Trigger(t) => self.broadcast(&trigger_message(&t)),
+            FromAudio::Poll(p) => {
+                if self.verbosity >= -1 {
+                    crate::printer::outln!("{}", crate::post::poll_line(&p));
+                }
+            }
+            FromAudio::Late { to, bundle_time, executed } => {
+                let late = executed.saturating_sub(bundle_time) as f64 / 4_294_967_296.0;
+                if self.verbosity >= 0 {
+                    crate::printer::outln!("late {late:.9}");
+                }
+                self.send_reply(&to, &Reply::Late { bundle_time, executed_time: executed }.to_message());
+            }
+            FromAudio::DefRefused { to, def } => {
+                let message = magnetar_engine::graph_def::DefError::TooManyDefs { def: def.name.clone() }.to_string();
+                crate::printer::errln!("ERROR: {message}");
+                self.send_reply(&to, &OscMessage::new("/fail", vec![OscArg::Str("/d_recv".into()), OscArg::Str(message)]));
+            }
+            FromAudio::DefRemoved(def) => {
+                self.broadcast(&OscMessage::new("/d_removed", vec![OscArg::Str(def.name.clone())]))
+            }
+            FromAudio::Async(req) => {
+                // Last line of defence: a command that panics (a bug, not
+                // bad input, which gets a `/fail` from the command itself)
+                // is answered with `/fail` and the server goes on; the
+                // hand-over keeps its order, so `/sync` still completes.
+                let from = req.from.clone();
+                let command = command_name(&req.msg.address).unwrap_or("").to_string();
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.stage2(*req)));
+                if run.is_err() {
+                    let message = "internal error, the command was abandoned".to_string();
+                    crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
+                    let reply = OscMessage::new("/fail", vec![OscArg::Str(command), OscArg::Str(message)]);
+                    self.to_audio(ToAudio::Finish { done: Done { from, replies: vec![reply], completion: None } });
+                }
+            }
+            FromAudio::Log(text) => {
+                if self.verbosity >= -1 {
+                    crate::printer::out(text);
+                }
+            }
+            FromAudio::PluginAsync(PluginAsync { mut cmd, from }) => {
+                // Stage 2 or 4 (may block, as scsynth's non-real-time stages may).
+                let done = cmd.run_nrt();
+                let cmd_replies = cmd.replies();
+                // Back first: a client that answers `/done` finds the cleanup done.
+                self.to_audio(ToAudio::PluginAsync(PluginAsync { cmd, from: from.clone() }));
+                if let (Some(name), Some(to), true) = (done, &from, cmd_replies) {
+                    self.send_reply(to, &OscMessage::new("/done", vec![OscArg::Str(name)]));
+                }
+            }
+            FromAudio::Garbage(g) => drop(g),
+        }
+    }
+
+    /// Stage 2 of an asynchronous command: the work that may block or
+    /// allocate, then the hand-over to the audio thread.
+    fn stage2(&mut self, req: AsyncRequest) {
+        let name = command_name(&req.msg.address).unwrap_or("").to_string();
+        let from = req.from.clone();
+        let fail = |command: &str, message: String, extra: Vec<OscArg>| {
+            let mut args = vec![OscArg::Str(command.into()), OscArg::Str(message.clone())];
+            args.extend(extra);
+            crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
+            OscMessage::new("/fail", args)
+        };
+        let mut args = magnetar_engine::args::Args::new(&req.msg.args);
+        match name.as_str() {
+            "/sync" => {
+                let id = args.geti(0);
+                let done = Done { from, replies: vec![Reply::Synced { id }.to_message()], completion: None };
+                self.to_audio(ToAudio::Finish { done });
+            }
+            "/d_recv" | "/d_load" | "/d_loadDir" => {
+                let (result, completion) = self.load_defs(&name, &mut args);
+                let replies = match result {
+                    Ok(()) => vec![Reply::done(&name).to_message()],
+                    Err(message) => vec![fail(&name, message, vec![])],
+                };
+                let defs = std::mem::take(&mut self.pending_defs);
+                let scratch = self.grow_scratch(&defs);
+                self.to_audio(ToAudio::InstallDefs { defs, scratch, done: Done { from, replies, completion } });
+            }
+            _ => {
+                if let Some((lane, seq)) = req.disk_barrier {
+                    if !self.disk_barriers.wait(lane, seq, std::time::Duration::from_secs(5)) {
+                        crate::printer::errln!("magnetar: the disk thread did not finish buffer {} in time", args.geti(-1));
+                    }
+                    args = magnetar_engine::args::Args::new(&req.msg.args);
+                }
+                // Buffer commands run on the mirror, which gets the current
+                // contents of the buffer they touch when they need them,
+                // copied here: the samples the audio thread has or the ones
+                // an install sent before this command brings it (so that
+                // `/b_alloc` then `/b_write` writes the new buffer, in order).
+                // The buffer the command touches: read as the command reads it.
+                let bufnum = args.geti(0);
+                // `/b_gen copy`, `PreparePartConv` and `MagnetarConvPrepare` read another buffer.
+                let source = (name == "/b_gen")
+                    .then(|| {
+                        let generator = req.msg.args.get(1).and_then(OscArg::as_str)?;
+                        let mut numbers = req.msg.args.iter().skip(2).filter_map(OscArg::as_i32);
+                        match generator {
+                            "copy" => numbers.nth(1),
+                            "PreparePartConv" | "MagnetarConvPrepare" => numbers.next(),
+                            _ => None,
+                        }
+                    })
+                    .flatten()
+                    .and_then(|b| usize::try_from(b).ok())
+                    .filter(|&b| b < self.mirror.buffers.len() && b as i32 != bufnum);
+                if let Some(b) = source {
+                    let data = self.storage[b].to_vec();
+                    let slot = &mut self.mirror.buffers[b];
+                    slot.data = data;
+                    slot.data.resize(slot.channels as usize * slot.frames as usize, 0.0);
+                }
+                if READS_CONTENTS.contains(&name.as_str()) {
+                    if let Some(b) = usize::try_from(bufnum).ok().filter(|&b| b < self.mirror.buffers.len()) {
+                        // `/b_zero` needs no copy: fresh zeros.
+                        let shared = match name.as_str() {
+                            "/b_zero" => SharedSamples::EMPTY,
+                            _ => self.storage.get(b).copied().unwrap_or(SharedSamples::EMPTY),
+                        };
+                        let slot = &mut self.mirror.buffers[b];
+                        // What the audio thread changed in the header itself
+                        // (`/b_setSampleRate`), unless an install it has not
+                        // taken yet supersedes it.
+                        if let Some((hb, h)) = req.header.as_ref().filter(|_| req.installs_applied == self.installs_sent) {
+                            if *hb == b {
+                                let path = slot.path.take();
+                                *slot = header_of(h);
+                                slot.path = path;
+                            }
+                        }
+                        let mut data = shared.to_vec();
+                        data.resize(slot.channels as usize * slot.frames as usize, 0.0);
+                        slot.data = data;
+                    }
+                }
+                let mut args = magnetar_engine::args::Args::new(&req.msg.args);
+                match self.buffers.perform(&name, &mut self.mirror, &mut args) {
+                    Ok(done) => {
+                        let mut replies = done.replies;
+                        if let Some(done_args) = done.done_args {
+                            let mut a = vec![OscArg::Str(name.clone())];
+                            a.extend(done_args);
+                            replies.push(OscMessage::new("/done", a));
+                        }
+                        let done = Done { from, replies, completion: done.completion };
+                        let installs = name != "/b_write" && name != "/b_close";
+                        match usize::try_from(bufnum).ok().filter(|&b| installs && b < self.mirror.buffers.len()) {
+                            Some(b) => {
+                                // The audio thread gets the contents; the mirror
+                                // keeps the shape (sizes) for later commands.
+                                let buf = &mut self.mirror.buffers[b];
+                                let shape = SndBuf {
+                                    data: Vec::new(),
+                                    channels: buf.channels,
+                                    frames: buf.frames,
+                                    sample_rate: buf.sample_rate,
+                                    path: buf.path.clone(),
+                                    ..SndBuf::default()
+                                };
+                                let full = std::mem::replace(buf, shape);
+                                if let Some(s) = self.storage.get_mut(b) {
+                                    *s = SharedSamples::of(&full.data);
+                                }
+                                self.installs_sent += 1;
+                                self.to_audio(ToAudio::InstallBuffer { bufnum: b, buf: full, done });
+                            }
+                            None => self.to_audio(ToAudio::Finish { done }),
+                        }
+                    }
+                    Err(f) => {
+                        let done = Done { from, replies: vec![fail(&name, f.message, f.extra)], completion: None };
+                        self.to_audio(ToAudio::Finish { done });
+                    }
+                }
+                // A copy read for the command and not installed goes here.
+                for b in usize::try_from(bufnum).ok().into_iter().chain(source) {
+                    if let Some(slot) = self.mirror.buffers.get_mut(b) {
+                        slot.data = Vec::new();
+                    }
+                }
+            }
+        }
+    }
+
+    /// New scratch areas (one synth's, and one per lane for synths run side
+    /// by side) when a def needs more than the audio thread has.
+    fn grow_scratch(&mut self, defs: &[Arc<GraphDef>]) -> Option<(Vec<f32>, Vec<f32>)> {
+        let need = defs.iter().map(|d| d.scratch_len).max().unwrap_or(0);
+        (need > self.scratch_len).then(|| {
+            self.scratch_len = need;
+            (vec![0.0; need], vec![0.0; need * magnetar_ugens::MAX_LANES * self.lane_threads])
+        })
+    }
+
+    fn load_defs(&mut self, name: &str, args: &mut magnetar_engine::args::Args<'_>) -> (Result<(), String>, Option<Vec<u8>>) {
+        let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut errors = Vec::new();
+        match name {
+            "/d_recv" => match args.getb() {
+                Some(b) => sources.push(("/d_recv".into(), b.to_vec())),
+                None => errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string()),
+            },
+            _ => match args.gets() {
+                Some(path) => {
+                    let (files, refused) = magnetar_engine::commands::def_files(&self.buffers, path, name == "/d_loadDir");
+                    errors.extend(refused);
+                    for f in files {
+                        match std::fs::read(&f) {
+                            Ok(bytes) => sources.push((f.display().to_string(), bytes)),
+                            Err(e) => errors.push(format!("{}: {e}", f.display())),
+                        }
+                    }
+                }
+                None => errors.push("wrong argument type: the path must be a string".to_string()),
+            },
+        }
+        let completion = args.completion().map(<[u8]>::to_vec);
+        for (origin, bytes) in sources {
+            match compile_synthdefs_limited(&bytes, &self.registry, self.block_size, self.max_wire_bufs) {
+                Ok(list) => {
+                    for r in list {
+                        match r {
+                            Ok(g) => self.pending_defs.push(Arc::new(g)),
+                            Err(e) => errors.push(e.to_string()),
+                        }
+                    }
+                }
+                Err(e) => errors.push(format!("{origin}: {e}")),
+            }
+        }
+        let r = if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) };
+        (r, completion)
+    }
+}
+
+/// `/version.reply`: the version numbers are those of the SuperCollider
+/// protocol magnetar speaks (clients compare them to pick features); the
+/// commit field carries magnetar's own version.
+fn version_reply() -> OscMessage {
+    Reply::Version {
+        program: "magnetar".into(),
+        major: 3,
+        minor: 13,
+        patch: ".0".into(),
+        branch: String::new(),
+        commit: concat!("magnetar-", env!("CARGO_PKG_VERSION")).into(),
+    }
+    .to_message()
+}
+
+
+/// What a `/fail` for a packet that does not decode names as its command:
+/// the address when one can be read, `#bundle` for a bundle.
+fn undecodable_command_name(data: &[u8]) -> String {
+    if osc::is_bundle(data) {
+        return "#bundle".into();
+    }
+    let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    match std::str::from_utf8(&data[..end]) {
+        Ok(name) if name.starts_with('/') => name.to_string(),
+        _ => String::new(),
+    }
+}
+

@@ -1,0 +1,109 @@
+//! What crosses between the control thread and the audio thread, both
+//! ways, and nothing else: the two threads share no other state.
+
+use crate::net::ReplyAddr;
+use magnetar_engine::{GraphDef, NodeEvent};
+use magnetar_protocol::osc::{OscMessage, OscPacket};
+use magnetar_ugens::world::{PollLine, Trigger};
+use magnetar_ugens::SndBuf;
+use std::sync::Arc;
+
+/// What the control thread sends the audio thread.
+pub(super) enum ToAudio {
+    Packet { packet: OscPacket, from: ReplyAddr },
+    /// Stage 3 of `/d_recv` and friends.
+    InstallDefs { defs: Vec<Arc<GraphDef>>, scratch: Option<(Vec<f32>, Vec<f32>)>, done: Done },
+    /// Stage 3 of buffer commands that replace a buffer's contents.
+    InstallBuffer { bufnum: usize, buf: SndBuf, done: Done },
+    /// Stage 3 of commands with nothing to install (`/sync`, `/b_close`, failures).
+    Finish { done: Done },
+    SetSampleRate(f64),
+    /// `/clearSched`: drop every bundle waiting for its time.
+    ClearSchedule,
+    /// A plugin's asynchronous command, for stage 3 or its cleanup.
+    PluginAsync(PluginAsync),
+}
+
+/// A plugin's asynchronous command between its stages, with the sender of
+/// the message that started it: its completion message runs as theirs, and
+/// `/done` goes there (when the plugin passed the reply address on).
+pub(super) struct PluginAsync {
+    pub(super) cmd: Box<magnetar_plugin::AsyncCommand>,
+    pub(super) from: Option<ReplyAddr>,
+}
+
+/// Replies owed once a prepared object is installed.
+pub(super) struct Done {
+    pub(super) from: ReplyAddr,
+    /// `/done` (or `/synced`, `/fail`) messages, sent after the completion runs.
+    pub(super) replies: Vec<OscMessage>,
+    pub(super) completion: Option<Vec<u8>>,
+}
+
+/// An asynchronous command on its way to the control thread.
+pub(super) struct AsyncRequest {
+    pub(super) msg: OscMessage,
+    pub(super) from: ReplyAddr,
+    /// The header (sizes, sample rate; no samples) of the buffer the
+    /// command works on as the audio thread had it, when it needs one.
+    pub(super) header: Option<(usize, SndBuf)>,
+    /// Buffer installs the audio thread had applied when it sent this: if
+    /// the control thread has sent more, the header above is out of date.
+    pub(super) installs_applied: u64,
+    /// The disk thread and barrier to wait for first, when the buffer streamed.
+    pub(super) disk_barrier: Option<(usize, u64)>,
+}
+
+/// What the audio thread sends the control thread.
+pub(super) enum FromAudio {
+    Reply { to: ReplyAddr, msg: OscMessage },
+    /// A node notification for every client that asked for them.
+    Event(NodeEvent),
+    /// A synth that a failing unit ended: `/fail` to every client that asked
+    /// for notifications, and a line on stderr.
+    UnitFailed(magnetar_engine::contain::UnitFailure),
+    /// `/tr` or a SendReply message for every client that asked.
+    Trigger(Trigger),
+    /// A value `Poll` reported, to print.
+    Poll(PollLine),
+    /// A def removed by `/d_free` that no synth uses any more.
+    DefRemoved(Arc<GraphDef>),
+    /// A def left out because `-d` defs are loaded: `/fail` to its sender.
+    DefRefused { to: ReplyAddr, def: Arc<GraphDef> },
+    Late { to: ReplyAddr, bundle_time: u64, executed: u64 },
+    Async(Box<AsyncRequest>),
+    Log(String),
+    /// A plugin's asynchronous command, for stage 2 or 4.
+    PluginAsync(PluginAsync),
+    /// Something the audio thread no longer needs, to be dropped here.
+    Garbage(Garbage),
+}
+
+/// Held only to be dropped on the control thread.
+#[allow(dead_code)]
+pub(super) enum Garbage {
+    Packet(OscPacket),
+    Packets(Vec<OscPacket>),
+    Message(OscMessage),
+    Buffer(SndBuf),
+    Defs(Vec<Arc<GraphDef>>),
+    Def(Arc<GraphDef>),
+    Scratch(Vec<f32>),
+    Messages(Vec<OscMessage>),
+    Bytes(Vec<u8>),
+}
+
+/// A buffer's header without its samples or path: allocates nothing.
+pub(super) fn header_of(buf: &SndBuf) -> SndBuf {
+    SndBuf {
+        data: Vec::new(),
+        channels: buf.channels,
+        frames: buf.frames,
+        sample_rate: buf.sample_rate,
+        path: None,
+        spectrum: buf.spectrum,
+        disk_mask: buf.disk_mask,
+        disk_mask1: buf.disk_mask1,
+        disk_pending: buf.disk_pending,
+    }
+}

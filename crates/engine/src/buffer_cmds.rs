@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::CommandKind;
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
 use magnetar_ugens::{SndBuf, World};
 
@@ -289,28 +290,29 @@ impl BufferCommands {
         files.into_iter().filter_map(|f| f.close().err()).collect()
     }
 
-    /// Performs one /b_* command (`name` is e.g. "/b_alloc"). Returns what to
+    /// Performs one /b_* command. Returns what to
     /// tell the client.
-    pub fn perform(&mut self, name: &str, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-        match name {
-            "/b_alloc" => self.alloc(world, args),
-            "/b_allocRead" => self.alloc_read(world, args, false),
-            "/b_allocReadChannel" => self.alloc_read(world, args, true),
-            "/b_read" => self.read(world, args, false),
-            "/b_readChannel" => self.read(world, args, true),
-            "/b_write" => self.write(world, args),
-            "/b_close" => self.close(world, args),
-            "/b_free" => self.free(world, args),
-            "/b_zero" => zero(world, args),
-            "/b_set" => set(world, args),
-            "/b_setn" => setn(world, args),
-            "/b_fill" => fill(world, args),
-            "/b_gen" => gen(world, args),
-            "/b_setSampleRate" => set_sample_rate(world, args),
-            "/b_query" => query(world, args),
-            "/b_get" => get(world, args),
-            "/b_getn" => getn(world, args),
-            _ => Err(BufFail::plain(format!("{name} is not a buffer command"))),
+    pub fn perform(&mut self, kind: CommandKind, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+        use CommandKind as K;
+        match kind {
+            K::BAlloc => self.alloc(world, args),
+            K::BAllocRead => self.alloc_read(world, args, false),
+            K::BAllocReadChannel => self.alloc_read(world, args, true),
+            K::BRead => self.read(world, args, false),
+            K::BReadChannel => self.read(world, args, true),
+            K::BWrite => self.write(world, args),
+            K::BClose => self.close(world, args),
+            K::BFree => self.free(world, args),
+            K::BZero => zero(world, args),
+            K::BSet => set(world, args),
+            K::BSetn => setn(world, args),
+            K::BFill => fill(world, args),
+            K::BGen => gen(world, args),
+            K::BSetSampleRate => set_sample_rate(world, args),
+            K::BQuery => query(world, args),
+            K::BGet => get(world, args),
+            K::BGetn => getn(world, args),
+            _ => Err(BufFail::plain(format!("{} is not a buffer command", kind.name()))),
         }
     }
 

@@ -6,7 +6,9 @@ use magnetar_protocol::printed::terminal_safe;
 use crate::args::{atoi, Args};
 use crate::engine::Engine;
 use crate::node_tree::{NodeIdx, Position, ROOT};
-use magnetar_protocol::osc::{Address, OscArg, OscBundle, OscMessage, OscPacket};
+use crate::prepared::{Prepared, PreparedMessage};
+use magnetar_protocol::osc::{OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_protocol::CommandKind;
 use magnetar_ugens::ControlMap;
 use std::path::Path;
 
@@ -32,27 +34,6 @@ impl std::fmt::Display for CommandFailure {
 use crate::limits::{MAX_CONTROL_RANGE, MAX_SATELLITE_NESTING};
 
 type CmdResult = Result<(), String>;
-
-/// Command names by scsynth's integer command numbers.
-pub const COMMAND_NAMES: [&str; 67] = [
-    "/none", "/notify", "/status", "/quit", "/cmd", "/d_recv", "/d_load", "/d_loadDir", "/d_freeAll", "/s_new",
-    "/n_trace", "/n_free", "/n_run", "/n_cmd", "/n_map", "/n_set", "/n_setn", "/n_fill", "/n_before", "/n_after",
-    "/u_cmd", "/g_new", "/g_head", "/g_tail", "/g_freeAll", "/c_set", "/c_setn", "/c_fill", "/b_alloc",
-    "/b_allocRead", "/b_read", "/b_write", "/b_free", "/b_close", "/b_zero", "/b_set", "/b_setn", "/b_fill",
-    "/b_gen", "/dumpOSC", "/c_get", "/c_getn", "/b_get", "/b_getn", "/s_get", "/s_getn", "/n_query", "/b_query",
-    "/n_mapn", "/s_noid", "/g_deepFree", "/clearSched", "/sync", "/d_free", "/b_allocReadChannel",
-    "/b_readChannel", "/g_dumpTree", "/g_queryTree", "/error", "/s_newargs", "/n_mapa", "/n_mapan", "/n_order",
-    "/p_new", "/version", "/rtMemoryStatus", "/b_setSampleRate",
-];
-
-/// The command name of a message, resolving integer command numbers.
-pub fn command_name(address: &Address) -> Option<&str> {
-    match address {
-        Address::Name(n) => Some(n.as_str()),
-        // scsynth looks numbered commands up by their low byte.
-        Address::Number(n) => COMMAND_NAMES.get((*n & 0xFF) as usize).copied(),
-    }
-}
 
 /// A node placed before or after the root group would belong to no group:
 /// counted, never run, never listed and never freed (scsynth follows the
@@ -92,6 +73,23 @@ impl Engine {
         }
     }
 
+    /// Performs a prepared packet (a bundle's elements in order), adding
+    /// the failures, which scsynth would answer with `/fail`.
+    pub fn perform_prepared(&mut self, packet: &Prepared, failures: &mut Vec<CommandFailure>) {
+        match packet {
+            Prepared::Message(m) => {
+                if let Err(f) = self.perform(m) {
+                    failures.push(f);
+                }
+            }
+            Prepared::Bundle { items, .. } => {
+                for p in items {
+                    self.perform_prepared(p, failures);
+                }
+            }
+        }
+    }
+
     /// Performs raw packet bytes (a completion message).
     /// Text for the console. A real-time engine runs on the audio thread,
     /// which must not write to a file: it queues the text in `log`, which the
@@ -107,8 +105,8 @@ impl Engine {
 
     fn perform_completion(&mut self, bytes: &[u8]) -> Vec<CommandFailure> {
         let mut failures = Vec::new();
-        match magnetar_protocol::osc::decode(bytes) {
-            Ok(p) => self.perform_packet(&p, &mut failures),
+        match Prepared::decode(bytes) {
+            Ok(p) => self.perform_prepared(&p, &mut failures),
             Err(e) => failures.push(CommandFailure {
                 command: "completion message".into(),
                 message: format!("could not be decoded: {e}"),
@@ -118,67 +116,83 @@ impl Engine {
         failures
     }
 
-    /// Performs one command message.
+    /// Performs one command message, finding its command first.
     pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
-        let Some(name) = command_name(&msg.address) else {
+        self.perform_kind(CommandKind::of(&msg.address), msg)
+    }
+
+    /// Performs one prepared command message.
+    pub fn perform(&mut self, m: &PreparedMessage) -> Result<(), CommandFailure> {
+        self.perform_kind(m.kind, &m.msg)
+    }
+
+    fn perform_kind(&mut self, kind: Option<CommandKind>, msg: &OscMessage) -> Result<(), CommandFailure> {
+        use CommandKind as K;
+        let Some(kind) = kind else {
             return Err(CommandFailure {
                 command: msg.address.to_string(),
                 message: "Command not found".into(),
                 extra: vec![],
             });
         };
-        let name = name.to_string();
+        let name = kind.name();
         let mut args = Args::new(&msg.args);
-        let fail = |message: String| CommandFailure { command: name.clone(), message, extra: vec![] };
-        let r: CmdResult = match name.as_str() {
-            "/s_new" => self.cmd_s_new(&mut args),
-            "/g_new" => self.cmd_g_new(&mut args, false),
-            "/p_new" => self.cmd_g_new(&mut args, true),
-            "/n_free" => self.cmd_n_free(&mut args),
-            "/n_run" => self.cmd_n_run(&mut args),
-            "/n_set" => self.cmd_n_set(&mut args),
-            "/n_setn" => self.cmd_n_setn(&mut args),
-            "/n_fill" => self.cmd_n_fill(&mut args),
-            "/n_map" => self.cmd_n_map(&mut args, false, false),
-            "/n_mapn" => self.cmd_n_map(&mut args, false, true),
-            "/n_mapa" => self.cmd_n_map(&mut args, true, false),
-            "/n_mapan" => self.cmd_n_map(&mut args, true, true),
-            "/n_before" => self.cmd_n_before_after(&mut args, true),
-            "/n_after" => self.cmd_n_before_after(&mut args, false),
-            "/n_order" => self.cmd_n_order(&mut args),
-            "/g_head" => self.cmd_g_head_tail(&mut args, true),
-            "/g_tail" => self.cmd_g_head_tail(&mut args, false),
-            "/g_freeAll" => self.cmd_g_free_all(&mut args, false),
-            "/g_deepFree" => self.cmd_g_free_all(&mut args, true),
-            "/s_noid" => self.cmd_s_noid(&mut args),
-            "/c_set" => self.cmd_c_set(&mut args),
-            "/c_setn" => self.cmd_c_setn(&mut args),
-            "/c_fill" => self.cmd_c_fill(&mut args),
-            "/d_recv" => return self.cmd_d_recv(&mut args).map_err(fail),
-            "/d_load" => return self.cmd_d_load(&mut args, false).map_err(fail),
-            "/d_loadDir" => return self.cmd_d_load(&mut args, true).map_err(fail),
-            "/d_free" => self.cmd_d_free(&mut args),
-            "/d_freeAll" => {
+        let fail = |message: String| CommandFailure { command: name.to_string(), message, extra: vec![] };
+        let r: CmdResult = match kind {
+            K::SNew => self.cmd_s_new(&mut args),
+            K::GNew => self.cmd_g_new(&mut args, false),
+            K::PNew => self.cmd_g_new(&mut args, true),
+            K::NFree => self.cmd_n_free(&mut args),
+            K::NRun => self.cmd_n_run(&mut args),
+            K::NSet => self.cmd_n_set(&mut args),
+            K::NSetn => self.cmd_n_setn(&mut args),
+            K::NFill => self.cmd_n_fill(&mut args),
+            K::NMap => self.cmd_n_map(&mut args, false, false),
+            K::NMapn => self.cmd_n_map(&mut args, false, true),
+            K::NMapa => self.cmd_n_map(&mut args, true, false),
+            K::NMapan => self.cmd_n_map(&mut args, true, true),
+            K::NBefore => self.cmd_n_before_after(&mut args, true),
+            K::NAfter => self.cmd_n_before_after(&mut args, false),
+            K::NOrder => self.cmd_n_order(&mut args),
+            K::GHead => self.cmd_g_head_tail(&mut args, true),
+            K::GTail => self.cmd_g_head_tail(&mut args, false),
+            K::GFreeAll => self.cmd_g_free_all(&mut args, false),
+            K::GDeepFree => self.cmd_g_free_all(&mut args, true),
+            K::SNoid => self.cmd_s_noid(&mut args),
+            K::CSet => self.cmd_c_set(&mut args),
+            K::CSetn => self.cmd_c_setn(&mut args),
+            K::CFill => self.cmd_c_fill(&mut args),
+            K::DRecv => return self.cmd_d_recv(&mut args).map_err(fail),
+            K::DLoad => return self.cmd_d_load(&mut args, false).map_err(fail),
+            K::DLoadDir => return self.cmd_d_load(&mut args, true).map_err(fail),
+            K::DFree => self.cmd_d_free(&mut args),
+            K::DFreeAll => {
                 let Engine { defs, freed_defs, .. } = self;
                 freed_defs.extend(defs.drain().map(|(_, def)| def));
                 Ok(())
             }
-            "/n_query" => self.cmd_n_query(&mut args),
-            "/s_get" => self.cmd_s_get(&mut args),
-            "/s_getn" => self.cmd_s_getn(&mut args),
-            "/c_get" => self.cmd_c_get(&mut args),
-            "/c_getn" => self.cmd_c_getn(&mut args),
-            "/g_queryTree" => self.cmd_g_query_tree(&mut args),
-            "/g_dumpTree" => self.cmd_g_dump_tree(&mut args),
-            "/n_trace" => self.cmd_n_trace(&mut args),
-            "/status" => self.cmd_status(&mut args),
-            "/rtMemoryStatus" => self.cmd_rt_memory_status(),
-            "/cmd" => self.cmd_plugin(&msg.args),
-            "/u_cmd" => self.cmd_u_cmd(&msg.args),
+            K::NQuery => self.cmd_n_query(&mut args),
+            K::SGet => self.cmd_s_get(&mut args),
+            K::SGetn => self.cmd_s_getn(&mut args),
+            K::CGet => self.cmd_c_get(&mut args),
+            K::CGetn => self.cmd_c_getn(&mut args),
+            K::GQueryTree => self.cmd_g_query_tree(&mut args),
+            K::GDumpTree => self.cmd_g_dump_tree(&mut args),
+            K::NTrace => self.cmd_n_trace(&mut args),
+            K::Status => self.cmd_status(&mut args),
+            K::RtMemoryStatus => self.cmd_rt_memory_status(),
+            K::Cmd => self.cmd_plugin(&msg.args),
+            K::UCmd => self.cmd_u_cmd(&msg.args),
             // Handled by the server around the engine (or meaningless in NRT).
-            "/nrt_end" | "/none" | "/sync" | "/dumpOSC" | "/clearSched" | "/error" | "/notify" | "/version" => Ok(()),
-            n if n.starts_with("/b_") => return self.cmd_buffer(n, &mut args),
-            _ => Err("Command not found".into()),
+            K::NrtEnd | K::None | K::Sync | K::DumpOsc | K::ClearSched | K::Error | K::Notify | K::Version => Ok(()),
+            // `/n_cmd` is numbered but not implemented, `/quit` and the
+            // server's own extensions are answered around the engine.
+            K::NCmd | K::Quit | K::SNewargs | K::MagnetarRtStats | K::MagnetarDiskStats => {
+                Err("Command not found".into())
+            }
+            K::BAlloc | K::BAllocRead | K::BAllocReadChannel | K::BRead | K::BReadChannel | K::BWrite | K::BFree
+            | K::BClose | K::BZero | K::BSet | K::BSetn | K::BFill | K::BGen | K::BGet | K::BGetn | K::BQuery
+            | K::BSetSampleRate => return self.cmd_buffer(kind, &mut args),
         };
         r.map_err(fail)
     }
@@ -843,8 +857,9 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_buffer(&mut self, name: &str, args: &mut Args<'_>) -> Result<(), CommandFailure> {
-        match self.buffer_commands.perform(name, &mut self.world, args) {
+    fn cmd_buffer(&mut self, kind: CommandKind, args: &mut Args<'_>) -> Result<(), CommandFailure> {
+        let name = kind.name();
+        match self.buffer_commands.perform(kind, &mut self.world, args) {
             Ok(done) => {
                 self.replies.extend(done.replies);
                 // The completion message runs a stage before /done is sent.

@@ -22,6 +22,7 @@ pub mod limits;
 pub mod node_tree;
 pub mod parallel;
 pub mod plugin_hooks;
+pub mod prepared;
 pub mod queries;
 pub mod spread;
 pub mod synth;
@@ -32,5 +33,6 @@ pub use trial::set_heap_counter;
 
 pub use engine::{compile_synthdefs, compile_synthdefs_limited, flush_denormals_on_this_thread, Engine, EngineOptions, NodeEvent, NodeEventKind};
 pub use graph_def::{DefError, GraphDef};
+pub use prepared::{Prepared, PreparedMessage};
 pub use node_tree::{CalcState, NodeIdx, NodeTree, Position, ROOT};
 pub use synth::Synth;

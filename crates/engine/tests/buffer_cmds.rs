@@ -25,7 +25,8 @@ fn path_arg(p: &Path) -> OscArg {
 
 fn run(cmds: &mut BufferCommands, world: &mut World, name: &str, args: Vec<OscArg>) -> Result<BufDone, BufFail> {
     let mut a = Args::new(&args);
-    cmds.perform(name, world, &mut a)
+    let kind = magnetar_protocol::CommandKind::from_name(name).expect("a buffer command");
+    cmds.perform(kind, world, &mut a)
 }
 
 fn ok(cmds: &mut BufferCommands, world: &mut World, name: &str, args: Vec<OscArg>) -> BufDone {

@@ -12,6 +12,7 @@
 
 pub mod commands;
 pub mod framing;
+pub mod kind;
 pub mod osc;
 pub mod printed;
 pub mod replies;
@@ -21,6 +22,7 @@ pub use commands::{
     command_name, command_number, parse_command, AddAction, BusMap, BusMapRange, Command, CommandError, Completion,
     ControlFill, ControlId, ControlSet, ControlValue, NewGroup, ValueFill, ValueRange,
 };
+pub use kind::CommandKind;
 pub use osc::{decode, encode, Address, DecodeError, DecodeErrorKind, OscArg, OscBundle, OscMessage, OscPacket};
 pub use replies::{BufferInfo, NodeState, QueryTreeNode, QueryTreeReply, Reply};
 pub use score::{ScoreError, ScoreReader, ScoreWriter};

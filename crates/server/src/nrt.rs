@@ -2,7 +2,7 @@
 //! bundles performed at exactly the sample positions scsynth uses.
 
 use crate::cli::Cli;
-use magnetar_engine::{Engine, EngineOptions};
+use magnetar_engine::{Engine, EngineOptions, Prepared};
 use magnetar_protocol::score::{ScoreError, ScoreReader};
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
 use std::io::{IsTerminal, Write};
@@ -71,7 +71,11 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
 
     let mut reader = ScoreReader::from_bytes(&score_bytes);
     let Some(first) = reader.next() else { return Err(NrtError::EmptyScore) };
-    let (mut sched_time, mut bundle, _) = first?;
+    // Each bundle's commands are found once, as it is read (the same
+    // preparation the real-time control thread does).
+    let (mut sched_time, bundle, _) = first?;
+    let mut bundle = Prepared::bundle(bundle);
+    let mut failures = Vec::new();
     let mut prev_time = sched_time;
     let last_time = last_time_tag(&score_bytes).unwrap_or(sched_time);
 
@@ -122,7 +126,8 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                 let floor = diff.floor();
                 engine.sample_offset = (floor as i32).clamp(0, bs as i32 - 1);
                 engine.subsample_offset = diff - floor;
-                for r in engine.perform_bundle(&bundle) {
+                engine.perform_prepared(&bundle, &mut failures);
+                for r in failures.drain(..) {
                     eprintln!("{r}");
                 }
                 // A synth freed by the bundle may leave DiskOut's last frames to write.
@@ -160,7 +165,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                         }
                         prev_time = t;
                         sched_time = t;
-                        bundle = b;
+                        bundle = Prepared::bundle(b);
                     }
                 }
             }

@@ -4,16 +4,13 @@
 //! blocks, or prints; everything it lets go of and everything it has to say
 //! goes back to the control thread through a wait-free ring.
 
-use super::messages::{header_of, AsyncRequest, Done, FromAudio, Garbage, PluginAsync, ToAudio};
-use super::{
-    ASYNC_COMMANDS, EVENTS_PER_PERIOD, FROM_AUDIO_CAPACITY, LOG_LINES_PER_PERIOD, PACKETS_PER_BLOCK, READS_CONTENTS,
-    SCHEDULER_CAPACITY,
-};
+use super::messages::{header_of, prepare_completion, AsyncRequest, Done, FromAudio, Garbage, PluginAsync, ToAudio};
+use super::{EVENTS_PER_PERIOD, FROM_AUDIO_CAPACITY, LOG_LINES_PER_PERIOD, PACKETS_PER_BLOCK, SCHEDULER_CAPACITY};
 use crate::driver::{DriverStats, PeriodIo, Process};
 use crate::net::ReplyAddr;
-use magnetar_engine::commands::command_name;
-use magnetar_engine::{Engine, GraphDef};
-use magnetar_protocol::osc::{self, OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_engine::{Engine, GraphDef, Prepared, PreparedMessage};
+use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::CommandKind;
 use magnetar_rt::spsc;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -38,7 +35,7 @@ const NTP_UNIX_OFFSET: u64 = 2_208_988_800;
 struct Scheduled {
     time: u64,
     seq: u64,
-    bundle: OscBundle,
+    items: Vec<Prepared>,
     from: ReplyAddr,
 }
 
@@ -192,9 +189,9 @@ impl Audio {
         self.engine.replies = replies;
     }
 
-    fn perform_message(&mut self, msg: OscMessage, from: &ReplyAddr) {
-        let name = command_name(&msg.address).unwrap_or("");
-        if name == "/magnetar_rtStats" {
+    fn perform_message(&mut self, cmd: PreparedMessage, from: &ReplyAddr) {
+        let Some(kind) = cmd.kind else { return self.perform_engine(cmd, from) };
+        if kind == CommandKind::MagnetarRtStats {
             // Extension: what the audio thread measured about itself.
             let xruns = self.stats.as_ref().map(|s| s.snapshot().xruns).unwrap_or(0);
             let pool = magnetar_mem::status();
@@ -219,27 +216,26 @@ impl Audio {
                 ],
             );
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });
-            self.send(FromAudio::Garbage(Garbage::Message(msg)));
+            self.send(FromAudio::Garbage(Garbage::Message(cmd.msg)));
             return;
         }
-        if name == "/magnetar_diskStats" {
+        if kind == CommandKind::MagnetarDiskStats {
             // Extension: what the disk threads measured (see README).
-            let reset = msg.args.first().and_then(OscArg::as_i32) == Some(1);
+            let reset = cmd.msg.args.first().and_then(OscArg::as_i32) == Some(1);
             let reply = OscMessage::new("/magnetar_diskStats.reply", self.disk.stats_args(reset));
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });
-            self.send(FromAudio::Garbage(Garbage::Message(msg)));
+            self.send(FromAudio::Garbage(Garbage::Message(cmd.msg)));
             return;
         }
-        let is_async = ASYNC_COMMANDS.contains(&name);
         // Commands that edit an existing buffer's contents read them on the
         // control thread (`Control::storage`); the audio thread copies
         // nothing and only sends the buffer's header.
-        let needs_contents = READS_CONTENTS.contains(&name);
-        if is_async {
+        let needs_contents = kind.reads_buffer_contents();
+        if kind.runs_in_stage2() {
             // The buffer the command itself will work on (a value that is
             // not a number reads as 0, as in scsynth).
-            let bufnum = if name.starts_with("/b_") {
-                usize::try_from(magnetar_engine::args::first_i32(&msg.args, 0)).ok()
+            let bufnum = if kind.is_buffer() {
+                usize::try_from(magnetar_engine::args::first_i32(&cmd.msg.args, 0)).ok()
             } else {
                 None
             };
@@ -248,7 +244,7 @@ impl Audio {
             let disk_barrier =
                 bufnum.and_then(|b| self.disk.barrier(&mut self.engine.world, self.sample_time, b));
             let mut request = Box::new(AsyncRequest {
-                msg,
+                cmd,
                 from: from.clone(),
                 header: None,
                 installs_applied: self.installs_applied,
@@ -264,7 +260,12 @@ impl Audio {
             self.send(FromAudio::Async(request));
             return;
         }
-        if let Err(f) = self.engine.perform_message(&msg) {
+        self.perform_engine(cmd, from);
+    }
+
+    /// A command the engine performs here and now.
+    fn perform_engine(&mut self, cmd: PreparedMessage, from: &ReplyAddr) {
+        if let Err(f) = self.engine.perform(&cmd) {
             // What the command printed comes before its failure line.
             self.flush_log();
             let mut args = vec![OscArg::Str(f.command.clone()), OscArg::Str(f.message.clone())];
@@ -274,7 +275,7 @@ impl Audio {
         }
         self.flush_replies(from);
         self.forward_plugin_async(Some(from));
-        self.send(FromAudio::Garbage(Garbage::Message(msg)));
+        self.send(FromAudio::Garbage(Garbage::Message(cmd.msg)));
     }
 
     /// Hands the asynchronous commands plugins started to the control
@@ -285,40 +286,44 @@ impl Audio {
         }
     }
 
-    fn perform_bundle(&mut self, bundle: OscBundle, from: &ReplyAddr) {
-        let mut packets = bundle.packets;
-        for p in packets.drain(..) {
-            match p {
-                OscPacket::Message(m) => self.perform_message(m, from),
-                OscPacket::Bundle(b) => self.perform_bundle(b, from),
-            }
+    /// Performs a prepared packet: a message, or a bundle's elements in order.
+    fn perform_packet(&mut self, packet: Prepared, from: &ReplyAddr) {
+        match packet {
+            Prepared::Message(m) => self.perform_message(m, from),
+            Prepared::Bundle { items, .. } => self.perform_items(items, from),
         }
-        self.send(FromAudio::Garbage(Garbage::Packets(packets)));
     }
 
-    fn take_packet(&mut self, packet: OscPacket, from: ReplyAddr, block_start: u64, block_end: u64, sr: f64) {
+    fn perform_items(&mut self, mut items: Vec<Prepared>, from: &ReplyAddr) {
+        for p in items.drain(..) {
+            self.perform_packet(p, from);
+        }
+        self.send(FromAudio::Garbage(Garbage::Packets(items)));
+    }
+
+    fn take_packet(&mut self, packet: Prepared, from: ReplyAddr, block_start: u64, block_end: u64, sr: f64) {
         match packet {
-            OscPacket::Message(m) => {
+            Prepared::Message(m) => {
                 self.engine.sample_offset = 0;
                 self.engine.subsample_offset = 0.0;
                 self.perform_message(m, &from);
             }
-            OscPacket::Bundle(b) => {
+            Prepared::Bundle { time, items } => {
                 // Time tag 1 (and 0) means "now".
-                if b.time <= 1 || b.time < block_end {
-                    if b.time > 1 && b.time < block_start {
+                if time <= 1 || time < block_end {
+                    if time > 1 && time < block_start {
                         // Late: runs now; the sender hears `/late` (bundle
                         // time and the time it ran), and the console a line.
-                        self.send(FromAudio::Late { to: from.clone(), bundle_time: b.time, executed: block_start });
+                        self.send(FromAudio::Late { to: from.clone(), bundle_time: time, executed: block_start });
                     }
-                    self.set_offset(b.time, block_start, sr);
-                    self.perform_bundle(b, &from);
+                    self.set_offset(time, block_start, sr);
+                    self.perform_items(items, &from);
                 } else if self.scheduler.len() < SCHEDULER_CAPACITY {
                     self.seq += 1;
-                    self.scheduler.push(Scheduled { time: b.time, seq: self.seq, bundle: b, from });
+                    self.scheduler.push(Scheduled { time, seq: self.seq, items, from });
                 } else {
                     self.send(FromAudio::Log("scheduler full: bundle dropped\n".into()));
-                    self.send(FromAudio::Garbage(Garbage::Packet(OscPacket::Bundle(b))));
+                    self.send(FromAudio::Garbage(Garbage::Packets(items)));
                 }
             }
         }
@@ -388,13 +393,16 @@ impl Audio {
             }
             ToAudio::ClearSchedule => {
                 while let Some(s) = self.scheduler.pop() {
-                    self.send(FromAudio::Garbage(Garbage::Packet(OscPacket::Bundle(s.bundle))));
+                    self.send(FromAudio::Garbage(Garbage::Packets(s.items)));
                 }
             }
             ToAudio::PluginAsync(PluginAsync { mut cmd, from }) => match cmd.run_rt(&mut self.engine.world) {
                 magnetar_plugin::RtStep::ToNrt(completion) => {
                     if let Some(from) = &from {
                         // Stage 3 succeeded: its completion message runs now.
+                        // The plugin holds its completion message as bytes: it
+                        // is decoded here, from the pool.
+                        let completion = prepare_completion(completion);
                         self.finish(Done { from: from.clone(), replies: Vec::new(), completion });
                     }
                     self.send(FromAudio::PluginAsync(PluginAsync { cmd, from }));
@@ -410,13 +418,11 @@ impl Audio {
     /// back there to be freed.
     fn finish(&mut self, done: Done) {
         let Done { from, mut replies, completion } = done;
-        if let Some(c) = completion {
-            match osc::decode(&c) {
-                Ok(OscPacket::Message(m)) => self.perform_message(m, &from),
-                Ok(OscPacket::Bundle(b)) => self.perform_bundle(b, &from),
-                Err(e) => self.send(FromAudio::Log(format!("bad completion message: {e}\n"))),
-            }
-            self.send(FromAudio::Garbage(Garbage::Bytes(c)));
+        match completion {
+            Some(Ok(packet)) => self.perform_packet(packet, &from),
+            // Made on the control thread: the line only travels back.
+            Some(Err(line)) => self.send(FromAudio::Log(line)),
+            None => {}
         }
         for msg in replies.drain(..) {
             self.send(FromAudio::Reply { to: from.clone(), msg });
@@ -577,7 +583,7 @@ impl Audio {
                 let Some(s) = self.scheduler.pop() else { break };
                 commands += 1;
                 self.set_offset(s.time, block_start, sr);
-                self.perform_bundle(s.bundle, &s.from);
+                self.perform_items(s.items, &s.from);
             }
             if commands > 0 {
                 magnetar_rt::trace::span(magnetar_rt::trace::Kind::Commands, commands_started, commands, 0);

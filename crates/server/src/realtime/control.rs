@@ -3,13 +3,12 @@
 //! buffer preparation: whatever may allocate or block), hands prepared work
 //! to the audio thread, and sends replies and notifications.
 
-use super::messages::{header_of, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
-use super::READS_CONTENTS;
+use super::messages::{header_of, prepare_completion, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
 use crate::net::{Incoming, ReplyAddr};
 use magnetar_engine::buffer_cmds::BufferCommands;
-use magnetar_engine::commands::command_name;
-use magnetar_engine::{compile_synthdefs_limited, GraphDef, NodeEvent, NodeEventKind};
-use magnetar_protocol::osc::{self, OscArg, OscMessage, OscPacket};
+use magnetar_engine::{compile_synthdefs_limited, GraphDef, NodeEvent, NodeEventKind, Prepared};
+use magnetar_protocol::osc::{self, Address, OscArg, OscMessage};
+use magnetar_protocol::CommandKind;
 use magnetar_protocol::printed;
 use magnetar_protocol::replies::Reply;
 use magnetar_rt::spsc;
@@ -215,36 +214,40 @@ impl Control {
                 crate::printer::outln!("{text}");
             }
         }
+        // The one place a packet's commands are found.
+        let packet = Prepared::new(packet);
         // Commands about the connection itself are answered here at once.
-        if let OscPacket::Message(m) = &packet {
-            match command_name(&m.address) {
-                Some("/notify") => return self.notify(m, &inc.from),
-                Some("/quit") => {
+        if let Prepared::Message(m) = &packet {
+            match m.kind {
+                Some(CommandKind::Notify) => return self.notify(&m.msg, &inc.from),
+                Some(CommandKind::Quit) => {
                     self.send_reply(&inc.from, &Reply::done("/quit").to_message());
                     self.quit = Some(inc.from);
                     return;
                 }
-                Some("/version") => return self.send_reply(&inc.from, &version_reply()),
-                Some("/dumpOSC") => {
-                    self.dump_osc = m.args.first().and_then(OscArg::as_i32).unwrap_or(0);
+                Some(CommandKind::Version) => return self.send_reply(&inc.from, &version_reply()),
+                Some(CommandKind::DumpOsc) => {
+                    self.dump_osc = m.msg.args.first().and_then(OscArg::as_i32).unwrap_or(0);
                     return;
                 }
-                Some("/error") => {
+                Some(CommandKind::Error) => {
                     // 0 and 1 switch failure replies off and on; the
                     // bundle-local modes (-1, -2) are accepted and ignored.
-                    let mode = m.args.first().and_then(OscArg::as_i32).unwrap_or(1);
+                    let mode = m.msg.args.first().and_then(OscArg::as_i32).unwrap_or(1);
                     if mode >= 0 {
                         self.error_mode = mode;
                     }
                     return;
                 }
-                Some("/clearSched") => return self.to_audio(ToAudio::ClearSchedule),
-                None => {
+                Some(CommandKind::ClearSched) => return self.to_audio(ToAudio::ClearSchedule),
+                // An unknown number is answered here; an unknown name fails
+                // on the audio thread, in order with the replies before it.
+                None if matches!(m.msg.address, Address::Number(_)) => {
                     let msg = OscMessage::new(
                         "/fail",
-                        vec![OscArg::Str(m.address.to_string()), OscArg::Str("Command not found".into())],
+                        vec![OscArg::Str(m.msg.address.to_string()), OscArg::Str("Command not found".into())],
                     );
-                    let address = m.address.to_string();
+                    let address = m.msg.address.to_string();
                     crate::printer::errln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
                     return self.send_reply(&inc.from, &msg);
                 }
@@ -312,7 +315,7 @@ impl Control {
                 // is answered with `/fail` and the server goes on; the
                 // hand-over keeps its order, so `/sync` still completes.
                 let from = req.from.clone();
-                let command = command_name(&req.msg.address).unwrap_or("").to_string();
+                let command = req.cmd.name().to_string();
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.stage2(*req)));
                 if run.is_err() {
                     let message = "internal error, the command was abandoned".to_string();
@@ -343,7 +346,9 @@ impl Control {
     /// Stage 2 of an asynchronous command: the work that may block or
     /// allocate, then the hand-over to the audio thread.
     fn stage2(&mut self, req: AsyncRequest) {
-        let name = command_name(&req.msg.address).unwrap_or("").to_string();
+        // Only stage-2 kinds come here.
+        let Some(kind) = req.cmd.kind else { return };
+        let name = kind.name();
         let from = req.from.clone();
         let fail = |command: &str, message: String, extra: Vec<OscArg>| {
             let mut args = vec![OscArg::Str(command.into()), OscArg::Str(message.clone())];
@@ -351,19 +356,20 @@ impl Control {
             crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
             OscMessage::new("/fail", args)
         };
-        let mut args = magnetar_engine::args::Args::new(&req.msg.args);
-        match name.as_str() {
-            "/sync" => {
+        let mut args = magnetar_engine::args::Args::new(&req.cmd.msg.args);
+        match kind {
+            CommandKind::Sync => {
                 let id = args.geti(0);
                 let done = Done { from, replies: vec![Reply::Synced { id }.to_message()], completion: None };
                 self.to_audio(ToAudio::Finish { done });
             }
-            "/d_recv" | "/d_load" | "/d_loadDir" => {
-                let (result, completion) = self.load_defs(&name, &mut args);
+            CommandKind::DRecv | CommandKind::DLoad | CommandKind::DLoadDir => {
+                let (result, completion) = self.load_defs(kind, &mut args);
                 let replies = match result {
-                    Ok(()) => vec![Reply::done(&name).to_message()],
-                    Err(message) => vec![fail(&name, message, vec![])],
+                    Ok(()) => vec![Reply::done(name).to_message()],
+                    Err(message) => vec![fail(name, message, vec![])],
                 };
+                let completion = prepare_completion(completion);
                 let defs = std::mem::take(&mut self.pending_defs);
                 let scratch = self.grow_scratch(&defs);
                 self.to_audio(ToAudio::InstallDefs { defs, scratch, done: Done { from, replies, completion } });
@@ -373,7 +379,7 @@ impl Control {
                     if !self.disk_barriers.wait(lane, seq, std::time::Duration::from_secs(5)) {
                         crate::printer::errln!("magnetar: the disk thread did not finish buffer {} in time", args.geti(-1));
                     }
-                    args = magnetar_engine::args::Args::new(&req.msg.args);
+                    args = magnetar_engine::args::Args::new(&req.cmd.msg.args);
                 }
                 // Buffer commands run on the mirror, which gets the current
                 // contents of the buffer they touch when they need them,
@@ -383,10 +389,10 @@ impl Control {
                 // The buffer the command touches: read as the command reads it.
                 let bufnum = args.geti(0);
                 // `/b_gen copy`, `PreparePartConv` and `MagnetarConvPrepare` read another buffer.
-                let source = (name == "/b_gen")
+                let source = (kind == CommandKind::BGen)
                     .then(|| {
-                        let generator = req.msg.args.get(1).and_then(OscArg::as_str)?;
-                        let mut numbers = req.msg.args.iter().skip(2).filter_map(OscArg::as_i32);
+                        let generator = req.cmd.msg.args.get(1).and_then(OscArg::as_str)?;
+                        let mut numbers = req.cmd.msg.args.iter().skip(2).filter_map(OscArg::as_i32);
                         match generator {
                             "copy" => numbers.nth(1),
                             "PreparePartConv" | "MagnetarConvPrepare" => numbers.next(),
@@ -402,11 +408,11 @@ impl Control {
                     slot.data = data;
                     slot.data.resize(slot.channels as usize * slot.frames as usize, 0.0);
                 }
-                if READS_CONTENTS.contains(&name.as_str()) {
+                if kind.reads_buffer_contents() {
                     if let Some(b) = usize::try_from(bufnum).ok().filter(|&b| b < self.mirror.buffers.len()) {
                         // `/b_zero` needs no copy: fresh zeros.
-                        let shared = match name.as_str() {
-                            "/b_zero" => SharedSamples::EMPTY,
+                        let shared = match kind {
+                            CommandKind::BZero => SharedSamples::EMPTY,
                             _ => self.storage.get(b).copied().unwrap_or(SharedSamples::EMPTY),
                         };
                         let slot = &mut self.mirror.buffers[b];
@@ -425,17 +431,17 @@ impl Control {
                         slot.data = data;
                     }
                 }
-                let mut args = magnetar_engine::args::Args::new(&req.msg.args);
-                match self.buffers.perform(&name, &mut self.mirror, &mut args) {
+                let mut args = magnetar_engine::args::Args::new(&req.cmd.msg.args);
+                match self.buffers.perform(kind, &mut self.mirror, &mut args) {
                     Ok(done) => {
                         let mut replies = done.replies;
                         if let Some(done_args) = done.done_args {
-                            let mut a = vec![OscArg::Str(name.clone())];
+                            let mut a = vec![OscArg::Str(name.into())];
                             a.extend(done_args);
                             replies.push(OscMessage::new("/done", a));
                         }
-                        let done = Done { from, replies, completion: done.completion };
-                        let installs = name != "/b_write" && name != "/b_close";
+                        let done = Done { from, replies, completion: prepare_completion(done.completion) };
+                        let installs = kind != CommandKind::BWrite && kind != CommandKind::BClose;
                         match usize::try_from(bufnum).ok().filter(|&b| installs && b < self.mirror.buffers.len()) {
                             Some(b) => {
                                 // The audio thread gets the contents; the mirror
@@ -460,7 +466,7 @@ impl Control {
                         }
                     }
                     Err(f) => {
-                        let done = Done { from, replies: vec![fail(&name, f.message, f.extra)], completion: None };
+                        let done = Done { from, replies: vec![fail(name, f.message, f.extra)], completion: None };
                         self.to_audio(ToAudio::Finish { done });
                     }
                 }
@@ -484,17 +490,17 @@ impl Control {
         })
     }
 
-    fn load_defs(&mut self, name: &str, args: &mut magnetar_engine::args::Args<'_>) -> (Result<(), String>, Option<Vec<u8>>) {
+    fn load_defs(&mut self, kind: CommandKind, args: &mut magnetar_engine::args::Args<'_>) -> (Result<(), String>, Option<Vec<u8>>) {
         let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
         let mut errors = Vec::new();
-        match name {
-            "/d_recv" => match args.getb() {
+        match kind {
+            CommandKind::DRecv => match args.getb() {
                 Some(b) => sources.push(("/d_recv".into(), b.to_vec())),
                 None => errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string()),
             },
             _ => match args.gets() {
                 Some(path) => {
-                    let (files, refused) = magnetar_engine::commands::def_files(&self.buffers, path, name == "/d_loadDir");
+                    let (files, refused) = magnetar_engine::commands::def_files(&self.buffers, path, kind == CommandKind::DLoadDir);
                     errors.extend(refused);
                     for f in files {
                         match std::fs::read(&f) {

@@ -2,15 +2,16 @@
 //! ways, and nothing else: the two threads share no other state.
 
 use crate::net::ReplyAddr;
-use magnetar_engine::{GraphDef, NodeEvent};
-use magnetar_protocol::osc::{OscMessage, OscPacket};
+use magnetar_engine::{GraphDef, NodeEvent, Prepared, PreparedMessage};
+use magnetar_protocol::osc::OscMessage;
 use magnetar_ugens::world::{PollLine, Trigger};
 use magnetar_ugens::SndBuf;
 use std::sync::Arc;
 
 /// What the control thread sends the audio thread.
 pub(super) enum ToAudio {
-    Packet { packet: OscPacket, from: ReplyAddr },
+    /// A client's packet, decoded and its commands found.
+    Packet { packet: Prepared, from: ReplyAddr },
     /// Stage 3 of `/d_recv` and friends.
     InstallDefs { defs: Vec<Arc<GraphDef>>, scratch: Option<(Vec<f32>, Vec<f32>)>, done: Done },
     /// Stage 3 of buffer commands that replace a buffer's contents.
@@ -37,12 +38,14 @@ pub(super) struct Done {
     pub(super) from: ReplyAddr,
     /// `/done` (or `/synced`, `/fail`) messages, sent after the completion runs.
     pub(super) replies: Vec<OscMessage>,
-    pub(super) completion: Option<Vec<u8>>,
+    /// The completion message, decoded on the control thread (or the line
+    /// to print when it does not decode).
+    pub(super) completion: Option<Result<Prepared, String>>,
 }
 
 /// An asynchronous command on its way to the control thread.
 pub(super) struct AsyncRequest {
-    pub(super) msg: OscMessage,
+    pub(super) cmd: PreparedMessage,
     pub(super) from: ReplyAddr,
     /// The header (sizes, sample rate; no samples) of the buffer the
     /// command works on as the audio thread had it, when it needs one.
@@ -82,15 +85,13 @@ pub(super) enum FromAudio {
 /// Held only to be dropped on the control thread.
 #[allow(dead_code)]
 pub(super) enum Garbage {
-    Packet(OscPacket),
-    Packets(Vec<OscPacket>),
+    Packets(Vec<Prepared>),
     Message(OscMessage),
     Buffer(SndBuf),
     Defs(Vec<Arc<GraphDef>>),
     Def(Arc<GraphDef>),
     Scratch(Vec<f32>),
     Messages(Vec<OscMessage>),
-    Bytes(Vec<u8>),
 }
 
 /// A buffer's header without its samples or path: allocates nothing.
@@ -106,4 +107,11 @@ pub(super) fn header_of(buf: &SndBuf) -> SndBuf {
         disk_mask1: buf.disk_mask1,
         disk_pending: buf.disk_pending,
     }
+}
+
+/// A completion message decoded on the control thread, for the audio thread
+/// to perform as it installs the result.
+pub(super) fn prepare_completion(bytes: Option<Vec<u8>>) -> Option<Result<Prepared, String>> {
+    let bytes = bytes?;
+    Some(Prepared::decode(&bytes).map_err(|e| format!("bad completion message: {e}\n")))
 }

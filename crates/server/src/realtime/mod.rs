@@ -62,14 +62,6 @@ const SCHEDULER_CAPACITY: usize = 8192;
 /// of commands cannot make one block arbitrarily long.
 const PACKETS_PER_BLOCK: usize = 512;
 
-/// Commands whose work is done off the audio thread (stage 2).
-const ASYNC_COMMANDS: &[&str] = &[
-    "/d_recv", "/d_load", "/d_loadDir", "/b_alloc", "/b_allocRead", "/b_allocReadChannel", "/b_read",
-    "/b_readChannel", "/b_write", "/b_free", "/b_close", "/b_gen", "/b_zero", "/sync",
-];
-
-/// Asynchronous buffer commands that work on the contents a buffer has.
-const READS_CONTENTS: &[&str] = &["/b_read", "/b_readChannel", "/b_write", "/b_gen", "/b_zero"];
 
 /// Set by SIGINT/SIGTERM: the server then shuts down as on `/quit`, so the
 /// audio driver (a JACK client, say) is closed properly.

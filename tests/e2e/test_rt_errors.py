@@ -30,9 +30,11 @@ def still_alive(client, server):
         (M("/s_new", "e2e_sine", 1000, 0, 77), ("/s_new", "Group 77 not found")),
         (M("/g_new", 5, 0, 77), ("/g_new", "Group 77 not found")),
         (M("/no_such_command", 1), ("/no_such_command", "Command not found")),
+        # A name that only looks like a buffer command is not one, as in scsynth.
+        (M("/b_no_such_command", 0), ("/b_no_such_command", "Command not found")),
         (M("/c_get", 1 << 24), ("/c_get", "index out of range")),
     ],
-    ids=["n_free", "n_set", "n_run", "s_new_def", "s_new_target", "g_new_target", "unknown", "c_get_range"],
+    ids=["n_free", "n_set", "n_run", "s_new_def", "s_new_target", "g_new_target", "unknown", "unknown_b", "c_get_range"],
 )
 def test_bad_reference_gets_fail_reply(client, server, message, reply):
     client.send(message)

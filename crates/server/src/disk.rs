@@ -821,7 +821,7 @@ mod tests {
         // Meanwhile the command thread cues the new file into the buffer
         // (`/b_read 0 path 0 -1 0 1`) and the audio thread installs it.
         let args = [OscArg::Int(0), OscArg::Str(new_path.to_string_lossy().into_owned()), OscArg::Int(0), OscArg::Int(-1), OscArg::Int(0), OscArg::Int(1)];
-        commands.perform("/b_read", &mut mirror, &mut Args::new(&args)).unwrap();
+        commands.perform(magnetar_protocol::CommandKind::BRead, &mut mirror, &mut Args::new(&args)).unwrap();
         let _ = std::fs::remove_file(&new_path);
         let fresh = std::mem::take(&mut mirror.buffers[0]);
         let old = std::mem::replace(&mut world.buffers[0], fresh);

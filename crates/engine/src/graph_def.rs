@@ -13,7 +13,7 @@
 
 use magnetar_synthdef as sd;
 use magnetar_ugens::unit::{NO_UNIT, SCRATCH};
-use magnetar_ugens::{Rate, Registry, UnitCtor, UnitSpec, WireRef};
+use magnetar_ugens::{BusUse, Effects, Rate, Registry, UnitCtor, UnitSpec, WireRef};
 use std::collections::{BTreeSet, HashMap};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -25,6 +25,10 @@ pub enum DefError {
          the def gives it"
     )]
     CannotRun { def: String, unit: usize, ugen: String, inputs: usize, outputs: usize },
+    /// A unit given a rate it does not run at, or fewer inputs or outputs
+    /// than it declared.
+    #[error("synthdef \"{def}\": UGen {unit} ({ugen}) {mismatch}")]
+    Mismatch { def: String, unit: usize, ugen: String, mismatch: magnetar_ugens::Mismatch },
     /// `-d` defs are loaded already (scsynth's words, then the def stays out).
     #[error("Could not add SynthDef {def}. Try adjusting ServerOptions:maxSynthDefs or the -d cmdline flag.")]
     TooManyDefs { def: String },
@@ -155,8 +159,8 @@ struct Proto<'a> {
     pure: bool,
     /// Draws from (or reseeds) its synth's random generator.
     draws: bool,
-    /// A plugin's unit: foreign code, which runs in order.
-    foreign: bool,
+    /// What the unit declared it does.
+    effects: Effects,
 }
 
 impl GraphDef {
@@ -164,17 +168,21 @@ impl GraphDef {
     /// checked that every input refers to an earlier unit or a constant.
     pub fn compile(def: &sd::SynthDef, registry: &Registry, block_size: usize) -> Result<GraphDef, DefError> {
         let mut protos = Vec::with_capacity(def.ugens.len());
-        for spec in def.ugens.iter() {
+        for (index, spec) in def.ugens.iter().enumerate() {
             let ctor = registry.get(&spec.name).ok_or_else(|| DefError::UnknownUGen {
                 def: def.name.clone(),
                 ugen: spec.name.clone(),
             })?;
             let rate = rate_of(spec.rate);
+            let decl = registry.decl(&spec.name);
+            if let Some(mismatch) = decl.mismatch(rate, spec.inputs.len(), spec.outputs.len()) {
+                return Err(DefError::Mismatch { def: def.name.clone(), unit: index, ugen: spec.name.clone(), mismatch });
+            }
+            let effects = decl.effects;
             // A demand-rate operator pulls values from its inputs: it is no pure function of a block.
-            let pure = registry.is_pure(&spec.name, spec.special_index) && rate != Rate::Demand;
-            let draws = registry.draws_random(&spec.name, spec.special_index);
-            let foreign = registry.is_foreign(&spec.name);
-            protos.push(Proto { spec, rate, ctor, pure, draws, foreign });
+            let pure = effects.is_pure(spec.special_index) && rate != Rate::Demand;
+            let draws = effects.draws(spec.special_index);
+            protos.push(Proto { spec, rate, ctor, pure, draws, effects });
         }
 
         let groups = schedule(&protos, registry);
@@ -212,7 +220,8 @@ impl GraphDef {
         let (bus_reads, bus_write) = bus_accesses(def, &protos);
         let buffer_accesses = buffer_accesses(def, &protos);
         // Reading buses and buffers is allowed on top of what lockstep allows.
-        let no_offset_writes = !protos.iter().any(|p| matches!(p.spec.name.as_str(), "XOut" | "OffsetOut"));
+        let no_offset_writes =
+            !protos.iter().any(|p| p.effects.bus.is_some_and(|b| b.how == BusUse::WriteMixed));
         let parallel = no_offset_writes && units_safe(def, &protos, true, false);
         let parallel_own_rng = no_offset_writes && units_safe(def, &protos, true, true);
         let calc_steps = steps
@@ -228,7 +237,7 @@ impl GraphDef {
             }
         }
         let has_demand = protos.iter().any(|p| p.rate == Rate::Demand);
-        let foreign = protos.iter().any(|p| p.foreign);
+        let foreign = protos.iter().any(|p| p.effects.foreign);
 
         let mut params = HashMap::new();
         let mut sorted: Vec<(String, u32)> = def.param_names.iter().map(|p| (p.name.clone(), p.index)).collect();
@@ -475,25 +484,24 @@ fn place_wires(
 /// The def's bus readers (`In`, `InFeedback`) and its writer (`Out`,
 /// `ReplaceOut`), with where their bus numbers come from.
 fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Option<BusAccess>) {
-    let source = |input: Option<&sd::Input>| input_source(def, protos, input);
     let mut reads = Vec::new();
     let mut write = None;
     for p in protos {
+        let Some(bus) = p.effects.bus else { continue };
+        let source = input_source(def, protos, bus.input.and_then(|i| p.spec.inputs.get(i as usize)));
         let audio = p.rate == Rate::Audio;
-        match p.spec.name.as_str() {
-            "In" | "InFeedback" => reads.push(BusAccess {
-                audio: audio || p.spec.name == "InFeedback",
-                bus: source(p.spec.inputs.first()),
-                channels: p.spec.outputs.len() as u32,
-            }),
-            "Out" | "ReplaceOut" => {
+        match bus.how {
+            BusUse::Read { feedback } => {
+                reads.push(BusAccess { audio: audio || feedback, bus: source, channels: p.spec.outputs.len() as u32 })
+            }
+            BusUse::Write { .. } => {
                 write = Some(BusAccess {
                     audio,
-                    bus: source(p.spec.inputs.first()),
+                    bus: source,
                     channels: p.spec.inputs.len().saturating_sub(1) as u32,
                 })
             }
-            _ => {}
+            BusUse::WriteMixed => {}
         }
     }
     (reads, write)
@@ -515,38 +523,15 @@ fn input_source(def: &sd::SynthDef, protos: &[Proto<'_>], input: Option<&sd::Inp
     }
 }
 
-/// The units parallel groups allow that read (false) or write (true)
-/// buffer samples; each takes its buffer number as its first input. The
-/// engine tracks every one of them (`buffer_accesses`), so a unit allowed
-/// to touch samples (`units_safe`) must be listed here.
-const BUFFER_SAMPLE_UNITS: [(&str, bool); 16] = [
-    ("PlayBuf", false),
-    ("BufRd", false),
-    ("Osc", false),
-    ("OscN", false),
-    ("COsc", false),
-    ("BufWr", true),
-    ("RecordBuf", true),
-    // The buffer delays run their line in the buffer.
-    ("BufDelayN", true),
-    ("BufDelayL", true),
-    ("BufDelayC", true),
-    ("BufCombN", true),
-    ("BufCombL", true),
-    ("BufCombC", true),
-    ("BufAllpassN", true),
-    ("BufAllpassL", true),
-    ("BufAllpassC", true),
-];
-
-/// The def's units of `BUFFER_SAMPLE_UNITS`, with where their buffer
-/// numbers come from.
+/// The def's units that read or write buffer samples (as they declare),
+/// with where their buffer numbers come from. The engine tracks every one
+/// of them, so `units_safe` lets a unit touch samples only through them.
 fn buffer_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> Vec<BufAccess> {
     protos
         .iter()
         .filter_map(|p| {
-            let &(_, write) = BUFFER_SAMPLE_UNITS.iter().find(|(name, _)| *name == p.spec.name)?;
-            Some(BufAccess { write, buf: input_source(def, protos, p.spec.inputs.first()) })
+            let (input, write) = p.effects.buffer_samples()?;
+            Some(BufAccess { write, buf: input_source(def, protos, input.and_then(|i| p.spec.inputs.get(i as usize))) })
         })
         .collect()
 }
@@ -580,42 +565,50 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
     };
     let mut writers = 0;
     for p in protos {
+        let e = &p.effects;
         // Plugin code may keep state shared between its units: synths
         // using it run in order, on the thread that runs the group.
-        if p.foreign {
+        if e.foreign {
             return false;
         }
+        let writes_bus = e.bus.is_some_and(|b| !matches!(b.how, BusUse::Read { .. }));
         // Scalar-rate units compute once, when the synth is built (its first
         // block, which runs in order): `Rand.ir` draws there, not per block.
-        if p.pure || (p.rate == Rate::Scalar && !matches!(p.spec.name.as_str(), "Out" | "ReplaceOut" | "XOut" | "OffsetOut")) {
+        if p.pure || (p.rate == Rate::Scalar && !writes_bus) {
             continue;
         }
-        let name = p.spec.name.as_str();
-        let self_only_done = |index: usize| {
-            p.spec.inputs.get(index).and_then(constant).is_some_and(|a| a == 0.0 || a == 1.0 || a == 2.0)
-        };
-        let ok = match name {
-            _ if p.draws => own_rng,
-            "Control" | "TrigControl" | "LagControl" | "AudioControl" => true,
-            "Out" | "ReplaceOut" | "XOut" | "OffsetOut" => {
-                writers += 1;
-                writers == 1
+        if p.draws {
+            if own_rng {
+                continue;
             }
-            "EnvGen" | "Linen" => self_only_done(4),
-            "Line" | "XLine" | "DetectSilence" => self_only_done(3),
-            // Their done actions end or pause the synth itself; `Done` reads
-            // a unit of the same synth; the local buses are the synth's own.
-            "Done" | "FreeSelf" | "PauseSelf" | "FreeSelfWhenDone" | "PauseSelfWhenDone" => true,
-            "LocalIn" | "LocalOut" | "Silent" => true,
-            "In" | "InFeedback" => readers,
-            "PlayBuf" => readers && self_only_done(5),
-            "RecordBuf" => readers && self_only_done(7),
-            // Buffer information: no unit changes a buffer's size.
-            "BufSampleRate" | "BufRateScale" | "BufSamples" | "BufFrames" | "BufChannels" | "BufDur"
-            | "NumBuffers" => readers,
-            _ if BUFFER_SAMPLE_UNITS.iter().any(|(unit, _)| *unit == name) => readers,
-            _ => false,
-        };
+            return false;
+        }
+        // Anything undeclared touches what the engine cannot track.
+        if e.outside {
+            return false;
+        }
+        // Controls, local buses and the synth's own end are the synth's own.
+        let mut ok = true;
+        if let Some(bus) = e.bus {
+            ok &= match bus.how {
+                BusUse::Read { .. } => readers,
+                BusUse::Write { .. } | BusUse::WriteMixed => {
+                    writers += 1;
+                    writers == 1
+                }
+            };
+        }
+        // Buffer information (no unit changes a buffer's size) and samples
+        // (tracked through `buffer_accesses`).
+        ok &= e.buffer.is_none() || readers;
+        // Done actions that touch no other node (0, 1 or 2).
+        ok &= e.done_action.is_none_or(|index| {
+            p.spec
+                .inputs
+                .get(index as usize)
+                .and_then(constant)
+                .is_some_and(|a| a == 0.0 || a == 1.0 || a == 2.0)
+        });
         if !ok {
             return false;
         }

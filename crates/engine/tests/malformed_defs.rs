@@ -1,10 +1,12 @@
-//! A def whose units cannot run with the inputs and outputs it gives them is
-//! refused when it is loaded, with the unit named, and the engine goes on.
+//! A def whose units cannot run with the rate, inputs and outputs it gives
+//! them (as the units declare) is refused when it is loaded, with the def,
+//! the unit's index and its name, and the engine goes on.
 
 mod common;
 
 use common::def_bytes;
 use magnetar_engine::{DefError, Engine, EngineOptions};
+use magnetar_ugens::Mismatch;
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
 fn engine() -> Engine {
@@ -38,9 +40,12 @@ fn a_unit_given_too_few_inputs_is_refused_with_its_name_and_the_others_load() {
     let results = e.add_synthdefs(&bytes).unwrap();
     assert_eq!(results.len(), 2);
     let err = results[0].as_ref().unwrap_err();
-    assert!(matches!(err, DefError::CannotRun { unit: 1, ugen, inputs: 0, .. } if ugen == "SinOsc"), "{err:?}");
+    assert!(
+        matches!(err, DefError::Mismatch { unit: 1, ugen, mismatch: Mismatch::Inputs { given: 0, needed: 2 }, .. } if ugen == "SinOsc"),
+        "{err:?}"
+    );
     let text = err.to_string();
-    assert!(text.contains("\"bad\"") && text.contains("SinOsc"), "{text}");
+    assert_eq!(text, "synthdef \"bad\": UGen 1 (SinOsc) needs 2 inputs, the def gives it 0");
     assert_eq!(results[1].as_deref(), Ok("good"));
     // The refused def is not there; the good one plays.
     let s_new = |def: &str, id: i32| {
@@ -68,7 +73,46 @@ fn a_unit_given_too_few_outputs_is_refused() {
         ],
     );
     let results = engine().add_synthdefs(&bytes).unwrap();
-    assert!(matches!(&results[0], Err(DefError::CannotRun { ugen, outputs: 1, .. }) if ugen == "Pan2"), "{results:?}");
+    assert!(
+        matches!(&results[0], Err(DefError::Mismatch { unit: 1, ugen, mismatch: Mismatch::Outputs { given: 1, needed: 2 }, .. }) if ugen == "Pan2"),
+        "{results:?}"
+    );
+    let text = results[0].as_ref().unwrap_err().to_string();
+    assert_eq!(text, "synthdef \"pan\": UGen 1 (Pan2) needs 2 outputs, the def gives it 1");
+}
+
+#[test]
+fn a_unit_given_a_rate_it_cannot_run_at_is_refused() {
+    // OffsetOut writes audio buses a block at a time: at control rate it
+    // would read blocks from one-value wires.
+    let bytes = def_bytes("offset_kr", &[0.0, 0.5], &[], &[("OffsetOut", 1, &[(-1, 0), (-1, 1)], &[], 0)]);
+    let results = engine().add_synthdefs(&bytes).unwrap();
+    let text = results[0].as_ref().unwrap_err().to_string();
+    assert_eq!(text, "synthdef \"offset_kr\": UGen 0 (OffsetOut) does not run at control rate");
+}
+
+#[test]
+fn extra_inputs_and_outputs_are_left_alone_as_scsynth_does() {
+    // SinOsc given a third input and a second output: it reads two inputs
+    // and writes one output; the def loads and sounds.
+    let bytes = def_bytes(
+        "roomy",
+        &[440.0, 0.0, 0.1],
+        &[],
+        &[
+            ("SinOsc", 2, &[(-1, 0), (-1, 1), (-1, 1)], &[2, 2], 0),
+            ("BinaryOpUGen", 2, &[(0, 0), (-1, 2)], &[2], 2),
+            ("Out", 2, &[(-1, 1), (1, 0)], &[], 0),
+        ],
+    );
+    let mut e = engine();
+    assert_eq!(e.add_synthdefs(&bytes).unwrap()[0].as_deref(), Ok("roomy"));
+    let s_new = OscMessage::new("/s_new", vec![OscArg::Str("roomy".into()), OscArg::Int(1000), OscArg::Int(0), OscArg::Int(0)]);
+    e.perform_message(&s_new).unwrap();
+    for _ in 0..4 {
+        e.run_block();
+    }
+    assert!(e.world.audio_bus[..64].iter().any(|&x| x != 0.0), "the def sounds");
 }
 
 #[test]

@@ -13,17 +13,14 @@ mod simple;
 #[cfg(test)]
 mod tests;
 
-/// Units that draw from their synth's random generator.
-pub const RANDOM_UNITS: &[&str] = &["GrainTap"];
-
 pub fn register(r: &mut Registry) {
-    r.add::<deltap::DelTapWr>("DelTapWr");
-    r.add_ctor("DelTapRd", deltap::new_deltaprd);
-    r.add::<simple::Flip>("Flip");
-    r.add::<simple::MantissaMask>("MantissaMask");
-    r.add::<ienv_gen::IEnvGen>("IEnvGen");
-    r.add::<peak_rms::SendPeakRMS>("SendPeakRMS");
-    r.add::<grains::PSinGrain>("PSinGrain");
-    r.add::<grains::GrainTap>("GrainTap");
-    r.add::<dpoll::Dpoll>("Dpoll");
+    r.add::<deltap::DelTapWr>("DelTapWr").inputs(2).outputs(1);
+    r.add_ctor("DelTapRd", deltap::new_deltaprd).inputs(4).outputs(1);
+    r.add::<simple::Flip>("Flip").inputs(1).outputs(1);
+    r.add::<simple::MantissaMask>("MantissaMask").inputs(2).outputs(1);
+    r.add::<ienv_gen::IEnvGen>("IEnvGen").inputs(5).outputs(1);
+    r.add::<peak_rms::SendPeakRMS>("SendPeakRMS").inputs(4);
+    r.add::<grains::PSinGrain>("PSinGrain").inputs(3).outputs(1);
+    r.add::<grains::GrainTap>("GrainTap").random().inputs(6).outputs(1);
+    r.add::<dpoll::Dpoll>("Dpoll").inputs(1);
 }

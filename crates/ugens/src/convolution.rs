@@ -20,18 +20,18 @@ pub use nupc::prepare_magnetar_conv;
 pub use partitioned::{prepare_part_conv, PreparePartConvError};
 
 pub fn register(r: &mut Registry) {
-    r.add::<fixed::Convolution>("Convolution");
-    r.add::<fixed::Convolution2>("Convolution2");
-    r.add::<fixed::Convolution2L>("Convolution2L");
-    r.add::<stereo::StereoConvolution2L>("StereoConvolution2L");
-    r.add::<direct::Convolution3>("Convolution3");
-    r.add::<partitioned::PartConv>("PartConv");
+    r.add::<fixed::Convolution>("Convolution").inputs(3).outputs(1);
+    r.add::<fixed::Convolution2>("Convolution2").inputs(4).outputs(1);
+    r.add::<fixed::Convolution2L>("Convolution2L").inputs(5).outputs(1);
+    r.add::<stereo::StereoConvolution2L>("StereoConvolution2L").inputs(6).outputs(2);
+    r.add::<direct::Convolution3>("Convolution3").inputs(4).outputs(1);
+    r.add::<partitioned::PartConv>("PartConv").inputs(2).outputs(1);
     // Extensions (paper 003): zero-latency non-uniformly partitioned convolution.
-    r.add::<nupc_unit::MagnetarConv>("MagnetarConv");
-    r.add::<nupc_unit::MagnetarConvTd>("MagnetarConvTD");
-    r.add::<pack::PackFft>("PackFFT");
-    r.add::<pack::Unpack1Fft>("Unpack1FFT");
-    r.add::<crate::fft::pv::Pv<pack::ConformalMap>>("PV_ConformalMap");
+    r.add::<nupc_unit::MagnetarConv>("MagnetarConv").inputs(2).outputs(1);
+    r.add::<nupc_unit::MagnetarConvTd>("MagnetarConvTD").inputs(2).outputs(1);
+    r.add::<pack::PackFft>("PackFFT").inputs(6).outputs(1);
+    r.add::<pack::Unpack1Fft>("Unpack1FFT").inputs(4).outputs(1);
+    r.add::<crate::fft::pv::Pv<pack::ConformalMap>>("PV_ConformalMap").inputs(3).outputs(1);
 }
 
 #[cfg(test)]

@@ -515,17 +515,17 @@ impl Unit for Delay2 {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<DelayN>("DelayN");
-    r.add::<DelayL>("DelayL");
-    r.add::<DelayC>("DelayC");
-    r.add::<CombN>("CombN");
-    r.add::<CombL>("CombL");
-    r.add::<CombC>("CombC");
-    r.add::<AllpassN>("AllpassN");
-    r.add::<AllpassL>("AllpassL");
-    r.add::<AllpassC>("AllpassC");
-    r.add::<Delay1>("Delay1");
-    r.add::<Delay2>("Delay2");
+    r.add::<DelayN>("DelayN").pure().outputs(1);
+    r.add::<DelayL>("DelayL").pure().outputs(1);
+    r.add::<DelayC>("DelayC").pure().outputs(1);
+    r.add::<CombN>("CombN").pure().outputs(1);
+    r.add::<CombL>("CombL").pure().outputs(1);
+    r.add::<CombC>("CombC").pure().outputs(1);
+    r.add::<AllpassN>("AllpassN").pure().outputs(1);
+    r.add::<AllpassL>("AllpassL").pure().outputs(1);
+    r.add::<AllpassC>("AllpassC").pure().outputs(1);
+    r.add::<Delay1>("Delay1").pure().outputs(1);
+    r.add::<Delay2>("Delay2").pure().outputs(1);
     buf::register(r);
 }
 

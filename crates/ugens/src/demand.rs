@@ -23,9 +23,6 @@ pub fn register(r: &mut Registry) {
     envgen::register(r);
 }
 
-/// Units that draw from their synth's random generator.
-pub const RANDOM_UNITS: &[&str] = &["Dwhite", "Diwhite", "Dbrown", "Dibrown", "Drand", "Dxrand", "Dwrand", "Dshuf"];
-
 /// Sample `i` (0-based) of input `index`: audio-rate inputs change per sample, others not.
 #[inline]
 fn at(io: &Wires<'_>, index: usize, i: usize) -> f32 {

@@ -499,7 +499,7 @@ impl Unit for VDiskIn {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<DiskIn>("DiskIn");
-    r.add::<DiskOut>("DiskOut");
-    r.add::<VDiskIn>("VDiskIn");
+    r.add::<DiskIn>("DiskIn").inputs(1);
+    r.add::<DiskOut>("DiskOut").inputs(1);
+    r.add::<VDiskIn>("VDiskIn").inputs(2);
 }

@@ -234,10 +234,10 @@ impl Unit for Linen {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<Line>("Line");
-    r.add::<XLine>("XLine");
-    r.add::<EnvGen>("EnvGen");
-    r.add::<Linen>("Linen");
+    r.add::<Line>("Line").done_action(3).inputs(4).outputs(1);
+    r.add::<XLine>("XLine").done_action(3).inputs(4).outputs(1);
+    r.add::<EnvGen>("EnvGen").done_action(4).inputs(8).outputs(1);
+    r.add::<Linen>("Linen").done_action(4).inputs(1).outputs(1);
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ impl Unit for MagnetarStall {
 /// Registers the test units when [`ENABLE_VAR`] is `1`.
 pub fn register_if_enabled(r: &mut Registry) {
     if std::env::var_os(ENABLE_VAR).is_some_and(|v| v == "1") {
-        r.add::<MagnetarFault>("MagnetarFault");
+        r.add::<MagnetarFault>("MagnetarFault").pure();
         r.add::<MagnetarStall>("MagnetarStall");
     }
 }

@@ -26,7 +26,7 @@ use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::World;
 
 pub fn register(r: &mut Registry) {
-    r.add::<GrainCloud>("GrainCloud");
+    r.add::<GrainCloud>("GrainCloud").inputs(4).outputs(1);
 }
 
 /// A collector sized for the real-time server: a 4 MB pointer heap (its full snapshot is the

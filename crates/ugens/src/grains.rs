@@ -378,13 +378,13 @@ fn buffer_value(buf: &SndBuf, phase: f64, interp: i32, ch: usize) -> f32 {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<GrainSin>("GrainSin");
-    r.add::<GrainFM>("GrainFM");
-    r.add::<GrainIn>("GrainIn");
-    r.add::<GrainBuf>("GrainBuf");
-    r.add::<Warp1>("Warp1");
-    r.add::<TGrains>("TGrains");
-    r.add::<PitchShift>("PitchShift");
+    r.add::<GrainSin>("GrainSin").inputs(6);
+    r.add::<GrainFM>("GrainFM").inputs(8);
+    r.add::<GrainIn>("GrainIn").inputs(6);
+    r.add::<GrainBuf>("GrainBuf").inputs(9);
+    r.add::<Warp1>("Warp1").random().inputs(1).outputs(2);
+    r.add::<TGrains>("TGrains").inputs(1);
+    r.add::<PitchShift>("PitchShift").random().inputs(5).outputs(1);
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! value once at construction and never run again, as in scsynth. The buffer
 //! information units re-read their buffer every block.
 
+use crate::decl::BufferUse;
 use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, World};
@@ -257,30 +258,30 @@ impl Unit for A2K {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<Dc>("DC");
-    r.add_ctor("SampleRate", sample_rate);
-    r.add_ctor("SampleDur", sample_dur);
-    r.add_ctor("ControlRate", control_rate);
-    r.add_ctor("ControlDur", control_dur);
-    r.add_ctor("RadiansPerSample", radians_per_sample);
-    r.add_ctor("BlockSize", block_size);
-    r.add_ctor("SubsampleOffset", subsample_offset);
-    r.add_ctor("NumInputBuses", num_input_buses);
-    r.add_ctor("NumOutputBuses", num_output_buses);
-    r.add_ctor("NumAudioBuses", num_audio_buses);
-    r.add_ctor("NumControlBuses", num_control_buses);
-    r.add_ctor("NumBuffers", num_buffers);
-    r.add_ctor("NodeID", node_id);
-    r.add_ctor("NumRunningSynths", num_running_synths);
-    r.add_ctor("BufSampleRate", buf_sample_rate);
-    r.add_ctor("BufRateScale", buf_rate_scale);
-    r.add_ctor("BufSamples", buf_samples);
-    r.add_ctor("BufFrames", buf_frames);
-    r.add_ctor("BufChannels", buf_channels);
-    r.add_ctor("BufDur", buf_dur);
-    r.add::<Silent>("Silent");
-    r.add::<K2A>("K2A");
-    r.add::<A2K>("A2K");
+    r.add::<Dc>("DC").pure().inputs(1).outputs(1);
+    r.add_ctor("SampleRate", sample_rate).outputs(1);
+    r.add_ctor("SampleDur", sample_dur).outputs(1);
+    r.add_ctor("ControlRate", control_rate).outputs(1);
+    r.add_ctor("ControlDur", control_dur).outputs(1);
+    r.add_ctor("RadiansPerSample", radians_per_sample).outputs(1);
+    r.add_ctor("BlockSize", block_size).outputs(1);
+    r.add_ctor("SubsampleOffset", subsample_offset).outputs(1);
+    r.add_ctor("NumInputBuses", num_input_buses).outputs(1);
+    r.add_ctor("NumOutputBuses", num_output_buses).outputs(1);
+    r.add_ctor("NumAudioBuses", num_audio_buses).outputs(1);
+    r.add_ctor("NumControlBuses", num_control_buses).outputs(1);
+    r.add_ctor("NumBuffers", num_buffers).buffer_table().outputs(1);
+    r.add_ctor("NodeID", node_id).outputs(1);
+    r.add_ctor("NumRunningSynths", num_running_synths).outputs(1);
+    r.add_ctor("BufSampleRate", buf_sample_rate).buffer(0, BufferUse::Info).inputs(1).outputs(1);
+    r.add_ctor("BufRateScale", buf_rate_scale).buffer(0, BufferUse::Info).inputs(1).outputs(1);
+    r.add_ctor("BufSamples", buf_samples).buffer(0, BufferUse::Info).inputs(1).outputs(1);
+    r.add_ctor("BufFrames", buf_frames).buffer(0, BufferUse::Info).inputs(1).outputs(1);
+    r.add_ctor("BufChannels", buf_channels).buffer(0, BufferUse::Info).inputs(1).outputs(1);
+    r.add_ctor("BufDur", buf_dur).buffer(0, BufferUse::Info).inputs(1).outputs(1);
+    r.add::<Silent>("Silent").pure();
+    r.add::<K2A>("K2A").pure().inputs(1).outputs(1);
+    r.add::<A2K>("A2K").pure().inputs(1).outputs(1);
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! was given: an out-of-range bus number leaves the previous one in place,
 //! and each channel is then checked against the bus count, as scsynth does.
 
+use crate::decl::{BusUse, Rates};
 use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::ControlMap;
@@ -754,16 +755,17 @@ impl Unit for LocalOut {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<Control>("Control");
-    r.add::<TrigControl>("TrigControl");
-    r.add::<LagControl>("LagControl");
-    r.add::<AudioControl>("AudioControl");
-    r.add::<In>("In");
-    r.add::<InFeedback>("InFeedback");
-    r.add_ctor("Out", new_out);
-    r.add_ctor("ReplaceOut", new_replace_out);
-    r.add::<XOut>("XOut");
-    r.add::<OffsetOut>("OffsetOut");
-    r.add::<LocalIn>("LocalIn");
-    r.add::<LocalOut>("LocalOut");
+    r.add::<Control>("Control").controls();
+    r.add::<TrigControl>("TrigControl").controls();
+    r.add::<LagControl>("LagControl").controls();
+    r.add::<AudioControl>("AudioControl").controls();
+    r.add::<In>("In").bus(0, BusUse::Read { feedback: false }).inputs(1);
+    r.add::<InFeedback>("InFeedback").bus(0, BusUse::Read { feedback: true }).inputs(1);
+    r.add_ctor("Out", new_out).bus(0, BusUse::Write { replace: false }).inputs(1);
+    r.add_ctor("ReplaceOut", new_replace_out).bus(0, BusUse::Write { replace: true }).inputs(1);
+    r.add::<XOut>("XOut").bus(0, BusUse::WriteMixed).inputs(2);
+    // It writes audio buses a block at a time, from audio-rate inputs.
+    r.add::<OffsetOut>("OffsetOut").bus(0, BusUse::WriteMixed).rates(Rates::of(&[Rate::Scalar, Rate::Audio, Rate::Demand]));
+    r.add::<LocalIn>("LocalIn").local_buses();
+    r.add::<LocalOut>("LocalOut").local_buses();
 }

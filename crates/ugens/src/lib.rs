@@ -46,6 +46,7 @@
 
 pub mod rgen;
 pub mod unit;
+pub mod decl;
 pub mod world;
 pub mod registry;
 pub mod testing;
@@ -78,6 +79,7 @@ pub mod ui;
 pub mod disk;
 pub mod fault_test;
 
+pub use decl::{BufferUse, BusUse, Decl, Effects, Mismatch, Random, Rates};
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;
 pub use unit::{Construct, DemandRunner, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};

@@ -19,15 +19,15 @@ use crate::registry::Registry;
 
 pub fn register(r: &mut Registry) {
     r.add::<pitch::Pitch>("Pitch");
-    r.add::<spectral::SpecCentroid>("SpecCentroid");
-    r.add::<spectral::SpecFlatness>("SpecFlatness");
-    r.add::<spectral::SpecPcile>("SpecPcile");
-    r.add::<onsets::Onsets>("Onsets");
-    r.add::<loudness::Loudness>("Loudness");
-    r.add::<loudness::Mfcc>("MFCC");
-    r.add::<keytrack::KeyTrack>("KeyTrack");
-    r.add::<beattrack::BeatTrack>("BeatTrack");
-    r.add::<beattrack2::BeatTrack2>("BeatTrack2");
-    r.add::<feature::PvHainsworthFoote>("PV_HainsworthFoote");
-    r.add::<feature::PvJensenAndersen>("PV_JensenAndersen");
+    r.add::<spectral::SpecCentroid>("SpecCentroid").inputs(1).outputs(1);
+    r.add::<spectral::SpecFlatness>("SpecFlatness").inputs(1).outputs(1);
+    r.add::<spectral::SpecPcile>("SpecPcile").inputs(2).outputs(1);
+    r.add::<onsets::Onsets>("Onsets").inputs(9).outputs(1);
+    r.add::<loudness::Loudness>("Loudness").inputs(3).outputs(1);
+    r.add::<loudness::Mfcc>("MFCC").inputs(2);
+    r.add::<keytrack::KeyTrack>("KeyTrack").inputs(3).outputs(1);
+    r.add::<beattrack::BeatTrack>("BeatTrack").inputs(2).outputs(4);
+    r.add::<beattrack2::BeatTrack2>("BeatTrack2").inputs(6).outputs(6);
+    r.add::<feature::PvHainsworthFoote>("PV_HainsworthFoote").inputs(5).outputs(1);
+    r.add::<feature::PvJensenAndersen>("PV_JensenAndersen").inputs(7).outputs(1);
 }

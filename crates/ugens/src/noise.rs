@@ -16,48 +16,36 @@ use crate::registry::Registry;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-/// The units registered here that draw from (or reseed) the generator of
-/// the synth they run in: all but [`DETERMINISTIC_UNITS`].
-pub const RANDOM_UNITS: &[&str] = &[
-    "WhiteNoise", "ClipNoise", "PinkNoise", "BrownNoise", "Dust", "Dust2", "LFNoise0", "LFNoise1", "LFNoise2", "Rand",
-    "IRand", "ExpRand", "LinRand", "NRand", "TRand", "RandSeed", "LFDNoise0", "LFDNoise1", "LFDNoise3",
-    "LFClipNoise", "LFDClipNoise", "GrayNoise", "Crackle", "CoinGate", "TExpRand", "TIRand", "RandID",
-];
-
-/// Units registered here that draw no random numbers (Crackle, though
-/// chaotic, is random: it starts from a random value).
-pub const DETERMINISTIC_UNITS: &[&str] = &["Logistic", "Hasher"];
-
 pub fn register(r: &mut Registry) {
-    r.add::<WhiteNoise>("WhiteNoise");
-    r.add::<ClipNoise>("ClipNoise");
-    r.add::<PinkNoise>("PinkNoise");
-    r.add::<BrownNoise>("BrownNoise");
-    r.add::<Dust>("Dust");
-    r.add::<Dust2>("Dust2");
-    r.add::<LFNoise0>("LFNoise0");
-    r.add::<LFNoise1>("LFNoise1");
-    r.add::<LFNoise2>("LFNoise2");
-    r.add::<Rand>("Rand");
-    r.add::<IRand>("IRand");
-    r.add::<ExpRand>("ExpRand");
-    r.add::<LinRand>("LinRand");
-    r.add::<NRand>("NRand");
-    r.add::<TRand>("TRand");
-    r.add::<RandSeed>("RandSeed");
-    r.add::<RandID>("RandID");
-    r.add::<LFDNoise0>("LFDNoise0");
-    r.add::<LFDNoise1>("LFDNoise1");
-    r.add::<LFDNoise3>("LFDNoise3");
-    r.add::<LFClipNoise>("LFClipNoise");
-    r.add::<LFDClipNoise>("LFDClipNoise");
-    r.add::<GrayNoise>("GrayNoise");
-    r.add::<Crackle>("Crackle");
-    r.add::<Logistic>("Logistic");
-    r.add::<Hasher>("Hasher");
-    r.add::<CoinGate>("CoinGate");
-    r.add::<TExpRand>("TExpRand");
-    r.add::<TIRand>("TIRand");
+    r.add::<WhiteNoise>("WhiteNoise").random().outputs(1);
+    r.add::<ClipNoise>("ClipNoise").random().outputs(1);
+    r.add::<PinkNoise>("PinkNoise").random().outputs(1);
+    r.add::<BrownNoise>("BrownNoise").random().outputs(1);
+    r.add::<Dust>("Dust").random().inputs(1).outputs(1);
+    r.add::<Dust2>("Dust2").random().inputs(1).outputs(1);
+    r.add::<LFNoise0>("LFNoise0").random().inputs(1).outputs(1);
+    r.add::<LFNoise1>("LFNoise1").random().inputs(1).outputs(1);
+    r.add::<LFNoise2>("LFNoise2").random().inputs(1).outputs(1);
+    r.add::<Rand>("Rand").random().inputs(2).outputs(1);
+    r.add::<IRand>("IRand").random().inputs(2).outputs(1);
+    r.add::<ExpRand>("ExpRand").random().inputs(2).outputs(1);
+    r.add::<LinRand>("LinRand").random().inputs(3).outputs(1);
+    r.add::<NRand>("NRand").random().inputs(3).outputs(1);
+    r.add::<TRand>("TRand").random().inputs(3).outputs(1);
+    r.add::<RandSeed>("RandSeed").random().inputs(2).outputs(1);
+    r.add::<RandID>("RandID").random().inputs(1).outputs(1);
+    r.add::<LFDNoise0>("LFDNoise0").random().inputs(1).outputs(1);
+    r.add::<LFDNoise1>("LFDNoise1").random().inputs(1).outputs(1);
+    r.add::<LFDNoise3>("LFDNoise3").random().inputs(1).outputs(1);
+    r.add::<LFClipNoise>("LFClipNoise").random().inputs(1).outputs(1);
+    r.add::<LFDClipNoise>("LFDClipNoise").random().inputs(1).outputs(1);
+    r.add::<GrayNoise>("GrayNoise").random().outputs(1);
+    r.add::<Crackle>("Crackle").random().inputs(1).outputs(1);
+    r.add::<Logistic>("Logistic").pure().inputs(3).outputs(1);
+    r.add::<Hasher>("Hasher").pure().inputs(1).outputs(1);
+    r.add::<CoinGate>("CoinGate").random().inputs(2).outputs(1);
+    r.add::<TExpRand>("TExpRand").random().inputs(3).outputs(1);
+    r.add::<TIRand>("TIRand").random().inputs(3).outputs(1);
 }
 
 /// RandSeed: on a rising trigger, reseeds the shared generator, so that the

@@ -13,9 +13,9 @@ pub mod unary;
 mod tests;
 
 pub fn register(r: &mut Registry) {
-    r.add_ctor("BinaryOpUGen", binary::construct);
-    r.add_ctor("UnaryOpUGen", unary::construct);
-    r.add::<muladd::MulAdd>("MulAdd");
-    r.add::<muladd::Sum<3>>("Sum3");
-    r.add::<muladd::Sum<4>>("Sum4");
+    r.add_ctor("BinaryOpUGen", binary::construct).random_ops(&[47, 48]).inputs(2).outputs(1);
+    r.add_ctor("UnaryOpUGen", unary::construct).random_ops(&[37, 38, 39, 40, 41, 44]).outputs(1);
+    r.add::<muladd::MulAdd>("MulAdd").pure().inputs(3).outputs(1);
+    r.add::<muladd::Sum<3>>("Sum3").pure().inputs(3).outputs(1);
+    r.add::<muladd::Sum<4>>("Sum4").pure().inputs(4).outputs(1);
 }

@@ -20,6 +20,7 @@ pub use feedback::SinOscFB;
 pub use freeverb::{FreeVerb, FreeVerb2};
 pub use pluck::Pluck;
 
+use crate::decl::BufferUse;
 use crate::info::resolve_buffer;
 use crate::registry::{Lanes, Registry, MAX_LANES};
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
@@ -36,33 +37,33 @@ const ONECYC13: i32 = 0x2000_0000;
 const TQCYC13: i32 = 0x1800_0000;
 
 pub fn register(r: &mut Registry) {
-    r.add::<SinOsc>("SinOsc");
-    r.add::<FSinOsc>("FSinOsc");
+    r.add::<SinOsc>("SinOsc").pure().inputs(2).outputs(1);
+    r.add::<FSinOsc>("FSinOsc").pure().inputs(2).outputs(1);
     r.add_batch("FSinOsc", fsinosc_batchable, new_fsinosc_batch);
-    r.add::<Osc>("Osc");
-    r.add::<OscN>("OscN");
-    r.add::<COsc>("COsc");
-    r.add::<Saw>("Saw");
+    r.add::<Osc>("Osc").buffer(0, BufferUse::Read).inputs(3).outputs(1);
+    r.add::<OscN>("OscN").buffer(0, BufferUse::Read).inputs(3).outputs(1);
+    r.add::<COsc>("COsc").buffer(0, BufferUse::Read).inputs(3).outputs(1);
+    r.add::<Saw>("Saw").pure().inputs(1).outputs(1);
     r.add_lanes("Saw", saw_lanes);
-    r.add::<Pulse>("Pulse");
+    r.add::<Pulse>("Pulse").pure().inputs(2).outputs(1);
     r.add_lanes("Pulse", pulse_lanes);
-    r.add::<Blip>("Blip");
-    r.add::<Formant>("Formant");
-    r.add::<LFSaw>("LFSaw");
-    r.add::<LFPulse>("LFPulse");
-    r.add::<LFTri>("LFTri");
-    r.add::<LFPar>("LFPar");
-    r.add::<LFCub>("LFCub");
-    r.add::<VarSaw>("VarSaw");
-    r.add::<SyncSaw>("SyncSaw");
-    r.add::<Impulse>("Impulse");
-    r.add::<SinOscFB>("SinOscFB");
-    r.add::<Klang>("Klang");
-    r.add::<Klank>("Klank");
-    r.add::<Pluck>("Pluck");
-    r.add::<FreeVerb>("FreeVerb");
-    r.add::<FreeVerb2>("FreeVerb2");
-    r.add::<gverb::GVerb>("GVerb");
+    r.add::<Blip>("Blip").pure().inputs(2).outputs(1);
+    r.add::<Formant>("Formant").pure().inputs(3).outputs(1);
+    r.add::<LFSaw>("LFSaw").pure().inputs(2).outputs(1);
+    r.add::<LFPulse>("LFPulse").pure().inputs(3).outputs(1);
+    r.add::<LFTri>("LFTri").pure().inputs(2).outputs(1);
+    r.add::<LFPar>("LFPar").pure().inputs(2).outputs(1);
+    r.add::<LFCub>("LFCub").pure().inputs(2).outputs(1);
+    r.add::<VarSaw>("VarSaw").pure().inputs(3).outputs(1);
+    r.add::<SyncSaw>("SyncSaw").pure().inputs(2).outputs(1);
+    r.add::<Impulse>("Impulse").pure().inputs(2).outputs(1);
+    r.add::<SinOscFB>("SinOscFB").pure().inputs(2).outputs(1);
+    r.add::<Klang>("Klang").pure().inputs(2).outputs(1);
+    r.add::<Klank>("Klank").pure().inputs(4).outputs(1);
+    r.add::<Pluck>("Pluck").pure().inputs(6).outputs(1);
+    r.add::<FreeVerb>("FreeVerb").pure().inputs(4).outputs(1);
+    r.add::<FreeVerb2>("FreeVerb2").pure().inputs(5).outputs(2);
+    r.add::<gverb::GVerb>("GVerb").pure().inputs(10).outputs(2);
 }
 
 // ---------------------------------------------------------------------------

@@ -604,12 +604,12 @@ impl Unit for Pan4 {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add_ctor("Pan2", pan2);
-    r.add_ctor("LinPan2", lin_pan2);
-    r.add_ctor("Balance2", balance2);
-    r.add_ctor("XFade2", xfade2);
-    r.add::<LinXFade2>("LinXFade2");
-    r.add::<Pan4>("Pan4");
+    r.add_ctor("Pan2", pan2).pure().inputs(1).outputs(2);
+    r.add_ctor("LinPan2", lin_pan2).pure().inputs(1).outputs(2);
+    r.add_ctor("Balance2", balance2).pure().inputs(2).outputs(2);
+    r.add_ctor("XFade2", xfade2).pure().inputs(2).outputs(1);
+    r.add::<LinXFade2>("LinXFade2").pure().inputs(2).outputs(1);
+    r.add::<Pan4>("Pan4").pure().inputs(1).outputs(4);
 }
 
 #[cfg(test)]

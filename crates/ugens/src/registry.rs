@@ -1,7 +1,8 @@
 //! Name → constructor table for every UGen magnetar knows.
 
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
-use std::collections::{HashMap, HashSet};
+use crate::decl::{Decl, Declare, Effects};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub type UnitCtor = fn(&UnitSpec<'_>, &mut Wires<'_>, &mut UnitCtx<'_>) -> Box<dyn Unit>;
@@ -58,9 +59,8 @@ pub struct Registry {
     ctors: HashMap<&'static str, UnitCtor>,
     batches: HashMap<&'static str, BatchEntry>,
     lanes: HashMap<&'static str, LaneKernel>,
-    /// Names whose units are foreign code (plugins): never pure, never
-    /// batched, kept in order.
-    foreign: HashSet<&'static str>,
+    /// What each unit declared at registration.
+    decls: HashMap<&'static str, Decl>,
 }
 
 /// Registers units from outside this crate (the server's plugin host) in
@@ -72,34 +72,6 @@ static EXTENSION: OnceLock<fn(&mut Registry)> = OnceLock::new();
 pub fn set_extension(f: fn(&mut Registry)) -> bool {
     EXTENSION.set(f).is_ok()
 }
-
-/// UGens that only read their inputs and write their outputs (and their own
-/// state): no buses, buffers, controls, random generator or done actions.
-/// The engine may run them in any order the data allows.
-const PURE: &[&str] = &[
-    "FSinOsc", "SinOsc", "Saw", "Pulse", "Blip", "Formant", "LFSaw", "LFPulse", "LFTri", "LFPar", "LFCub",
-    "VarSaw", "SyncSaw", "Impulse", "MulAdd", "Sum3", "Sum4", "LPF", "HPF", "BPF", "BRF", "RLPF", "RHPF",
-    "Resonz", "Ringz", "Formlet", "OnePole", "OneZero", "TwoPole", "TwoZero", "SOS", "Lag", "Lag2", "Lag3",
-    "LagUD", "Ramp", "Slew", "LeakDC", "Decay", "Decay2", "Integrator", "Median", "Delay1", "Delay2", "DelayN",
-    "DelayL", "DelayC", "CombN", "CombL", "CombC", "AllpassN", "AllpassL", "AllpassC", "Pan2", "LinPan2",
-    "Balance2", "Pan4", "XFade2", "LinXFade2", "K2A", "A2K", "DC", "Clip", "Fold", "Wrap", "InRange",
-    "Schmidt", "Trig", "Trig1", "Latch", "Gate", "ToggleFF", "SetResetFF", "Peak", "RunningMax", "RunningMin",
-    "Phasor", "Sweep", "Stepper", "PulseCount", "PulseDivider", "TDelay", "Timer", "Select",
-    "SinOscFB", "Klang", "Klank", "Pluck", "FreeVerb", "FreeVerb2", "Logistic", "Hasher",
-    "LPZ1", "HPZ1", "LPZ2", "HPZ2", "BPZ2", "BRZ2", "Slope", "MidEQ", "LinExp",
-    "BLowPass", "BHiPass", "BBandPass", "BBandStop", "BPeakEQ", "BAllPass", "BLowShelf", "BHiShelf",
-    "MoogFF", "Amplitude", "Compander", "Limiter", "Normalizer", "Hilbert", "FreqShift", "GVerb",
-    "PanAz", "PanB", "PanB2", "BiPanB2", "DecodeB2", "Rotate2", "T2K", "T2A", "RunningSum", "ZeroCrossing",
-    "PeakFollower", "MostChange", "LeastChange", "ModDif", "LastValue", "Lag2UD", "Lag3UD", "VarLag", "FOS",
-    "APF", "Spring", "AmpComp", "AmpCompA",
-    "CuspN", "CuspL", "FBSineN", "FBSineL", "FBSineC", "GbmanN", "GbmanL", "HenonN", "HenonL", "HenonC",
-    "LatoocarfianN", "LatoocarfianL", "LatoocarfianC", "LinCongN", "LinCongL", "LinCongC", "LorenzL",
-    "QuadN", "QuadL", "QuadC", "StandardN", "StandardL",
-];
-
-/// Operator numbers of UnaryOpUGen and BinaryOpUGen that draw random numbers.
-const RANDOM_UNARY_OPS: &[i16] = &[37, 38, 39, 40, 41, 44];
-const RANDOM_BINARY_OPS: &[i16] = &[47, 48];
 
 fn build<T: Construct>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(T::new(spec, io, cx))
@@ -151,24 +123,38 @@ impl Registry {
         self.ctors.insert(name, ctor);
         self.batches.remove(name);
         self.lanes.remove(name);
-        self.foreign.insert(name);
+        self.decls.insert(name, Decl::FOREIGN);
     }
 
     /// Whether `name` is a foreign (plugin) unit.
     pub fn is_foreign(&self, name: &str) -> bool {
-        self.foreign.contains(name)
+        self.effects(name).foreign
     }
 
-    /// Registers `T` under `name`.
-    pub fn add<T: Construct>(&mut self, name: &'static str) {
-        self.add_ctor(name, build::<T>);
+    /// Registers `T` under `name`; its effects are declared on the result.
+    pub fn add<T: Construct>(&mut self, name: &'static str) -> Declare<'_> {
+        self.add_ctor(name, build::<T>)
     }
 
     /// Registers a hand-written constructor (several names for one struct,
-    /// or a constructor that picks among structs).
-    pub fn add_ctor(&mut self, name: &'static str, ctor: UnitCtor) {
+    /// or a constructor that picks among structs); its effects are declared
+    /// on the result.
+    pub fn add_ctor(&mut self, name: &'static str, ctor: UnitCtor) -> Declare<'_> {
         let previous = self.ctors.insert(name, ctor);
         assert!(previous.is_none(), "UGen {name} registered twice");
+        Declare::new(self.decls.entry(name).or_default())
+    }
+
+    /// What `name` declared (an unknown name: what an undeclared unit is
+    /// taken to do).
+    pub fn effects(&self, name: &str) -> Effects {
+        self.decl(name).effects
+    }
+
+    /// Everything `name` declared (an unknown name: what an undeclared
+    /// unit is taken to be).
+    pub fn decl(&self, name: &str) -> Decl {
+        self.decls.get(name).copied().unwrap_or_default()
     }
 
     /// Lets instances of `name` be computed in batches.
@@ -193,32 +179,13 @@ impl Registry {
 
     /// Whether a unit may be reordered freely within its data dependencies.
     pub fn is_pure(&self, name: &str, special_index: i16) -> bool {
-        if self.is_foreign(name) {
-            return false;
-        }
-        match name {
-            "UnaryOpUGen" => !RANDOM_UNARY_OPS.contains(&special_index),
-            "BinaryOpUGen" => !RANDOM_BINARY_OPS.contains(&special_index),
-            // The test unit (`fault_test`) is pure, so it may run in parallel groups.
-            "MagnetarFault" => true,
-            _ => PURE.contains(&name),
-        }
+        self.effects(name).is_pure(special_index)
     }
 
-    /// Whether a unit draws from the random generator its synth uses (the
-    /// noise units, the random operators, and `RandSeed`, which reseeds it).
+    /// Whether a unit draws from the random generator its synth uses (or
+    /// reseeds it, as `RandSeed` does).
     pub fn draws_random(&self, name: &str, special_index: i16) -> bool {
-        if self.is_foreign(name) {
-            // Unknown: `foreign` already keeps such units in order.
-            return false;
-        }
-        match name {
-            "UnaryOpUGen" => RANDOM_UNARY_OPS.contains(&special_index),
-            "BinaryOpUGen" => RANDOM_BINARY_OPS.contains(&special_index),
-            _ => [crate::noise::RANDOM_UNITS, crate::demand::RANDOM_UNITS, crate::chaos::RANDOM_UNITS, crate::fft::RANDOM_UNITS, &["TWindex", "Warp1", "PitchShift", "GrainTap"]]
-                .iter()
-                .any(|list| list.contains(&name)),
-        }
+        self.effects(name).draws(special_index)
     }
 
     pub fn get(&self, name: &str) -> Option<UnitCtor> {

@@ -127,7 +127,7 @@ impl Unit for Poll {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<SendTrig>("SendTrig");
-    r.add::<SendReply>("SendReply");
-    r.add::<Poll>("Poll");
+    r.add::<SendTrig>("SendTrig").inputs(3);
+    r.add::<SendReply>("SendReply").inputs(3);
+    r.add::<Poll>("Poll").inputs(2);
 }

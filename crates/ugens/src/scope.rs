@@ -111,6 +111,6 @@ impl Unit for ScopeOut {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<ScopeOut2>("ScopeOut2");
+    r.add::<ScopeOut2>("ScopeOut2").inputs(2);
     r.add::<ScopeOut>("ScopeOut");
 }

@@ -1005,35 +1005,35 @@ impl Unit for Select {
 }
 
 pub fn register(r: &mut Registry) {
-    r.add_ctor("Trig", TrigHold::new_trig);
-    r.add_ctor("Trig1", TrigHold::new_trig1);
-    r.add::<TDelay>("TDelay");
-    r.add::<Latch>("Latch");
-    r.add::<Gate>("Gate");
-    r.add::<PulseCount>("PulseCount");
-    r.add::<PulseDivider>("PulseDivider");
-    r.add::<Stepper>("Stepper");
-    r.add::<ToggleFF>("ToggleFF");
-    r.add::<SetResetFF>("SetResetFF");
-    r.add::<Schmidt>("Schmidt");
-    r.add::<Timer>("Timer");
-    r.add::<Sweep>("Sweep");
-    r.add::<Phasor>("Phasor");
-    r.add_ctor("Peak", Tracker::new_peak);
-    r.add_ctor("RunningMax", Tracker::new_running_max);
-    r.add_ctor("RunningMin", Tracker::new_running_min);
-    r.add::<Select>("Select");
-    r.add::<Clip>("Clip");
-    r.add::<Wrap>("Wrap");
-    r.add::<Fold>("Fold");
-    r.add::<InRange>("InRange");
-    r.add::<Done>("Done");
-    r.add::<FreeSelf>("FreeSelf");
-    r.add::<PauseSelf>("PauseSelf");
-    r.add_ctor("FreeSelfWhenDone", ActWhenDone::new_free);
-    r.add_ctor("PauseSelfWhenDone", ActWhenDone::new_pause);
-    r.add::<Free>("Free");
-    r.add::<Pause>("Pause");
+    r.add_ctor("Trig", TrigHold::new_trig).pure().inputs(2).outputs(1);
+    r.add_ctor("Trig1", TrigHold::new_trig1).pure().inputs(2).outputs(1);
+    r.add::<TDelay>("TDelay").pure().inputs(2).outputs(1);
+    r.add::<Latch>("Latch").pure().inputs(2).outputs(1);
+    r.add::<Gate>("Gate").pure().inputs(2).outputs(1);
+    r.add::<PulseCount>("PulseCount").pure().inputs(2).outputs(1);
+    r.add::<PulseDivider>("PulseDivider").pure().inputs(3).outputs(1);
+    r.add::<Stepper>("Stepper").pure().inputs(6).outputs(1);
+    r.add::<ToggleFF>("ToggleFF").pure().inputs(1).outputs(1);
+    r.add::<SetResetFF>("SetResetFF").pure().inputs(2).outputs(1);
+    r.add::<Schmidt>("Schmidt").pure().inputs(3).outputs(1);
+    r.add::<Timer>("Timer").pure().inputs(1).outputs(1);
+    r.add::<Sweep>("Sweep").pure().inputs(2).outputs(1);
+    r.add::<Phasor>("Phasor").pure().inputs(5).outputs(1);
+    r.add_ctor("Peak", Tracker::new_peak).pure().inputs(2).outputs(1);
+    r.add_ctor("RunningMax", Tracker::new_running_max).pure().inputs(2).outputs(1);
+    r.add_ctor("RunningMin", Tracker::new_running_min).pure().inputs(2).outputs(1);
+    r.add::<Select>("Select").pure().inputs(2).outputs(1);
+    r.add::<Clip>("Clip").pure().inputs(3).outputs(1);
+    r.add::<Wrap>("Wrap").pure().inputs(3).outputs(1);
+    r.add::<Fold>("Fold").pure().inputs(3).outputs(1);
+    r.add::<InRange>("InRange").pure().inputs(3).outputs(1);
+    r.add::<Done>("Done").own_synth().inputs(1);
+    r.add::<FreeSelf>("FreeSelf").own_synth().inputs(1);
+    r.add::<PauseSelf>("PauseSelf").own_synth().inputs(1);
+    r.add_ctor("FreeSelfWhenDone", ActWhenDone::new_free).own_synth().inputs(1);
+    r.add_ctor("PauseSelfWhenDone", ActWhenDone::new_pause).own_synth().inputs(1);
+    r.add::<Free>("Free").inputs(1);
+    r.add::<Pause>("Pause").inputs(2);
 }
 
 #[cfg(test)]

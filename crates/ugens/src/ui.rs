@@ -18,10 +18,10 @@ const BUTTON_DOWN: bool = false;
 const KEY_DOWN: bool = false;
 
 pub fn register(r: &mut Registry) {
-    r.add::<Mouse<0>>("MouseX");
-    r.add::<Mouse<1>>("MouseY");
-    r.add::<MouseButton>("MouseButton");
-    r.add::<KeyState>("KeyState");
+    r.add::<Mouse<0>>("MouseX").inputs(4).outputs(1);
+    r.add::<Mouse<1>>("MouseY").inputs(4).outputs(1);
+    r.add::<MouseButton>("MouseButton").inputs(3).outputs(1);
+    r.add::<KeyState>("KeyState").inputs(4).outputs(1);
 }
 
 /// The one-pole lag the four units share: the coefficient is recomputed

@@ -39,25 +39,25 @@ fn with_outputs<T: Construct, const N: usize>(
 }
 
 pub fn register(r: &mut Registry) {
-    r.add::<PanAz>("PanAz");
-    r.add_ctor("PanB", with_outputs::<PanB, 4>);
-    r.add_ctor("PanB2", with_outputs::<PanB2, 3>);
-    r.add_ctor("BiPanB2", with_outputs::<BiPanB2, 3>);
-    r.add::<DecodeB2>("DecodeB2");
-    r.add_ctor("Rotate2", with_outputs::<Rotate2, 2>);
-    r.add::<T2A>("T2A");
-    r.add::<T2K>("T2K");
+    r.add::<PanAz>("PanAz").pure();
+    r.add_ctor("PanB", with_outputs::<PanB, 4>).pure();
+    r.add_ctor("PanB2", with_outputs::<PanB2, 3>).pure();
+    r.add_ctor("BiPanB2", with_outputs::<BiPanB2, 3>).pure();
+    r.add::<DecodeB2>("DecodeB2").pure();
+    r.add_ctor("Rotate2", with_outputs::<Rotate2, 2>).pure();
+    r.add::<T2A>("T2A").pure().outputs(1);
+    r.add::<T2K>("T2K").pure().outputs(1);
     r.add::<InTrig>("InTrig");
     r.add::<LagIn>("LagIn");
-    r.add::<CheckBadValues>("CheckBadValues");
-    r.add::<Sanitize>("Sanitize");
-    r.add::<LastValue>("LastValue");
-    r.add::<RunningSum>("RunningSum");
-    r.add::<ZeroCrossing>("ZeroCrossing");
-    r.add::<PeakFollower>("PeakFollower");
-    r.add::<MostChange>("MostChange");
-    r.add::<LeastChange>("LeastChange");
-    r.add::<ModDif>("ModDif");
+    r.add::<CheckBadValues>("CheckBadValues").outputs(1);
+    r.add::<Sanitize>("Sanitize").outputs(1);
+    r.add::<LastValue>("LastValue").pure().outputs(1);
+    r.add::<RunningSum>("RunningSum").pure().outputs(1);
+    r.add::<ZeroCrossing>("ZeroCrossing").pure().outputs(1);
+    r.add::<PeakFollower>("PeakFollower").pure().outputs(1);
+    r.add::<MostChange>("MostChange").pure().outputs(1);
+    r.add::<LeastChange>("LeastChange").pure().outputs(1);
+    r.add::<ModDif>("ModDif").pure().outputs(1);
 }
 
 #[cfg(test)]

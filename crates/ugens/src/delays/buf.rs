@@ -9,6 +9,7 @@
 //! silence. The buffer is looked up every block, as scsynth does; without
 //! one holding data the unit outputs silence and marks itself done.
 
+use crate::decl::BufferUse;
 use super::{DelayCore, Line, Signals, ALLPASS, COMB, CUBIC, DELAY, LINEAR, NEAREST};
 use crate::filters::sig::{in0, in_rate, In};
 use crate::info::{resolve_buffer, resolve_buffer_index};
@@ -93,15 +94,15 @@ impl<const KIND: u8, const INTERP: u8> Unit for BufDelayUnit<KIND, INTERP> {
 }
 
 pub(super) fn register(r: &mut Registry) {
-    r.add::<BufDelayN>("BufDelayN");
-    r.add::<BufDelayL>("BufDelayL");
-    r.add::<BufDelayC>("BufDelayC");
-    r.add::<BufCombN>("BufCombN");
-    r.add::<BufCombL>("BufCombL");
-    r.add::<BufCombC>("BufCombC");
-    r.add::<BufAllpassN>("BufAllpassN");
-    r.add::<BufAllpassL>("BufAllpassL");
-    r.add::<BufAllpassC>("BufAllpassC");
+    r.add::<BufDelayN>("BufDelayN").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufDelayL>("BufDelayL").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufDelayC>("BufDelayC").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufCombN>("BufCombN").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufCombL>("BufCombL").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufCombC>("BufCombC").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufAllpassN>("BufAllpassN").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufAllpassL>("BufAllpassL").buffer(0, BufferUse::Write).outputs(1);
+    r.add::<BufAllpassC>("BufAllpassC").buffer(0, BufferUse::Write).outputs(1);
 }
 
 #[cfg(test)]

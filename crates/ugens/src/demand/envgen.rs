@@ -8,7 +8,7 @@ use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::f64::consts::PI;
 
 pub(super) fn register(r: &mut Registry) {
-    r.add::<DemandEnvGen>("DemandEnvGen");
+    r.add::<DemandEnvGen>("DemandEnvGen").inputs(6).outputs(1);
 }
 
 /// Input numbers.

@@ -11,10 +11,10 @@ use crate::unit::{UnitCtx, UnitSpec, Wires};
 pub(super) fn register(r: &mut Registry) {
     r.add::<Demanded<Seq>>("Dseq");
     r.add::<Demanded<Ser>>("Dser");
-    r.add::<Demanded<Rand>>("Drand");
-    r.add::<Demanded<XRand>>("Dxrand");
-    r.add::<Demanded<WRand>>("Dwrand");
-    r.add::<Demanded<Shuf>>("Dshuf");
+    r.add::<Demanded<Rand>>("Drand").random();
+    r.add::<Demanded<XRand>>("Dxrand").random();
+    r.add::<Demanded<WRand>>("Dwrand").random();
+    r.add::<Demanded<Shuf>>("Dshuf").random();
     r.add::<Demanded<Switch1>>("Dswitch1");
     r.add::<Demanded<Switch>>("Dswitch");
     r.add::<Demanded<Dup>>("Dstutter");

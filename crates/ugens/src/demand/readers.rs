@@ -6,9 +6,9 @@ use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 pub(super) fn register(r: &mut Registry) {
-    r.add::<Demand>("Demand");
-    r.add::<Duty>("Duty");
-    r.add::<TDuty>("TDuty");
+    r.add::<Demand>("Demand").inputs(2);
+    r.add::<Duty>("Duty").inputs(4).outputs(1);
+    r.add::<TDuty>("TDuty").inputs(4).outputs(1);
 }
 
 /// `Demand.ar/kr(trig, reset, sources...)`: on each rising trigger, one value

@@ -12,12 +12,12 @@ use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 pub(super) fn register(r: &mut Registry) {
     r.add::<Demanded<Series<false>>>("Dseries");
     r.add::<Demanded<Series<true>>>("Dgeom");
-    r.add::<Demanded<White>>("Dwhite");
-    r.add::<Demanded<IWhite>>("Diwhite");
-    r.add::<Demanded<Brown<f32>>>("Dbrown");
-    r.add::<Demanded<Brown<i32>>>("Dibrown");
-    r.add::<BufRead>("Dbufrd");
-    r.add::<BufWrite>("Dbufwr");
+    r.add::<Demanded<White>>("Dwhite").random();
+    r.add::<Demanded<IWhite>>("Diwhite").random();
+    r.add::<Demanded<Brown<f32>>>("Dbrown").random();
+    r.add::<Demanded<Brown<i32>>>("Dibrown").random();
+    r.add::<BufRead>("Dbufrd").inputs(3).outputs(1);
+    r.add::<BufWrite>("Dbufwr").inputs(4).outputs(1);
 }
 
 /// `Dseries(length, start, step)` (added each time) and, with `GEOM`,

@@ -11,9 +11,6 @@ use std::cell::Cell;
 
 const TWOPI: f64 = std::f64::consts::PI * 2.0;
 
-/// The units of this file, for the engine's list of units that draw random numbers.
-pub const RANDOM_UNITS: &[&str] = &["PV_MagNoise", "PV_RandComb", "PV_RandWipe", "PV_Diffuser", "PV_BinScramble"];
-
 fn spec(buf: &mut SndBuf) -> Spec<'_> {
     Spec(Cell::from_mut(&mut buf.data[..]).as_slice_of_cells())
 }

@@ -4,13 +4,11 @@
 //! number falls back to buffer 0, and a buffer with no data silences the
 //! unit's outputs.
 
-use crate::decl::BufferUse;
 use crate::info::resolve_buffer;
-use crate::registry::Registry;
 use crate::unit::{UnitCtx, Wires};
 use crate::world::SndBuf;
 
-mod local;
+pub(crate) mod local;
 mod play;
 mod rdwr;
 
@@ -162,16 +160,6 @@ pub(crate) fn sc_loop(done: &mut bool, x: f64, hi: f64, looping: bool) -> f64 {
     x - hi * (x / hi).floor()
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<PlayBuf>("PlayBuf").buffer(0, BufferUse::Read).done_action(5).inputs(5);
-    r.add::<BufRd>("BufRd").buffer(0, BufferUse::Read).inputs(4);
-    r.add::<BufWr>("BufWr").buffer(0, BufferUse::Write).inputs(3);
-    r.add::<RecordBuf>("RecordBuf").buffer(0, BufferUse::Write).done_action(7).inputs(4);
-    r.add::<local::MaxLocalBufs>("MaxLocalBufs");
-    r.add::<local::LocalBuf>("LocalBuf");
-    r.add::<local::SetBuf>("SetBuf");
-    r.add::<local::ClearBuf>("ClearBuf");
-}
 
 #[cfg(test)]
 mod tests;

@@ -9,11 +9,10 @@
 
 use crate::bufio::cubicinterp;
 use crate::filters::sig::{calc_feedback, clip_f32, in0, in_rate, In};
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;
 
-mod buf;
+pub(crate) mod buf;
 
 pub use buf::{
     BufAllpassC, BufAllpassL, BufAllpassN, BufCombC, BufCombL, BufCombN, BufDelayC, BufDelayL, BufDelayN,
@@ -514,20 +513,6 @@ impl Unit for Delay2 {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<DelayN>("DelayN").pure().outputs(1);
-    r.add::<DelayL>("DelayL").pure().outputs(1);
-    r.add::<DelayC>("DelayC").pure().outputs(1);
-    r.add::<CombN>("CombN").pure().outputs(1);
-    r.add::<CombL>("CombL").pure().outputs(1);
-    r.add::<CombC>("CombC").pure().outputs(1);
-    r.add::<AllpassN>("AllpassN").pure().outputs(1);
-    r.add::<AllpassL>("AllpassL").pure().outputs(1);
-    r.add::<AllpassC>("AllpassC").pure().outputs(1);
-    r.add::<Delay1>("Delay1").pure().outputs(1);
-    r.add::<Delay2>("Delay2").pure().outputs(1);
-    buf::register(r);
-}
 
 #[cfg(test)]
 #[path = "delays/tests.rs"]

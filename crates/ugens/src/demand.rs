@@ -8,20 +8,13 @@
 //! run out answers NaN; readers then hold their last value and may end
 //! their synth.
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-mod envgen;
-mod patterns;
-mod readers;
-mod values;
+pub(crate) mod envgen;
+pub(crate) mod patterns;
+pub(crate) mod readers;
+pub(crate) mod values;
 
-pub fn register(r: &mut Registry) {
-    readers::register(r);
-    patterns::register(r);
-    values::register(r);
-    envgen::register(r);
-}
 
 /// Sample `i` (0-based) of input `index`: audio-rate inputs change per sample, others not.
 #[inline]
@@ -105,7 +98,7 @@ impl<P: Pattern> Source for P {
 }
 
 /// Runs a [`Source`] as a unit.
-struct Demanded<S>(S);
+pub(crate) struct Demanded<S>(S);
 
 impl<S: Source> Unit for Demanded<S> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {

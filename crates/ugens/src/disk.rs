@@ -9,7 +9,6 @@
 
 use crate::bufio::{cubicinterp, MAX_CHANNELS};
 use crate::info::resolve_buffer_index;
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, Trigger};
 
@@ -498,8 +497,3 @@ impl Unit for VDiskIn {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<DiskIn>("DiskIn").inputs(1);
-    r.add::<DiskOut>("DiskOut").inputs(1);
-    r.add::<VDiskIn>("VDiskIn").inputs(2);
-}

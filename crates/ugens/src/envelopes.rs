@@ -6,7 +6,6 @@
 pub(crate) mod nova;
 mod env_gen;
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 pub use env_gen::EnvGen;
@@ -233,12 +232,6 @@ impl Unit for Linen {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<Line>("Line").done_action(3).inputs(4).outputs(1);
-    r.add::<XLine>("XLine").done_action(3).inputs(4).outputs(1);
-    r.add::<EnvGen>("EnvGen").done_action(4).inputs(8).outputs(1);
-    r.add::<Linen>("Linen").done_action(4).inputs(1).outputs(1);
-}
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,6 @@
 //! the block where the input's first sample is above zero. `MagnetarStall`
 //! holds up the thread running it, for the watchdog's test.
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 /// The environment variable that enables the test units.
@@ -71,10 +70,7 @@ impl Unit for MagnetarStall {
     }
 }
 
-/// Registers the test units when [`ENABLE_VAR`] is `1`.
-pub fn register_if_enabled(r: &mut Registry) {
-    if std::env::var_os(ENABLE_VAR).is_some_and(|v| v == "1") {
-        r.add::<MagnetarFault>("MagnetarFault").pure();
-        r.add::<MagnetarStall>("MagnetarStall");
-    }
+/// Whether the test units are to be registered: [`ENABLE_VAR`] is `1`.
+pub fn enabled() -> bool {
+    std::env::var_os(ENABLE_VAR).is_some_and(|v| v == "1")
 }

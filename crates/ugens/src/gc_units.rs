@@ -21,13 +21,9 @@ use std::time::{Duration, Instant};
 pub use magnetar_gc as gc;
 use magnetar_gc::{BlockReport, Collector, GcConfig, GcError, WORD};
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::World;
 
-pub fn register(r: &mut Registry) {
-    r.add::<GrainCloud>("GrainCloud").inputs(4).outputs(1);
-}
 
 /// A collector sized for the real-time server: a 4 MB pointer heap (its full snapshot is the
 /// worst-case pause, well under a 64-sample block on current machines) and 16 MB for sample data.
@@ -338,7 +334,7 @@ mod tests {
         let rate = world.full_rate;
         let mut done = [false];
         let spec = UnitSpec { name: "GrainCloud", rate: Rate::Audio, special_index: 0, num_inputs: 4, num_outputs: 1, lanes: 1 };
-        let ctor = Registry::with_all().get("GrainCloud").unwrap();
+        let ctor = crate::registry::Registry::with_all().get("GrainCloud").unwrap();
         // SAFETY: `wires` holds every wire named above, without overlap between outputs and inputs.
         let mut io = unsafe { Wires::new(wires.as_mut_ptr(), std::ptr::null_mut(), &ins, &outs, 64, 1) };
         let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);

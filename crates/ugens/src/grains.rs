@@ -9,7 +9,6 @@
 
 use crate::bufio::MAX_CHANNELS;
 use crate::ops::math::sc_wrap;
-use crate::registry::Registry;
 use crate::unit::{UnitCtx, Wires};
 use crate::world::{SndBuf, World};
 use envelope::{active_window, Envelope};
@@ -377,15 +376,6 @@ fn buffer_value(buf: &SndBuf, phase: f64, interp: i32, ch: usize) -> f32 {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<GrainSin>("GrainSin").inputs(6);
-    r.add::<GrainFM>("GrainFM").inputs(8);
-    r.add::<GrainIn>("GrainIn").inputs(6);
-    r.add::<GrainBuf>("GrainBuf").inputs(9);
-    r.add::<Warp1>("Warp1").random().inputs(1).outputs(2);
-    r.add::<TGrains>("TGrains").inputs(1);
-    r.add::<PitchShift>("PitchShift").random().inputs(5).outputs(1);
-}
 
 #[cfg(test)]
 mod tests;

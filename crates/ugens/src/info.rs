@@ -4,8 +4,6 @@
 //! value once at construction and never run again, as in scsynth. The buffer
 //! information units re-read their buffer every block.
 
-use crate::decl::BufferUse;
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, World};
 
@@ -44,7 +42,7 @@ fn fixed(io: &mut Wires<'_>, value: f32) -> Box<dyn Unit> {
 
 macro_rules! info_unit {
     ($fn_name:ident, |$cx:ident| $value:expr) => {
-        fn $fn_name(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, $cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+        pub(crate) fn $fn_name(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, $cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
             fixed(io, $value)
         }
     };
@@ -73,7 +71,7 @@ impl Unit for NumRunningSynths {
     }
 }
 
-fn num_running_synths(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn num_running_synths(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     if spec.rate == crate::unit::Rate::Scalar {
         return fixed(io, cx.world.num_synths as f32);
     }
@@ -169,7 +167,7 @@ impl Unit for BufInfo {
 
 macro_rules! buf_info_unit {
     ($fn_name:ident, $kind:ident) => {
-        fn $fn_name(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+        pub(crate) fn $fn_name(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
             BufInfo::build(BufInfoKind::$kind, io, cx)
         }
     };
@@ -257,32 +255,6 @@ impl Unit for A2K {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<Dc>("DC").pure().inputs(1).outputs(1);
-    r.add_ctor("SampleRate", sample_rate).outputs(1);
-    r.add_ctor("SampleDur", sample_dur).outputs(1);
-    r.add_ctor("ControlRate", control_rate).outputs(1);
-    r.add_ctor("ControlDur", control_dur).outputs(1);
-    r.add_ctor("RadiansPerSample", radians_per_sample).outputs(1);
-    r.add_ctor("BlockSize", block_size).outputs(1);
-    r.add_ctor("SubsampleOffset", subsample_offset).outputs(1);
-    r.add_ctor("NumInputBuses", num_input_buses).outputs(1);
-    r.add_ctor("NumOutputBuses", num_output_buses).outputs(1);
-    r.add_ctor("NumAudioBuses", num_audio_buses).outputs(1);
-    r.add_ctor("NumControlBuses", num_control_buses).outputs(1);
-    r.add_ctor("NumBuffers", num_buffers).buffer_table().outputs(1);
-    r.add_ctor("NodeID", node_id).outputs(1);
-    r.add_ctor("NumRunningSynths", num_running_synths).outputs(1);
-    r.add_ctor("BufSampleRate", buf_sample_rate).buffer(0, BufferUse::Info).inputs(1).outputs(1);
-    r.add_ctor("BufRateScale", buf_rate_scale).buffer(0, BufferUse::Info).inputs(1).outputs(1);
-    r.add_ctor("BufSamples", buf_samples).buffer(0, BufferUse::Info).inputs(1).outputs(1);
-    r.add_ctor("BufFrames", buf_frames).buffer(0, BufferUse::Info).inputs(1).outputs(1);
-    r.add_ctor("BufChannels", buf_channels).buffer(0, BufferUse::Info).inputs(1).outputs(1);
-    r.add_ctor("BufDur", buf_dur).buffer(0, BufferUse::Info).inputs(1).outputs(1);
-    r.add::<Silent>("Silent").pure();
-    r.add::<K2A>("K2A").pure().inputs(1).outputs(1);
-    r.add::<A2K>("A2K").pure().inputs(1).outputs(1);
-}
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,6 @@
 //! was given: an out-of-range bus number leaves the previous one in place,
 //! and each channel is then checked against the bus count, as scsynth does.
 
-use crate::decl::{BusUse, Rates};
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::ControlMap;
 
@@ -409,11 +407,11 @@ impl Out {
     }
 }
 
-fn new_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn new_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(Out::construct(spec, OutKind::Mix))
 }
 
-fn new_replace_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn new_replace_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(Out::construct(spec, OutKind::Replace))
 }
 
@@ -754,18 +752,3 @@ impl Unit for LocalOut {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<Control>("Control").controls();
-    r.add::<TrigControl>("TrigControl").controls();
-    r.add::<LagControl>("LagControl").controls();
-    r.add::<AudioControl>("AudioControl").controls();
-    r.add::<In>("In").bus(0, BusUse::Read { feedback: false }).inputs(1);
-    r.add::<InFeedback>("InFeedback").bus(0, BusUse::Read { feedback: true }).inputs(1);
-    r.add_ctor("Out", new_out).bus(0, BusUse::Write { replace: false }).inputs(1);
-    r.add_ctor("ReplaceOut", new_replace_out).bus(0, BusUse::Write { replace: true }).inputs(1);
-    r.add::<XOut>("XOut").bus(0, BusUse::WriteMixed).inputs(2);
-    // It writes audio buses a block at a time, from audio-rate inputs.
-    r.add::<OffsetOut>("OffsetOut").bus(0, BusUse::WriteMixed).rates(Rates::of(&[Rate::Scalar, Rate::Audio, Rate::Demand]));
-    r.add::<LocalIn>("LocalIn").local_buses();
-    r.add::<LocalOut>("LocalOut").local_buses();
-}

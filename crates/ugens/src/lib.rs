@@ -1,5 +1,7 @@
-//! Unit generators. Each family lives in its own module and registers its
-//! UGens by name in [`registry`]; adding a UGen is one struct and one line.
+//! Unit generators. Each family lives in its own module; every UGen is
+//! registered by name, with what it declares ([`decl`]), in one list
+//! (`catalog.rs`) that [`registry`] runs. Adding a UGen is one struct and
+//! one line there.
 //!
 //! A unit sees the world through [`UnitCtx`]: its input and output wires,
 //! the rate it runs at, the shared buses and buffers ([`World`]) and the
@@ -49,6 +51,7 @@ pub mod unit;
 pub mod decl;
 pub mod world;
 pub mod registry;
+mod catalog;
 pub mod testing;
 
 pub mod osc;

@@ -12,41 +12,9 @@ pub use more::{
 };
 
 use crate::osc::tables::{d2i, f2i, sc_max, sc_min};
-use crate::registry::Registry;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-pub fn register(r: &mut Registry) {
-    r.add::<WhiteNoise>("WhiteNoise").random().outputs(1);
-    r.add::<ClipNoise>("ClipNoise").random().outputs(1);
-    r.add::<PinkNoise>("PinkNoise").random().outputs(1);
-    r.add::<BrownNoise>("BrownNoise").random().outputs(1);
-    r.add::<Dust>("Dust").random().inputs(1).outputs(1);
-    r.add::<Dust2>("Dust2").random().inputs(1).outputs(1);
-    r.add::<LFNoise0>("LFNoise0").random().inputs(1).outputs(1);
-    r.add::<LFNoise1>("LFNoise1").random().inputs(1).outputs(1);
-    r.add::<LFNoise2>("LFNoise2").random().inputs(1).outputs(1);
-    r.add::<Rand>("Rand").random().inputs(2).outputs(1);
-    r.add::<IRand>("IRand").random().inputs(2).outputs(1);
-    r.add::<ExpRand>("ExpRand").random().inputs(2).outputs(1);
-    r.add::<LinRand>("LinRand").random().inputs(3).outputs(1);
-    r.add::<NRand>("NRand").random().inputs(3).outputs(1);
-    r.add::<TRand>("TRand").random().inputs(3).outputs(1);
-    r.add::<RandSeed>("RandSeed").random().inputs(2).outputs(1);
-    r.add::<RandID>("RandID").random().inputs(1).outputs(1);
-    r.add::<LFDNoise0>("LFDNoise0").random().inputs(1).outputs(1);
-    r.add::<LFDNoise1>("LFDNoise1").random().inputs(1).outputs(1);
-    r.add::<LFDNoise3>("LFDNoise3").random().inputs(1).outputs(1);
-    r.add::<LFClipNoise>("LFClipNoise").random().inputs(1).outputs(1);
-    r.add::<LFDClipNoise>("LFDClipNoise").random().inputs(1).outputs(1);
-    r.add::<GrayNoise>("GrayNoise").random().outputs(1);
-    r.add::<Crackle>("Crackle").random().inputs(1).outputs(1);
-    r.add::<Logistic>("Logistic").pure().inputs(3).outputs(1);
-    r.add::<Hasher>("Hasher").pure().inputs(1).outputs(1);
-    r.add::<CoinGate>("CoinGate").random().inputs(2).outputs(1);
-    r.add::<TExpRand>("TExpRand").random().inputs(3).outputs(1);
-    r.add::<TIRand>("TIRand").random().inputs(3).outputs(1);
-}
 
 /// RandSeed: on a rising trigger, reseeds the shared generator, so that the
 /// random units after it repeat the same sequence. Outputs zeros.

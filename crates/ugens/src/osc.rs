@@ -11,7 +11,7 @@ mod banks;
 mod dsf_x8;
 mod feedback;
 mod freeverb;
-mod gverb;
+pub(crate) mod gverb;
 mod pluck;
 pub mod tables;
 
@@ -20,9 +20,8 @@ pub use feedback::SinOscFB;
 pub use freeverb::{FreeVerb, FreeVerb2};
 pub use pluck::Pluck;
 
-use crate::decl::BufferUse;
 use crate::info::resolve_buffer;
-use crate::registry::{Lanes, Registry, MAX_LANES};
+use crate::unit::{Lanes, MAX_LANES};
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 use tables::{
@@ -36,35 +35,6 @@ const ONECYC13: i32 = 0x2000_0000;
 /// Three quarters of `ONECYC13`: turns a sine phase into a cosine one.
 const TQCYC13: i32 = 0x1800_0000;
 
-pub fn register(r: &mut Registry) {
-    r.add::<SinOsc>("SinOsc").pure().inputs(2).outputs(1);
-    r.add::<FSinOsc>("FSinOsc").pure().inputs(2).outputs(1);
-    r.add_batch("FSinOsc", fsinosc_batchable, new_fsinosc_batch);
-    r.add::<Osc>("Osc").buffer(0, BufferUse::Read).inputs(3).outputs(1);
-    r.add::<OscN>("OscN").buffer(0, BufferUse::Read).inputs(3).outputs(1);
-    r.add::<COsc>("COsc").buffer(0, BufferUse::Read).inputs(3).outputs(1);
-    r.add::<Saw>("Saw").pure().inputs(1).outputs(1);
-    r.add_lanes("Saw", saw_lanes);
-    r.add::<Pulse>("Pulse").pure().inputs(2).outputs(1);
-    r.add_lanes("Pulse", pulse_lanes);
-    r.add::<Blip>("Blip").pure().inputs(2).outputs(1);
-    r.add::<Formant>("Formant").pure().inputs(3).outputs(1);
-    r.add::<LFSaw>("LFSaw").pure().inputs(2).outputs(1);
-    r.add::<LFPulse>("LFPulse").pure().inputs(3).outputs(1);
-    r.add::<LFTri>("LFTri").pure().inputs(2).outputs(1);
-    r.add::<LFPar>("LFPar").pure().inputs(2).outputs(1);
-    r.add::<LFCub>("LFCub").pure().inputs(2).outputs(1);
-    r.add::<VarSaw>("VarSaw").pure().inputs(3).outputs(1);
-    r.add::<SyncSaw>("SyncSaw").pure().inputs(2).outputs(1);
-    r.add::<Impulse>("Impulse").pure().inputs(2).outputs(1);
-    r.add::<SinOscFB>("SinOscFB").pure().inputs(2).outputs(1);
-    r.add::<Klang>("Klang").pure().inputs(2).outputs(1);
-    r.add::<Klank>("Klank").pure().inputs(4).outputs(1);
-    r.add::<Pluck>("Pluck").pure().inputs(6).outputs(1);
-    r.add::<FreeVerb>("FreeVerb").pure().inputs(4).outputs(1);
-    r.add::<FreeVerb2>("FreeVerb2").pure().inputs(5).outputs(2);
-    r.add::<gverb::GVerb>("GVerb").pure().inputs(10).outputs(2);
-}
 
 // ---------------------------------------------------------------------------
 // Table-lookup oscillators
@@ -593,11 +563,11 @@ fn fsinosc_init(freq: f64, iphase: f32, radians_per_sample: f64) -> (f64, f64, f
     (b1, y1, y2, (b1 * y1 - y2) as f32)
 }
 
-fn fsinosc_batchable(spec: &UnitSpec<'_>, _input_rates: &[Rate]) -> bool {
+pub(crate) fn fsinosc_batchable(spec: &UnitSpec<'_>, _input_rates: &[Rate]) -> bool {
     spec.rate == Rate::Audio && spec.num_inputs == 2
 }
 
-fn new_fsinosc_batch(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn new_fsinosc_batch(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(FSinOscBatch::new(spec, io, cx))
 }
 

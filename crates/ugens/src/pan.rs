@@ -7,7 +7,6 @@
 use crate::ops::math::sc_max;
 use crate::ops::math::sc_min;
 use crate::ops::ramp;
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::sync::OnceLock;
 
@@ -257,11 +256,11 @@ impl Unit for Pan2 {
     }
 }
 
-fn pan2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn pan2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(Pan2::build(Law::EqualPower, io, cx))
 }
 
-fn lin_pan2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn lin_pan2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(Pan2::build(Law::Linear, io, cx))
 }
 
@@ -389,11 +388,11 @@ impl Unit for Balance2 {
     }
 }
 
-fn balance2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn balance2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(Balance2::build(false, io, cx))
 }
 
-fn xfade2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+pub(crate) fn xfade2(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(Balance2::build(true, io, cx))
 }
 
@@ -603,14 +602,6 @@ impl Unit for Pan4 {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add_ctor("Pan2", pan2).pure().inputs(1).outputs(2);
-    r.add_ctor("LinPan2", lin_pan2).pure().inputs(1).outputs(2);
-    r.add_ctor("Balance2", balance2).pure().inputs(2).outputs(2);
-    r.add_ctor("XFade2", xfade2).pure().inputs(2).outputs(1);
-    r.add::<LinXFade2>("LinXFade2").pure().inputs(2).outputs(1);
-    r.add::<Pan4>("Pan4").pure().inputs(1).outputs(4);
-}
 
 #[cfg(test)]
 mod tests {

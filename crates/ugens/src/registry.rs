@@ -1,58 +1,11 @@
-//! Name → constructor table for every UGen magnetar knows.
+//! Name → constructor and declaration table for every UGen magnetar knows
+//! (the list itself: [`crate::catalog`]).
 
-use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
+pub use crate::unit::{BatchEntry, Batchable, LaneKernel, Lanes, UnitCtor, MAX_LANES};
+use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::decl::{Decl, Declare, Effects};
 use std::collections::HashMap;
 use std::sync::OnceLock;
-
-pub type UnitCtor = fn(&UnitSpec<'_>, &mut Wires<'_>, &mut UnitCtx<'_>) -> Box<dyn Unit>;
-
-/// Says whether a unit with this spec and these input rates may join a
-/// batch: several independent instances computed together, lane by lane,
-/// with exactly the arithmetic each would do alone.
-pub type Batchable = fn(&UnitSpec<'_>, &[Rate]) -> bool;
-
-#[derive(Clone, Copy)]
-pub struct BatchEntry {
-    pub batchable: Batchable,
-    /// Builds one unit for `spec.lanes` members.
-    pub ctor: UnitCtor,
-}
-
-/// Most synths whose same step one lane kernel computes at once.
-pub const MAX_LANES: usize = 16;
-
-/// The same step of up to [`MAX_LANES`] synths: unit `l` and its wires.
-pub struct Lanes<'a> {
-    pub units: [Option<&'a mut dyn Unit>; MAX_LANES],
-    pub ios: [Option<Wires<'a>>; MAX_LANES],
-    pub len: usize,
-}
-
-impl<'a> Lanes<'a> {
-    pub fn new() -> Lanes<'a> {
-        Lanes { units: std::array::from_fn(|_| None), ios: std::array::from_fn(|_| None), len: 0 }
-    }
-
-    pub fn push(&mut self, unit: &'a mut dyn Unit, io: Wires<'a>) {
-        assert!(self.len < MAX_LANES, "more lanes than a kernel takes");
-        self.units[self.len] = Some(unit);
-        self.ios[self.len] = Some(io);
-        self.len += 1;
-    }
-}
-
-impl Default for Lanes<'_> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Computes the same step of several synths together, lane by lane, with
-/// exactly the arithmetic each unit would do alone. All units are of the
-/// UGen the kernel is registered for. Only for pure units: the kernel sees
-/// nothing of the world but the rate.
-pub type LaneKernel = fn(lanes: &mut Lanes<'_>, rate: &RateInfo);
 
 #[derive(Default)]
 pub struct Registry {
@@ -81,32 +34,7 @@ impl Registry {
     /// Every UGen of every family.
     pub fn with_all() -> Registry {
         let mut r = Registry::default();
-        crate::osc::register(&mut r);
-        crate::noise::register(&mut r);
-        crate::filters::register(&mut r);
-        crate::delays::register(&mut r);
-        crate::envelopes::register(&mut r);
-        crate::triggers::register(&mut r);
-        crate::ops::register(&mut r);
-        crate::io::register(&mut r);
-        crate::pan::register(&mut r);
-        crate::bufio::register(&mut r);
-        crate::info::register(&mut r);
-        crate::reply::register(&mut r);
-        crate::gc_units::register(&mut r);
-        crate::demand::register(&mut r);
-        crate::tables::register(&mut r);
-        crate::utility::register(&mut r);
-        crate::chaos::register(&mut r);
-        crate::fft::register(&mut r);
-        crate::grains::register(&mut r);
-        crate::listening::register(&mut r);
-        crate::convolution::register(&mut r);
-        crate::assorted::register(&mut r);
-        crate::scope::register(&mut r);
-        crate::ui::register(&mut r);
-        crate::disk::register(&mut r);
-        crate::fault_test::register_if_enabled(&mut r);
+        crate::catalog::register_all(&mut r);
         if let Some(extend) = EXTENSION.get() {
             extend(&mut r);
         }

@@ -1,6 +1,5 @@
 //! Units that talk to clients: SendTrig (`/tr`), SendReply, and Poll (printed lines).
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{PollLine, Trigger};
 use std::sync::Arc;
@@ -126,8 +125,3 @@ impl Unit for Poll {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<SendTrig>("SendTrig").inputs(3);
-    r.add::<SendReply>("SendReply").inputs(3);
-    r.add::<Poll>("Poll").inputs(2);
-}

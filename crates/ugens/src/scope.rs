@@ -2,7 +2,6 @@
 //! sclang's scope views read (`s.scope`, `Stethoscope`, `FreqScope`), and
 //! `ScopeOut`, its buffer-based predecessor.
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use std::ptr::NonNull;
 
@@ -110,7 +109,3 @@ impl Unit for ScopeOut {
     fn next(&mut self, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {}
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<ScopeOut2>("ScopeOut2").inputs(2);
-    r.add::<ScopeOut>("ScopeOut");
-}

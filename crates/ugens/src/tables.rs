@@ -13,31 +13,12 @@ mod lags;
 mod twindex;
 mod vosc;
 
-use crate::registry::Registry;
 
 pub use index::{DegreeToKey, DetectIndex, FoldIndex, Index, IndexInBetween, IndexL, Shaper, TableIndex, WrapIndex};
 pub use lags::{Apf, Fos, Lag2Ud, Lag3Ud, VarLag};
 pub use twindex::TWindex;
 pub use vosc::{VOsc, VOsc3};
 
-pub fn register(r: &mut Registry) {
-    r.add::<Index>("Index").inputs(1).outputs(1);
-    r.add::<IndexL>("IndexL").inputs(1).outputs(1);
-    r.add::<WrapIndex>("WrapIndex").inputs(1).outputs(1);
-    r.add::<FoldIndex>("FoldIndex").inputs(1).outputs(1);
-    r.add::<IndexInBetween>("IndexInBetween").inputs(1).outputs(1);
-    r.add::<DetectIndex>("DetectIndex").inputs(1).outputs(1);
-    r.add::<DegreeToKey>("DegreeToKey").inputs(1).outputs(1);
-    r.add::<Shaper>("Shaper").inputs(1).outputs(1);
-    r.add::<TWindex>("TWindex").random().outputs(1);
-    r.add::<VOsc>("VOsc").outputs(1);
-    r.add::<VOsc3>("VOsc3").outputs(1);
-    r.add::<Lag2Ud>("Lag2UD").pure().outputs(1);
-    r.add::<Lag3Ud>("Lag3UD").pure().outputs(1);
-    r.add::<VarLag>("VarLag").pure().outputs(1);
-    r.add::<Fos>("FOS").pure().outputs(1);
-    r.add::<Apf>("APF").pure().outputs(1);
-}
 
 /// Which calc function a buffer lookup unit runs, from its rate and the
 /// rate of its second input.

@@ -4,7 +4,6 @@
 mod node_control;
 mod ranges;
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 pub use node_control::{ActWhenDone, Done, Free, FreeSelf, Pause, PauseSelf};
@@ -1004,37 +1003,6 @@ impl Unit for Select {
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add_ctor("Trig", TrigHold::new_trig).pure().inputs(2).outputs(1);
-    r.add_ctor("Trig1", TrigHold::new_trig1).pure().inputs(2).outputs(1);
-    r.add::<TDelay>("TDelay").pure().inputs(2).outputs(1);
-    r.add::<Latch>("Latch").pure().inputs(2).outputs(1);
-    r.add::<Gate>("Gate").pure().inputs(2).outputs(1);
-    r.add::<PulseCount>("PulseCount").pure().inputs(2).outputs(1);
-    r.add::<PulseDivider>("PulseDivider").pure().inputs(3).outputs(1);
-    r.add::<Stepper>("Stepper").pure().inputs(6).outputs(1);
-    r.add::<ToggleFF>("ToggleFF").pure().inputs(1).outputs(1);
-    r.add::<SetResetFF>("SetResetFF").pure().inputs(2).outputs(1);
-    r.add::<Schmidt>("Schmidt").pure().inputs(3).outputs(1);
-    r.add::<Timer>("Timer").pure().inputs(1).outputs(1);
-    r.add::<Sweep>("Sweep").pure().inputs(2).outputs(1);
-    r.add::<Phasor>("Phasor").pure().inputs(5).outputs(1);
-    r.add_ctor("Peak", Tracker::new_peak).pure().inputs(2).outputs(1);
-    r.add_ctor("RunningMax", Tracker::new_running_max).pure().inputs(2).outputs(1);
-    r.add_ctor("RunningMin", Tracker::new_running_min).pure().inputs(2).outputs(1);
-    r.add::<Select>("Select").pure().inputs(2).outputs(1);
-    r.add::<Clip>("Clip").pure().inputs(3).outputs(1);
-    r.add::<Wrap>("Wrap").pure().inputs(3).outputs(1);
-    r.add::<Fold>("Fold").pure().inputs(3).outputs(1);
-    r.add::<InRange>("InRange").pure().inputs(3).outputs(1);
-    r.add::<Done>("Done").own_synth().inputs(1);
-    r.add::<FreeSelf>("FreeSelf").own_synth().inputs(1);
-    r.add::<PauseSelf>("PauseSelf").own_synth().inputs(1);
-    r.add_ctor("FreeSelfWhenDone", ActWhenDone::new_free).own_synth().inputs(1);
-    r.add_ctor("PauseSelfWhenDone", ActWhenDone::new_pause).own_synth().inputs(1);
-    r.add::<Free>("Free").inputs(1);
-    r.add::<Pause>("Pause").inputs(2);
-}
 
 #[cfg(test)]
 mod tests;

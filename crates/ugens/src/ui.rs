@@ -6,7 +6,6 @@
 //! their inputs give for that state: `minval` for all four.
 
 use crate::io::zap;
-use crate::registry::Registry;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 const LOG001: f64 = -6.907_755_278_982_137; // ln(0.001)
@@ -17,12 +16,6 @@ const POINTER: f32 = 0.0;
 const BUTTON_DOWN: bool = false;
 const KEY_DOWN: bool = false;
 
-pub fn register(r: &mut Registry) {
-    r.add::<Mouse<0>>("MouseX").inputs(4).outputs(1);
-    r.add::<Mouse<1>>("MouseY").inputs(4).outputs(1);
-    r.add::<MouseButton>("MouseButton").inputs(3).outputs(1);
-    r.add::<KeyState>("KeyState").inputs(4).outputs(1);
-}
 
 /// The one-pole lag the four units share: the coefficient is recomputed
 /// when `lag` changes, and takes effect from the next block.

@@ -399,3 +399,52 @@ pub trait Unit: AsAny + Send + 'static {
 pub trait Construct: Unit + Sized {
     fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self;
 }
+
+pub type UnitCtor = fn(&UnitSpec<'_>, &mut Wires<'_>, &mut UnitCtx<'_>) -> Box<dyn Unit>;
+
+/// Says whether a unit with this spec and these input rates may join a
+/// batch: several independent instances computed together, lane by lane,
+/// with exactly the arithmetic each would do alone.
+pub type Batchable = fn(&UnitSpec<'_>, &[Rate]) -> bool;
+
+#[derive(Clone, Copy)]
+pub struct BatchEntry {
+    pub batchable: Batchable,
+    /// Builds one unit for `spec.lanes` members.
+    pub ctor: UnitCtor,
+}
+
+/// Most synths whose same step one lane kernel computes at once.
+pub const MAX_LANES: usize = 16;
+
+/// The same step of up to [`MAX_LANES`] synths: unit `l` and its wires.
+pub struct Lanes<'a> {
+    pub units: [Option<&'a mut dyn Unit>; MAX_LANES],
+    pub ios: [Option<Wires<'a>>; MAX_LANES],
+    pub len: usize,
+}
+
+impl<'a> Lanes<'a> {
+    pub fn new() -> Lanes<'a> {
+        Lanes { units: std::array::from_fn(|_| None), ios: std::array::from_fn(|_| None), len: 0 }
+    }
+
+    pub fn push(&mut self, unit: &'a mut dyn Unit, io: Wires<'a>) {
+        assert!(self.len < MAX_LANES, "more lanes than a kernel takes");
+        self.units[self.len] = Some(unit);
+        self.ios[self.len] = Some(io);
+        self.len += 1;
+    }
+}
+
+impl Default for Lanes<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Computes the same step of several synths together, lane by lane, with
+/// exactly the arithmetic each unit would do alone. All units are of the
+/// UGen the kernel is registered for. Only for pure units: the kernel sees
+/// nothing of the world but the rate.
+pub type LaneKernel = fn(lanes: &mut Lanes<'_>, rate: &RateInfo);

@@ -6,7 +6,6 @@ mod convert;
 mod panners;
 mod trackers;
 
-use crate::registry::Registry;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 pub use bus_read::{InTrig, LagIn};
@@ -25,7 +24,7 @@ impl Unit for Silent {
 }
 
 /// Builds `T`, which writes `N` outputs, if the SynthDef gave it that many.
-fn with_outputs<T: Construct, const N: usize>(
+pub(crate) fn with_outputs<T: Construct, const N: usize>(
     spec: &UnitSpec<'_>,
     io: &mut Wires<'_>,
     cx: &mut UnitCtx<'_>,
@@ -38,27 +37,6 @@ fn with_outputs<T: Construct, const N: usize>(
     }
 }
 
-pub fn register(r: &mut Registry) {
-    r.add::<PanAz>("PanAz").pure();
-    r.add_ctor("PanB", with_outputs::<PanB, 4>).pure();
-    r.add_ctor("PanB2", with_outputs::<PanB2, 3>).pure();
-    r.add_ctor("BiPanB2", with_outputs::<BiPanB2, 3>).pure();
-    r.add::<DecodeB2>("DecodeB2").pure();
-    r.add_ctor("Rotate2", with_outputs::<Rotate2, 2>).pure();
-    r.add::<T2A>("T2A").pure().outputs(1);
-    r.add::<T2K>("T2K").pure().outputs(1);
-    r.add::<InTrig>("InTrig");
-    r.add::<LagIn>("LagIn");
-    r.add::<CheckBadValues>("CheckBadValues").outputs(1);
-    r.add::<Sanitize>("Sanitize").outputs(1);
-    r.add::<LastValue>("LastValue").pure().outputs(1);
-    r.add::<RunningSum>("RunningSum").pure().outputs(1);
-    r.add::<ZeroCrossing>("ZeroCrossing").pure().outputs(1);
-    r.add::<PeakFollower>("PeakFollower").pure().outputs(1);
-    r.add::<MostChange>("MostChange").pure().outputs(1);
-    r.add::<LeastChange>("LeastChange").pure().outputs(1);
-    r.add::<ModDif>("ModDif").pure().outputs(1);
-}
 
 #[cfg(test)]
 mod tests {

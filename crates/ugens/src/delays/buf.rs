@@ -9,11 +9,9 @@
 //! silence. The buffer is looked up every block, as scsynth does; without
 //! one holding data the unit outputs silence and marks itself done.
 
-use crate::decl::BufferUse;
 use super::{DelayCore, Line, Signals, ALLPASS, COMB, CUBIC, DELAY, LINEAR, NEAREST};
 use crate::filters::sig::{in0, in_rate, In};
 use crate::info::{resolve_buffer, resolve_buffer_index};
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// A buffer-backed delay of kind `KIND` (plain, comb, allpass) reading
@@ -93,17 +91,6 @@ impl<const KIND: u8, const INTERP: u8> Unit for BufDelayUnit<KIND, INTERP> {
     }
 }
 
-pub(super) fn register(r: &mut Registry) {
-    r.add::<BufDelayN>("BufDelayN").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufDelayL>("BufDelayL").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufDelayC>("BufDelayC").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufCombN>("BufCombN").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufCombL>("BufCombL").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufCombC>("BufCombC").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufAllpassN>("BufAllpassN").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufAllpassL>("BufAllpassL").buffer(0, BufferUse::Write).outputs(1);
-    r.add::<BufAllpassC>("BufAllpassC").buffer(0, BufferUse::Write).outputs(1);
-}
 
 #[cfg(test)]
 mod tests;

@@ -3,13 +3,9 @@
 
 use super::at;
 use crate::ops::math::c_int;
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::f64::consts::PI;
 
-pub(super) fn register(r: &mut Registry) {
-    r.add::<DemandEnvGen>("DemandEnvGen").inputs(6).outputs(1);
-}
 
 /// Input numbers.
 const LEVEL: usize = 0;

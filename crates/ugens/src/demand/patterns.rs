@@ -4,24 +4,9 @@
 //! Also the units that pick from a list by an index or at random, and those
 //! that transform another pattern (repeat, sum up to a total, reset).
 
-use super::{sc_mod_int, Demanded, Pattern, Repeats, Source};
-use crate::registry::Registry;
+use super::{sc_mod_int, Pattern, Repeats, Source};
 use crate::unit::{UnitCtx, UnitSpec, Wires};
 
-pub(super) fn register(r: &mut Registry) {
-    r.add::<Demanded<Seq>>("Dseq");
-    r.add::<Demanded<Ser>>("Dser");
-    r.add::<Demanded<Rand>>("Drand").random();
-    r.add::<Demanded<XRand>>("Dxrand").random();
-    r.add::<Demanded<WRand>>("Dwrand").random();
-    r.add::<Demanded<Shuf>>("Dshuf").random();
-    r.add::<Demanded<Switch1>>("Dswitch1");
-    r.add::<Demanded<Switch>>("Dswitch");
-    r.add::<Demanded<Dup>>("Dstutter");
-    r.add::<Demanded<Dup>>("Ddup");
-    r.add::<Demanded<Const>>("Dconst");
-    r.add::<Demanded<Reset>>("Dreset");
-}
 
 /// How many list items in a row may run out before a pattern that scsynth
 /// would loop on forever (an endless list of empty patterns) gives up.
@@ -139,7 +124,7 @@ impl Walk {
 }
 
 /// `Dseq(repeats, items...)`: the list, `repeats` times.
-pub(super) struct Seq {
+pub(crate) struct Seq {
     repeats: Repeats,
     walk: Walk,
 }
@@ -181,7 +166,7 @@ impl Pattern for Seq {
 
 /// `Dser(length, items...)`: the list's items, cycling, until `length` of
 /// them were taken (a demand-rate item counts once, when it has run out).
-pub(super) struct Ser {
+pub(crate) struct Ser {
     repeats: Repeats,
     walk: Walk,
 }
@@ -295,7 +280,7 @@ fn other_item(current: i32, io: &Wires<'_>, cx: &mut UnitCtx<'_>) -> i32 {
 
 /// `Drand(repeats, items...)`: `repeats` items picked at random (a
 /// demand-rate item gives all its values).
-pub(super) struct Rand(Pick);
+pub(crate) struct Rand(Pick);
 
 impl Source for Rand {
     fn build(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
@@ -316,7 +301,7 @@ impl Source for Rand {
 }
 
 /// `Dxrand(repeats, items...)`: like Drand, but never the same item twice in a row.
-pub(super) struct XRand(Pick);
+pub(crate) struct XRand(Pick);
 
 impl Source for XRand {
     fn build(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
@@ -339,7 +324,7 @@ impl Source for XRand {
 
 /// `Dwrand(repeats, n, weights[n], items[n])`: `repeats` items picked with
 /// the given weights (read once per pick, not demanded).
-pub(super) struct WRand {
+pub(crate) struct WRand {
     pick: Pick,
     /// The `n` input, as an int32.
     weights: i32,
@@ -389,7 +374,7 @@ impl Source for WRand {
 
 /// `Dshuf(repeats, items...)`: the list in a random order, the same order
 /// each of `repeats` times; a reset shuffles it again.
-pub(super) struct Shuf {
+pub(crate) struct Shuf {
     repeats: Repeats,
     /// Position in `order`.
     pos: usize,
@@ -466,7 +451,7 @@ fn reset_all(io: &Wires<'_>, cx: &mut UnitCtx<'_>) {
 
 /// `Dswitch1(index, items...)`: each value from the item the index source
 /// names (wrapped into the list); the index's end is the pattern's end.
-pub(super) struct Switch1;
+pub(crate) struct Switch1;
 
 impl Source for Switch1 {
     fn build(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
@@ -491,7 +476,7 @@ impl Source for Switch1 {
 
 /// `Dswitch(index, items...)`: the item the index names gives all its values,
 /// then the next index is read.
-pub(super) struct Switch {
+pub(crate) struct Switch {
     index: i32,
 }
 
@@ -540,7 +525,7 @@ impl Source for Switch {
 
 /// `Ddup(n, source)` (and its older name `Dstutter`): each value of `source`
 /// repeated `n` times, `n` demanded anew with each value.
-pub(super) struct Dup {
+pub(crate) struct Dup {
     repeats: f64,
     count: f64,
     value: f32,
@@ -580,7 +565,7 @@ impl Source for Dup {
 
 /// `Dconst(total, source, tolerance)`: values of `source` until they add up
 /// to `total` (within `tolerance`); the last one is cut to land on it.
-pub(super) struct Const {
+pub(crate) struct Const {
     /// Negative until read.
     total: f32,
     tolerance: f32,
@@ -636,7 +621,7 @@ impl Source for Const {
 
 /// `Dreset(source, reset)`: passes `source` through and resets it when the
 /// demanded `reset` value rises above 0 (after the value read with it).
-pub(super) struct Reset {
+pub(crate) struct Reset {
     prev_reset: f32,
 }
 

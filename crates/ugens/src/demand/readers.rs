@@ -2,14 +2,8 @@
 //! `Demand` (on a trigger), `Duty` and `TDuty` (after durations they demand).
 
 use super::at;
-use crate::registry::Registry;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-pub(super) fn register(r: &mut Registry) {
-    r.add::<Demand>("Demand").inputs(2);
-    r.add::<Duty>("Duty").inputs(4).outputs(1);
-    r.add::<TDuty>("TDuty").inputs(4).outputs(1);
-}
 
 /// `Demand.ar/kr(trig, reset, sources...)`: on each rising trigger, one value
 /// from every source (one output each); a rising reset restarts them. A

@@ -1,28 +1,17 @@
 //! Demand-rate units that compute their values: series, random values and
 //! buffer frames (read or written).
 
-use super::{sc_mod_int, Demanded, Pattern, Repeats};
+use super::{sc_mod_int, Pattern, Repeats};
 use crate::bufio::sc_loop;
 use crate::info::resolve_buffer_index;
 use crate::ops::math::{c_int, sc_fold, sc_max};
-use crate::registry::Registry;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-pub(super) fn register(r: &mut Registry) {
-    r.add::<Demanded<Series<false>>>("Dseries");
-    r.add::<Demanded<Series<true>>>("Dgeom");
-    r.add::<Demanded<White>>("Dwhite").random();
-    r.add::<Demanded<IWhite>>("Diwhite").random();
-    r.add::<Demanded<Brown<f32>>>("Dbrown").random();
-    r.add::<Demanded<Brown<i32>>>("Dibrown").random();
-    r.add::<BufRead>("Dbufrd").inputs(3).outputs(1);
-    r.add::<BufWrite>("Dbufwr").inputs(4).outputs(1);
-}
 
 /// `Dseries(length, start, step)` (added each time) and, with `GEOM`,
 /// `Dgeom(length, start, grow)` (multiplied each time).
-pub(super) struct Series<const GEOM: bool> {
+pub(crate) struct Series<const GEOM: bool> {
     repeats: Repeats,
     value: f64,
     step: f64,
@@ -62,7 +51,7 @@ impl<const GEOM: bool> Pattern for Series<GEOM> {
 }
 
 /// `Dwhite(length, lo, hi)`: uniform random values.
-pub(super) struct White {
+pub(crate) struct White {
     repeats: Repeats,
     lo: f32,
     range: f32,
@@ -98,7 +87,7 @@ impl Pattern for White {
 }
 
 /// `Diwhite(length, lo, hi)`: uniform random integers from lo to hi.
-pub(super) struct IWhite {
+pub(crate) struct IWhite {
     repeats: Repeats,
     lo: i32,
     range: i32,
@@ -184,7 +173,7 @@ impl Walk for i32 {
 
 /// `Dbrown(length, lo, hi, step)` and `Dibrown`: a random walk that folds
 /// back into [lo, hi], each value at most `step` from the one before.
-pub(super) struct Brown<T> {
+pub(crate) struct Brown<T> {
     repeats: Repeats,
     lo: T,
     hi: T,

@@ -130,7 +130,7 @@ impl<D: Design> Unit for Section<D> {
     }
 }
 
-use crate::registry::{Lanes, MAX_LANES};
+use crate::unit::{Lanes, MAX_LANES};
 
 /// The same Section step of several synths, computed side by side: each
 /// lane does exactly the ticks and coefficient steps its unit would do

@@ -9,7 +9,7 @@
 #![cfg(target_arch = "x86_64")]
 
 use super::tables::{SineTables, BAD_VALUE, SINE_MASK, SINE_SIZE};
-use crate::registry::MAX_LANES;
+use crate::unit::MAX_LANES;
 use std::arch::x86_64::*;
 
 // Lanes are loaded eight at a time from the kernels' lane arrays.

@@ -497,7 +497,8 @@ fn grains(r: &mut Registry) {
     r.add::<GrainFM>("GrainFM").inputs(8);
     r.add::<GrainIn>("GrainIn").inputs(6);
     r.add::<GrainBuf>("GrainBuf").inputs(9);
-    r.add::<Warp1>("Warp1").random().inputs(1).outputs(2);
+    // Its channel count is the number of outputs the def gives it.
+    r.add::<Warp1>("Warp1").random().inputs(1).outputs(1);
     r.add::<TGrains>("TGrains").inputs(1);
     r.add::<PitchShift>("PitchShift").random().inputs(5).outputs(1);
 }

@@ -128,6 +128,9 @@ pub struct HelperSetup {
     pub fifo: bool,
     /// Why a requested setting was refused (for a startup warning).
     pub warnings: Vec<String>,
+    /// Its kernel thread id (`/proc/self/task/<tid>`), so that another
+    /// thread can change its priority.
+    pub tid: i32,
 }
 
 /// The current block's plan and work, type-erased for the helpers.
@@ -365,7 +368,7 @@ fn backoff(spins: &mut u32) {
 }
 
 fn setup_helper(cpu: Option<usize>, fifo: Option<i32>) -> HelperSetup {
-    let mut setup = HelperSetup { cpu: None, fifo: false, warnings: Vec::new() };
+    let mut setup = HelperSetup { cpu: None, fifo: false, warnings: Vec::new(), tid: thread::current_tid() };
     if let Some(cpu) = cpu {
         match thread::pin_to_cpu(cpu) {
             Ok(()) => setup.cpu = Some(cpu),

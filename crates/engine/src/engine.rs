@@ -337,6 +337,16 @@ impl Engine {
         engine
     }
 
+    /// What the control thread needs to keep the helper and task threads'
+    /// priorities relative to the audio thread's (`priorities`).
+    pub fn priority_follower(&self) -> crate::priorities::PriorityFollower {
+        crate::priorities::PriorityFollower::new(
+            std::sync::Arc::clone(&self.tasks.audio_priority),
+            self.parallel.as_ref().map(|p| p.helper_tids()).unwrap_or_default(),
+            self.tasks.tids.clone(),
+        )
+    }
+
     /// Installs every def in a SynthDef file's bytes. Defs that use an
     /// unknown UGen are rejected one by one; the others are installed.
     pub fn add_synthdefs(&mut self, bytes: &[u8]) -> Result<Vec<Result<String, DefError>>, magnetar_synthdef::SynthDefError> {

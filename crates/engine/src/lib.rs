@@ -23,6 +23,7 @@ pub mod node_tree;
 pub mod parallel;
 pub mod plugin_hooks;
 pub mod prepared;
+pub mod priorities;
 pub mod queries;
 pub mod spread;
 pub mod synth;

@@ -697,14 +697,15 @@ unsafe impl Send for Parallel {}
 
 impl Parallel {
     /// Starts `threads` threads (the caller included) and sizes private
-    /// worlds like `like`. Real-time helpers get SCHED_FIFO just below the
-    /// clock driver's audio thread, so a spinning helper never keeps it from
-    /// its core; non-real-time helpers stay ordinary threads (a real-time
-    /// spinner could starve the rendering thread on a busy machine).
+    /// worlds like `like`. Real-time helpers start under SCHED_FIFO at the
+    /// lowest priority, never above the audio thread, and are moved to the
+    /// audio thread's own once it is known (`priorities`); non-real-time
+    /// helpers stay ordinary threads (a real-time spinner could starve the
+    /// rendering thread on a busy machine).
     pub fn new(threads: usize, like: &World, realtime: bool, exact: bool) -> Result<Parallel, ExecutorError> {
         let config = ExecutorConfig {
             threads,
-            fifo_priority: realtime.then_some(40),
+            fifo_priority: realtime.then_some(1),
             pin: realtime,
             ..Default::default()
         };
@@ -757,6 +758,11 @@ impl Parallel {
 
     pub fn threads(&self) -> usize {
         self.executor.threads()
+    }
+
+    /// Kernel thread ids of the helper threads.
+    pub fn helper_tids(&self) -> Vec<i32> {
+        self.executor.helper_setups().iter().map(|s| s.tid).collect()
     }
 
     /// Whether private worlds still match the world (rates change once,

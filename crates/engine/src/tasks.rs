@@ -6,7 +6,7 @@
 //! time they run under SCHED_FIFO below the DSP helpers and the audio
 //! thread, shorter periods higher (rate-monotonic: 39 for 2 blocks down to
 //! 30 for 1024, lower when the audio thread itself runs lower, as JACK's
-//! clients do by default), and are pinned over the CPUs `-T` gives
+//! clients do by default; `priorities` moves them), and are pinned over the CPUs `-T` gives
 //! the engine: all on CPU 0 with `-T 1`, the shortest period on CPU 1 and
 //! the rest in turn with `-T 2`. Without a real-time driver (NRT) there are
 //! no threads: a release runs its task at once, so renders do not depend on
@@ -28,12 +28,15 @@ pub const TOP_PRIORITY: i32 = 39;
 pub struct TaskThreads {
     pub table: Arc<TaskTable>,
     threads: Vec<JoinHandle<()>>,
-    /// The audio thread's SCHED_FIFO priority once it is known (0 before).
-    audio_priority: Arc<AtomicI32>,
+    /// (class, kernel thread id) of each class thread.
+    pub(crate) tids: Vec<(usize, i32)>,
+    /// The audio thread's SCHED_FIFO priority once it is known (0: it has
+    /// none; `priorities::UNKNOWN` before).
+    pub(crate) audio_priority: Arc<AtomicI32>,
 }
 
 /// The priority of class `class` when the audio thread runs at `audio`
-/// (0: unknown): rate-monotonic, always below the audio thread (JACK's
+/// (0 or less: unknown): rate-monotonic, always below the audio thread (JACK's
 /// clients run at jackd's priority less one, 5 by default, so the classes
 /// then crowd at the bottom), never below 1.
 pub fn class_priority(class: usize, audio: i32) -> i32 {
@@ -51,29 +54,28 @@ impl TaskThreads {
             table.set_stall_ns(us * 1000);
         }
         let mut threads = Vec::new();
-        let audio_priority = Arc::new(AtomicI32::new(0));
+        let mut tids = Vec::new();
+        let audio_priority = Arc::new(AtomicI32::new(crate::priorities::UNKNOWN));
         if realtime {
             let cpus = cpus.max(1);
+            let (report, reports) = std::sync::mpsc::channel();
             for (class, waiter) in waiters.into_iter().enumerate() {
                 let t = Arc::clone(&table);
                 let cpu = (1 + class) % cpus;
-                let audio = Arc::clone(&audio_priority);
+                let report = report.clone();
                 let spawned = std::thread::Builder::new().name(format!("magnetar-task{}", 2 << class)).spawn(move || {
                     crate::flush_denormals_on_this_thread();
                     // Best effort: without the rights the threads run at
-                    // normal priority (and deadline misses tell).
+                    // normal priority (and deadline misses tell). The
+                    // control thread moves them below the audio thread
+                    // once that one's priority is known (`priorities`).
                     let _ = magnetar_rt::thread::pin_to_cpu(cpu);
-                    let mut priority = class_priority(class, 0);
-                    let _ = magnetar_rt::thread::set_fifo_priority(priority);
+                    let _ = magnetar_rt::thread::set_fifo_priority(class_priority(class, crate::priorities::UNKNOWN));
+                    let _ = report.send((class, magnetar_rt::thread::current_tid()));
+                    drop(report);
                     let mut waiter = waiter;
                     while !t.is_shut_down() {
                         waiter.wait();
-                        // Below the audio thread, once it told its priority.
-                        let want = class_priority(class, audio.load(Ordering::Relaxed));
-                        if want != priority {
-                            priority = want;
-                            let _ = magnetar_rt::thread::set_fifo_priority(priority);
-                        }
                         while t.serve_class(class) > 0 {}
                     }
                     t.serve_class(class);
@@ -83,12 +85,15 @@ impl TaskThreads {
                     Err(e) => eprintln!("WARNING: could not start a task thread: {e}"),
                 }
             }
+            drop(report);
+            tids = reports.iter().collect();
         }
-        TaskThreads { table, threads, audio_priority }
+        TaskThreads { table, threads, tids, audio_priority }
     }
 
     /// Tells the class threads the audio thread's SCHED_FIFO priority, if
-    /// it has one; they move below it at their next wake-up. No system call.
+    /// it has one (`None`: it runs at normal priority); the control thread
+    /// moves them below it (`priorities::PriorityFollower`). No system call.
     pub fn set_audio_priority(&self, priority: Option<i32>) {
         self.audio_priority.store(priority.unwrap_or(0), Ordering::Relaxed);
     }

@@ -116,6 +116,24 @@ pub fn set_normal_priority() -> io::Result<()> {
     Ok(())
 }
 
+/// Puts thread `tid` of this process under SCHED_FIFO at `priority`, or
+/// back to the normal policy (`None`). Lets an ordinary thread move
+/// real-time threads, so that they make no system call for it themselves.
+pub fn set_thread_priority(tid: i32, priority: Option<i32>) -> io::Result<()> {
+    let (policy, value) = match priority {
+        Some(p) => (libc::SCHED_FIFO, p),
+        None => (libc::SCHED_OTHER, 0),
+    };
+    let param = libc::sched_param { sched_priority: value };
+    // SAFETY: `param` is a valid sched_param that outlives the call; an
+    // unknown tid makes the call fail with ESRCH, nothing else.
+    let rc = unsafe { libc::sched_setscheduler(tid, policy, &param) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Whether the calling thread runs under SCHED_FIFO, and at which priority.
 pub fn current_fifo_priority() -> Option<i32> {
     let mut policy = 0;

@@ -161,6 +161,7 @@ pub fn run(cli: &Cli) -> i32 {
     let (mut to_audio_tx, to_audio_rx) = spsc::channel::<ToAudio>(TO_AUDIO_CAPACITY);
     let (from_audio_tx, mut from_audio_rx) = spsc::channel::<FromAudio>(FROM_AUDIO_CAPACITY);
     let stats_slot = Arc::new(std::sync::OnceLock::new());
+    let mut priorities = engine.priority_follower();
     let audio = Audio::new(engine, disk, to_audio_rx, from_audio_tx, Arc::clone(&stats_slot));
     let record = std::env::var_os("MAGNETAR_RECORD").map(std::path::PathBuf::from);
     let rate_cell = Arc::new(std::sync::OnceLock::<f64>::new());
@@ -250,6 +251,10 @@ pub fn run(cli: &Cli) -> i32 {
         }
         while let Some(m) = from_audio_rx.pop() {
             control.handle_audio(m);
+        }
+        // Helpers and task threads follow the audio thread's priority.
+        for w in priorities.follow() {
+            crate::printer::errln!("WARNING: {w}");
         }
         // The log hears about xruns, at most once a second.
         if std::time::Instant::now() >= next_xrun_check {

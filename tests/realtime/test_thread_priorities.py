@@ -1,0 +1,66 @@
+"""The scheduling of magnetar's real-time threads, read from /proc: the DSP helpers of ``-T 2``
+run under SCHED_FIFO at the audio thread's own priority, never above it (a JACK client's audio
+thread gets jackd's priority less some, far below the clock driver's), and the periodic task
+threads run below it, shorter periods at higher priorities (rate-monotonic)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from rtcheck import quit_server, rt_stats
+
+SCHED_FIFO = 1
+# The task threads' names, "magnetar-task<period in blocks>", as the kernel keeps them (15 bytes).
+TASK_PERIODS = {f"magnetar-task{2 << c}"[:15]: 2 << c for c in range(10)}
+
+
+def threads(pid: int) -> dict[int, tuple[str, int, int]]:
+    """tid → (name, policy, real-time priority) of every thread of ``pid``."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except FileNotFoundError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        # Fields after the name start at field 3; rt_priority is field 40, policy field 41.
+        rest = stat[stat.rindex(")") + 2 :].split()
+        out[int(tid)] = (name, int(rest[41 - 3]), int(rest[40 - 3]))
+    return out
+
+
+def test_helpers_at_and_task_threads_below_the_audio_thread_in_rate_monotonic_order(driver, magnetar):
+    server = magnetar(extra=("-T", "2"))
+    pid = server.proc.pid
+    audio_tid = 0
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        audio_tid = rt_stats(server.port).audio_tid
+        seen = threads(pid)
+        if audio_tid in seen:
+            audio = seen[audio_tid]
+            helpers = [t for t in seen.values() if t[0].startswith("mg-dsp-")]
+            if helpers and all(h[2] == audio[2] for h in helpers):
+                break
+        time.sleep(0.05)
+    seen = threads(pid)
+    quit_server(server)
+    assert audio_tid in seen, f"the audio thread {audio_tid} is not among {seen}"
+    name, policy, priority = seen[audio_tid]
+    assert policy == SCHED_FIFO and priority > 0, f"audio thread {name}: policy {policy}, priority {priority}"
+    helpers = [t for t in seen.values() if t[0].startswith("mg-dsp-")]
+    assert len(helpers) == 1, f"-T 2 should start one DSP helper: {sorted(seen.values())}"
+    for h in helpers:
+        assert h[1] == SCHED_FIFO and h[2] == priority, f"helper {h} beside the audio thread at FIFO {priority}"
+    tasks = sorted((TASK_PERIODS[t[0]], t[1], t[2]) for t in seen.values() if t[0] in TASK_PERIODS)
+    assert [t[0] for t in tasks] == sorted(TASK_PERIODS.values()), f"task threads: {tasks}"
+    for period, policy, p in tasks:
+        assert policy == SCHED_FIFO and 1 <= p < priority, (
+            f"task thread of period {period}: FIFO {p} (policy {policy}), audio thread at {priority}"
+        )
+    prios = [t[2] for t in tasks]
+    for shorter, longer in zip(prios, prios[1:]):
+        # Rate-monotonic: a longer period never above a shorter one, strictly below while room is left.
+        assert longer <= shorter and (longer < shorter or shorter == 1), f"task priorities by period: {tasks}"

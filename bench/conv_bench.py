@@ -146,6 +146,7 @@ class Capacity:
 
     def __init__(self, name: str, jack: PrivateJack, one_cpu: bool, tmp: Path):
         self.name, self.jack, self.one_cpu, self.tmp = name, jack, one_cpu, tmp
+        self.label = name
 
     def try_channels(self, n: int, seconds: float) -> tuple[bool, str]:
         from supriya import ugens as U
@@ -175,7 +176,7 @@ class Capacity:
         env["SC_JACK_DEFAULT_OUTPUTS"] = "system"
         env.pop("MAGNETAR_RECORD", None)
         threads = [] if scsynth else ["-T", "1" if self.one_cpu else "2"]
-        extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 20), "-n", "4096", *threads]
+        extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 21), "-n", "4096", *threads]
         server = ServerProcess(SCSYNTH if scsynth else MAGNETAR, extra=extra, env=env)
         server.start()
         client = OscClient(server.port)
@@ -200,7 +201,7 @@ class Capacity:
                 client.sync(timeout=30)
             running = client.status(timeout=5).contents[2]
             if running != n:
-                # Out of real-time memory (each channel keeps its own copy of the spectra).
+                # Out of real-time memory (each channel keeps its input spectra; the response's are shared).
                 return False, f"only {running} of {n} synths running"
             time.sleep(1.5)
             log_start = len(self.jack.log_text())
@@ -217,23 +218,30 @@ class Capacity:
             client.close()
 
 
-def search(cap: Capacity, seconds: float, start: int, log) -> int:
-    """Doubles from `start` until a count fails, then halves the gap three times."""
+def search(cap: Capacity, seconds: float, start: int, log, factor: float = 2.0, steps: int = 3) -> int:
+    """Grows `start` by `factor` until a count fails (or shrinks it until one passes), then
+    halves the gap `steps` times."""
     good, bad = 0, None
     n = start
-    while bad is None and n <= 1024:
+    while n <= 1024:
         ok, why = cap.try_channels(n, seconds)
-        log(f"  {cap.name}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
+        log(f"  {getattr(cap, 'label', cap.name)}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
         if ok:
-            good, n = n, n * 2
+            good = n
+            if bad is not None:
+                break
+            n = max(n + 1, int(n * factor))
         else:
             bad = n
-    for _ in range(3):
+            if good or n == 1:
+                break
+            n = max(1, int(n / factor))
+    for _ in range(steps):
         if bad is None or bad - good <= 1:
             break
         n = (good + bad) // 2
         ok, why = cap.try_channels(n, seconds)
-        log(f"  {cap.name}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
+        log(f"  {getattr(cap, 'label', cap.name)}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
         if ok:
             good = n
         else:
@@ -241,19 +249,30 @@ def search(cap: Capacity, seconds: float, start: int, log) -> int:
     return good
 
 
+VARIANTS = ("PE tuned -T 2", "PE tuned -T 1 (one CPU)", "PE 2 sizes -T 2", "TD 2 sizes -T 2", "TD tuned -T 2",
+            "scsynth PartConv")
+
+
 def part2(args, log) -> list[tuple[str, int]]:
+    """Capacity searches; names are "<variant> @ block B, IR S s" when several settings run."""
     out = []
-    with tempfile.TemporaryDirectory() as t:
-        tmp = Path(t)
-        soundfile.write(tmp / "ir.wav", response(5.0), SR, subtype="FLOAT")
-        jack = PrivateJack(period=256)
-        jack.start()
-        try:
-            for name, one in (("PE tuned -T 2", False), ("PE tuned -T 1 (one CPU)", True), ("PE 2 sizes -T 2", False),
-                              ("TD tuned -T 2", False), ("scsynth PartConv", False)):
-                out.append((name, search(Capacity(name, jack, one, tmp), args.search_seconds, 8, log)))
-        finally:
-            jack.stop()
+    starts = dict(kv.rsplit("=", 1) for kv in args.start)
+    for block in args.search_block:
+        for ir in args.search_ir:
+            with tempfile.TemporaryDirectory() as t:
+                tmp = Path(t)
+                soundfile.write(tmp / "ir.wav", response(ir), SR, subtype="FLOAT")
+                jack = PrivateJack(period=block)
+                jack.start()
+                try:
+                    for name in args.variants:
+                        cap = Capacity(name, jack, "-T 1" in name, tmp)
+                        label = f"{name} @ block {block}, IR {ir:g} s"
+                        cap.label = label
+                        start = int(starts.get(name, 8))
+                        out.append((label, search(cap, args.search_seconds, start, log, args.factor, args.steps)))
+                finally:
+                    jack.stop()
     return out
 
 
@@ -279,7 +298,7 @@ def caps_from_log(text: str) -> list[tuple[str, int]]:
     """The capacity results of an earlier run, from its log's probe lines."""
     best: dict[str, int] = {}
     for line in text.splitlines():
-        m = re.match(r"  (.+): (\d+) channels -> (ok|FAIL)", line)
+        m = re.match(r"  (.+?): (\d+) channels -> (ok|FAIL)", line)
         if m:
             best.setdefault(m[1], 0)
             if m[3] == "ok":
@@ -293,6 +312,13 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--search-seconds", type=float, default=10.0)
     ap.add_argument("--no-search", action="store_true")
+    ap.add_argument("--search-block", type=int, nargs="+", default=[256], help="block sizes (= JACK periods) to search at")
+    ap.add_argument("--search-ir", type=float, nargs="+", default=[5.0], help="response lengths (s) to search with")
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    ap.add_argument("--start", nargs="*", default=[], help="VARIANT=COUNT: where a variant's search starts (default 8)")
+    ap.add_argument("--factor", type=float, default=2.0, help="growth of the count until it fails")
+    ap.add_argument("--steps", type=int, default=3, help="bisection steps after the bracket")
+    ap.add_argument("--no-part1", action="store_true", help="skip part 1 (times per block)")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--rows-from", help="take part 1's results from an earlier run's log instead of measuring")
     ap.add_argument("--caps-from", help="take the capacity results from an earlier run's log instead of searching")
@@ -302,7 +328,10 @@ def main() -> int:
         print(m, flush=True)
 
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "magnetar-engine", "--example", "conv_bench"], cwd=ROOT, check=True)
-    rows = rows_from_log(Path(args.rows_from).read_text()) if args.rows_from else part1(args, log)
+    if args.rows_from:
+        rows = rows_from_log(Path(args.rows_from).read_text())
+    else:
+        rows = [] if args.no_part1 else part1(args, log)
     if args.caps_from:
         caps = caps_from_log(Path(args.caps_from).read_text())
     else:

@@ -129,3 +129,46 @@ def test_starved_task_threads_miss_deadlines_without_stalling_the_audio_thread(d
     assert np.max(np.abs(out[:head] - ref[:head])) < 1e-5
     assert np.all(np.isfinite(out))
     assert np.count_nonzero(out[: SAMPLE_RATE // 4]) > 0.99 * (SAMPLE_RATE // 4)
+
+
+def test_instances_on_one_prepared_response_share_its_spectra(driver, magnetar, tmp_path):
+    """Instances on a buffer that MagnetarConvPrepare made read its spectra in place: each takes
+    the size of the spectra less from the pool than an instance on a copy of that buffer read
+    back from a file (which has to copy them)."""
+    signals(tmp_path, 2.0, 1.0)
+    server = magnetar(period=PERIOD, extra=("-m", str(256 * 1024)))
+    client = OscClient(server.port)
+    copy = tmp_path / "prepared.wav"
+    try:
+        load_defs(client, conv_def())
+        for bufnum, name in ((0, "ir.wav"), (1, "x.wav")):
+            client.send(("/b_allocRead", bufnum, str(tmp_path / name)))
+            client.wait_for("/done", lambda m: m.contents[0] == "/b_allocRead", timeout=5)
+        client.send(prepare_message(2, 0, (2048, 16384)))
+        client.wait_for("/done", lambda m: m.contents[0] == "/b_gen", timeout=10)
+        client.send(("/b_write", 2, str(copy), "wav", "float"))
+        client.wait_for("/done", lambda m: m.contents[0] == "/b_write", timeout=10)
+        client.send(("/b_allocRead", 3, str(copy)))
+        client.wait_for("/done", lambda m: m.contents[0] == "/b_allocRead", timeout=10)
+        frames = client.request(OscMessage("/b_query", 2), "/b_info").contents[1]
+        per_instance = {}
+        node = 1000
+        for ir in (2, 3):
+            before = rt_stats(server.port).field(0)
+            for _ in range(4):
+                client.send(("/s_new", "rt_conv", node, 0, 0, "ir", ir, "sig", 1))
+                node += 1
+            client.sync()
+            time.sleep(0.2)
+            per_instance[ir] = (rt_stats(server.port).field(0) - before) / 4
+        running = client.request(OscMessage("/status"), "/status.reply").contents[2]
+    finally:
+        client.close()
+        quit_server(server)
+    assert running == 8
+    spectra = 4 * frames
+    saved = per_instance[3] - per_instance[2]
+    assert saved >= 0.9 * spectra, (
+        f"pool bytes per instance: {per_instance[2]:.0f} on the prepared buffer, {per_instance[3]:.0f} on a copy; "
+        f"spectra {spectra} bytes"
+    )

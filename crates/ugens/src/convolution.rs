@@ -15,7 +15,7 @@ mod spectral;
 pub(crate) mod stereo;
 
 
-pub use nupc::prepare_magnetar_conv;
+pub use nupc::{prepare_magnetar_conv, release_unused_spectra};
 pub use partitioned::{prepare_part_conv, PreparePartConvError};
 
 

@@ -38,6 +38,10 @@ pub struct SndBuf {
     /// asked for from the disk and not delivered yet; units play silence
     /// rather than such a half's stale contents.
     pub disk_pending: u8,
+    /// A buffer `/b_gen ... "MagnetarConvPrepare"` made: its data again,
+    /// shared read-only by every unit built on it (`convolution::nupc`),
+    /// so that instances keep no copies of the spectra.
+    pub prepared: Option<Arc<[f32]>>,
 }
 
 impl Default for SndBuf {
@@ -52,6 +56,7 @@ impl Default for SndBuf {
             disk_mask: -1,
             disk_mask1: -1,
             disk_pending: 0,
+            prepared: None,
         }
     }
 }
@@ -290,6 +295,9 @@ pub struct World {
     /// served by the engine's task threads in real time, run in step
     /// otherwise. None in a parallel worker's private world.
     pub tasks: Option<Arc<magnetar_rt::periodic::TaskTable>>,
+    /// Units built so far that spread their periodic work over its period
+    /// (`MagnetarConv`): each takes the next phase.
+    pub staggered_units: usize,
 }
 
 impl World {
@@ -335,6 +343,7 @@ impl World {
             gc: None,
             scope_buffers: None,
             tasks: None,
+            staggered_units: 0,
         }
     }
 

@@ -106,6 +106,7 @@ pub(super) fn header_of(buf: &SndBuf) -> SndBuf {
         disk_mask: buf.disk_mask,
         disk_mask1: buf.disk_mask1,
         disk_pending: buf.disk_pending,
+        prepared: None,
     }
 }
 

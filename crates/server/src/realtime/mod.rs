@@ -264,6 +264,8 @@ pub fn run(cli: &Cli) -> i32 {
                 crate::printer::errln!("magnetar: {} xrun(s), {xruns} in all", xruns - reported_xruns);
             }
             reported_xruns = xruns;
+            // Convolution spectra no buffer or unit holds any more.
+            magnetar_ugens::convolution::release_unused_spectra();
         }
         // An audio thread that stopped finishing periods is reported, on
         // stderr and to every client that asked for notifications.

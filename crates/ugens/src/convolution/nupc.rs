@@ -239,11 +239,61 @@ pub fn prepare_magnetar_conv(
     };
     let mut data = vec![0.0f32; layout.buffer_len()];
     write_prepared(&layout, &ir, &mut data);
+    let shared: Arc<[f32]> = Arc::from(&data[..]);
+    keep_until_unused(&shared);
     let rate = buffers[source].sample_rate;
     let dst = &mut buffers[dest];
     let path = dst.path.take();
-    *dst = SndBuf { data, channels: 1, frames: layout.buffer_len() as u32, sample_rate: rate, path, ..SndBuf::default() };
+    *dst = SndBuf {
+        data,
+        channels: 1,
+        frames: layout.buffer_len() as u32,
+        sample_rate: rate,
+        path,
+        prepared: Some(shared),
+        ..SndBuf::default()
+    };
     Ok(layout)
+}
+
+/// Every prepared buffer's shared spectra, one reference each, so that the
+/// last reference is never dropped by a unit on the audio thread (a system
+/// heap free there): the thread that prepares, the control thread, frees
+/// them once nothing else holds them ([`release_unused_spectra`]).
+static KEPT: std::sync::Mutex<Vec<Arc<[f32]>>> = std::sync::Mutex::new(Vec::new());
+
+fn keep_until_unused(spectra: &Arc<[f32]>) {
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    kept.retain(|s| Arc::strong_count(s) > 1);
+    kept.push(Arc::clone(spectra));
+}
+
+/// Frees the shared spectra that no buffer and no unit holds any more;
+/// returns how many. For the control thread (it takes a lock); the
+/// real-time server calls it now and then, a new preparation does too.
+pub fn release_unused_spectra() -> usize {
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let before = kept.len();
+    // Only this list holds such spectra: no buffer or unit can reach them
+    // to take a new reference meanwhile.
+    kept.retain(|s| Arc::strong_count(s) > 1);
+    before - kept.len()
+}
+
+/// The partition spectra a level reads: the prepared buffer's shared data,
+/// or (a buffer filled with prepared data some other way) a copy of its own.
+enum Spectra {
+    Shared(Arc<[f32]>),
+    Own(Vec<f32>),
+}
+
+impl Spectra {
+    fn data(&self) -> &[f32] {
+        match self {
+            Spectra::Shared(s) => s,
+            Spectra::Own(v) => v,
+        }
+    }
 }
 
 /// `acc += x · h` over split complex arrays (real parts, then imaginary).
@@ -292,29 +342,35 @@ pub struct LevelWork {
     fdl_re: Vec<f32>,
     fdl_im: Vec<f32>,
     head: usize,
-    h_re: Vec<f32>,
-    h_im: Vec<f32>,
+    /// Partition `p`'s spectrum: `M + 1` real parts then `M + 1` imaginary
+    /// ones, at `h_at + p·(2M + 2)` in `h`.
+    h: Spectra,
+    h_at: usize,
     acc_re: Vec<f32>,
     acc_im: Vec<f32>,
     last_seq: usize,
 }
 
 impl LevelWork {
-    /// The work of `level`, with its spectra read from a prepared buffer at `at`.
-    pub fn new(level: &Level, prepared: &[f32], at: usize) -> LevelWork {
+    /// The work of `level`, with its spectra at `at` in a prepared buffer:
+    /// read in place from `shared` (the buffer's shared data, kept alive by
+    /// the reference taken here), or else copied from `prepared`.
+    pub fn new(level: &Level, prepared: &[f32], shared: Option<&Arc<[f32]>>, at: usize) -> LevelWork {
         let m = level.size;
         let bins = m + 1;
         let mut planner = RealFftPlanner::<f32>::new();
         let fwd = planner.plan_fft_forward(2 * m);
         let inv = planner.plan_fft_inverse(2 * m);
         let scratch_len = fwd.get_scratch_len().max(inv.get_scratch_len());
-        let mut h_re = filled(0.0, level.count * bins);
-        let mut h_im = filled(0.0, level.count * bins);
-        for p in 0..level.count {
-            let src = &prepared[at + p * 2 * bins..at + (p + 1) * 2 * bins];
-            h_re[p * bins..(p + 1) * bins].copy_from_slice(&src[..bins]);
-            h_im[p * bins..(p + 1) * bins].copy_from_slice(&src[bins..]);
-        }
+        let len = level.count * 2 * bins;
+        let (h, h_at) = match shared {
+            Some(s) if s.len() >= at + len => (Spectra::Shared(Arc::clone(s)), at),
+            _ => {
+                let mut own = filled(0.0, len);
+                own.copy_from_slice(&prepared[at..at + len]);
+                (Spectra::Own(own), 0)
+            }
+        };
         LevelWork {
             m,
             count: level.count,
@@ -327,8 +383,8 @@ impl LevelWork {
             fdl_re: filled(0.0, level.count * bins),
             fdl_im: filled(0.0, level.count * bins),
             head: 0,
-            h_re,
-            h_im,
+            h,
+            h_at,
             acc_re: filled(0.0, bins),
             acc_im: filled(0.0, bins),
             last_seq: 0,
@@ -368,17 +424,18 @@ impl LevelWork {
     /// partition) into the accumulator.
     pub fn accumulate(&mut self, parts: std::ops::Range<usize>) {
         let bins = self.m + 1;
+        let h = self.h.data();
         for p in parts {
             let slot = (self.head + self.count - p) % self.count;
             let xs = slot * bins..(slot + 1) * bins;
-            let hs = p * bins..(p + 1) * bins;
+            let hs = self.h_at + p * 2 * bins;
             cmadd(
                 &mut self.acc_re,
                 &mut self.acc_im,
                 &self.fdl_re[xs.clone()],
                 &self.fdl_im[xs],
-                &self.h_re[hs.clone()],
-                &self.h_im[hs],
+                &h[hs..hs + bins],
+                &h[hs + bins..hs + 2 * bins],
             );
         }
     }

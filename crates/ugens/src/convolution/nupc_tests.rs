@@ -1,6 +1,6 @@
 //! MagnetarConv against plain convolution, at every kind of layout.
 
-use super::nupc::{prepare_magnetar_conv, Layout};
+use super::nupc::{prepare_magnetar_conv, Layout, LevelWork};
 use super::nupc_tune::{candidate_sizes, tune};
 use crate::testing::{TestInput, UnitHarness};
 use crate::unit::Rate;
@@ -36,6 +36,23 @@ fn snr_db(got: &[f32], want: &[f64]) -> f64 {
 
 /// Renders `blocks` blocks of `x` through the unit `name` with `h` prepared as `sizes`.
 fn render(name: &str, block: usize, x: &[f32], h: &[f32], sizes: &[f32], tasks: bool) -> (Vec<f32>, Layout) {
+    render_nth(name, block, x, h, sizes, tasks, 0, true)
+}
+
+/// As `render`, for the unit built after `before` others (its phase), on a
+/// prepared buffer that shares its spectra (`shared`) or one filled with
+/// the same values by hand.
+#[allow(clippy::too_many_arguments)]
+fn render_nth(
+    name: &str,
+    block: usize,
+    x: &[f32],
+    h: &[f32],
+    sizes: &[f32],
+    tasks: bool,
+    before: usize,
+    shared: bool,
+) -> (Vec<f32>, Layout) {
     let blocks = x.len() / block;
     let mut harness = UnitHarness::new(name, Rate::Audio)
         .inputs([TestInput::Audio(x.to_vec()), TestInput::Const(1.0)]);
@@ -49,6 +66,10 @@ fn render(name: &str, block: usize, x: &[f32], h: &[f32], sizes: &[f32], tasks: 
     let mut args = vec![0.0];
     args.extend_from_slice(sizes);
     let layout = prepare_magnetar_conv(&mut harness.world.buffers, 1, &args, block, 48_000.0).unwrap();
+    if !shared {
+        harness.world.buffers[1].prepared = None;
+    }
+    harness.world.staggered_units = before;
     (harness.run(blocks).remove(0), layout)
 }
 
@@ -94,4 +115,52 @@ fn an_unprepared_buffer_leaves_the_unit_silent() {
     harness.world.buffers[0].data.copy_from_slice(&noise(4096, 2));
     let out = harness.run(10).remove(0);
     assert!(out.iter().all(|v| *v == 0.0));
+}
+
+#[test]
+fn every_instance_phase_gives_the_same_convolution() {
+    let (block, ir_len) = (64, 9000);
+    let h = response(ir_len);
+    let x = noise(block * ((ir_len * 2) / block + 8), 4);
+    let want = direct(&x, &h, x.len());
+    let sizes = [256.0, 1024.0, 4096.0];
+    for before in [1, 2, 3, 5, 17, 63, 64, 1000] {
+        for (name, tasks) in [("MagnetarConv", true), ("MagnetarConvTD", false)] {
+            for shared in [true, false] {
+                let (out, _) = render_nth(name, block, &x, &h, &sizes, tasks, before, shared);
+                let snr = snr_db(&out, &want);
+                assert!(snr >= 120.0, "{name}, instance {before}, shared {shared}: SNR {snr:.1} dB");
+            }
+        }
+    }
+}
+
+#[test]
+fn instances_read_the_prepared_spectra_in_place_and_the_last_user_lets_them_go() {
+    use std::sync::Arc;
+    let mut world = World::new(48_000.0, 64, 128, 4096, 4, 2, 2, 1);
+    let mut ir = SndBuf::new(20_000, 1, 48_000.0);
+    ir.data.copy_from_slice(&response(20_000));
+    world.buffers[0] = ir;
+    prepare_magnetar_conv(&mut world.buffers, 1, &[0.0, 512.0, 4096.0], 64, 48_000.0).unwrap();
+    let spectra = world.buffers[1].prepared.clone().expect("a prepared buffer shares its spectra");
+    // This handle, the buffer's and the list that frees them off the audio thread.
+    assert_eq!(Arc::strong_count(&spectra), 3);
+    let data = world.buffers[1].data.clone();
+    let layout = Layout::read(&data).unwrap();
+    let levels: Vec<_> = (0..layout.levels.len())
+        .map(|l| LevelWork::new(&layout.levels[l], &data, Some(&spectra), layout.spectra_at(l)))
+        .collect();
+    assert_eq!(Arc::strong_count(&spectra), 3 + levels.len(), "each level reads the shared spectra, no copy");
+    drop(levels);
+    let mut harness = UnitHarness::new("MagnetarConv", Rate::Audio).inputs([TestInput::Audio(noise(640, 1)), TestInput::Const(1.0)]);
+    harness.world = world;
+    harness.world.tasks = Some(TaskTable::new(12, 4, true).0);
+    let mut run = harness.run_full(10);
+    assert!(run.outputs[0].iter().any(|v| *v != 0.0));
+    assert_eq!(Arc::strong_count(&spectra), 3, "the unit let its references go");
+    run.world.buffers[1] = SndBuf::default();
+    drop(spectra);
+    // Only the list holds them now: freed by the thread that sweeps it.
+    assert!(super::nupc::release_unused_spectra() >= 1);
 }

@@ -123,6 +123,8 @@ impl Runner {
 struct Secondary {
     /// Period in blocks.
     k: usize,
+    /// Blocks this level runs ahead of the instance's block count.
+    phase: usize,
     runner: Runner,
     /// Whether the segment being gathered has its slot.
     writing: bool,
@@ -135,8 +137,8 @@ struct Secondary {
 
 struct Conv {
     n: usize,
-    /// Blocks since an instant shared by every instance (so that all
-    /// instances of a class release in the same blocks).
+    /// Blocks since an instant shared by every instance (each level adds
+    /// its phase).
     block: usize,
     head: LevelWork,
     head_out: Vec<f32>,
@@ -168,18 +170,26 @@ impl Conv {
         let bufnum = io.in0(1) as i32 as u32 as usize;
         let n = cx.world.block_size;
         let tasks: Option<Arc<TaskTable>> = cx.world.tasks.clone();
+        let instance = cx.world.staggered_units;
+        cx.world.staggered_units = instance.wrapping_add(1);
         let buf = cx.world.buf(bufnum).filter(|b| b.is_allocated())?;
         let layout = Layout::read(&buf.data)?;
         if layout.block != n {
             return None;
         }
         let data = &buf.data;
-        let head = LevelWork::new(&layout.levels[0], data, layout.spectra_at(0));
+        let shared = buf.prepared.as_ref().filter(|s| s.len() == data.len());
+        let head = LevelWork::new(&layout.levels[0], data, shared, layout.spectra_at(0));
         let kmax = layout.levels.last().map_or(1, |l| l.size / n);
         let block = (cx.world.buf_counter as u32 as usize) % kmax;
+        // Instance `instance` runs each level that many blocks out of phase (modulo its
+        // period), so the releases of many instances spread over the period
+        // instead of all falling in one block. A level's output does not
+        // depend on its phase (each segment's result is due 2M − N samples
+        // after the segment's start, wherever that is).
         let mut levels = Vec::with_capacity(layout.levels.len());
         for (l, level) in layout.levels.iter().enumerate().skip(1) {
-            let work = LevelWork::new(level, data, layout.spectra_at(l));
+            let work = LevelWork::new(level, data, shared, layout.spectra_at(l));
             let k = level.size / n;
             let m = level.size;
             let runner = match (sliced, tasks.as_ref()) {
@@ -187,7 +197,7 @@ impl Conv {
                     Ok(h) => Runner::Task(h),
                     // No room in the class: this level is sliced instead.
                     Err(_) => Runner::Sliced {
-                        work: LevelWork::new(level, data, layout.spectra_at(l)),
+                        work: LevelWork::new(level, data, shared, layout.spectra_at(l)),
                         io: [LevelIo::new(m), LevelIo::new(m)],
                         slot_seq: [0; 2],
                         done: 0,
@@ -196,7 +206,7 @@ impl Conv {
                 },
                 _ => Runner::Sliced { work, io: [LevelIo::new(m), LevelIo::new(m)], slot_seq: [0; 2], done: 0, busy: None },
             };
-            levels.push(Secondary { k, runner, writing: true, released: [0; 2], play: 0, play_pos: 0 });
+            levels.push(Secondary { k, phase: instance % k, runner, writing: true, released: [0; 2], play: 0, play_pos: 0 });
         }
         Some(Conv { n, block, head, head_out: vec![0.0; n], input: vec![0.0; n], levels })
     }
@@ -213,8 +223,9 @@ impl Conv {
         out[..n].copy_from_slice(&self.head_out);
         for level in &mut self.levels {
             let k = level.k;
-            let pos = g % k;
-            let seq = g / k + 1;
+            let gl = g + level.phase;
+            let pos = gl % k;
+            let seq = gl / k + 1;
             if pos == 0 {
                 level.writing = level.runner.slot_free(seq);
             }

@@ -350,3 +350,55 @@ def test_buffer_numbers_past_b_fail_for_every_buffer_command(magnetar, tmp_path)
         assert server.alive()
     finally:
         client.close()
+
+
+def test_buffer_memory_past_its_cap_fails_and_loses_nothing(magnetar, tmp_path):
+    """--buffer-memory 64: an allocation that would take all buffers past 64 MB answers /fail
+    "out of buffer memory" and leaves the buffer it named as it was (contents included); a free
+    makes room. Without the option there is no cap, as with scsynth."""
+    server = magnetar(extra=("--buffer-memory", "64"))
+    client = OscClient(server.port)
+    frames_32mb = 8 * 1024 * 1024
+    try:
+        client.send(M("/b_alloc", 0, frames_32mb, 1))
+        client.wait_for("/done", timeout=10)
+        client.send(M("/b_set", 0, 7, 0.25))
+        client.request(M("/sync", 1), "/synced")
+        for cmd in (M("/b_alloc", 1, frames_32mb + 4096, 1), M("/b_alloc", 0, frames_32mb, 3)):
+            client.clear()
+            client.send(cmd)
+            fail = client.wait_for("/fail", timeout=10)
+            assert fail.contents[0] == "/b_alloc" and "out of buffer memory" in fail.contents[1], fail
+            assert client.messages("/done") == []
+        # Nothing lost: buffer 0 keeps its shape and its contents, buffer 1 stays empty.
+        assert client.request(M("/b_query", 0), "/b_info").contents[:3] == (0, frames_32mb, 1)
+        assert client.request(M("/b_get", 0, 7), "/b_set").contents == (0, 7, 0.25)
+        assert client.request(M("/b_query", 1), "/b_info").contents[:3] == (1, 0, 0)
+        # A read of a file into a buffer is held to the same cap.
+        wav = tmp_path / "big.wav"
+        import numpy as np
+        import soundfile
+        soundfile.write(wav, np.zeros((frames_32mb + 4096, 1), dtype=np.float32), 48000, subtype="FLOAT")
+        client.clear()
+        client.send(M("/b_allocRead", 1, str(wav)))
+        fail = client.wait_for("/fail", timeout=20)
+        assert fail.contents[0] == "/b_allocRead" and "out of buffer memory" in fail.contents[1], fail
+        # Room again after a free.
+        client.send(M("/b_free", 0))
+        client.wait_for("/done", timeout=10)
+        client.clear()
+        client.send(M("/b_allocRead", 1, str(wav)))
+        client.wait_for("/done", timeout=20)
+        assert client.messages("/fail") == []
+        assert client.request(M("/b_query", 1), "/b_info").contents[:3] == (1, frames_32mb + 4096, 1)
+    finally:
+        client.close()
+    # No option: 96 MB in one buffer is granted, as scsynth grants it.
+    server = magnetar()
+    client = OscClient(server.port)
+    try:
+        client.send(M("/b_alloc", 0, 3 * frames_32mb, 1))
+        client.wait_for("/done", timeout=10)
+        assert client.messages("/fail") == []
+    finally:
+        client.close()

@@ -121,6 +121,9 @@ pub struct BufferCommands {
     files: OpenFiles,
     /// The largest buffer `/b_alloc*` makes, in samples.
     max_samples: i64,
+    /// At most this many samples in all buffers together after a
+    /// `/b_alloc*` (`--buffer-memory`); scsynth has no such bound.
+    max_total_samples: Option<i64>,
 }
 
 /// Frames from `offset` to the end of a file of `total` frames: scsynth's
@@ -156,6 +159,11 @@ fn alloc_buffer(frames: i64, channels: i64, sample_rate: f64, max_samples: i64) 
         .map_err(|_| format!("memory allocation failed: {frames} frames of {channels} channels"))?;
     data.resize(samples, 0.0);
     Ok(SndBuf { data, channels: channels as u32, frames: frames as u32, sample_rate, ..SndBuf::default() })
+}
+
+/// Megabytes of `samples` 32-bit samples, rounded up.
+fn mb(samples: i64) -> i64 {
+    (samples.saturating_mul(4) + (1 << 20) - 1) >> 20
 }
 
 /// Empties a buffer the way scsynth's free does: no data, no frames, no
@@ -244,7 +252,36 @@ impl BufferCommands {
             let canonical = given.canonicalize().ok();
             RestrictedPath { given, canonical }
         });
-        BufferCommands { restricted, files: OpenFiles::default(), max_samples: MAX_BUFFER_SAMPLES }
+        BufferCommands { restricted, files: OpenFiles::default(), max_samples: MAX_BUFFER_SAMPLES, max_total_samples: None }
+    }
+
+    /// Caps the memory of all buffers together at `bytes` (`None`: no cap,
+    /// as scsynth). A `/b_alloc`, `/b_allocRead` or `/b_allocReadChannel`
+    /// that would pass it answers `/fail` and leaves the buffer as it was.
+    pub fn set_memory_limit(&mut self, bytes: Option<u64>) {
+        self.max_total_samples = bytes.map(|b| i64::try_from(b / 4).unwrap_or(i64::MAX));
+    }
+
+    /// Refuses a buffer of `samples` samples in place of buffer `index` if
+    /// all buffers would then hold more than the cap.
+    fn check_total(&self, world: &World, index: usize, samples: i64, bufnum: i32) -> Result<(), BufFail> {
+        let Some(cap) = self.max_total_samples else {
+            return Ok(());
+        };
+        let others: i64 =
+            world.buffers.iter().enumerate().filter(|&(i, _)| i != index).map(|(_, b)| b.samples() as i64).sum();
+        if others.saturating_add(samples) > cap {
+            return Err(BufFail::for_buffer(
+                format!(
+                    "out of buffer memory: {} MB more would pass the limit of {} MB for all buffers (--buffer-memory); {} MB are in use",
+                    mb(samples),
+                    mb(cap),
+                    mb(others)
+                ),
+                bufnum,
+            ));
+        }
+        Ok(())
     }
 
     /// Buffers of at most `samples` samples (the fuzz targets keep them
@@ -370,6 +407,7 @@ impl BufferCommands {
         let rate = args.getf(0.0);
         let rate = if rate > 0.0 { f64::from(rate) } else { world.sample_rate };
         let index = buffer_index(world, bufnum, true)?;
+        self.check_total(world, index, i64::from(frames).max(0).saturating_mul(i64::from(channels).max(0)), bufnum)?;
         let buf =
             alloc_buffer(i64::from(frames), i64::from(channels), rate, self.max_samples).map_err(|e| BufFail::for_buffer(e, bufnum))?;
         world.buffers[index] = buf;
@@ -398,6 +436,7 @@ impl BufferCommands {
             ));
         }
         let channels = if selection.is_empty() { file_channels as usize } else { selection.len() };
+        self.check_total(world, index, frames.max(0).saturating_mul(channels as i64), bufnum)?;
         let mut buf = match alloc_buffer(frames, channels as i64, reader.sample_rate(), self.max_samples) {
             Ok(buf) => buf,
             Err(_) => {

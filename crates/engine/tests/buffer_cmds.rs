@@ -88,6 +88,27 @@ fn alloc_makes_a_zeroed_interleaved_buffer_and_answers_done() {
 }
 
 #[test]
+fn buffer_memory_cap_refuses_an_alloc_past_it_and_keeps_the_buffer() {
+    let (mut c, mut w) = (BufferCommands::new(None), world());
+    c.set_memory_limit(Some(4000 * 4));
+    ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(1000), I(2)]);
+    w.buffers[0].data[5] = 0.5;
+    let f = fail(&mut c, &mut w, "/b_alloc", vec![I(1), I(2001)]);
+    assert!(f.message.contains("out of buffer memory"), "{}", f.message);
+    // Replacing buffer 0 counts its new size, not old and new together.
+    ok(&mut c, &mut w, "/b_alloc", vec![I(1), I(2000)]);
+    let f = fail(&mut c, &mut w, "/b_alloc", vec![I(0), I(1000), I(3)]);
+    assert!(f.message.contains("out of buffer memory"), "{}", f.message);
+    assert_eq!((w.buffers[0].frames, w.buffers[0].channels, w.buffers[0].data[5]), (1000, 2, 0.5));
+    ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(500), I(4)]);
+    ok(&mut c, &mut w, "/b_free", vec![I(1)]);
+    ok(&mut c, &mut w, "/b_alloc", vec![I(1), I(2000)]);
+    // No cap: as scsynth.
+    c.set_memory_limit(None);
+    ok(&mut c, &mut w, "/b_alloc", vec![I(2), I(100_000)]);
+}
+
+#[test]
 fn alloc_takes_a_completion_message_and_a_sample_rate() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     let completion = OscMessage::new("/b_query", vec![I(0)]).encode();

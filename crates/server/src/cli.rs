@@ -40,6 +40,16 @@ pub struct Cli {
     /// `--prefer-plugins all|Name,Name...`: plugins' units instead of
     /// magnetar's for these names.
     pub prefer_plugins: Option<String>,
+    /// `--buffer-memory <MB>`: all buffers together hold at most this much
+    /// (0, the default: no bound, as scsynth).
+    pub buffer_memory_mb: u64,
+}
+
+impl Cli {
+    /// The `--buffer-memory` cap in bytes, if there is one.
+    pub fn buffer_memory_limit(&self) -> Option<u64> {
+        (self.buffer_memory_mb > 0).then(|| self.buffer_memory_mb.saturating_mul(1 << 20))
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -103,6 +113,8 @@ usage: magnetar [options]
    --plugins <1 or 0>                  load scsynth UGen plugins (default 1)
    --prefer-plugins <all|Name,...>     the plugins' units instead of magnetar's for these names
                                        (scsynth's own plugins are loaded only with this option)
+   --buffer-memory <MB>                all buffers together hold at most this much; a /b_alloc*
+                                       past it answers /fail (default 0: no bound, as scsynth)
 ";
 
 fn parse_num<T: std::str::FromStr>(flag: &str, value: &str, what: &'static str) -> Result<T, CliError> {
@@ -131,6 +143,7 @@ impl Cli {
             disk: crate::disk::DiskOptions::default().with_env(),
             plugins: true,
             prefer_plugins: None,
+            buffer_memory_mb: 0,
         };
         let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
         let mut i = 0;
@@ -156,6 +169,7 @@ impl Cli {
                         };
                     }
                     "prefer-plugins" => cli.prefer_plugins = Some(v.into()),
+                    "buffer-memory" => cli.buffer_memory_mb = parse_num(flag, v, "size in MB")?,
                     _ => return Err(CliError::InvalidOption(flag.into())),
                 }
                 i += 2;
@@ -294,6 +308,14 @@ mod tests {
         let any_order: Vec<&str> = ["-x", "0"].iter().chain(nrt.iter()).copied().collect();
         assert!(!Cli::parse(&any_order).unwrap().engine.parallel_exact);
         assert!(matches!(Cli::parse(&["-x", "-u", "57110"]), Err(CliError::BadValue { .. })));
+    }
+
+    #[test]
+    fn buffer_memory_is_unbounded_unless_asked() {
+        assert_eq!(Cli::parse(&["-u", "57110"]).unwrap().buffer_memory_limit(), None);
+        let cli = Cli::parse(&["--buffer-memory", "512", "-u", "57110"]).unwrap();
+        assert_eq!(cli.buffer_memory_limit(), Some(512 << 20));
+        assert!(matches!(Cli::parse(&["--buffer-memory", "lots", "-u", "57110"]), Err(CliError::BadValue { .. })));
     }
 
     #[test]

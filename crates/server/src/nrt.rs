@@ -63,6 +63,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
     if let Some(dir) = &cli.restricted_path {
         engine.buffer_commands = magnetar_engine::buffer_cmds::BufferCommands::new(Some(dir.into()));
     }
+    engine.buffer_commands.set_memory_limit(cli.buffer_memory_limit());
     let bs = engine.world.block_size;
     let n_out = engine.world.num_output_channels;
     let n_in = engine.world.num_input_channels;

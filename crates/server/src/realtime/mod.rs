@@ -126,7 +126,8 @@ pub fn run(cli: &Cli) -> i32 {
     engine.world.real_time = true;
     // The control thread's buffer commands keep the open files; the disk
     // threads stream through them.
-    let buffer_commands = BufferCommands::new(cli.restricted_path.as_ref().map(Into::into));
+    let mut buffer_commands = BufferCommands::new(cli.restricted_path.as_ref().map(Into::into));
+    buffer_commands.set_memory_limit(cli.buffer_memory_limit());
     let (disk, disk_barriers) = match crate::disk::start(
         &cli.disk,
         buffer_commands.shared_files(),

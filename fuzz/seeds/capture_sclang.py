@@ -28,7 +28,7 @@ from rtserver import MAGNETAR, JackDummy  # noqa: E402
 from test_sclang_session import run_session  # noqa: E402
 
 # recvfrom(fd, "\x2f\x73...", size, flags, {sa_family=AF_INET, ...}, [len]) = n
-RECV = re.compile(r'recvfrom\(\d+, "((?:\\x[0-9a-f]{2})*)"(\.\.\.)?, \d+, [^)]*?\) = (\d+)')
+RECV = re.compile(r'recvfrom\(\d+, "((?:\\x[0-9a-f]{2})*)"(\.\.\.)?, \d+, [^\n]*\) = (\d+)$', re.M)
 
 
 def datagrams(trace: str) -> list[bytes]:
@@ -46,11 +46,10 @@ def main(out_dir: Path) -> int:
         print("strace is not installed", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as t:
-        work = Path(t)
-        log = work / "trace"
+        work = Path(os.environ.get("CAPTURE_WORKDIR", t))
         wrapper = work / "magnetar-traced"
         wrapper.write_text(
-            f'#!/bin/sh\nexec {strace} -f -qq -e trace=recvfrom -xx -s 1048576 -o {log} {MAGNETAR} "$@"\n'
+            f'#!/bin/sh\nexec {strace} -f -qq -e trace=recvfrom -xx -s 1048576 -o {work}/trace-$$ {MAGNETAR} "$@"\n'
         )
         wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
         jack = JackDummy()
@@ -61,7 +60,9 @@ def main(out_dir: Path) -> int:
         finally:
             jack.stop()
             Path(f"/dev/shm/SuperColliderServer_{session.port}").unlink(missing_ok=True)
-        packets = datagrams(log.read_text(errors="replace"))
+        # One trace per server the session booted (sclang may boot it more than once), in order.
+        traces = sorted(work.glob("trace-*"), key=lambda p: p.stat().st_mtime)
+        packets = [d for p in traces for d in datagrams(p.read_text(errors="replace"))]
     if not packets:
         print("no datagrams recorded", file=sys.stderr)
         return 1

@@ -24,6 +24,8 @@ command -v g++ >/dev/null || need_apt+=(g++)
 command -v sclang >/dev/null || need_apt+=(supercollider-language)
 # sc3-plugins' classes for sclang: the session's plugin step plays their units.
 [ -d /usr/share/SuperCollider/Extensions/SC3plugins ] || need_apt+=(sc3-plugins-language)
+# strace: fuzz/seeds/capture_sclang.py records sclang's packets with it.
+command -v strace >/dev/null || need_apt+=(strace)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "== installing ${need_apt[*]}"
     SUDO=""

@@ -319,6 +319,7 @@ def main() -> int:
     ap.add_argument("--factor", type=float, default=2.0, help="growth of the count until it fails")
     ap.add_argument("--steps", type=int, default=3, help="bisection steps after the bracket")
     ap.add_argument("--no-part1", action="store_true", help="skip part 1 (times per block)")
+    ap.add_argument("--note", default="", help="a paragraph for the table's notes (the machine's load, say)")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--rows-from", help="take part 1's results from an earlier run's log instead of measuring")
     ap.add_argument("--caps-from", help="take the capacity results from an earlier run's log instead of searching")
@@ -327,7 +328,8 @@ def main() -> int:
     def log(m: str) -> None:
         print(m, flush=True)
 
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "magnetar-engine", "--example", "conv_bench"], cwd=ROOT, check=True)
+    if not (args.no_part1 or args.rows_from):
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "magnetar-engine", "--example", "conv_bench"], cwd=ROOT, check=True)
     if args.rows_from:
         rows = rows_from_log(Path(args.rows_from).read_text())
     else:
@@ -337,6 +339,8 @@ def main() -> int:
     else:
         caps = [] if args.no_search else part2(args, log)
     cmd = f"python3 bench/conv_bench.py --channels {args.channels} --seconds {args.seconds} --search-seconds {args.search_seconds}"
+    if caps and not args.caps_from:
+        cmd += f" --search-block {' '.join(map(str, args.search_block))} --search-ir {' '.join(f'{v:g}' for v in args.search_ir)} --factor {args.factor:g} --steps {args.steps}"
     lines = [
         BEGIN,
         "## Zero-latency convolution: tasks (PE) against slices in the audio thread (TD) and PartConv",
@@ -364,19 +368,28 @@ def main() -> int:
     if caps:
         lines += [
             "",
-            f"Largest channel count without a client-late xrun (jackd) or a task deadline miss, every synth running, over {args.search_seconds:g} s "
-            "(the paper: 60 s) on JACK's dummy backend, period = block = 256, 5 s response; doubling from 8, "
-            "then three bisection steps, one try per count (a shared machine: counts swing between runs; "
-            "the first run of this search, with task threads above JACK's client thread, is not shown):",
+            f"Largest channel count without a client-late xrun (jackd) or a task deadline miss, every synth running, "
+            f"over {args.search_seconds:g} s per try on JACK's dummy backend, period = block; the count grows by "
+            f"{args.factor:g}× from a start near the last result until it fails (or shrinks until it passes), then "
+            f"{args.steps} bisection step(s), one try per count. `-T 1` pins the whole server to one CPU. "
+            "A shared machine: counts swing between runs (see the notes below the table).",
             "",
-            "| variant | channels |",
-            "|---|---|",
+            "| variant | block | IR | channels |",
+            "|---|---|---|---|",
         ]
-        lines += [f"| {name} | {n} |" for name, n in caps]
+        for name, n in caps:
+            m = re.match(r"(.+) @ block (\d+), IR ([\d.]+) s$", name)
+            variant, block, ir = (m[1], m[2], m[3] + " s") if m else (name, "256", "5 s")
+            lines.append(f"| {variant} | {block} | {ir} | {n} |")
         d = dict(caps)
-        one, two = d.get("PE tuned -T 1 (one CPU)"), d.get("PE tuned -T 2")
-        if one and two:
-            lines += ["", f"PE tuned, two CPUs against one: {two / one:.2f}×."]
+        for name, n in caps:
+            if name.startswith("PE tuned -T 2"):
+                other = d.get(name.replace("PE tuned -T 2", "PE tuned -T 1 (one CPU)"))
+                if other:
+                    where = name.split(" @ ")[1] if " @ " in name else "block 256, IR 5 s"
+                    lines += ["", f"PE tuned, two CPUs against one ({where}): {n / other:.2f}×."]
+    if args.note:
+        lines += ["", args.note]
     lines += [
         "",
         "Paper 003 (its Fig. 5.1–5.4, no absolute numbers): TD and PE with two partition sizes within a few "

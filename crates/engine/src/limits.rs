@@ -77,6 +77,11 @@ pub use magnetar_synthdef::MAX_NAME_LEN;
 pub use magnetar_synthdef::MAX_DEF_NAME_LEN;
 /// The most samples one unit may ask the pool for (delay lines, windows).
 pub use magnetar_ugens::unit::MAX_UNIT_SAMPLES;
+/// `--buffer-memory` (magnetar's own, in MB): all buffers together. 0, the
+/// default, is no bound, as scsynth has none; with one, a `/b_alloc*` that
+/// would pass it answers `/fail` and leaves its buffer as it was
+/// (`BufferCommands::set_memory_limit`).
+pub const DEFAULT_BUFFER_MEMORY_MB: u64 = 0;
 /// Synths of one def computed side by side by a lane kernel.
 pub use magnetar_ugens::MAX_LANES;
 /// Disk streaming requests waiting at once (`DiskIn`, `DiskOut`).

@@ -143,7 +143,7 @@ impl Cli {
             disk: crate::disk::DiskOptions::default().with_env(),
             plugins: true,
             prefer_plugins: None,
-            buffer_memory_mb: 0,
+            buffer_memory_mb: magnetar_engine::limits::DEFAULT_BUFFER_MEMORY_MB,
         };
         let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
         let mut i = 0;

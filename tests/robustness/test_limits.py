@@ -6,6 +6,7 @@ not lead out)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -22,6 +23,29 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from nrt import compile_synthdefs  # noqa: E402
 from rtserver import SCSYNTH, OscClient, ServerProcess, bundle  # noqa: E402
 from rtcheck import PrivateJack, rt_stats, server_env  # noqa: E402
+
+
+@contextlib.contextmanager
+def scsynth_beside(driver, *extra: str):
+    """scsynth with `extra` options on the test's JACK server (or a private one for the
+    clock driver), and a client for it; both stopped afterwards."""
+    jack = driver if driver is not None else PrivateJack(period=256)
+    if driver is None:
+        jack.start()
+    try:
+        sc = ServerProcess(SCSYNTH, extra=list(extra), env=server_env(jack))
+        sc.start()
+        client = OscClient(sc.port)
+        try:
+            yield sc, client
+        finally:
+            client.close()
+            sc.proc.terminate()
+            sc.proc.wait(timeout=10)
+    finally:
+        if driver is None:
+            jack.stop()
+
 
 POOL_MISSES = 2  # position of poolMisses after xruns in /magnetar_rtStats.reply
 
@@ -94,22 +118,8 @@ def test_d_leaves_out_the_same_defs_as_scsynth(driver, magnetar):
     """scsynth, started with the same `-d 2` in this run, is the reference for which
     defs get in: none past the limit, a replacement of a loaded name, and a new one
     after a /d_free."""
-    jack = driver if driver is not None else PrivateJack(period=256)
-    if driver is None:
-        jack.start()
-    try:
-        sc = ServerProcess(SCSYNTH, extra=["-d", "2"], env=server_env(jack))
-        sc.start()
-        client = OscClient(sc.port)
-        try:
-            expected = d_limit_outcomes(client)
-        finally:
-            client.close()
-            sc.proc.terminate()
-            sc.proc.wait(timeout=10)
-    finally:
-        if driver is None:
-            jack.stop()
+    with scsynth_beside(driver, "-d", "2") as (_, client):
+        expected = d_limit_outcomes(client)
     assert expected == [("one", 1.0), ("three", -1.0), ("two", 4.0), ("three", 3.0), ("one", -1.0)], expected
     client = OscClient(magnetar(extra=("-d", "2")).port)
     try:
@@ -279,33 +289,19 @@ def test_scsynth_survives_the_same_requests_without_a_fail(driver, tmp_path):
     """The same oversized window sent to scsynth in this run: it prints that the unit's
     allocation failed and leaves a silent synth (no /fail); magnetar ends the synth and
     answers /fail instead (docs/compatibility.md). Both keep answering afterwards."""
-    jack = driver if driver is not None else PrivateJack(period=256)
-    if driver is None:
-        jack.start()
-    try:
-        sc = ServerProcess(SCSYNTH, extra=["-m", "4096"], env=server_env(jack))
-        sc.start()
-        client = OscClient(sc.port)
-        try:
-            rsum, huge = sized_by_control_defs()["rsum"]
-            client.request(("/notify", 1), "/done", timeout=3)
-            client.send(M("/d_recv", compile_synthdefs(rsum)))
-            client.wait_for("/done")
-            client.send(M("/s_new", "rsum", 1000, 0, 0, "size", huge))
-            client.request(M("/sync", 1), "/synced", timeout=5)
-            assert client.messages("/fail") == []
-            assert client.request(M("/status"), "/status.reply").contents[2] == 1
-            deadline = time.monotonic() + 3
-            while "alloc failed" not in sc.output and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert "alloc failed" in sc.output, sc.output
-        finally:
-            client.close()
-            sc.proc.terminate()
-            sc.proc.wait(timeout=10)
-    finally:
-        if driver is None:
-            jack.stop()
+    with scsynth_beside(driver, "-m", "4096") as (sc, client):
+        rsum, huge = sized_by_control_defs()["rsum"]
+        client.request(("/notify", 1), "/done", timeout=3)
+        client.send(M("/d_recv", compile_synthdefs(rsum)))
+        client.wait_for("/done")
+        client.send(M("/s_new", "rsum", 1000, 0, 0, "size", huge))
+        client.request(M("/sync", 1), "/synced", timeout=5)
+        assert client.messages("/fail") == []
+        assert client.request(M("/status"), "/status.reply").contents[2] == 1
+        deadline = time.monotonic() + 3
+        while "alloc failed" not in sc.output and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "alloc failed" in sc.output, sc.output
 
 
 def buffer_commands(b: int, path: str, out: str) -> list[tuple]:

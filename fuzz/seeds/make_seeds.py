@@ -15,15 +15,8 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-
-def frames(data: bytes):
-    pos = 0
-    while pos + 4 <= len(data):
-        (n,) = struct.unpack_from(">i", data, pos)
-        if n < 0 or pos + 4 + n > len(data):
-            return
-        yield data[pos + 4 : pos + 4 + n]
-        pos += 4 + n
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "robustness"))
+from server_fuzz import frames  # noqa: E402  (the length-prefixed packets of a stream or score)
 
 
 def messages(packet: bytes):

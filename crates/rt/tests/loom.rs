@@ -346,7 +346,8 @@ fn loom_ilock_writes_under_one_holder_are_seen_by_the_next() {
 
 mod periodic_model {
     use super::*;
-    use magnetar_rt::periodic::{PeriodicWork, TaskTable};
+    use magnetar_rt::event::Waiter;
+    use magnetar_rt::periodic::{PeriodicWork, TaskHandle, TaskTable};
 
     /// Adds the release number to its input, and checks the releases come in order.
     struct AddSeq {
@@ -362,13 +363,20 @@ mod periodic_model {
         }
     }
 
+    /// A table of one class with one thread, its waiter, and an `AddSeq` task of
+    /// period 2 registered in it.
+    fn one_task_of_period_two() -> (Arc<TaskTable>, Waiter, TaskHandle<AddSeq>) {
+        let (table, mut waiters) = TaskTable::new(1, 1, false);
+        let waiter = waiters.remove(0);
+        let task = TaskTable::register(&table, 2, AddSeq { last: 0 }, [(0, 0), (0, 0)]).unwrap();
+        (table, waiter, task)
+    }
+
     #[test]
     fn loom_periodic_slots_change_hands_without_overlap_and_results_arrive() {
         loom::model(|| {
-            let (table, mut waiters) = TaskTable::new(1, 1, false);
-            let waiter = waiters.remove(0);
+            let (table, waiter, mut task) = one_task_of_period_two();
             let server = Arc::clone(&table);
-            let mut task = TaskTable::register(&table, 2, AddSeq { last: 0 }, [(0, 0), (0, 0)]).unwrap();
             // Releases 1 and 2 go out back to back (both slots in flight);
             // release 3 reuses slot 1 only once the thread gave it back.
             task.io_mut(1).unwrap().0 = 1;
@@ -406,10 +414,8 @@ mod periodic_model {
     #[test]
     fn loom_periodic_retired_task_is_freed_once_by_its_class_thread() {
         loom::model(|| {
-            let (table, mut waiters) = TaskTable::new(1, 1, false);
-            let waiter = waiters.remove(0);
+            let (table, waiter, mut task) = one_task_of_period_two();
             let server = Arc::clone(&table);
-            let mut task = TaskTable::register(&table, 2, AddSeq { last: 0 }, [(0, 0), (0, 0)]).unwrap();
             task.io_mut(1).unwrap().0 = 1;
             task.release(1);
             let worker = thread::spawn(move || {

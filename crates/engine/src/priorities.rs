@@ -24,12 +24,6 @@ use std::sync::Arc;
 /// The audio thread's priority has not been reported yet.
 pub const UNKNOWN: i32 = -1;
 
-/// The SCHED_FIFO priority of a DSP helper when the audio thread runs at
-/// `audio` (`None`: normal policy).
-pub fn helper_priority(audio: Option<i32>) -> Option<i32> {
-    audio
-}
-
 /// Moves the engine's helper and task threads after the audio thread's
 /// priority; owned by the control thread.
 pub struct PriorityFollower {
@@ -60,8 +54,9 @@ impl PriorityFollower {
                 warnings.push(format!("could not set the priority of thread {tid} to {priority:?}: {e}"));
             }
         };
+        // Helpers at the audio thread's own priority (see the module's notes).
         for &tid in &self.helpers {
-            set(tid, helper_priority(fifo));
+            set(tid, fifo);
         }
         for &(class, tid) in &self.tasks {
             set(tid, fifo.map(|a| crate::tasks::class_priority(class, a)));

@@ -400,3 +400,36 @@ def test_async_plugin_command_runs_its_stages_and_completion_as_scsynth(tmp_path
     _, ref, _ = check_score(tmp_path, score, channels=1, exact=True, options=options)
     # The notes weigh under 0.7 together: the first completion's 0.25 is in, the second's not.
     assert 0.9 < float(ref[-1, 0]) < 1.1
+
+
+# UnitAsyncProbe (tests/plugin_probes) starts an asynchronous command in its constructor, with no
+# reply address; offline, scsynth runs every stage at once and performs the completion message
+# (`/c_set base 7` and a `/c_get` that answers no one). A later synth plays the buses.
+UnitAsyncProbe = _unit("UnitAsyncProbe", ar=False, kr=True, base=0.0, where=0.0)
+
+
+def test_a_units_own_asynchronous_command_runs_its_completion_offline_as_scsynth(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin_probes"))
+    import probes
+
+    if (why := probes.missing()) is not None:
+        pytest.skip(why)
+    plugin_dir = probes.build(tmp_path / "probes", "UnitAsyncProbe")
+
+    def starter(b):
+        U.Out.kr(bus=1000, source=UnitAsyncProbe.kr(base=0.0, where=0.0))
+
+    def reader(b):
+        notes = U.In.kr(bus=0, channel_count=5)
+        U.Out.ar(bus=0, source=U.K2A.ar(source=sum(n * (0.01 * (i + 1)) for i, n in enumerate(notes))))
+
+    score = Score([build("unit_async_start", starter), build("unit_async_read", reader)])
+    score.add(0.0, msg("/s_new", "unit_async_start", 1000, 0, 0))
+    score.add(0.01, msg("/s_new", "unit_async_read", 1001, 0, 0))
+    score.end(0.05)
+    options = ["-U", f"{plugin_dir}:{PLUGINS}"]
+    _, ref, _ = check_score(tmp_path, score, channels=1, exact=True, options=options)
+    # 7 (the completion message) and the stages' order 1, 2, 3, 4, weighed 0.01 to 0.05.
+    assert abs(float(ref[len(ref) // 2, 0]) - 0.47) < 1e-5

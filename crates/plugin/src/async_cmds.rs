@@ -250,6 +250,22 @@ pub(crate) unsafe extern "C" fn do_asynchronous_command(
     if !sink.is_null() {
         // SAFETY: set by `collecting` for the length of the plugin command.
         unsafe { (*sink).push(outcome) };
+    } else if let Some(completion) = outcome.0 {
+        // A unit started it (offline rendering: no audio thread to keep
+        // from blocking): its completion message waits for the block's end.
+        UNIT_STARTED.lock().unwrap_or_else(|e| e.into_inner()).push(completion);
     }
     0
+}
+
+/// Completion messages of commands units started while rendering offline,
+/// for [`take_unit_completions`].
+static UNIT_STARTED: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+/// The completion messages of the asynchronous commands plugin units
+/// started (offline rendering) since the last call, in order: the renderer
+/// performs them after each block. A unit has no reply address, so there
+/// is no `/done` to send (as in scsynth).
+pub fn take_unit_completions() -> Vec<Vec<u8>> {
+    std::mem::take(&mut *UNIT_STARTED.lock().unwrap_or_else(|e| e.into_inner()))
 }

@@ -32,7 +32,9 @@ mod table;
 mod unit;
 mod unit_cmds;
 
-pub use async_cmds::{start as start_async_commands, AsyncCommand, AsyncQueue, InPlaceOutcome, RtStep};
+pub use async_cmds::{
+    start as start_async_commands, take_unit_completions, AsyncCommand, AsyncQueue, InPlaceOutcome, RtStep,
+};
 pub use loader::{default_search_paths, unload_all, LoadReport, Options, Prefer, CORE_LIBRARIES};
 pub use print::flush as flush_prints;
 

@@ -178,6 +178,20 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
             }
 
             engine.run_block();
+            // Completion messages of asynchronous commands plugin units
+            // started in the block (scsynth performs them inside the unit's
+            // call; here they follow the block).
+            for completion in magnetar_plugin::take_unit_completions() {
+                let mut failures = Vec::new();
+                match Prepared::decode(&completion) {
+                    Ok(p) => engine.perform_prepared(&p, &mut failures),
+                    Err(e) => eprintln!("bad completion message: {e}"),
+                }
+                for f in failures {
+                    eprintln!("{f}");
+                }
+                engine.replies.clear();
+            }
             magnetar_engine::disk_io::serve_pending(&mut engine);
             if cli.verbosity >= -1 {
                 for p in &engine.world.polls {

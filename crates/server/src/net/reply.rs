@@ -19,6 +19,9 @@ enum Kind {
     /// Weak, so that a held address never keeps the server's port bound.
     Udp { socket: Weak<UdpSocket>, peer: SocketAddr },
     Tcp(Arc<TcpConn>),
+    /// scsynth's null reply address: what a plugin unit's asynchronous
+    /// command answers to. Replies sent here go nowhere.
+    Nowhere,
 }
 
 /// The sending side of one TCP connection.
@@ -71,6 +74,12 @@ impl ReplyAddr {
         ReplyAddr { kind: Kind::Tcp(conn) }
     }
 
+    /// An address whose replies are dropped (scsynth's null reply
+    /// address). Holds nothing: made and cloned without allocating.
+    pub fn nowhere() -> ReplyAddr {
+        ReplyAddr { kind: Kind::Nowhere }
+    }
+
     /// Sends one OSC packet to this client (framed on TCP). Fails once the
     /// client has disconnected or the server's socket is closed.
     pub fn send(&self, packet: &[u8]) -> io::Result<()> {
@@ -86,6 +95,7 @@ impl ReplyAddr {
                 Ok(())
             }
             Kind::Tcp(conn) => conn.send(packet),
+            Kind::Nowhere => Ok(()),
         }
     }
 
@@ -99,6 +109,7 @@ impl ReplyAddr {
         match &self.kind {
             Kind::Udp { peer, .. } => *peer,
             Kind::Tcp(conn) => conn.peer,
+            Kind::Nowhere => SocketAddr::from(([0, 0, 0, 0], 0)),
         }
     }
 }
@@ -108,6 +119,7 @@ impl PartialEq for ReplyAddr {
         match (&self.kind, &other.kind) {
             (Kind::Udp { peer: a, .. }, Kind::Udp { peer: b, .. }) => a == b,
             (Kind::Tcp(a), Kind::Tcp(b)) => a.id == b.id,
+            (Kind::Nowhere, Kind::Nowhere) => true,
             _ => false,
         }
     }
@@ -126,6 +138,7 @@ impl Hash for ReplyAddr {
                 1u8.hash(state);
                 conn.id.hash(state);
             }
+            Kind::Nowhere => 2u8.hash(state),
         }
     }
 }
@@ -135,6 +148,7 @@ impl fmt::Debug for ReplyAddr {
         match &self.kind {
             Kind::Udp { peer, .. } => write!(f, "udp:{peer}"),
             Kind::Tcp(conn) => write!(f, "tcp:{}#{}", conn.peer, conn.id),
+            Kind::Nowhere => write!(f, "nowhere"),
         }
     }
 }

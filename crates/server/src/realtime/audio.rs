@@ -398,12 +398,19 @@ impl Audio {
             }
             ToAudio::PluginAsync(PluginAsync { mut cmd, from }) => match cmd.run_rt(&mut self.engine.world) {
                 magnetar_plugin::RtStep::ToNrt(completion) => {
-                    if let Some(from) = &from {
+                    if completion.is_some() {
                         // Stage 3 succeeded: its completion message runs now.
                         // The plugin holds its completion message as bytes: it
-                        // is decoded here, from the pool.
+                        // is decoded here, from the pool. A command a unit
+                        // started has no reply address (scsynth's null one):
+                        // its completion message still runs, and what that
+                        // answers goes nowhere.
+                        let to = match (&from, cmd.replies()) {
+                            (Some(from), true) => from.clone(),
+                            _ => ReplyAddr::nowhere(),
+                        };
                         let completion = prepare_completion(completion);
-                        self.finish(Done { from: from.clone(), replies: Vec::new(), completion });
+                        self.finish(Done { from: to, replies: Vec::new(), completion });
                     }
                     self.send(FromAudio::PluginAsync(PluginAsync { cmd, from }));
                 }

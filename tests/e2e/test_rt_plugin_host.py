@@ -3,7 +3,10 @@ magnetar loading the same probe plugins (tests/plugin_probes) in the same run:
 
 - an asynchronous command a unit starts itself (no reply address): its stages run, its
   completion message runs, and neither `/done` nor what the completion message answers reaches
-  any client.
+  any client;
+- messages a unit sends to the non-real-time side (`SendMsgFromRT`) and back
+  (`SendMsgToRT`): where each perform and free function runs, in which order, and that the
+  free function sees the message its perform function saw.
 
 Both servers must agree on everything the probes note and on the replies."""
 
@@ -29,7 +32,7 @@ def probe_dir(tmp_path_factory):
     return probes.build(tmp_path_factory.mktemp("host_probes"), *PROBES)
 
 
-PROBES = ("UnitAsyncProbe",)
+PROBES = ("UnitAsyncProbe", "FifoProbe")
 
 
 def unit_async_def() -> bytes:
@@ -101,4 +104,68 @@ def test_a_units_own_asynchronous_command_runs_its_completion_and_answers_no_one
         assert probe["notes"] == [7.0, 1.0, 2.0, 3.0, 4.0], probe
         # Neither /done nor the completion's /c_get answer reached the client.
         assert probe["heard"] == [] and not probe["done"] and not probe["c_set"], probe
+
+
+def fifo_def() -> bytes:
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+    from supriya.ugens.core import UGen, param, ugen
+
+    @ugen(kr=True)
+    class FifoProbe(UGen):
+        base = param(0.0)
+
+    with SynthDefBuilder(base=0.0) as b:
+        U.Out.kr(bus=1000, source=FifoProbe.kr(base=b["base"]))
+    return compile_synthdefs(b.build(name="fifo_probe"))
+
+
+def fifo_observe(exe: str, plugin_dir: Path) -> dict:
+    """Plays one FifoProbe; returns what it noted (see FifoProbe.cpp), the order of its four
+    functions reduced to what causality fixes, and the replies heard."""
+    server = boot(exe, plugin_dir)
+    try:
+        with OscClient(server.port) as c:
+            c.send(("/d_recv", fifo_def()))
+            c.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+            c.clear()
+            c.send(("/s_new", "fifo_probe", 3000, 0, 0, "base", 20))
+            c.sync()
+            time.sleep(0.3)
+            # scsynth runs a to-RT message's free function when the next message goes to the
+            # audio thread: /sync's own trip takes it there.
+            c.sync()
+            time.sleep(0.1)
+            notes = list(c.request(("/c_getn", 20, 12), "/c_setn", timeout=2).contents[2:])
+            heard = sorted({m.address for m in c.messages()} - {"/synced", "/c_setn", "/done"})
+        assert server.alive(), server.output
+    finally:
+        server.stop()
+    from_perform, from_free, to_perform, to_free = notes[1], notes[3], notes[7], notes[9]
+    order = {
+        "all ran": all(x > 0 for x in (from_perform, from_free, to_perform, to_free)),
+        "from-RT perform before its free": from_perform < from_free,
+        "from-RT perform before the to-RT perform": from_perform < to_perform,
+        "to-RT perform before its free": to_perform < to_free,
+    }
+    flags = {
+        "sent from RT": notes[0], "from-RT perform on RT": notes[2], "from-RT free on RT": notes[4],
+        "free saw perform's change": notes[5], "sent to RT": notes[6], "to-RT perform on RT": notes[8],
+        "to-RT free on RT": notes[10], "to-RT free on the from-RT perform's thread": notes[11],
+    }
+    return {"order": order, "flags": flags, "heard": heard}
+
+
+def test_messages_between_a_unit_and_the_non_real_time_side_run_where_scsynth_runs_them(jack, probe_dir):
+    exes = executables()
+    scsynth = fifo_observe(exes["scsynth"], probe_dir)
+    magnetar = fifo_observe(exes["magnetar"], probe_dir)
+    assert magnetar == scsynth
+    # What scsynth shows, spelled out.
+    assert all(scsynth["order"].values()), scsynth["order"]
+    assert scsynth["flags"] == {
+        "sent from RT": 1.0, "from-RT perform on RT": 0.0, "from-RT free on RT": 1.0,
+        "free saw perform's change": 1.0, "sent to RT": 1.0, "to-RT perform on RT": 1.0,
+        "to-RT free on RT": 0.0, "to-RT free on the from-RT perform's thread": 1.0,
+    }
 

@@ -17,6 +17,7 @@
 #include <fftw3.h>
 
 #include "SC_PlugIn.h"
+#include "SC_FifoMsg.h"
 
 extern "C" {
 
@@ -113,6 +114,16 @@ int mg_call_async_stage(AsyncStageFn f, World* world, void* data, int* result) {
     }
 }
 
+// A `FifoMsg`'s perform or free function, given the host's copy of the message.
+int mg_call_fifo(void (*f)(void*), void* msg) {
+    try {
+        f(msg);
+        return 0;
+    } catch (...) {
+        return 1;
+    }
+}
+
 int mg_call_async_free(AsyncFreeFn f, World* world, void* data) {
     try {
         if (f)
@@ -138,6 +149,7 @@ long mg_layout(int what) {
     case 6: return sizeof(Graph);
     case 7: return sizeof(RGen);
     case 8: return sizeof(Node);
+    case 9: return sizeof(FifoMsg);
     case 10: return offsetof(InterfaceTable, fPrint);
     case 11: return offsetof(InterfaceTable, fDefineUnit);
     case 12: return offsetof(InterfaceTable, fRTAlloc);

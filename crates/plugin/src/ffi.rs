@@ -268,6 +268,7 @@ extern "C" {
     pub fn mg_call_unit_cmd(f: UnitCmdFunc, unit: *mut Unit, args: *const c_char, size: c_int) -> c_int;
     pub fn mg_call_async_stage(f: Option<AsyncStageFn>, world: *mut World, data: *mut c_void, result: *mut c_int) -> c_int;
     pub fn mg_call_async_free(f: Option<AsyncFreeFn>, world: *mut World, data: *mut c_void) -> c_int;
+    pub fn mg_call_fifo(f: crate::fifo::FifoMsgFunc, msg: *mut crate::fifo::FifoMsg) -> c_int;
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn mg_layout(what: c_int) -> c_long;
     pub fn mg_fft_prepare();
@@ -297,6 +298,7 @@ mod tests {
         assert_eq!(size_of::<Graph>(), c(6));
         assert_eq!(size_of::<RGen>(), c(7));
         assert_eq!(size_of::<Node>(), c(8));
+        assert_eq!(size_of::<crate::fifo::FifoMsg>(), c(9));
         // The figures of SuperCollider 3.13 on x86-64.
         #[cfg(target_arch = "x86_64")]
         {

@@ -25,6 +25,7 @@
 
 mod async_cmds;
 mod ffi;
+mod fifo;
 mod loader;
 mod print;
 mod sndfile_format;
@@ -35,6 +36,7 @@ mod unit_cmds;
 pub use async_cmds::{
     start as start_async_commands, take_unit_completions, AsyncCommand, AsyncQueue, InPlaceOutcome, RtStep,
 };
+pub use fifo::{start as start_fifos, Fifos, Message as FifoMessage};
 pub use loader::{default_search_paths, unload_all, LoadReport, Options, Prefer, CORE_LIBRARIES};
 pub use print::flush as flush_prints;
 

@@ -38,8 +38,8 @@ pub(crate) fn build() -> &'static InterfaceTable {
         f_node_end: Some(node_end),
         f_send_trigger: Some(send_trigger),
         f_send_node_reply: Some(send_node_reply),
-        f_send_msg_from_rt: Some(send_msg_refused),
-        f_send_msg_to_rt: Some(send_msg_refused),
+        f_send_msg_from_rt: Some(crate::fifo::send_msg_from_rt),
+        f_send_msg_to_rt: Some(crate::fifo::send_msg_to_rt),
         f_snd_file_format_info_from_strings: Some(crate::sndfile_format::format_info_from_strings),
         f_get_node: Some(get_node),
         f_get_graph: Some(get_graph),
@@ -287,12 +287,6 @@ unsafe extern "C" fn send_node_reply(node: *mut Node, id: c_int, cmd: *const c_c
         (text(cmd), values)
     };
     push_trigger(|| Trigger { node_id, id, cmd: Some(cmd.to_string()), values: values.to_vec() });
-}
-
-unsafe extern "C" fn send_msg_refused(_world: *mut World, _msg: *mut c_void) -> bool {
-    // Messages between the audio thread and the non-real-time side are not
-    // hosted (docs/compatibility.md); plugins see a full queue.
-    false
 }
 
 unsafe extern "C" fn get_node(_world: *mut World, id: c_int) -> *mut Node {

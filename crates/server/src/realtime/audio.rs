@@ -125,6 +125,8 @@ pub(super) struct Audio {
     installs_applied: u64,
     /// Asynchronous commands plugins started, to be staged.
     plugin_async: Option<magnetar_plugin::AsyncQueue>,
+    /// Messages plugins sent from and to the real-time side.
+    plugin_fifos: Option<magnetar_plugin::Fifos>,
 }
 
 impl Audio {
@@ -165,6 +167,7 @@ impl Audio {
             thread_id: 0,
             installs_applied: 0,
             plugin_async: magnetar_plugin::start_async_commands(),
+            plugin_fifos: magnetar_plugin::start_fifos(),
         }
     }
 
@@ -286,6 +289,25 @@ impl Audio {
         }
     }
 
+    /// Performs the messages plugins sent to the audio thread
+    /// (`SendMsgToRT`); their free functions run on the control thread.
+    fn perform_plugin_messages(&mut self) {
+        while let Some(mut msg) = self.plugin_fifos.as_mut().and_then(magnetar_plugin::Fifos::pop_to_rt) {
+            self.busy = true;
+            msg.perform(true);
+            self.send(FromAudio::PluginMsgFree(msg));
+        }
+    }
+
+    /// Hands the messages plugin units sent from the real-time side
+    /// (`SendMsgFromRT`) to the control thread, which performs them.
+    fn forward_plugin_messages(&mut self) {
+        while let Some(msg) = self.plugin_fifos.as_mut().and_then(magnetar_plugin::Fifos::pop_from_rt) {
+            self.busy = true;
+            self.send(FromAudio::PluginMsgPerform(msg));
+        }
+    }
+
     /// Performs a prepared packet: a message, or a bundle's elements in order.
     fn perform_packet(&mut self, packet: Prepared, from: &ReplyAddr) {
         match packet {
@@ -396,6 +418,8 @@ impl Audio {
                     self.send(FromAudio::Garbage(Garbage::Packets(s.items)));
                 }
             }
+            // Performed on the control thread: freed here, where it was sent.
+            ToAudio::PluginMsgFree(msg) => msg.free(true),
             ToAudio::PluginAsync(PluginAsync { mut cmd, from }) => match cmd.run_rt(&mut self.engine.world) {
                 magnetar_plugin::RtStep::ToNrt(completion) => {
                     if completion.is_some() {
@@ -595,8 +619,10 @@ impl Audio {
             if commands > 0 {
                 magnetar_rt::trace::span(magnetar_rt::trace::Kind::Commands, commands_started, commands, 0);
             }
+            self.perform_plugin_messages();
             self.engine.run_block();
             self.forward_plugin_async(None);
+            self.forward_plugin_messages();
             self.sample_time += bs as u64;
             self.disk.forward(&mut self.engine.world, self.sample_time);
             self.notify_events();

@@ -339,6 +339,12 @@ impl Control {
                     self.send_reply(to, &OscMessage::new("/done", vec![OscArg::Str(name)]));
                 }
             }
+            FromAudio::PluginMsgPerform(mut msg) => {
+                // scsynth performs these on its non-real-time thread.
+                msg.perform(false);
+                self.to_audio(ToAudio::PluginMsgFree(msg));
+            }
+            FromAudio::PluginMsgFree(msg) => msg.free(false),
             FromAudio::Garbage(g) => drop(g),
         }
     }

@@ -23,6 +23,9 @@ pub(super) enum ToAudio {
     ClearSchedule,
     /// A plugin's asynchronous command, for stage 3 or its cleanup.
     PluginAsync(PluginAsync),
+    /// A message a plugin sent from the real-time side, performed: its
+    /// free function runs on the audio thread.
+    PluginMsgFree(magnetar_plugin::FifoMessage),
 }
 
 /// A plugin's asynchronous command between its stages, with the sender of
@@ -78,6 +81,12 @@ pub(super) enum FromAudio {
     Log(String),
     /// A plugin's asynchronous command, for stage 2 or 4.
     PluginAsync(PluginAsync),
+    /// A message a plugin sent from the real-time side (`SendMsgFromRT`),
+    /// for its perform function.
+    PluginMsgPerform(magnetar_plugin::FifoMessage),
+    /// A message sent to the audio thread (`SendMsgToRT`), performed
+    /// there: its free function runs on the control thread.
+    PluginMsgFree(magnetar_plugin::FifoMessage),
     /// Something the audio thread no longer needs, to be dropped here.
     Garbage(Garbage),
 }

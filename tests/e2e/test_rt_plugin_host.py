@@ -6,7 +6,9 @@ magnetar loading the same probe plugins (tests/plugin_probes) in the same run:
   any client;
 - messages a unit sends to the non-real-time side (`SendMsgFromRT`) and back
   (`SendMsgToRT`): where each perform and free function runs, in which order, and that the
-  free function sees the message its perform function saw.
+  free function sees the message its perform function saw;
+- a `/b_gen` command a plugin defines (`DefineBufGen`) that gives the buffer a new size with
+  `BufAlloc`.
 
 Both servers must agree on everything the probes note and on the replies."""
 
@@ -32,7 +34,7 @@ def probe_dir(tmp_path_factory):
     return probes.build(tmp_path_factory.mktemp("host_probes"), *PROBES)
 
 
-PROBES = ("UnitAsyncProbe", "FifoProbe")
+PROBES = ("UnitAsyncProbe", "FifoProbe", "BufGenProbe")
 
 
 def unit_async_def() -> bytes:
@@ -168,4 +170,63 @@ def test_messages_between_a_unit_and_the_non_real_time_side_run_where_scsynth_ru
         "free saw perform's change": 1.0, "sent to RT": 1.0, "to-RT perform on RT": 1.0,
         "to-RT free on RT": 0.0, "to-RT free on the from-RT perform's thread": 1.0,
     }
+
+
+def buf_frames_def() -> bytes:
+    """Writes buffer 0's frames and channels to control buses 60 and 61: what units see."""
+    from supriya import ugens as U
+    from supriya.ugens import SynthDefBuilder
+
+    with SynthDefBuilder() as b:
+        U.Out.kr(bus=60, source=[U.BufFrames.kr(buffer_id=0), U.BufChannels.kr(buffer_id=0)])
+    return compile_synthdefs(b.build(name="buf_frames"))
+
+
+def buf_gen_observe(exe: str, plugin_dir: Path) -> list:
+    """Runs the probe's generators on an allocated and an unallocated buffer; returns the
+    replies, `/b_info` and the samples after each, and what a unit sees of buffer 0."""
+    server = boot(exe, plugin_dir)
+    seen = []
+    try:
+        with OscClient(server.port) as c:
+            c.send(("/d_recv", buf_frames_def()))
+            c.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+            c.request(("/b_alloc", 0, 4, 1), "/done", timeout=3)
+            c.send(("/b_setn", 0, 0, 4, 1.0, 2.0, 3.0, 4.0))
+            c.send(("/s_new", "buf_frames", 4000, 0, 0))
+            c.sync()
+            for gen in [(0, "probeResize", 8, 2, 0.5), (1, "probeResize", 3, 1, -1.0), (0, "probeRate", 22050.0),
+                        (0, "noSuchGenerator", 1)]:
+                c.clear()
+                c.send(("/b_gen", *gen))
+                c.sync()
+                # `/done` whole; `/fail` by its command (the wording differs).
+                replies = [[m.address, *m.contents] if m.address == "/done" else [m.address, m.contents[0]]
+                           for m in c.messages() if m.address in ("/done", "/fail")]
+                info = list(c.request(("/b_query", gen[0]), "/b_info", timeout=2).contents)
+                frames, channels = info[1], info[2]
+                samples = list(c.request(("/b_getn", gen[0], 0, frames * channels), "/b_setn", timeout=2).contents[3:])
+                time.sleep(0.05)
+                unit = list(c.request(("/c_getn", 60, 2), "/c_setn", timeout=2).contents[2:])
+                seen.append({"gen": gen, "replies": replies, "info": info, "samples": samples, "unit sees": unit})
+        assert server.alive(), server.output
+    finally:
+        server.stop()
+    return seen
+
+
+def test_a_plugins_buffer_generator_resizes_the_buffer_as_in_scsynth(jack, probe_dir):
+    exes = executables()
+    scsynth = buf_gen_observe(exes["scsynth"], probe_dir)
+    magnetar = buf_gen_observe(exes["magnetar"], probe_dir)
+    assert magnetar == scsynth
+    # What scsynth shows, spelled out.
+    resized, fresh, rate, unknown = scsynth
+    assert resized["replies"] == [["/done", "/b_gen", 0]]
+    assert resized["info"][:3] == [0, 8, 2]
+    assert resized["samples"] == [1.0, 2.0, 3.0, 4.0] + [0.5] * 12
+    assert resized["unit sees"] == [8.0, 2.0]
+    assert fresh["info"][:3] == [1, 3, 1] and fresh["samples"] == [-1.0] * 3
+    assert rate["info"] == [0, 8, 2, 22050.0]
+    assert unknown["replies"] == [["/fail", "/b_gen"]]
 

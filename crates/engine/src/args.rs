@@ -106,6 +106,41 @@ impl<'a> Args<'a> {
         Some(t)
     }
 
+    /// The arguments not read yet, as OSC arguments again (arrays nested
+    /// as they came; a marker without its pair is dropped).
+    pub fn rest(&self) -> Vec<OscArg> {
+        let mut stack: Vec<Vec<OscArg>> = vec![Vec::new()];
+        for t in self.tokens.iter().skip(self.pos) {
+            let arg = match t {
+                Token::Int(v) => OscArg::Int(*v),
+                Token::Float(v) => OscArg::Float(*v),
+                Token::Double(v) => OscArg::Double(*v),
+                Token::Long(v) => OscArg::Long(*v),
+                Token::Str(s) => OscArg::Str((*s).to_string()),
+                Token::Blob(b) => OscArg::Blob(b.to_vec()),
+                Token::Open => {
+                    stack.push(Vec::new());
+                    continue;
+                }
+                Token::Close => match stack.len() {
+                    1 => continue,
+                    _ => OscArg::Array(stack.pop().unwrap_or_default()),
+                },
+                Token::Other(_) => continue,
+            };
+            if let Some(top) = stack.last_mut() {
+                top.push(arg);
+            }
+        }
+        while stack.len() > 1 {
+            let inner = stack.pop().unwrap_or_default();
+            if let Some(top) = stack.last_mut() {
+                top.push(OscArg::Array(inner));
+            }
+        }
+        stack.pop().unwrap_or_default()
+    }
+
     /// Skips one argument (an array marker, for instance).
     pub fn skip(&mut self) {
         self.advance();

@@ -733,6 +733,7 @@ fn gen(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
     let bufnum = args.geti(0);
     let command =
         args.gets().ok_or_else(|| BufFail::plain("wrong argument type: the generator name must be a string"))?;
+    let rest = args.rest();
     let mut values = Vec::new();
     while args.has_more() {
         match args.next_tag('\0') {
@@ -748,6 +749,16 @@ fn gen(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
             Ok(_) => Ok(BufDone::done(bufnum, None)),
             Err(e) => Err(BufFail::for_buffer(e.to_string(), bufnum)),
         };
+    }
+    if !crate::bufgen::BUILTIN.contains(&command) {
+        // A generator a plugin defined (`DefineBufGen`): it reads its own
+        // arguments, and may give the buffer a new size (`BufAlloc`).
+        if let Some(result) = crate::plugin_hooks::plugin_buf_gen(command, world, index, &rest) {
+            return match result {
+                Ok(()) => Ok(BufDone::done(bufnum, None)),
+                Err(e) => Err(BufFail::for_buffer(e, bufnum)),
+            };
+        }
     }
     match buffer_gen(&mut world.buffers, index, command, &values) {
         // scsynth's generators do nothing to a buffer without samples and

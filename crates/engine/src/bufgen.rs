@@ -28,6 +28,11 @@ pub enum BufGenError {
     PreparePartConv(String),
 }
 
+/// The generators [`buffer_gen`] knows (a plugin's generator of the same
+/// name is not used).
+pub const BUILTIN: [&str; 9] =
+    ["sine1", "sine2", "sine3", "cheby", "normalize", "wnormalize", "copy", "cantorFill", "PreparePartConv"];
+
 /// Runs the `/b_gen` command `command` on buffer `bufnum`.
 ///
 /// `args` are the command's arguments after its name, as floats (flags

@@ -1,5 +1,6 @@
 //! What the engine needs from the server's UGen plugin host, which it
-//! does not depend on: the handler of plugin commands (`/cmd`), set at boot.
+//! does not depend on: the handlers of plugin commands (`/cmd`) and of
+//! plugins' buffer generators (`/b_gen`), set at boot.
 
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_ugens::World;
@@ -24,6 +25,25 @@ pub fn set_plugin_command_handler(f: PluginCommandHandler) {
 
 pub(crate) fn plugin_command_handler() -> Option<PluginCommandHandler> {
     HANDLER.get().copied()
+}
+
+/// Runs the `/b_gen` generator `name` a plugin defined on buffer `index`
+/// of the world (off the audio thread, on the buffer's own copy), with the
+/// generator's OSC arguments (from their type tag string on). None when no
+/// plugin defined `name`; else whether it ran, or why not.
+pub type BufGenHandler = fn(&str, &mut World, usize, &[u8]) -> Option<Result<(), String>>;
+
+static BUF_GEN: OnceLock<BufGenHandler> = OnceLock::new();
+
+/// Installs the handler of plugins' `/b_gen` generators; a second call is ignored.
+pub fn set_buf_gen_handler(f: BufGenHandler) {
+    let _ = BUF_GEN.set(f);
+}
+
+/// Runs plugin generator `name` (see [`BufGenHandler`]).
+pub(crate) fn plugin_buf_gen(name: &str, world: &mut World, index: usize, args: &[OscArg]) -> Option<Result<(), String>> {
+    let handler = BUF_GEN.get()?;
+    handler(name, world, index, &encode_args(args))
 }
 
 /// `args` as the argument part of an OSC message (the type tag string and

@@ -114,6 +114,17 @@ int mg_call_async_stage(AsyncStageFn f, World* world, void* data, int* result) {
     }
 }
 
+// A `/b_gen` generator, its arguments read as `mg_call_plugin_cmd`'s are.
+int mg_call_buf_gen(BufGenFunc f, World* world, SndBuf* buf, const char* args, int size) {
+    try {
+        sc_msg_iter msg(size, args);
+        f(world, buf, &msg);
+        return 0;
+    } catch (...) {
+        return 1;
+    }
+}
+
 // A `FifoMsg`'s perform or free function, given the host's copy of the message.
 int mg_call_fifo(void (*f)(void*), void* msg) {
     try {

@@ -15,6 +15,8 @@ pub type PlugInCmdFunc = unsafe extern "C" fn(*mut World, *mut c_void, *mut c_vo
 pub type UnitCmdFunc = unsafe extern "C" fn(*mut Unit, *mut c_void);
 pub type AsyncStageFn = unsafe extern "C" fn(*mut World, *mut c_void) -> bool;
 pub type AsyncFreeFn = unsafe extern "C" fn(*mut World, *mut c_void);
+/// `BufGenFunc`: a `/b_gen` generator (the message iterator is opaque here).
+pub type BufGenFunc = unsafe extern "C" fn(*mut World, *mut SndBuf, *mut c_void);
 
 pub const CALC_SCALAR: i16 = 0;
 pub const CALC_BUF: i16 = 1;
@@ -198,7 +200,7 @@ pub struct InterfaceTable {
     pub f_define_unit: Option<unsafe extern "C" fn(*const c_char, usize, UnitCtorFunc, Option<UnitDtorFunc>, u32) -> bool>,
     pub f_define_plugin_cmd: Option<unsafe extern "C" fn(*const c_char, PlugInCmdFunc, *mut c_void) -> bool>,
     pub f_define_unit_cmd: Option<unsafe extern "C" fn(*const c_char, *const c_char, UnitCmdFunc) -> bool>,
-    pub f_define_buf_gen: Option<unsafe extern "C" fn(*const c_char, Opaque) -> bool>,
+    pub f_define_buf_gen: Option<unsafe extern "C" fn(*const c_char, BufGenFunc) -> bool>,
     pub f_clear_unit_outputs: Option<unsafe extern "C" fn(*mut Unit, c_int)>,
     pub f_nrt_alloc: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
     pub f_nrt_realloc: Option<unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void>,
@@ -268,6 +270,7 @@ extern "C" {
     pub fn mg_call_unit_cmd(f: UnitCmdFunc, unit: *mut Unit, args: *const c_char, size: c_int) -> c_int;
     pub fn mg_call_async_stage(f: Option<AsyncStageFn>, world: *mut World, data: *mut c_void, result: *mut c_int) -> c_int;
     pub fn mg_call_async_free(f: Option<AsyncFreeFn>, world: *mut World, data: *mut c_void) -> c_int;
+    pub fn mg_call_buf_gen(f: BufGenFunc, world: *mut World, buf: *mut SndBuf, args: *const c_char, size: c_int) -> c_int;
     pub fn mg_call_fifo(f: crate::fifo::FifoMsgFunc, msg: *mut crate::fifo::FifoMsg) -> c_int;
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn mg_layout(what: c_int) -> c_long;

@@ -24,6 +24,7 @@
 #![allow(clippy::indexing_slicing)]
 
 mod async_cmds;
+mod bufgen;
 mod ffi;
 mod fifo;
 mod loader;
@@ -36,6 +37,7 @@ mod unit_cmds;
 pub use async_cmds::{
     start as start_async_commands, take_unit_completions, AsyncCommand, AsyncQueue, InPlaceOutcome, RtStep,
 };
+pub use bufgen::run as run_buf_gen;
 pub use fifo::{start as start_fifos, Fifos, Message as FifoMessage};
 pub use loader::{default_search_paths, unload_all, LoadReport, Options, Prefer, CORE_LIBRARIES};
 pub use print::flush as flush_prints;
@@ -69,6 +71,8 @@ pub(crate) struct PluginCmd {
 pub(crate) struct Host {
     pub units: HashMap<&'static str, UnitDef>,
     pub commands: HashMap<String, PluginCmd>,
+    /// `/b_gen` generators plugins defined (`DefineBufGen`).
+    pub buf_gens: HashMap<String, ffi::BufGenFunc>,
     pub prefer: Prefer,
     pub table: &'static ffi::InterfaceTable,
 }

@@ -102,6 +102,7 @@ pub fn default_search_paths() -> Vec<PathBuf> {
 pub(crate) struct Loading {
     pub units: HashMap<&'static str, UnitDef>,
     pub commands: HashMap<String, PluginCmd>,
+    pub buf_gens: HashMap<String, crate::ffi::BufGenFunc>,
     pub library: &'static str,
 }
 
@@ -134,7 +135,7 @@ pub(crate) fn load_all(options: &Options) -> (Host, LoadReport) {
     let table = table::build();
     let mut report = LoadReport::default();
     *LOADING.lock().unwrap_or_else(|e| e.into_inner()) =
-        Some(Loading { units: HashMap::new(), commands: HashMap::new(), library: "" });
+        Some(Loading { units: HashMap::new(), commands: HashMap::new(), buf_gens: HashMap::new(), library: "" });
     if !options.disabled {
         let dirs: Vec<PathBuf> = match &options.ugen_plugins_path {
             Some(p) => p.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect(),
@@ -169,9 +170,20 @@ pub(crate) fn load_all(options: &Options) -> (Host, LoadReport) {
         print::start();
     }
     let loading = LOADING.lock().unwrap_or_else(|e| e.into_inner()).take();
-    let loading = loading.unwrap_or(Loading { units: HashMap::new(), commands: HashMap::new(), library: "" });
+    let loading = loading.unwrap_or(Loading {
+        units: HashMap::new(),
+        commands: HashMap::new(),
+        buf_gens: HashMap::new(),
+        library: "",
+    });
     report.units = loading.units.len();
-    let host = Host { units: loading.units, commands: loading.commands, prefer: options.prefer.clone(), table };
+    let host = Host {
+        units: loading.units,
+        commands: loading.commands,
+        buf_gens: loading.buf_gens,
+        prefer: options.prefer.clone(),
+        table,
+    };
     (host, report)
 }
 

@@ -1,7 +1,7 @@
 //! The interface table plugins call back through: the functions scsynth
 //! fills into `InterfaceTable`, backed by magnetar.
 
-use crate::ffi::{self, Graph, InterfaceTable, Node, SndBuf, Unit, World};
+use crate::ffi::{self, Graph, InterfaceTable, Node, Unit, World};
 use crate::loader::LOADING;
 use crate::unit::current_call;
 use crate::{PluginCmd, UnitDef};
@@ -49,7 +49,7 @@ pub(crate) fn build() -> &'static InterfaceTable {
         f_group_delete_all: Some(group_delete_all),
         f_done_action: Some(done_action),
         f_do_asynchronous_command: Some(crate::async_cmds::do_asynchronous_command),
-        f_buf_alloc: Some(buf_alloc_refused),
+        f_buf_alloc: Some(crate::bufgen::buf_alloc),
         f_scfft_create: std::ptr::null_mut(),
         f_scfft_do_fft: std::ptr::null_mut(),
         f_scfft_do_ifft: std::ptr::null_mut(),
@@ -128,9 +128,16 @@ unsafe extern "C" fn define_unit_cmd(unit: *const c_char, cmd: *const c_char, fu
     crate::unit_cmds::define(unit, cmd, func)
 }
 
-unsafe extern "C" fn define_buf_gen(_name: *const c_char, _func: *mut c_void) -> bool {
-    // Plugin buffer generators (`/b_gen`) are not hosted (docs/compatibility.md).
-    false
+unsafe extern "C" fn define_buf_gen(name: *const c_char, func: ffi::BufGenFunc) -> bool {
+    // SAFETY: a C string from the plugin.
+    let name = unsafe { text(name) };
+    let mut guard = LOADING.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(loading) = guard.as_mut() else { return false };
+    if name.is_empty() || loading.buf_gens.contains_key(name) {
+        return false;
+    }
+    loading.buf_gens.insert(name.to_string(), func);
+    true
 }
 
 unsafe extern "C" fn clear_unit_outputs(unit: *mut Unit, n: c_int) {
@@ -327,10 +334,6 @@ unsafe extern "C" fn group_delete_all(_group: *mut c_void) {}
 
 unsafe extern "C" fn done_action(action: c_int, _unit: *mut Unit) {
     current_call(|cx| cx.synth.request_done_action(action));
-}
-
-unsafe extern "C" fn buf_alloc_refused(_buf: *mut SndBuf, _ch: c_int, _frames: c_int, _sr: f64) -> c_int {
-    1
 }
 
 unsafe extern "C" fn get_scope_buffer(_w: *mut World, _i: c_int, _c: c_int, _f: c_int, _h: *mut c_void) -> bool {

@@ -77,12 +77,14 @@ fn c_rate(r: &RateInfo) -> ffi::Rate {
     }
 }
 
-/// scsynth's buffer mask: the next power of two of `samples`, minus one.
-fn buf_mask(samples: usize) -> c_int {
+/// scsynth's buffer mask (`BUFMASK`): the largest power of two not above
+/// `samples`, minus one.
+pub(crate) fn buf_mask(samples: usize) -> c_int {
     if samples == 0 {
         return -1;
     }
-    (samples.next_power_of_two() as c_int).wrapping_sub(1)
+    let floor = 1usize << (usize::BITS - 1 - samples.leading_zeros());
+    (floor as c_int).wrapping_sub(1)
 }
 
 fn coord(form: SpectrumForm) -> c_int {

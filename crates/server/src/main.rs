@@ -87,6 +87,7 @@ fn load_plugins(cli: &Cli) {
     magnetar_plugin::load(&options);
     magnetar_ugens::registry::set_extension(magnetar_plugin::install);
     magnetar_engine::plugin_hooks::set_plugin_command_handler(magnetar_plugin::plugin_command_handler);
+    magnetar_engine::plugin_hooks::set_buf_gen_handler(magnetar_plugin::run_buf_gen);
 }
 
 /// Prints what plugin units queued and lets libraries stop their threads.

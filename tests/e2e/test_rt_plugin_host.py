@@ -8,7 +8,10 @@ magnetar loading the same probe plugins (tests/plugin_probes) in the same run:
   (`SendMsgToRT`): where each perform and free function runs, in which order, and that the
   free function sees the message its perform function saw;
 - a `/b_gen` command a plugin defines (`DefineBufGen`) that gives the buffer a new size with
-  `BufAlloc`.
+  `BufAlloc`;
+- scsynth's own ScopeOut2 plugin (preferred over magnetar's with `--prefer-plugins`) fills the
+  shared memory scope buffer a client reads, without a system-heap operation on the audio
+  thread.
 
 Both servers must agree on everything the probes note and on the replies."""
 
@@ -56,8 +59,8 @@ def unit_async_def() -> bytes:
 CORE_PLUGINS = "/usr/lib/SuperCollider/plugins"
 
 
-def boot(exe: str, plugin_dir: Path) -> ServerProcess:
-    server = ServerProcess(exe, extra=["-U", f"{CORE_PLUGINS}:{plugin_dir}"])
+def boot(exe: str, plugin_dir: Path, extra=()) -> ServerProcess:
+    server = ServerProcess(exe, extra=["-U", f"{CORE_PLUGINS}:{plugin_dir}", *extra])
     try:
         server.start()
     except BootError as e:
@@ -230,3 +233,52 @@ def test_a_plugins_buffer_generator_resizes_the_buffer_as_in_scsynth(jack, probe
     assert rate["info"] == [0, 8, 2, 22050.0]
     assert unknown["replies"] == [["/fail", "/b_gen"]]
 
+
+def scope_observe(exe: str, plugin_dir: Path, extra=()) -> tuple:
+    """Plays a two-channel ScopeOut2 into scope buffer 3; returns its header and samples as a
+    client reads them from the shared memory segment, the server (to ask more) and its text."""
+    from test_rt_shm import read_scope, scope_def
+
+    server = boot(exe, plugin_dir, extra)
+    try:
+        with OscClient(server.port) as c:
+            c.send(("/d_recv", scope_def("plugin_scope", 3, 2048, 512, [0.25, -0.5])))
+            c.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+            c.send(("/s_new", "plugin_scope", 5000, 0, 0))
+            c.sync()
+            stats = scope_stats(server) if extra else None
+            head, data = read_scope(server.port, 3)
+            c.send(("/n_free", 5000))
+            c.sync()
+            time.sleep(0.2)
+            after = read_scope(server.port, 3, timeout=0)[0]
+        assert server.alive(), server.output
+    finally:
+        server.stop()
+    return (head, sorted(set(data[:512])), sorted(set(data[2048:2560])), after), stats, server.output
+
+
+def scope_stats(server: ServerProcess) -> tuple:
+    """System-heap operations on the audio thread (all, and C code's) over half a second of the
+    scope playing (/magnetar_rtStats)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "realtime"))
+    from rtcheck import rt_stats
+
+    all_heap_ops, c_heap_ops = 4, 8  # positions after xruns (README)
+    time.sleep(0.2)
+    before = rt_stats(server.port)
+    time.sleep(0.5)
+    after = rt_stats(server.port)
+    return tuple(after.field(i) - before.field(i) for i in (all_heap_ops, c_heap_ops))
+
+
+def test_scsynths_scopeout2_plugin_fills_the_shared_scope_buffer(jack, probe_dir):
+    exes = executables()
+    scsynth, _, _ = scope_observe(exes["scsynth"], probe_dir)
+    magnetar, heap_ops, output = scope_observe(exes["magnetar"], probe_dir, ("--prefer-plugins", "ScopeOut2"))
+    assert magnetar == scsynth
+    head, first, second, after = scsynth
+    assert head == [2, 2048, 512] and first == [0.25] and second == [-0.5]
+    assert after == [0, 0, 0], "the buffer is free again once the synth has ended"
+    assert "unavailable" not in output, output
+    assert heap_ops == (0, 0), f"system-heap operations on the audio thread (all, C code's): {heap_ops}"

@@ -336,10 +336,78 @@ unsafe extern "C" fn done_action(action: c_int, _unit: *mut Unit) {
     current_call(|cx| cx.synth.request_done_action(action));
 }
 
-unsafe extern "C" fn get_scope_buffer(_w: *mut World, _i: c_int, _c: c_int, _f: c_int, _h: *mut c_void) -> bool {
-    false
+/// scsynth's `ScopeBufferHnd`: what `ScopeOut2` keeps of its scope buffer.
+/// `internal` holds the buffer's index plus one (null: no buffer).
+#[repr(C)]
+struct ScopeBufferHnd {
+    internal: *mut c_void,
+    data: *mut f32,
+    channels: u32,
+    max_frames: u32,
 }
 
-unsafe extern "C" fn push_scope_buffer(_w: *mut World, _h: *mut c_void, _frames: c_int) {}
+// Scope buffers are the shared memory segment's, as magnetar's own
+// ScopeOut2 uses them (sclang's scope reads them): bounded work without a
+// system call or an allocation, on the thread running the unit.
+unsafe extern "C" fn get_scope_buffer(_w: *mut World, index: c_int, channels: c_int, frames: c_int, hnd: *mut c_void) -> bool {
+    if hnd.is_null() {
+        return false;
+    }
+    // SAFETY: the plugin passes its own handle (a `ScopeBufferHnd`).
+    let h = unsafe { &mut *(hnd as *mut ScopeBufferHnd) };
+    h.internal = std::ptr::null_mut();
+    let (Ok(index), Ok(channels), Ok(frames)) = (u32::try_from(index), u32::try_from(channels), u32::try_from(frames)) else {
+        return false;
+    };
+    let mut region = None;
+    current_call(|cx| {
+        // A scope shorter than a block: scsynth's ScopeOut2 would write
+        // past it, into the next buffer of the segment. Refused.
+        if (frames as usize) < cx.world.block_size {
+            return;
+        }
+        region = cx.world.scope_buffers.as_mut().and_then(|b| b.acquire(index, channels, frames));
+    });
+    let Some(region) = region else { return false };
+    h.internal = (index as usize + 1) as *mut c_void;
+    h.data = region.as_ptr();
+    h.channels = channels;
+    h.max_frames = frames;
+    true
+}
 
-unsafe extern "C" fn release_scope_buffer(_w: *mut World, _h: *mut c_void) {}
+/// The index of the scope buffer behind a handle, if it holds one.
+///
+/// # Safety
+/// `hnd` is null or a plugin's `ScopeBufferHnd`.
+unsafe fn scope_index<'a>(hnd: *mut c_void) -> Option<(u32, &'a mut ScopeBufferHnd)> {
+    if hnd.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's contract; the plugin's handle outlives the call.
+    let h = unsafe { &mut *(hnd as *mut ScopeBufferHnd) };
+    let index = (h.internal as usize).checked_sub(1)?;
+    Some((index as u32, h))
+}
+
+unsafe extern "C" fn push_scope_buffer(_w: *mut World, hnd: *mut c_void, frames: c_int) {
+    // SAFETY: plugins pass the handle `get_scope_buffer` filled.
+    let Some((index, h)) = (unsafe { scope_index(hnd) }) else { return };
+    let frames = u32::try_from(frames).unwrap_or(0).min(h.max_frames);
+    current_call(|cx| {
+        if let Some(next) = cx.world.scope_buffers.as_mut().and_then(|b| b.push(index, frames)) {
+            h.data = next.as_ptr();
+        }
+    });
+}
+
+unsafe extern "C" fn release_scope_buffer(_w: *mut World, hnd: *mut c_void) {
+    // SAFETY: plugins pass the handle `get_scope_buffer` filled.
+    let Some((index, h)) = (unsafe { scope_index(hnd) }) else { return };
+    h.internal = std::ptr::null_mut();
+    current_call(|cx| {
+        if let Some(b) = cx.world.scope_buffers.as_mut() {
+            b.release(index);
+        }
+    });
+}

@@ -244,6 +244,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_rest_gives_back_what_was_not_read_with_arrays_nested() {
+        let inner = vec![OscArg::Int(1), OscArg::Array(vec![OscArg::Float(2.0)])];
+        let args = vec![OscArg::Int(0), OscArg::Str("gen".into()), OscArg::Array(inner.clone()), OscArg::Float(3.0)];
+        let mut a = Args::new(&args);
+        assert_eq!(a.geti(-1), 0);
+        assert_eq!(a.gets(), Some("gen"));
+        assert_eq!(a.rest(), vec![OscArg::Array(inner), OscArg::Float(3.0)]);
+        a.skip();
+        // Inside the array: its close marker has no open one left, and is dropped.
+        assert_eq!(a.rest(), vec![OscArg::Int(1), OscArg::Array(vec![OscArg::Float(2.0)]), OscArg::Float(3.0)]);
+    }
+
+    #[test]
     fn numbers_convert_and_missing_values_take_defaults() {
         let args = vec![OscArg::Float(3.7), OscArg::Int(2), OscArg::Str("x".into())];
         let mut a = Args::new(&args);

@@ -539,3 +539,18 @@ pub fn run_plugin_command(name: &str, args: &[u8], world: &mut World) -> Result<
     }
     Ok(outcomes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::buf_mask;
+
+    #[test]
+    fn buffer_masks_are_scsynths_bufmask() {
+        // The largest power of two not above the sample count, minus one.
+        assert_eq!(buf_mask(1), 0);
+        assert_eq!(buf_mask(16), 15);
+        assert_eq!(buf_mask(24), 15);
+        assert_eq!(buf_mask(44_100), 32_767);
+        assert_eq!(buf_mask(0), -1);
+    }
+}

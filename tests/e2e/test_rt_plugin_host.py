@@ -68,20 +68,37 @@ def boot(exe: str, plugin_dir: Path, extra=()) -> ServerProcess:
     return server
 
 
+def heap_ops(server: ServerProcess) -> tuple:
+    """magnetar's counts of system-heap operations on the audio thread (all, and C code's), from
+    /magnetar_rtStats."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "realtime"))
+    from rtcheck import rt_stats
+
+    stats = rt_stats(server.port)
+    return stats.field(4), stats.field(8)  # allHeapOps, cHeapOps: positions after xruns (README)
+
+
+def since(before: tuple, server: ServerProcess) -> tuple:
+    return tuple(a - b for a, b in zip(heap_ops(server), before))
+
+
 # Replies a client hears anyway; the rest would be answers the probes caused.
 ROUTINE = {"/synced", "/n_go", "/n_end", "/status.reply", "/c_set", "/c_setn", "/done"}
 
 
-def unit_async_observe(exe: str, plugin_dir: Path) -> list:
+def unit_async_observe(exe: str, plugin_dir: Path, measure: bool = False) -> tuple:
     """Starts one probe in its constructor (bus base 0) and one in its first calc call (base
-    10); returns per probe the completion's bus, the stages' order and the replies heard."""
+    10); returns per probe the completion's bus, the stages' order and the replies heard, and
+    (`measure`: magnetar) the audio thread's system-heap operations meanwhile."""
     server = boot(exe, plugin_dir)
     seen = []
+    heap = None
     try:
         with OscClient(server.port) as c:
             c.request(("/notify", 1), "/done", timeout=3)
             c.send(("/d_recv", unit_async_def()))
             c.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
+            before = heap_ops(server) if measure else None
             for node, (base, where) in enumerate([(0, 0), (10, 1)], start=2000):
                 c.clear()
                 c.send(("/s_new", "unit_async_probe", node, 0, 0, "base", base, "where", where))
@@ -93,17 +110,20 @@ def unit_async_observe(exe: str, plugin_dir: Path) -> list:
                 c_set = [list(m.contents) for m in c.messages("/c_set")]
                 notes = list(c.request(("/c_getn", base, 5), "/c_setn", timeout=2).contents[2:])
                 seen.append({"base": base, "notes": notes, "heard": heard, "done": done, "c_set": c_set})
+            heap = since(before, server) if measure else None
         assert server.alive(), server.output
     finally:
         server.stop()
-    return seen
+    return seen, heap
 
 
 def test_a_units_own_asynchronous_command_runs_its_completion_and_answers_no_one(jack, probe_dir):
     exes = executables()
-    scsynth = unit_async_observe(exes["scsynth"], probe_dir)
-    magnetar = unit_async_observe(exes["magnetar"], probe_dir)
+    scsynth, _ = unit_async_observe(exes["scsynth"], probe_dir)
+    magnetar, heap = unit_async_observe(exes["magnetar"], probe_dir, measure=True)
     assert magnetar == scsynth
+    # The command's box, its completion message and the stages on the audio thread: the pool.
+    assert heap == (0, 0), f"system-heap operations on the audio thread (all, C code's): {heap}"
     for probe in scsynth:
         # The completion message set the bus; stage 2, 3, 4 and the cleanup ran in order.
         assert probe["notes"] == [7.0, 1.0, 2.0, 3.0, 4.0], probe
@@ -125,15 +145,18 @@ def fifo_def() -> bytes:
     return compile_synthdefs(b.build(name="fifo_probe"))
 
 
-def fifo_observe(exe: str, plugin_dir: Path) -> dict:
+def fifo_observe(exe: str, plugin_dir: Path, measure: bool = False) -> tuple:
     """Plays one FifoProbe; returns what it noted (see FifoProbe.cpp), the order of its four
-    functions reduced to what causality fixes, and the replies heard."""
+    functions reduced to what causality fixes, and the replies heard; and (`measure`: magnetar)
+    the audio thread's system-heap operations meanwhile."""
     server = boot(exe, plugin_dir)
+    heap = None
     try:
         with OscClient(server.port) as c:
             c.send(("/d_recv", fifo_def()))
             c.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
             c.clear()
+            before = heap_ops(server) if measure else None
             c.send(("/s_new", "fifo_probe", 3000, 0, 0, "base", 20))
             c.sync()
             time.sleep(0.3)
@@ -143,6 +166,7 @@ def fifo_observe(exe: str, plugin_dir: Path) -> dict:
             time.sleep(0.1)
             notes = list(c.request(("/c_getn", 20, 12), "/c_setn", timeout=2).contents[2:])
             heard = sorted({m.address for m in c.messages()} - {"/synced", "/c_setn", "/done"})
+            heap = since(before, server) if measure else None
         assert server.alive(), server.output
     finally:
         server.stop()
@@ -158,14 +182,16 @@ def fifo_observe(exe: str, plugin_dir: Path) -> dict:
         "free saw perform's change": notes[5], "sent to RT": notes[6], "to-RT perform on RT": notes[8],
         "to-RT free on RT": notes[10], "to-RT free on the from-RT perform's thread": notes[11],
     }
-    return {"order": order, "flags": flags, "heard": heard}
+    return {"order": order, "flags": flags, "heard": heard}, heap
 
 
 def test_messages_between_a_unit_and_the_non_real_time_side_run_where_scsynth_runs_them(jack, probe_dir):
     exes = executables()
-    scsynth = fifo_observe(exes["scsynth"], probe_dir)
-    magnetar = fifo_observe(exes["magnetar"], probe_dir)
+    scsynth, _ = fifo_observe(exes["scsynth"], probe_dir)
+    magnetar, heap = fifo_observe(exes["magnetar"], probe_dir, measure=True)
     assert magnetar == scsynth
+    # Sending, moving and freeing the messages on the audio thread: no system heap.
+    assert heap == (0, 0), f"system-heap operations on the audio thread (all, C code's): {heap}"
     # What scsynth shows, spelled out.
     assert all(scsynth["order"].values()), scsynth["order"]
     assert scsynth["flags"] == {
@@ -260,16 +286,11 @@ def scope_observe(exe: str, plugin_dir: Path, extra=()) -> tuple:
 
 def scope_stats(server: ServerProcess) -> tuple:
     """System-heap operations on the audio thread (all, and C code's) over half a second of the
-    scope playing (/magnetar_rtStats)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "realtime"))
-    from rtcheck import rt_stats
-
-    all_heap_ops, c_heap_ops = 4, 8  # positions after xruns (README)
+    scope playing."""
     time.sleep(0.2)
-    before = rt_stats(server.port)
+    before = heap_ops(server)
     time.sleep(0.5)
-    after = rt_stats(server.port)
-    return tuple(after.field(i) - before.field(i) for i in (all_heap_ops, c_heap_ops))
+    return since(before, server)
 
 
 def test_scsynths_scopeout2_plugin_fills_the_shared_scope_buffer(jack, probe_dir):

@@ -433,3 +433,35 @@ def test_a_units_own_asynchronous_command_runs_its_completion_offline_as_scsynth
     _, ref, _ = check_score(tmp_path, score, channels=1, exact=True, options=options)
     # 7 (the completion message) and the stages' order 1, 2, 3, 4, weighed 0.01 to 0.05.
     assert abs(float(ref[len(ref) // 2, 0]) - 0.47) < 1e-5
+
+
+# BufGenProbe (tests/plugin_probes) defines `/b_gen buf "probeResize" frames channels value`, which
+# gives the buffer a new size with BufAlloc (old samples first, then `value`). Offline, as in real
+# time, a synth then plays the resized buffer.
+def test_a_plugins_buffer_generator_resizes_the_buffer_offline_as_scsynth(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin_probes"))
+    import probes
+
+    if (why := probes.missing()) is not None:
+        pytest.skip(why)
+    plugin_dir = probes.build(tmp_path / "probes", "BufGenProbe")
+
+    def player(b):
+        frames = U.BufFrames.kr(buffer_id=0)
+        U.Out.ar(bus=0, source=U.PlayBuf.ar(channel_count=2, buffer_id=0, loop=1) + U.K2A.ar(source=frames * 0.001))
+
+    score = Score([build("bufgen_player", player)])
+    score.add(0.0, msg("/b_alloc", 0, 4, 1))
+    score.add(0.0, msg("/b_setn", 0, 0, 4, 0.1, 0.2, 0.3, 0.4))
+    score.add(0.001, msg("/b_gen", 0, "probeResize", 6, 2, -0.25))
+    score.add(0.002, msg("/s_new", "bufgen_player", 1000, 0, 0))
+    score.end(0.02)
+    options = ["-U", f"{plugin_dir}:{PLUGINS}"]
+    _, ref, _ = check_score(tmp_path, score, channels=2, exact=True, options=options)
+    # Six stereo frames: the old samples interleaved, then -0.25; BufFrames says 6.
+    frames = ref[len(ref) // 2 : len(ref) // 2 + 12]
+    assert {round(float(v) - 0.006, 4) for v in frames[:, 0]} | {round(float(v) - 0.006, 4) for v in frames[:, 1]} == {
+        0.1, 0.2, 0.3, 0.4, -0.25
+    }

@@ -12,6 +12,15 @@
 //!   spin budget (`magnetar_dsp::DEFAULT_SPIN`).
 //! - Task threads run below it, shorter periods higher (rate-monotonic,
 //!   `tasks::class_priority`).
+//! - The control thread (network packets, every command's asynchronous
+//!   stage, replies) runs under SCHED_FIFO at [`CONTROL_PRIORITY`], the
+//!   lowest there is: below every real-time thread of the engine, above
+//!   every normal one. scsynth runs its non-real-time thread under
+//!   SCHED_FIFO too; at the normal policy, on a machine busy with other
+//!   work, a `/b_alloc` of 8 GiB held every `/sync` behind it three times as
+//!   long as on scsynth (docs/reliability.md). When the audio thread runs so
+//!   low that the task threads would reach that priority, the control
+//!   thread stays normal.
 //! - An audio thread without SCHED_FIFO gets neither above it: all of them
 //!   run under the normal policy then.
 //!
@@ -24,18 +33,39 @@ use std::sync::Arc;
 /// The audio thread's priority has not been reported yet.
 pub const UNKNOWN: i32 = -1;
 
+/// The control thread's SCHED_FIFO priority (see the module's notes).
+pub const CONTROL_PRIORITY: i32 = 1;
+
+/// Whether the control thread may run under SCHED_FIFO at
+/// [`CONTROL_PRIORITY`] beside an audio thread at `audio`: only while every
+/// other real-time thread of the engine (task classes, disk threads, which
+/// go up to `audio - 1`) stays strictly above it.
+pub fn control_thread_has_room(audio: i32) -> bool {
+    audio - 1 > CONTROL_PRIORITY && crate::tasks::class_priority(crate::tasks::CLASSES - 1, audio) > CONTROL_PRIORITY
+}
+
 /// Moves the engine's helper and task threads after the audio thread's
 /// priority; owned by the control thread.
 pub struct PriorityFollower {
     audio: Arc<AtomicI32>,
     helpers: Vec<i32>,
     tasks: Vec<(usize, i32)>,
+    /// The control thread, once [`PriorityFollower::with_control_thread`] named it.
+    control: Option<i32>,
     applied: i32,
 }
 
 impl PriorityFollower {
     pub(crate) fn new(audio: Arc<AtomicI32>, helpers: Vec<i32>, tasks: Vec<(usize, i32)>) -> PriorityFollower {
-        PriorityFollower { audio, helpers, tasks, applied: UNKNOWN }
+        PriorityFollower { audio, helpers, tasks, control: None, applied: UNKNOWN }
+    }
+
+    /// Moves the control thread `tid` (the caller of [`Self::follow`]) too:
+    /// to [`CONTROL_PRIORITY`] when the audio thread runs under SCHED_FIFO
+    /// with room below it.
+    pub fn with_control_thread(mut self, tid: i32) -> PriorityFollower {
+        self.control = Some(tid);
+        self
     }
 
     /// If the audio thread reported a priority other than the one applied,
@@ -61,6 +91,33 @@ impl PriorityFollower {
         for &(class, tid) in &self.tasks {
             set(tid, fifo.map(|a| crate::tasks::class_priority(class, a)));
         }
+        if let Some(tid) = self.control {
+            set(tid, fifo.filter(|&a| control_thread_has_room(a)).map(|_| CONTROL_PRIORITY));
+        }
         warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::{class_priority, CLASSES, TOP_PRIORITY};
+
+    #[test]
+    fn the_control_thread_stays_below_every_task_class_and_the_audio_thread() {
+        // The clock driver's 50, JACK clients at jackd's default less one
+        // (5), and the edges.
+        for audio in 2..=99 {
+            let lowest = class_priority(CLASSES - 1, audio);
+            let highest = class_priority(0, audio);
+            assert!(highest < audio && lowest >= 1, "audio {audio}: classes {highest}..{lowest}");
+            if control_thread_has_room(audio) {
+                assert!(lowest > CONTROL_PRIORITY, "audio {audio}: lowest class {lowest}");
+            }
+        }
+        assert!(control_thread_has_room(50) && control_thread_has_room(5));
+        assert_eq!(class_priority(CLASSES - 1, 5), CONTROL_PRIORITY + 1);
+        assert!(!control_thread_has_room(2));
+        assert_eq!(class_priority(0, 50), TOP_PRIORITY);
     }
 }

@@ -38,10 +38,12 @@ pub struct TaskThreads {
 /// The priority of class `class` when the audio thread runs at `audio`
 /// (0 or less: unknown): rate-monotonic, always below the audio thread (JACK's
 /// clients run at jackd's priority less one, 5 by default, so the classes
-/// then crowd at the bottom), never below 1.
+/// then crowd at the bottom), and above the control thread's
+/// (`priorities::CONTROL_PRIORITY`) while the audio thread leaves room.
 pub fn class_priority(class: usize, audio: i32) -> i32 {
     let top = if audio > 1 { TOP_PRIORITY.min(audio - 1) } else { TOP_PRIORITY };
-    (top - class as i32).max(1)
+    let floor = (crate::priorities::CONTROL_PRIORITY + 1).min(top).max(1);
+    (top - class as i32).max(floor)
 }
 
 impl TaskThreads {

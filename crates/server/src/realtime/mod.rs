@@ -162,7 +162,9 @@ pub fn run(cli: &Cli) -> i32 {
     let (mut to_audio_tx, to_audio_rx) = spsc::channel::<ToAudio>(TO_AUDIO_CAPACITY);
     let (from_audio_tx, mut from_audio_rx) = spsc::channel::<FromAudio>(FROM_AUDIO_CAPACITY);
     let stats_slot = Arc::new(std::sync::OnceLock::new());
-    let mut priorities = engine.priority_follower();
+    // This thread becomes the control thread: it follows the audio thread's
+    // priority too, below it (see `priorities`).
+    let mut priorities = engine.priority_follower().with_control_thread(magnetar_rt::thread::current_tid());
     let audio = Audio::new(engine, disk, to_audio_rx, from_audio_tx, Arc::clone(&stats_slot));
     let record = std::env::var_os("MAGNETAR_RECORD").map(std::path::PathBuf::from);
     let rate_cell = Arc::new(std::sync::OnceLock::<f64>::new());

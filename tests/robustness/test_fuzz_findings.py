@@ -3,6 +3,7 @@ inputs themselves are replayed from fuzz/regressions by cargo test)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -125,3 +126,69 @@ def test_the_fuzzed_session_that_left_a_node_beside_the_root_replays_cleanly(dri
     finally:
         quit_server(server)
     assert after == base
+
+
+# The bundle of time tag 0 after which the server-level fuzzer waited 10 to
+# 17 s for /synced (fuzz/server-findings/slow-sync-burst32-client2.stream,
+# its 130th packet), without the two /s_new whose defs it does not load and
+# with the mutated frame count of buffer 4 (2139095040, 8 GiB) cut to 512 MiB.
+SLOW_SYNC_FRAMES = 1 << 27
+
+
+def slow_sync_bundle() -> bytes:
+    from server_fuzz import bundle, message
+
+    return bundle(
+        message("/b_alloc", 2, 4800),
+        message("/b_alloc", 3, 2000),
+        message("/b_fill", 3, 0, 2000, 0.1),
+        message("/b_alloc", 4, SLOW_SYNC_FRAMES),
+        message("/b_alloc", 5, 100),
+        time_tag=0,
+    )
+
+
+def sync_after_the_bundle_while_the_machine_is_busy(port: int) -> float:
+    """Seconds from sending the bundle to its /synced while the CPUs are
+    shared with three busy processes each (at normal priority, as a build
+    beside the server would be)."""
+    import subprocess
+    import time
+
+    client = OscClient(port)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3 * (os.cpu_count() or 1))]
+    try:
+        client.sync(timeout=10)
+        time.sleep(0.3)
+        start = time.monotonic()
+        client.send_raw(slow_sync_bundle())
+        client.sync(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        for h in hogs:
+            h.kill()
+        for h in hogs:
+            h.wait()
+    try:
+        client.send(M("/b_free", 4))
+        client.sync(timeout=30)
+        assert not client.messages("/fail"), client.messages("/fail")
+    finally:
+        client.close()
+    return took
+
+
+def test_a_sync_behind_a_large_b_alloc_takes_no_longer_than_on_scsynth(driver, magnetar):
+    """The /sync after a /b_alloc of 8 GiB waited as long as the allocation,
+    as on scsynth, but three times as long on a busy machine: scsynth does the
+    asynchronous stage of commands under SCHED_FIFO, out of reach of the
+    normal-priority processes, and magnetar's control thread ran at normal
+    priority. scsynth, started in this run on the same driver's JACK server,
+    is the reference."""
+    from test_limits import scsynth_beside
+
+    with scsynth_beside(driver) as (sc, _):
+        reference = sync_after_the_bundle_while_the_machine_is_busy(sc.port)
+    server = magnetar()
+    took = sync_after_the_bundle_while_the_machine_is_busy(server.port)
+    assert took <= 2 * reference + 0.25, f"/synced after {took:.3f} s on magnetar, {reference:.3f} s on scsynth"

@@ -3,6 +3,10 @@
 //! as `[` and `]` markers, and "bytes remaining" counted as on the wire, so
 //! that loops over argument groups stop exactly where scsynth's stop.
 
+use magnetar_protocol::commands::{
+    BusMap, BusMapRange, Command, CommandError, ControlFill, ControlId, ControlSet, ControlValue, NewGroup, NodeRef,
+    Number, ValueFill, ValueRange,
+};
 use magnetar_protocol::osc::OscArg;
 
 /// One flattened argument.
@@ -237,6 +241,456 @@ pub fn atoi(s: &str) -> i32 {
         v = (v * 10 + (b - b'0') as i64).min(i32::MAX as i64 + 1);
     }
     (if neg { -v } else { v }) as i32
+}
+
+/// The engine's reading of a message (the reads its command performers
+/// make, in their order, through [`Args`]) as protocol's typed command: the
+/// reference the typed decoding is checked against
+/// (`tests/typed_decode.rs`, the `typed_decode` fuzz target) while the
+/// performers move over to it. Where a performer stops early on an
+/// argument, the command is refused with its message.
+pub fn engine_reading(msg: &magnetar_protocol::osc::OscMessage) -> Result<Command, CommandError> {
+    use magnetar_protocol::CommandKind as K;
+    use Command as C;
+    let unknown = || CommandError::UnknownCommand { command: msg.address.to_string() };
+    let kind = K::of(&msg.address).ok_or_else(unknown)?;
+    let name = kind.name();
+    let refuse = |message: &str| CommandError::Rejected { command: name, message: message.to_string() };
+    let mut args = Args::new(&msg.args);
+    let a = &mut args;
+    // The engine's node argument (`Engine::node_ref`).
+    fn node(a: &mut Args<'_>) -> NodeRef {
+        if a.next_tag('i') != 's' {
+            return NodeRef::from(a.geti(0));
+        }
+        let steps = a.gets().unwrap_or("").to_string();
+        NodeRef { steps: Some(steps), id: a.geti(0) }
+    }
+    fn control(a: &mut Args<'_>) -> ControlId {
+        if a.next_tag('i') == 's' {
+            ControlId::Name(a.gets().unwrap_or("").to_string())
+        } else {
+            ControlId::Index(a.geti(0))
+        }
+    }
+    // `Engine::apply_controls`.
+    fn apply_controls(a: &mut Args<'_>) -> Vec<ControlSet> {
+        let mut out = Vec::new();
+        while a.remain() >= 8 {
+            let ctl = control(a);
+            let mut values = Vec::new();
+            let mut depth = 0;
+            loop {
+                match a.next_tag('f') {
+                    'f' | 'i' | 'd' | 'h' => values.push(ControlValue::Value(a.getf(0.0))),
+                    's' => {
+                        let s = a.gets().unwrap_or("");
+                        if let Some(rest) = s.strip_prefix('c') {
+                            values.push(ControlValue::ControlBus(atoi(rest)));
+                        } else if let Some(rest) = s.strip_prefix('a') {
+                            values.push(ControlValue::AudioBus(atoi(rest)));
+                        }
+                    }
+                    '[' => {
+                        a.skip();
+                        depth += 1;
+                    }
+                    ']' => {
+                        a.skip();
+                        depth -= 1;
+                    }
+                    _ => a.skip(),
+                }
+                if depth <= 0 {
+                    break;
+                }
+            }
+            out.push(ControlSet { control: ctl, values });
+        }
+        out
+    }
+    // `Engine::cmd_n_setn`'s groups.
+    fn setn_controls(a: &mut Args<'_>) -> Vec<ControlSet> {
+        let mut out = Vec::new();
+        while a.remain() > 0 {
+            let ctl = control(a);
+            let count = a.geti(0);
+            let mut values = Vec::new();
+            let mut i = 0;
+            while a.remain() > 0 && i < count {
+                if a.next_tag('f') == 's' {
+                    let s = a.gets().unwrap_or("");
+                    values.push(if let Some(rest) = s.strip_prefix('c') {
+                        ControlValue::ControlBus(atoi(rest))
+                    } else if let Some(rest) = s.strip_prefix('a') {
+                        ControlValue::AudioBus(atoi(rest))
+                    } else {
+                        ControlValue::Ignored
+                    });
+                } else {
+                    values.push(ControlValue::Value(a.getf(0.0)));
+                }
+                i += 1;
+            }
+            out.push(ControlSet { control: ctl, values });
+        }
+        out
+    }
+    fn while_any<T>(a: &mut Args<'_>, mut f: impl FnMut(&mut Args<'_>) -> T) -> Vec<T> {
+        let mut out = Vec::new();
+        while a.remain() > 0 {
+            out.push(f(a));
+        }
+        out
+    }
+    // `buffer_cmds::take_completion`.
+    fn take_completion(a: &mut Args<'_>) -> Option<Vec<u8>> {
+        match a.completion() {
+            Some(bytes) if !bytes.is_empty() => Some(bytes.to_vec()),
+            Some(_) => None,
+            None => {
+                if a.next_tag('\0') == 'i' {
+                    a.skip();
+                }
+                None
+            }
+        }
+    }
+    fn channel_list(a: &mut Args<'_>) -> Vec<i32> {
+        let mut out = Vec::new();
+        while a.next_tag('\0') == 'i' {
+            out.push(a.geti(0));
+        }
+        out
+    }
+    fn def_completion(a: &mut Args<'_>) -> Option<Vec<u8>> {
+        a.completion().filter(|b| !b.is_empty()).map(<[u8]>::to_vec)
+    }
+    const PATH: &str = magnetar_protocol::commands::PATH_NOT_A_STRING;
+    Ok(match kind {
+        K::None => C::None,
+        K::Quit => C::Quit,
+        K::Notify => {
+            let on = a.geti(0) != 0;
+            C::Notify { on, client_id: a.geti(-1) }
+        }
+        K::Status => C::Status { extended: a.remain() > 0 && a.geti(0) == 1 },
+        // `cmd_plugin` and `cmd_u_cmd` read the raw arguments.
+        K::Cmd => {
+            let all = &msg.args;
+            let name = all.first().and_then(OscArg::as_str).ok_or_else(|| refuse("no command name"))?;
+            C::Cmd { name: name.to_string(), args: all[1..].to_vec() }
+        }
+        K::UCmd => {
+            let all = &msg.args;
+            let node = all.first().and_then(OscArg::as_i32).unwrap_or(0);
+            let unit = all.get(1).and_then(OscArg::as_i32).unwrap_or(-1);
+            let name = all.get(2).and_then(OscArg::as_str).ok_or_else(|| refuse("no command name"))?;
+            C::UCmd { node, unit, name: name.to_string(), args: all[3..].to_vec() }
+        }
+        K::DumpOsc => C::DumpOsc { mode: a.geti(0) },
+        K::Sync => C::Sync { id: a.geti(0) },
+        K::ClearSched => C::ClearSched,
+        K::Error => C::Error { mode: a.geti(0) },
+        K::Version => C::Version,
+        K::RtMemoryStatus => C::RtMemoryStatus,
+        K::DRecv => {
+            let data = a.getb().ok_or_else(|| refuse("wrong argument type"))?.to_vec();
+            C::DRecv { data, completion: def_completion(a) }
+        }
+        K::DLoad | K::DLoadDir => {
+            let path = a.gets().ok_or_else(|| refuse("wrong argument type"))?.to_string();
+            let completion = def_completion(a);
+            if kind == K::DLoad {
+                C::DLoad { path, completion }
+            } else {
+                C::DLoadDir { path, completion }
+            }
+        }
+        K::DFree => C::DFree { names: while_any(a, |a| a.gets().map(str::to_string)) },
+        K::DFreeAll => C::DFreeAll,
+        K::NFree => C::NFree { nodes: while_any(a, node) },
+        K::NRun => C::NRun {
+            nodes: while_any(a, |a| {
+                let n = node(a);
+                (n, a.geti(0) != 0)
+            }),
+        },
+        K::NSet => C::NSet { node: node(a), controls: apply_controls(a) },
+        K::NSetn => {
+            let n = node(a);
+            C::NSetn { node: n, controls: setn_controls(a) }
+        }
+        K::NFill => {
+            let n = node(a);
+            let mut fills = Vec::new();
+            while a.remain() >= 12 {
+                let ctl = control(a);
+                let count = a.geti(0);
+                let value = a.getf(0.0);
+                let then = if a.next_tag('f') == 's' {
+                    match a.gets().unwrap_or("").strip_prefix('c') {
+                        Some(rest) => ControlValue::ControlBus(atoi(rest)),
+                        None => ControlValue::Ignored,
+                    }
+                } else {
+                    ControlValue::Value(a.getf(0.0))
+                };
+                fills.push(ControlFill { control: ctl, count, value, then });
+            }
+            C::NFill { node: n, fills }
+        }
+        K::NMap | K::NMapa | K::NMapn | K::NMapan => {
+            let multi = matches!(kind, K::NMapn | K::NMapan);
+            let n = node(a);
+            let group = if multi { 12 } else { 8 };
+            let mut maps = Vec::new();
+            let mut ranges = Vec::new();
+            while a.remain() >= group {
+                let ctl = control(a);
+                let bus = a.geti(0);
+                if multi {
+                    ranges.push(BusMapRange { control: ctl, bus, count: a.geti(0) });
+                } else {
+                    maps.push(BusMap { control: ctl, bus });
+                }
+            }
+            match kind {
+                K::NMap => C::NMap { node: n, maps },
+                K::NMapa => C::NMapa { node: n, maps },
+                K::NMapn => C::NMapn { node: n, maps: ranges },
+                _ => C::NMapan { node: n, maps: ranges },
+            }
+        }
+        K::NBefore | K::NAfter | K::GHead | K::GTail => {
+            let pairs = while_any(a, |a| {
+                let first = node(a);
+                (first, node(a))
+            });
+            match kind {
+                K::NBefore => C::NBefore { pairs },
+                K::NAfter => C::NAfter { pairs },
+                K::GHead => C::GHead { pairs },
+                _ => C::GTail { pairs },
+            }
+        }
+        K::NQuery => C::NQuery { nodes: while_any(a, node) },
+        K::NTrace => C::NTrace { nodes: while_any(a, node) },
+        K::NOrder => {
+            let add_action = a.geti(0);
+            let target = node(a);
+            C::NOrder { add_action, target, nodes: while_any(a, node) }
+        }
+        K::NCmd | K::MagnetarRtStats | K::MagnetarDiskStats => return Err(unknown()),
+        K::SNew => {
+            let def_name = a.gets().ok_or_else(|| refuse("wrong argument type"))?.to_string();
+            let id = a.geti(0);
+            let action = a.geti(0);
+            let target = node(a);
+            C::SNew { def_name, node: id, add_action: action, target, controls: apply_controls(a) }
+        }
+        // Not performed: read as `/s_new` with `/n_setn`'s groups.
+        K::SNewargs => {
+            let def_name = a.gets().ok_or_else(|| refuse("wrong argument type"))?.to_string();
+            let id = a.geti(0);
+            let action = a.geti(0);
+            let target = node(a);
+            C::SNewargs { def_name, node: id, add_action: action, target, controls: setn_controls(a) }
+        }
+        K::SGet => C::SGet { node: node(a), controls: while_any(a, control) },
+        K::SGetn => C::SGetn {
+            node: node(a),
+            controls: while_any(a, |a| {
+                let c = control(a);
+                (c, a.geti(0))
+            }),
+        },
+        K::SNoid => C::SNoid { nodes: while_any(a, node) },
+        K::GNew | K::PNew => {
+            let groups = while_any(a, |a| {
+                let id = a.geti(0);
+                let add_action = a.geti(0);
+                NewGroup { id, add_action, target: node(a) }
+            });
+            if kind == K::GNew {
+                C::GNew { groups }
+            } else {
+                C::PNew { groups }
+            }
+        }
+        K::GFreeAll => C::GFreeAll { groups: while_any(a, node) },
+        K::GDeepFree => C::GDeepFree { groups: while_any(a, node) },
+        K::GDumpTree | K::GQueryTree => {
+            let groups = while_any(a, |a| {
+                let g = node(a);
+                (g, a.geti(0) != 0)
+            });
+            if kind == K::GDumpTree {
+                C::GDumpTree { groups }
+            } else {
+                C::GQueryTree { groups }
+            }
+        }
+        K::BAlloc => {
+            let buffer = a.geti(0);
+            let frames = a.geti(0);
+            let channels = a.geti(1);
+            let completion = take_completion(a);
+            C::BAlloc { buffer, frames, channels, completion, sample_rate: a.getf(0.0) }
+        }
+        K::BAllocRead | K::BAllocReadChannel => {
+            let buffer = a.geti(0);
+            let path = a.gets().ok_or_else(|| refuse(PATH))?.to_string();
+            let start_frame = a.geti(0);
+            let frames = a.geti(0);
+            if kind == K::BAllocRead {
+                C::BAllocRead { buffer, path, start_frame, frames, completion: take_completion(a) }
+            } else {
+                let channels = channel_list(a);
+                C::BAllocReadChannel { buffer, path, start_frame, frames, channels, completion: take_completion(a) }
+            }
+        }
+        K::BRead | K::BReadChannel => {
+            let buffer = a.geti(0);
+            let path = a.gets().ok_or_else(|| refuse(PATH))?.to_string();
+            let start_frame = a.geti(0);
+            let frames = a.geti(-1);
+            let buffer_start_frame = a.geti(0);
+            let leave_open = a.geti(0) != 0;
+            let channels = if kind == K::BReadChannel { channel_list(a) } else { Vec::new() };
+            let completion = take_completion(a);
+            if kind == K::BRead {
+                C::BRead { buffer, path, start_frame, frames, buffer_start_frame, leave_open, completion }
+            } else {
+                C::BReadChannel { buffer, path, start_frame, frames, buffer_start_frame, leave_open, channels, completion }
+            }
+        }
+        K::BWrite => {
+            let buffer = a.geti(0);
+            let path = a.gets().ok_or_else(|| refuse(PATH))?.to_string();
+            let header_format = a.gets().unwrap_or("aiff").to_string();
+            let sample_format = a.gets().unwrap_or("int16").to_string();
+            let frames = a.geti(-1);
+            let start_frame = a.geti(0);
+            let leave_open = a.geti(0) != 0;
+            let completion = take_completion(a);
+            C::BWrite { buffer, path, header_format, sample_format, frames, start_frame, leave_open, completion }
+        }
+        K::BFree | K::BZero | K::BClose => {
+            let buffer = a.geti(0);
+            let completion = take_completion(a);
+            match kind {
+                K::BFree => C::BFree { buffer, completion },
+                K::BZero => C::BZero { buffer, completion },
+                _ => C::BClose { buffer, completion },
+            }
+        }
+        K::BSet => {
+            let buffer = a.geti(0);
+            let mut samples = Vec::new();
+            while a.remain() >= 8 {
+                let i = a.geti(0);
+                samples.push((i, a.getf(0.0)));
+            }
+            C::BSet { buffer, samples }
+        }
+        K::BSetn => {
+            let buffer = a.geti(0);
+            let mut args = Vec::new();
+            while a.has_more() {
+                let before = a.remain();
+                let next = a.tokens.get(a.pos).cloned();
+                let int = a.geti(0);
+                let float = match next {
+                    Some(Token::Int(v)) => v as f32,
+                    Some(Token::Float(v)) => v,
+                    Some(Token::Double(v)) => v as f32,
+                    Some(Token::Long(v)) => v as f32,
+                    _ => 0.0,
+                };
+                args.push(Number { int, float, sized: a.remain() < before });
+            }
+            C::BSetn { buffer, args }
+        }
+        K::BFill | K::CFill => {
+            let buffer = if kind == K::BFill { a.geti(0) } else { 0 };
+            let mut fills = Vec::new();
+            while a.remain() >= 12 {
+                let start = a.geti(0);
+                let count = a.geti(0);
+                fills.push(ValueFill { start, count, value: a.getf(0.0) });
+            }
+            if kind == K::BFill {
+                C::BFill { buffer, fills }
+            } else {
+                C::CFill { fills }
+            }
+        }
+        K::BGen => {
+            let buffer = a.geti(0);
+            let command = a
+                .gets()
+                .ok_or_else(|| refuse("wrong argument type: the generator name must be a string"))?
+                .to_string();
+            let mut values = Vec::new();
+            while a.has_more() {
+                match a.next_tag('\0') {
+                    '[' | ']' => a.skip(),
+                    _ => values.push(a.getf(0.0)),
+                }
+            }
+            C::BGen { buffer, command, args: values }
+        }
+        K::BSetSampleRate => {
+            let buffer = a.geti(0);
+            C::BSetSampleRate { buffer, sample_rate: a.getf(0.0) }
+        }
+        K::BQuery => C::BQuery { buffers: while_any(a, |a| a.geti(0)) },
+        K::BGet => {
+            let buffer = a.geti(0);
+            let mut indices = Vec::new();
+            while a.remain() >= 4 {
+                indices.push(a.geti(0));
+            }
+            C::BGet { buffer, indices }
+        }
+        K::BGetn | K::CGetn => {
+            let buffer = if kind == K::BGetn { a.geti(0) } else { 0 };
+            let ranges = while_any(a, |a| {
+                let start = a.geti(0);
+                (start, a.geti(0))
+            });
+            if kind == K::BGetn {
+                C::BGetn { buffer, ranges }
+            } else {
+                C::CGetn { ranges }
+            }
+        }
+        K::CSet => {
+            let mut values = Vec::new();
+            while a.remain() >= 8 {
+                let index = a.geti(0);
+                values.push((index, a.getf(0.0)));
+            }
+            C::CSet { values }
+        }
+        K::CSetn => C::CSetn {
+            ranges: while_any(a, |a| {
+                let start = a.geti(0);
+                let count = a.geti(0);
+                let end = i64::from(start) + i64::from(count) - 1;
+                let mut values = Vec::new();
+                let mut i = i64::from(start);
+                while a.remain() > 0 && i <= end {
+                    values.push(a.getf(0.0));
+                    i += 1;
+                }
+                ValueRange { start, count, values }
+            }),
+        },
+        K::CGet => C::CGet { buses: while_any(a, |a| a.geti(0)) },
+        K::NrtEnd => C::NrtEnd,
+    })
 }
 
 #[cfg(test)]

@@ -6,11 +6,12 @@
 //!
 //! let bytes = OscMessage::new("/n_free", vec![OscArg::Int(1000), OscArg::Int(1001)]).encode();
 //! let OscPacket::Message(msg) = decode(&bytes)? else { unreachable!() };
-//! assert_eq!(parse_command(&msg)?, Command::NFree { nodes: vec![1000, 1001] });
+//! assert_eq!(parse_command(&msg)?, Command::NFree { nodes: vec![1000.into(), 1001.into()] });
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod commands;
+pub mod sc_args;
 pub mod framing;
 pub mod kind;
 pub mod osc;
@@ -20,7 +21,7 @@ pub mod score;
 
 pub use commands::{
     command_name, command_number, parse_command, AddAction, BusMap, BusMapRange, Command, CommandError, Completion,
-    ControlFill, ControlId, ControlSet, ControlValue, NewGroup, ValueFill, ValueRange,
+    ControlFill, ControlId, ControlSet, ControlValue, NewGroup, NodeRef, Number, ValueFill, ValueRange,
 };
 pub use kind::CommandKind;
 pub use osc::{decode, encode, Address, DecodeError, DecodeErrorKind, OscArg, OscBundle, OscMessage, OscPacket};

@@ -54,7 +54,7 @@ fn supriya_integer_address_dispatches_to_n_set() {
     let m = message("n_set_int_address");
     assert_eq!(m.address, Address::Number(15));
     let Command::NSet { node, controls } = parse_command(&m).unwrap() else { panic!() };
-    assert_eq!(node, 1000);
+    assert_eq!(node, 1000.into());
     assert_eq!(controls[0].values, vec![ControlValue::Value(220.0)]);
 }
 

@@ -1,0 +1,236 @@
+//! scsynth's argument iterator (`sc_msg_iter`): typed reads with defaults,
+//! numbers converted between int and float, arrays seen as `[` and `]`
+//! markers taking no bytes, and "bytes remaining" counted as on the wire, so
+//! that a loop over argument groups stops exactly where scsynth's stops.
+//! [`crate::parse_command`] reads every command through it.
+
+use crate::osc::OscArg;
+
+/// One argument, arrays flattened into markers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Token<'a> {
+    Int(i32),
+    Float(f32),
+    Double(f64),
+    Long(i64),
+    Str(&'a str),
+    Blob(&'a [u8]),
+    Open,
+    Close,
+    Other(char),
+}
+
+impl Token<'_> {
+    fn tag(self) -> char {
+        match self {
+            Token::Int(_) => 'i',
+            Token::Float(_) => 'f',
+            Token::Double(_) => 'd',
+            Token::Long(_) => 'h',
+            Token::Str(_) => 's',
+            Token::Blob(_) => 'b',
+            Token::Open => '[',
+            Token::Close => ']',
+            Token::Other(c) => c,
+        }
+    }
+
+    /// The argument's size on the wire (a string with its terminator and
+    /// padding, a blob with its length and padding).
+    fn wire_size(self) -> usize {
+        match self {
+            Token::Int(_) | Token::Float(_) => 4,
+            Token::Double(_) | Token::Long(_) => 8,
+            Token::Str(s) => (s.len() + 4) & !3,
+            Token::Blob(b) => 4 + ((b.len() + 3) & !3),
+            Token::Open | Token::Close => 0,
+            Token::Other('t') => 8,
+            Token::Other('c' | 'r' | 'm') => 4,
+            Token::Other(_) => 0,
+        }
+    }
+}
+
+fn flatten<'a>(args: &'a [OscArg], out: &mut Vec<Token<'a>>) {
+    for arg in args {
+        let token = match arg {
+            OscArg::Int(v) => Token::Int(*v),
+            OscArg::Float(v) => Token::Float(*v),
+            OscArg::Double(v) => Token::Double(*v),
+            OscArg::Long(v) => Token::Long(*v),
+            OscArg::Str(s) => Token::Str(s),
+            OscArg::Blob(b) => Token::Blob(b),
+            OscArg::Array(inner) => {
+                out.push(Token::Open);
+                flatten(inner, out);
+                Token::Close
+            }
+            other => Token::Other(other.type_tag()),
+        };
+        out.push(token);
+    }
+}
+
+/// A message's arguments read in order, as scsynth reads them.
+pub struct ScArgs<'a> {
+    tokens: Vec<Token<'a>>,
+    pos: usize,
+    remain: usize,
+}
+
+impl<'a> ScArgs<'a> {
+    pub fn new(args: &'a [OscArg]) -> ScArgs<'a> {
+        let mut tokens = Vec::with_capacity(args.len());
+        flatten(args, &mut tokens);
+        let remain = tokens.iter().map(|t| t.wire_size()).sum();
+        ScArgs { tokens, pos: 0, remain }
+    }
+
+    /// Bytes of argument data not read yet.
+    pub fn remain(&self) -> usize {
+        self.remain
+    }
+
+    /// Whether any argument, even one that takes no bytes, is left.
+    pub fn has_more(&self) -> bool {
+        self.pos < self.tokens.len()
+    }
+
+    /// The next argument's type tag, or `default` past the end.
+    pub fn next_tag(&self, default: char) -> char {
+        self.tokens.get(self.pos).map_or(default, |t| t.tag())
+    }
+
+    fn advance(&mut self) -> Option<Token<'a>> {
+        let t = *self.tokens.get(self.pos)?;
+        self.pos += 1;
+        self.remain -= t.wire_size();
+        Some(t)
+    }
+
+    /// Passes over one argument.
+    pub fn skip(&mut self) {
+        self.advance();
+    }
+
+    /// An integer: floats truncated (out of range gives `i32::MIN`, as x86
+    /// converts), anything else, or nothing, gives `default`; the argument
+    /// is consumed whatever it is.
+    pub fn geti(&mut self, default: i32) -> i32 {
+        match self.advance() {
+            Some(Token::Int(v)) => v,
+            Some(Token::Float(v)) => float_to_i32(f64::from(v)),
+            Some(Token::Double(v)) => float_to_i32(v),
+            Some(Token::Long(v)) => v as i32,
+            _ => default,
+        }
+    }
+
+    /// A float: numbers converted, anything else (consumed) gives `default`.
+    pub fn getf(&mut self, default: f32) -> f32 {
+        match self.advance() {
+            Some(Token::Int(v)) => v as f32,
+            Some(Token::Float(v)) => v,
+            Some(Token::Double(v)) => v as f32,
+            Some(Token::Long(v)) => v as f32,
+            _ => default,
+        }
+    }
+
+    /// The next argument as both `geti(0)` and `getf(0.0)` read it, and
+    /// whether it took bytes on the wire; consumed.
+    pub fn get_number(&mut self) -> (i32, f32, bool) {
+        let before = self.remain;
+        let pos = self.pos;
+        let int = self.geti(0);
+        self.pos = pos;
+        self.remain = before;
+        let float = self.getf(0.0);
+        (int, float, self.remain < before)
+    }
+
+    /// A string, or `None` (the argument is consumed all the same).
+    pub fn gets(&mut self) -> Option<&'a str> {
+        match self.advance() {
+            Some(Token::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A blob, taken only when the next argument is one.
+    pub fn getb(&mut self) -> Option<&'a [u8]> {
+        match self.tokens.get(self.pos) {
+            Some(&Token::Blob(b)) => {
+                self.advance();
+                Some(b)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A float converted to int the way scsynth's C cast does on x86: out of
+/// range or NaN gives `i32::MIN` (the "integer indefinite" value).
+pub fn float_to_i32(v: f64) -> i32 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&v) {
+        v as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// C's `atoi`: optional blanks and sign, then leading digits (none gives 0).
+pub fn atoi(s: &str) -> i32 {
+    let s = s.trim_start();
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut v: i64 = 0;
+    for b in digits.bytes().take_while(u8::is_ascii_digit) {
+        v = (v * 10 + i64::from(b - b'0')).min(i64::from(i32::MAX) + 1);
+    }
+    (if neg { -v } else { v }) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_convert_default_and_count_bytes() {
+        let args = vec![OscArg::Float(3.7), OscArg::Int(2), OscArg::Str("x".into())];
+        let mut a = ScArgs::new(&args);
+        assert_eq!(a.remain(), 12);
+        assert_eq!(a.geti(0), 3);
+        assert_eq!(a.getf(0.0), 2.0);
+        assert_eq!(a.next_tag('f'), 's');
+        assert_eq!(a.gets(), Some("x"));
+        assert_eq!(a.geti(7), 7);
+        assert_eq!(a.remain(), 0);
+        let args = vec![OscArg::Float(1e30), OscArg::Double(f64::NAN), OscArg::Float(-2.9)];
+        let mut a = ScArgs::new(&args);
+        assert_eq!([a.geti(0), a.geti(0), a.geti(0)], [i32::MIN, i32::MIN, -2]);
+    }
+
+    #[test]
+    fn arrays_are_markers_without_bytes() {
+        let args = vec![OscArg::Int(1), OscArg::Array(vec![OscArg::Float(1.0)]), OscArg::Nil];
+        let mut a = ScArgs::new(&args);
+        a.geti(0);
+        assert_eq!((a.next_tag('f'), a.remain()), ('[', 4));
+        a.skip();
+        assert_eq!(a.getf(0.0), 1.0);
+        assert_eq!((a.next_tag('f'), a.remain(), a.has_more()), (']', 0, true));
+        a.skip();
+        assert_eq!(a.next_tag('f'), 'N');
+        a.skip();
+        assert!(!a.has_more());
+    }
+
+    #[test]
+    fn atoi_reads_leading_digits() {
+        assert_eq!([atoi("12"), atoi("3x"), atoi(""), atoi("-1"), atoi(" +7")], [12, 3, 0, -1, 7]);
+    }
+}

@@ -251,13 +251,26 @@ pub fn atoi(s: &str) -> i32 {
 /// argument, the command is refused with its message.
 pub fn engine_reading(msg: &magnetar_protocol::osc::OscMessage) -> Result<Command, CommandError> {
     use magnetar_protocol::CommandKind as K;
-    use Command as C;
     let unknown = || CommandError::UnknownCommand { command: msg.address.to_string() };
-    let kind = K::of(&msg.address).ok_or_else(unknown)?;
+    match K::of(&msg.address) {
+        None | Some(K::NCmd | K::MagnetarRtStats | K::MagnetarDiskStats) => Err(unknown()),
+        Some(kind) => read_command(kind, &mut Args::new(&msg.args), &msg.args),
+    }
+}
+
+/// Reads a command's arguments as the engine's performers read them;
+/// `raw` are the message's arguments (`/cmd` and `/u_cmd` take them as
+/// they are).
+pub fn read_command(
+    kind: magnetar_protocol::CommandKind,
+    a: &mut Args<'_>,
+    raw: &[OscArg],
+) -> Result<Command, CommandError> {
+    use magnetar_protocol::CommandKind as K;
+    use Command as C;
     let name = kind.name();
+    let unknown = || CommandError::UnknownCommand { command: name.to_string() };
     let refuse = |message: &str| CommandError::Rejected { command: name, message: message.to_string() };
-    let mut args = Args::new(&msg.args);
-    let a = &mut args;
     // The engine's node argument (`Engine::node_ref`).
     fn node(a: &mut Args<'_>) -> NodeRef {
         if a.next_tag('i') != 's' {
@@ -377,12 +390,12 @@ pub fn engine_reading(msg: &magnetar_protocol::osc::OscMessage) -> Result<Comman
         K::Status => C::Status { extended: a.remain() > 0 && a.geti(0) == 1 },
         // `cmd_plugin` and `cmd_u_cmd` read the raw arguments.
         K::Cmd => {
-            let all = &msg.args;
+            let all = raw;
             let name = all.first().and_then(OscArg::as_str).ok_or_else(|| refuse("no command name"))?;
             C::Cmd { name: name.to_string(), args: all[1..].to_vec() }
         }
         K::UCmd => {
-            let all = &msg.args;
+            let all = raw;
             let node = all.first().and_then(OscArg::as_i32).unwrap_or(0);
             let unit = all.get(1).and_then(OscArg::as_i32).unwrap_or(-1);
             let name = all.get(2).and_then(OscArg::as_str).ok_or_else(|| refuse("no command name"))?;
@@ -632,6 +645,7 @@ pub fn engine_reading(msg: &magnetar_protocol::osc::OscMessage) -> Result<Comman
                 .gets()
                 .ok_or_else(|| refuse("wrong argument type: the generator name must be a string"))?
                 .to_string();
+            let rest = a.rest();
             let mut values = Vec::new();
             while a.has_more() {
                 match a.next_tag('\0') {
@@ -639,7 +653,7 @@ pub fn engine_reading(msg: &magnetar_protocol::osc::OscMessage) -> Result<Comman
                     _ => values.push(a.getf(0.0)),
                 }
             }
-            C::BGen { buffer, command, args: values }
+            C::BGen { buffer, command, args: values, rest }
         }
         K::BSetSampleRate => {
             let buffer = a.geti(0);

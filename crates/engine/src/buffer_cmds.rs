@@ -17,7 +17,7 @@ use magnetar_protocol::CommandKind;
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
 use magnetar_ugens::{SndBuf, World};
 
-use crate::args::Args;
+use magnetar_protocol::commands::{Command, Number, ValueFill};
 use crate::bufgen::{buffer_gen, BufGenError};
 
 use crate::limits::{MAX_BUFFER_SAMPLES, MAX_CHANNEL_SELECTION, MAX_SYMLINKS};
@@ -172,32 +172,18 @@ fn empty_buffer(buf: &mut SndBuf) {
     *buf = SndBuf { sample_rate: buf.sample_rate, ..SndBuf::default() };
 }
 
-/// The optional completion message. Like scsynth, an integer in its place
-/// (clients send 0 for "none") is skipped so that later arguments line up.
-fn take_completion(args: &mut Args<'_>) -> Option<Vec<u8>> {
-    match args.completion() {
-        Some(bytes) if !bytes.is_empty() => Some(bytes.to_vec()),
-        Some(_) => None,
-        None => {
-            if args.next_tag('\0') == 'i' {
-                args.skip();
-            }
-            None
-        }
-    }
+/// Where a file command starts and how much it moves: the first frame in
+/// the file, the number of frames, the first frame in the buffer.
+#[derive(Clone, Copy, Debug)]
+struct FileRange {
+    offset: i32,
+    frames: i32,
+    buf_offset: i32,
 }
 
-/// The channel indices of a `*Channel` command: every integer argument up to
-/// the first one of another type.
-fn take_channel_list(args: &mut Args<'_>) -> Vec<i32> {
-    let mut channels = Vec::new();
-    while args.next_tag('\0') == 'i' {
-        let c = args.geti(0);
-        if channels.len() < MAX_CHANNEL_SELECTION {
-            channels.push(c);
-        }
-    }
-    channels
+/// The channel indices of a `*Channel` command, as many as are kept.
+fn channel_selection(channels: &[i32]) -> Vec<i32> {
+    channels.iter().take(MAX_CHANNEL_SELECTION).copied().collect()
 }
 
 /// Reads `frames` frames from `offset` into `out` (interleaved, exactly
@@ -329,27 +315,61 @@ impl BufferCommands {
 
     /// Performs one /b_* command. Returns what to
     /// tell the client.
-    pub fn perform(&mut self, kind: CommandKind, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-        use CommandKind as K;
-        match kind {
-            K::BAlloc => self.alloc(world, args),
-            K::BAllocRead => self.alloc_read(world, args, false),
-            K::BAllocReadChannel => self.alloc_read(world, args, true),
-            K::BRead => self.read(world, args, false),
-            K::BReadChannel => self.read(world, args, true),
-            K::BWrite => self.write(world, args),
-            K::BClose => self.close(world, args),
-            K::BFree => self.free(world, args),
-            K::BZero => zero(world, args),
-            K::BSet => set(world, args),
-            K::BSetn => setn(world, args),
-            K::BFill => fill(world, args),
-            K::BGen => gen(world, args),
-            K::BSetSampleRate => set_sample_rate(world, args),
-            K::BQuery => query(world, args),
-            K::BGet => get(world, args),
-            K::BGetn => getn(world, args),
-            _ => Err(BufFail::plain(format!("{} is not a buffer command", kind.name()))),
+    pub fn perform(
+        &mut self,
+        kind: CommandKind,
+        world: &mut World,
+        args: &mut crate::args::Args<'_>,
+    ) -> Result<BufDone, BufFail> {
+        match crate::args::read_command(kind, args, &[]) {
+            Ok(cmd) => self.perform_command(&cmd, world),
+            Err(e) => Err(BufFail::plain(e.message())),
+        }
+    }
+
+    /// Performs one decoded /b_* command. Returns what to tell the client.
+    pub fn perform_command(&mut self, cmd: &Command, world: &mut World) -> Result<BufDone, BufFail> {
+        use Command as C;
+        match cmd {
+            C::BAlloc { buffer, frames, channels, completion, sample_rate } => {
+                self.alloc(world, *buffer, *frames, *channels, completion.clone(), *sample_rate)
+            }
+            C::BAllocRead { buffer, path, start_frame, frames, completion } => {
+                self.alloc_read(world, *buffer, path, *start_frame, *frames, Vec::new(), completion.clone())
+            }
+            C::BAllocReadChannel { buffer, path, start_frame, frames, channels, completion } => self.alloc_read(
+                world,
+                *buffer,
+                path,
+                *start_frame,
+                *frames,
+                channel_selection(channels),
+                completion.clone(),
+            ),
+            C::BRead { buffer, path, start_frame, frames, buffer_start_frame, leave_open, completion } => {
+                let file = FileRange { offset: *start_frame, frames: *frames, buf_offset: *buffer_start_frame };
+                self.read(world, *buffer, path, file, *leave_open, Vec::new(), completion.clone())
+            }
+            C::BReadChannel { buffer, path, start_frame, frames, buffer_start_frame, leave_open, channels, completion } => {
+                let file = FileRange { offset: *start_frame, frames: *frames, buf_offset: *buffer_start_frame };
+                self.read(world, *buffer, path, file, *leave_open, channel_selection(channels), completion.clone())
+            }
+            C::BWrite { buffer, path, header_format, sample_format, frames, start_frame, leave_open, completion } => {
+                let file = FileRange { offset: 0, frames: *frames, buf_offset: *start_frame };
+                self.write(world, *buffer, path, (header_format.as_str(), sample_format.as_str()), file, *leave_open, completion.clone())
+            }
+            C::BClose { buffer, completion } => self.close(world, *buffer, completion.clone()),
+            C::BFree { buffer, completion } => self.free(world, *buffer, completion.clone()),
+            C::BZero { buffer, completion } => zero(world, *buffer, completion.clone()),
+            C::BSet { buffer, samples } => set(world, *buffer, samples),
+            C::BSetn { buffer, args } => setn(world, *buffer, args),
+            C::BFill { buffer, fills } => fill(world, *buffer, fills),
+            C::BGen { buffer, command, args, rest } => gen(world, *buffer, command, args, rest),
+            C::BSetSampleRate { buffer, sample_rate } => set_sample_rate(world, *buffer, *sample_rate),
+            C::BQuery { buffers } => query(world, buffers),
+            C::BGet { buffer, indices } => get(world, *buffer, indices),
+            C::BGetn { buffer, ranges } => getn(world, *buffer, ranges),
+            other => Err(BufFail::plain(format!("{} is not a buffer command", other.name()))),
         }
     }
 
@@ -399,12 +419,15 @@ impl BufferCommands {
         }
     }
 
-    fn alloc(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-        let bufnum = args.geti(0);
-        let frames = args.geti(0);
-        let channels = args.geti(1);
-        let completion = take_completion(args);
-        let rate = args.getf(0.0);
+    fn alloc(
+        &mut self,
+        world: &mut World,
+        bufnum: i32,
+        frames: i32,
+        channels: i32,
+        completion: Option<Vec<u8>>,
+        rate: f32,
+    ) -> Result<BufDone, BufFail> {
         let rate = if rate > 0.0 { f64::from(rate) } else { world.sample_rate };
         let index = buffer_index(world, bufnum, true)?;
         self.check_total(world, index, i64::from(frames).max(0).saturating_mul(i64::from(channels).max(0)), bufnum)?;
@@ -414,13 +437,17 @@ impl BufferCommands {
         Ok(BufDone::done(bufnum, completion))
     }
 
-    fn alloc_read(&mut self, world: &mut World, args: &mut Args<'_>, select: bool) -> Result<BufDone, BufFail> {
-        let bufnum = args.geti(0);
-        let path = args.gets().ok_or_else(missing_path)?;
-        let file_offset = args.geti(0);
-        let frames = args.geti(0);
-        let selection = if select { take_channel_list(args) } else { Vec::new() };
-        let completion = take_completion(args);
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_read(
+        &mut self,
+        world: &mut World,
+        bufnum: i32,
+        path: &str,
+        file_offset: i32,
+        frames: i32,
+        selection: Vec<i32>,
+        completion: Option<Vec<u8>>,
+    ) -> Result<BufDone, BufFail> {
         let index = buffer_index(world, bufnum, true)?;
         let path = self.resolve_path(path, bufnum)?;
         let mut reader = SoundFileReader::open(&path).map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
@@ -460,15 +487,18 @@ impl BufferCommands {
         Ok(BufDone::done(bufnum, completion))
     }
 
-    fn read(&mut self, world: &mut World, args: &mut Args<'_>, select: bool) -> Result<BufDone, BufFail> {
-        let bufnum = args.geti(0);
-        let path = args.gets().ok_or_else(missing_path)?;
-        let file_offset = args.geti(0);
-        let frames = args.geti(-1);
-        let buf_offset = args.geti(0);
-        let leave_open = args.geti(0) != 0;
-        let selection = if select { take_channel_list(args) } else { Vec::new() };
-        let completion = take_completion(args);
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        &mut self,
+        world: &mut World,
+        bufnum: i32,
+        path: &str,
+        file: FileRange,
+        leave_open: bool,
+        selection: Vec<i32>,
+        completion: Option<Vec<u8>>,
+    ) -> Result<BufDone, BufFail> {
+        let FileRange { offset: file_offset, frames, buf_offset } = file;
         let index = buffer_index(world, bufnum, true)?;
         let path = self.resolve_path(path, bufnum)?;
         let buf_offset = non_negative_offset(buf_offset, bufnum)?;
@@ -546,15 +576,18 @@ impl BufferCommands {
         Ok(BufDone::done(bufnum, completion))
     }
 
-    fn write(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-        let bufnum = args.geti(0);
-        let path = args.gets().ok_or_else(missing_path)?;
-        let header = args.gets().unwrap_or("aiff");
-        let sample = args.gets().unwrap_or("int16");
-        let frames = args.geti(-1);
-        let buf_offset = args.geti(0);
-        let leave_open = args.geti(0) != 0;
-        let completion = take_completion(args);
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        world: &mut World,
+        bufnum: i32,
+        path: &str,
+        (header, sample): (&str, &str),
+        file: FileRange,
+        leave_open: bool,
+        completion: Option<Vec<u8>>,
+    ) -> Result<BufDone, BufFail> {
+        let FileRange { frames, buf_offset, .. } = file;
         let header = HeaderFormat::from_sc_name(header).map_err(|e| BufFail::plain(e.to_string()))?;
         let sample = SampleFormat::from_sc_name(sample).map_err(|e| BufFail::plain(e.to_string()))?;
         let index = buffer_index(world, bufnum, true)?;
@@ -591,9 +624,7 @@ impl BufferCommands {
         Ok(BufDone::done(bufnum, completion))
     }
 
-    fn close(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-        let bufnum = args.geti(0);
-        let completion = take_completion(args);
+    fn close(&mut self, world: &mut World, bufnum: i32, completion: Option<Vec<u8>>) -> Result<BufDone, BufFail> {
         let index = buffer_index(world, bufnum, true)?;
         if let Some(file) = self.remove_file(index) {
             file.close().map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
@@ -601,9 +632,7 @@ impl BufferCommands {
         Ok(BufDone::done(bufnum, completion))
     }
 
-    fn free(&mut self, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-        let bufnum = args.geti(0);
-        let completion = take_completion(args);
+    fn free(&mut self, world: &mut World, bufnum: i32, completion: Option<Vec<u8>>) -> Result<BufDone, BufFail> {
         let index = buffer_index(world, bufnum, true)?;
         close_quietly(self.remove_file(index));
         empty_buffer(&mut world.buffers[index]);
@@ -640,10 +669,6 @@ fn close_quietly(file: Option<OpenSoundFile>) {
     }
 }
 
-fn missing_path() -> BufFail {
-    BufFail::plain("wrong argument type: the file path must be a string")
-}
-
 /// The index of buffer `bufnum`. scsynth quietly uses buffer 0 for numbers
 /// out of range; this refuses them.
 fn buffer_index(world: &World, bufnum: i32, with_bufnum: bool) -> Result<usize, BufFail> {
@@ -661,9 +686,7 @@ fn non_negative_offset(offset: i32, bufnum: i32) -> Result<usize, BufFail> {
     usize::try_from(offset).map_err(|_| BufFail::for_buffer(format!("buffer start frame {offset} is negative"), bufnum))
 }
 
-fn zero(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
-    let completion = take_completion(args);
+fn zero(world: &mut World, bufnum: i32, completion: Option<Vec<u8>>) -> Result<BufDone, BufFail> {
     let index = buffer_index(world, bufnum, true)?;
     world.buffers[index].data.fill(0.0);
     Ok(BufDone::done(bufnum, completion))
@@ -675,13 +698,10 @@ fn index_out_of_range(index: i32, bufnum: i32, samples: usize) -> BufFail {
 
 /// Pairs of sample index and value; values before a bad index are kept, as
 /// in scsynth.
-fn set(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
+fn set(world: &mut World, bufnum: i32, samples: &[(i32, f32)]) -> Result<BufDone, BufFail> {
     let index = buffer_index(world, bufnum, false)?;
     let data = &mut world.buffers[index].data;
-    while args.remain() >= 8 {
-        let i = args.geti(0);
-        let value = args.getf(0.0);
+    for &(i, value) in samples {
         match usize::try_from(i).ok().and_then(|i| data.get_mut(i)) {
             Some(sample) => *sample = value,
             None => return Err(index_out_of_range(i, bufnum, data.len())),
@@ -693,35 +713,57 @@ fn set(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
 /// Groups of start, count and values. As in scsynth, a group that misses
 /// the buffer leaves its values to be read as the next group's start and
 /// count, and a group that overlaps an end is clipped to the buffer.
-fn setn(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
+fn setn(world: &mut World, bufnum: i32, args: &[Number]) -> Result<BufDone, BufFail> {
     let index = buffer_index(world, bufnum, false)?;
     let data = &mut world.buffers[index].data;
-    while args.remain() > 0 {
-        let start = args.geti(0);
-        let n = args.geti(0);
+    let mut args = Numbers::new(args);
+    while args.remain() {
+        let start = args.next().map_or(0, |n| n.int);
+        let n = args.next().map_or(0, |n| n.int);
         let Some((first, last)) = clamp_sample_range(start, n, data.len()) else {
             continue;
         };
         for sample in &mut data[first..=last] {
-            if args.remain() == 0 {
+            if !args.remain() {
                 break;
             }
-            *sample = args.getf(0.0);
+            *sample = args.next().map_or(0.0, |n| n.float);
         }
     }
     Ok(BufDone::none())
 }
 
+/// `/b_setn`'s arguments read in order, each as an int or a float as the
+/// group needs it.
+struct Numbers<'a> {
+    args: &'a [Number],
+    /// Arguments left that take bytes on the wire.
+    sized: usize,
+}
+
+impl<'a> Numbers<'a> {
+    fn new(args: &'a [Number]) -> Numbers<'a> {
+        Numbers { args, sized: args.iter().filter(|n| n.sized).count() }
+    }
+
+    /// Whether bytes remain, as scsynth's loop asks.
+    fn remain(&self) -> bool {
+        self.sized > 0
+    }
+
+    fn next(&mut self) -> Option<Number> {
+        let (&first, rest) = self.args.split_first()?;
+        self.args = rest;
+        self.sized -= usize::from(first.sized);
+        Some(first)
+    }
+}
+
 /// Triples of start, count and value, clipped to the buffer.
-fn fill(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
+fn fill(world: &mut World, bufnum: i32, fills: &[ValueFill]) -> Result<BufDone, BufFail> {
     let index = buffer_index(world, bufnum, false)?;
     let data = &mut world.buffers[index].data;
-    while args.remain() >= 12 {
-        let start = args.geti(0);
-        let n = args.geti(0);
-        let value = args.getf(0.0);
+    for &ValueFill { start, count: n, value } in fills {
         if let Some((first, last)) = clamp_sample_range(start, n, data.len()) {
             data[first..=last].fill(value);
         }
@@ -729,23 +771,12 @@ fn fill(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
     Ok(BufDone::none())
 }
 
-fn gen(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
-    let command =
-        args.gets().ok_or_else(|| BufFail::plain("wrong argument type: the generator name must be a string"))?;
-    let rest = args.rest();
-    let mut values = Vec::new();
-    while args.has_more() {
-        match args.next_tag('\0') {
-            '[' | ']' => args.skip(),
-            _ => values.push(args.getf(0.0)),
-        }
-    }
+fn gen(world: &mut World, bufnum: i32, command: &str, values: &[f32], rest: &[OscArg]) -> Result<BufDone, BufFail> {
     let index = buffer_index(world, bufnum, true)?;
     if command == "MagnetarConvPrepare" {
         // Extension: makes the buffer (allocated or not) the prepared response.
         let (block, rate) = (world.block_size, world.sample_rate);
-        return match magnetar_ugens::convolution::prepare_magnetar_conv(&mut world.buffers, index, &values, block, rate) {
+        return match magnetar_ugens::convolution::prepare_magnetar_conv(&mut world.buffers, index, values, block, rate) {
             Ok(_) => Ok(BufDone::done(bufnum, None)),
             Err(e) => Err(BufFail::for_buffer(e.to_string(), bufnum)),
         };
@@ -753,14 +784,14 @@ fn gen(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
     if !crate::bufgen::BUILTIN.contains(&command) {
         // A generator a plugin defined (`DefineBufGen`): it reads its own
         // arguments, and may give the buffer a new size (`BufAlloc`).
-        if let Some(result) = crate::plugin_hooks::plugin_buf_gen(command, world, index, &rest) {
+        if let Some(result) = crate::plugin_hooks::plugin_buf_gen(command, world, index, rest) {
             return match result {
                 Ok(()) => Ok(BufDone::done(bufnum, None)),
                 Err(e) => Err(BufFail::for_buffer(e, bufnum)),
             };
         }
     }
-    match buffer_gen(&mut world.buffers, index, command, &values) {
+    match buffer_gen(&mut world.buffers, index, command, values) {
         // scsynth's generators do nothing to a buffer without samples and
         // still report /done.
         Ok(()) | Err(BufGenError::NotAllocated(_)) => Ok(BufDone::done(bufnum, None)),
@@ -769,20 +800,17 @@ fn gen(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
     }
 }
 
-fn set_sample_rate(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
+fn set_sample_rate(world: &mut World, bufnum: i32, rate: f32) -> Result<BufDone, BufFail> {
     let index = buffer_index(world, bufnum, false)?;
-    let rate = args.getf(0.0);
     world.buffers[index].sample_rate = if rate > 0.0 { f64::from(rate) } else { world.sample_rate };
     Ok(BufDone::none())
 }
 
 /// One /b_info reply: bufnum, frames, channels, sample rate for each
 /// buffer asked about.
-fn query(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let mut info = Vec::new();
-    while args.remain() > 0 {
-        let bufnum = args.geti(0);
+fn query(world: &mut World, buffers: &[i32]) -> Result<BufDone, BufFail> {
+    let mut info = Vec::with_capacity(buffers.len() * 4);
+    for &bufnum in buffers {
         let buf = &world.buffers[buffer_index(world, bufnum, false)?];
         info.extend([
             OscArg::Int(bufnum),
@@ -796,12 +824,10 @@ fn query(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
 
 /// Replies /b_set with index/value pairs; a bad index fails the whole
 /// request with no reply.
-fn get(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
+fn get(world: &mut World, bufnum: i32, indices: &[i32]) -> Result<BufDone, BufFail> {
     let data = &world.buffers[buffer_index(world, bufnum, false)?].data;
     let mut reply = vec![OscArg::Int(bufnum)];
-    while args.remain() >= 4 {
-        let i = args.geti(0);
+    for &i in indices {
         let value = usize::try_from(i)
             .ok()
             .and_then(|i| data.get(i))
@@ -813,13 +839,10 @@ fn get(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
 
 /// Replies /b_setn with start, count and values per range; a range that is
 /// not wholly inside the buffer fails the whole request.
-fn getn(world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-    let bufnum = args.geti(0);
+fn getn(world: &mut World, bufnum: i32, ranges: &[(i32, i32)]) -> Result<BufDone, BufFail> {
     let data = &world.buffers[buffer_index(world, bufnum, false)?].data;
     let mut reply = vec![OscArg::Int(bufnum)];
-    while args.remain() > 0 {
-        let start = args.geti(0);
-        let n = args.geti(0);
+    for &(start, n) in ranges {
         let last = i64::from(start) + i64::from(n) - 1;
         if start < 0 || last >= data.len() as i64 || i64::from(start) > last {
             return Err(BufFail::plain("index out of range"));

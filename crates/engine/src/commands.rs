@@ -1,13 +1,17 @@
-//! The scsynth commands that edit the engine, performed with scsynth's
-//! argument handling (see `args`): nodes, controls, control buses, SynthDefs,
-//! and the dispatch of buffer commands.
+//! The scsynth commands that edit the engine, performed from their typed
+//! decoding (`magnetar_protocol::commands`, read as scsynth reads them):
+//! nodes, controls, control buses, SynthDefs, and the dispatch of buffer
+//! commands.
 
 use magnetar_protocol::printed::terminal_safe;
-use crate::args::{atoi, Args};
 use crate::engine::Engine;
 use crate::node_tree::{NodeIdx, Position, ROOT};
 use crate::prepared::{Prepared, PreparedMessage};
 use magnetar_protocol::osc::{OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_protocol::commands::{
+    BusMap, BusMapRange, Command, ControlFill, ControlId, ControlSet, ControlValue, NewGroup, NodeRef, ValueFill,
+    ValueRange,
+};
 use magnetar_protocol::CommandKind;
 use magnetar_ugens::ControlMap;
 use std::path::Path;
@@ -45,6 +49,15 @@ const ROOT_HAS_NO_SIBLINGS: &str = "Can't place a node before or after the root 
 enum ControlRef<'a> {
     Index(i32),
     Name(&'a str),
+}
+
+impl<'a> ControlRef<'a> {
+    fn of(id: &'a ControlId) -> ControlRef<'a> {
+        match id {
+            ControlId::Index(i) => ControlRef::Index(*i),
+            ControlId::Name(n) => ControlRef::Name(n),
+        }
+    }
 }
 
 impl Engine {
@@ -116,92 +129,117 @@ impl Engine {
         failures
     }
 
-    /// Performs one command message, finding its command first.
+    /// Performs one command message, decoding it first.
     pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
-        self.perform_kind(CommandKind::of(&msg.address), msg)
+        self.perform(&PreparedMessage::new(msg.clone()))
     }
 
     /// Performs one prepared command message.
     pub fn perform(&mut self, m: &PreparedMessage) -> Result<(), CommandFailure> {
-        self.perform_kind(m.kind, &m.msg)
-    }
-
-    fn perform_kind(&mut self, kind: Option<CommandKind>, msg: &OscMessage) -> Result<(), CommandFailure> {
         use CommandKind as K;
-        let Some(kind) = kind else {
+        let Some(kind) = m.kind else {
             return Err(CommandFailure {
-                command: msg.address.to_string(),
+                command: m.msg.address.to_string(),
                 message: "Command not found".into(),
                 extra: vec![],
             });
         };
         let name = kind.name();
-        let mut args = Args::new(&msg.args);
         let fail = |message: String| CommandFailure { command: name.to_string(), message, extra: vec![] };
-        let r: CmdResult = match kind {
-            K::SNew => self.cmd_s_new(&mut args),
-            K::GNew => self.cmd_g_new(&mut args, false),
-            K::PNew => self.cmd_g_new(&mut args, true),
-            K::NFree => self.cmd_n_free(&mut args),
-            K::NRun => self.cmd_n_run(&mut args),
-            K::NSet => self.cmd_n_set(&mut args),
-            K::NSetn => self.cmd_n_setn(&mut args),
-            K::NFill => self.cmd_n_fill(&mut args),
-            K::NMap => self.cmd_n_map(&mut args, false, false),
-            K::NMapn => self.cmd_n_map(&mut args, false, true),
-            K::NMapa => self.cmd_n_map(&mut args, true, false),
-            K::NMapan => self.cmd_n_map(&mut args, true, true),
-            K::NBefore => self.cmd_n_before_after(&mut args, true),
-            K::NAfter => self.cmd_n_before_after(&mut args, false),
-            K::NOrder => self.cmd_n_order(&mut args),
-            K::GHead => self.cmd_g_head_tail(&mut args, true),
-            K::GTail => self.cmd_g_head_tail(&mut args, false),
-            K::GFreeAll => self.cmd_g_free_all(&mut args, false),
-            K::GDeepFree => self.cmd_g_free_all(&mut args, true),
-            K::SNoid => self.cmd_s_noid(&mut args),
-            K::CSet => self.cmd_c_set(&mut args),
-            K::CSetn => self.cmd_c_setn(&mut args),
-            K::CFill => self.cmd_c_fill(&mut args),
-            K::DRecv => return self.cmd_d_recv(&mut args).map_err(fail),
-            K::DLoad => return self.cmd_d_load(&mut args, false).map_err(fail),
-            K::DLoadDir => return self.cmd_d_load(&mut args, true).map_err(fail),
-            K::DFree => self.cmd_d_free(&mut args),
-            K::DFreeAll => {
+        // `/n_cmd` is numbered but not implemented, `/quit` and the
+        // server's own extensions are answered around the engine.
+        if matches!(kind, K::NCmd | K::Quit | K::SNewargs | K::MagnetarRtStats | K::MagnetarDiskStats) {
+            return Err(fail("Command not found".into()));
+        }
+        let cmd = match &m.cmd {
+            Ok(cmd) => cmd,
+            Err(e) => return Err(fail(e.message().to_string())),
+        };
+        use Command as C;
+        let r: CmdResult = match cmd {
+            C::SNew { def_name, node, add_action, target, controls } => {
+                self.cmd_s_new(def_name, *node, *add_action, target, controls)
+            }
+            C::GNew { groups } => self.cmd_g_new(groups, false),
+            C::PNew { groups } => self.cmd_g_new(groups, true),
+            C::NFree { nodes } => self.cmd_n_free(nodes),
+            C::NRun { nodes } => self.cmd_n_run(nodes),
+            C::NSet { node, controls } | C::NSetn { node, controls } => self.cmd_n_set(node, controls),
+            C::NFill { node, fills } => self.cmd_n_fill(node, fills),
+            C::NMap { node, maps } => self.cmd_n_map(node, maps, false),
+            C::NMapa { node, maps } => self.cmd_n_map(node, maps, true),
+            C::NMapn { node, maps } => self.cmd_n_mapn(node, maps, false),
+            C::NMapan { node, maps } => self.cmd_n_mapn(node, maps, true),
+            C::NBefore { pairs } => self.cmd_n_before_after(pairs, true),
+            C::NAfter { pairs } => self.cmd_n_before_after(pairs, false),
+            C::NOrder { add_action, target, nodes } => self.cmd_n_order(*add_action, target, nodes),
+            C::GHead { pairs } => self.cmd_g_head_tail(pairs, true),
+            C::GTail { pairs } => self.cmd_g_head_tail(pairs, false),
+            C::GFreeAll { groups } => self.cmd_g_free_all(groups, false),
+            C::GDeepFree { groups } => self.cmd_g_free_all(groups, true),
+            C::SNoid { nodes } => self.cmd_s_noid(nodes),
+            C::CSet { values } => self.cmd_c_set(values),
+            C::CSetn { ranges } => self.cmd_c_setn(ranges),
+            C::CFill { fills } => self.cmd_c_fill(fills),
+            C::DRecv { data, completion } => return self.cmd_d_recv(data, completion.as_deref()).map_err(fail),
+            C::DLoad { path, completion } => return self.cmd_d_load(path, completion.as_deref(), false).map_err(fail),
+            C::DLoadDir { path, completion } => {
+                return self.cmd_d_load(path, completion.as_deref(), true).map_err(fail)
+            }
+            C::DFree { names } => self.cmd_d_free(names),
+            C::DFreeAll => {
                 let Engine { defs, freed_defs, .. } = self;
                 freed_defs.extend(defs.drain().map(|(_, def)| def));
                 Ok(())
             }
-            K::NQuery => self.cmd_n_query(&mut args),
-            K::SGet => self.cmd_s_get(&mut args),
-            K::SGetn => self.cmd_s_getn(&mut args),
-            K::CGet => self.cmd_c_get(&mut args),
-            K::CGetn => self.cmd_c_getn(&mut args),
-            K::GQueryTree => self.cmd_g_query_tree(&mut args),
-            K::GDumpTree => self.cmd_g_dump_tree(&mut args),
-            K::NTrace => self.cmd_n_trace(&mut args),
-            K::Status => self.cmd_status(&mut args),
-            K::RtMemoryStatus => self.cmd_rt_memory_status(),
-            K::Cmd => self.cmd_plugin(&msg.args),
-            K::UCmd => self.cmd_u_cmd(&msg.args),
+            C::NQuery { nodes } => self.cmd_n_query(nodes),
+            C::SGet { node, controls } => self.cmd_s_get(node, controls),
+            C::SGetn { node, controls } => self.cmd_s_getn(node, controls),
+            C::CGet { buses } => self.cmd_c_get(buses),
+            C::CGetn { ranges } => self.cmd_c_getn(ranges),
+            C::GQueryTree { groups } => self.cmd_g_query_tree(groups),
+            C::GDumpTree { groups } => self.cmd_g_dump_tree(groups),
+            C::NTrace { nodes } => self.cmd_n_trace(nodes),
+            C::Status { extended } => self.cmd_status(*extended),
+            C::RtMemoryStatus => self.cmd_rt_memory_status(),
+            C::Cmd { name, args } => self.cmd_plugin(name, args),
+            C::UCmd { node, unit, name, args } => self.cmd_u_cmd(*node, *unit, name, args),
             // Handled by the server around the engine (or meaningless in NRT).
-            K::NrtEnd | K::None | K::Sync | K::DumpOsc | K::ClearSched | K::Error | K::Notify | K::Version => Ok(()),
-            // `/n_cmd` is numbered but not implemented, `/quit` and the
-            // server's own extensions are answered around the engine.
-            K::NCmd | K::Quit | K::SNewargs | K::MagnetarRtStats | K::MagnetarDiskStats => {
-                Err("Command not found".into())
-            }
-            K::BAlloc | K::BAllocRead | K::BAllocReadChannel | K::BRead | K::BReadChannel | K::BWrite | K::BFree
-            | K::BClose | K::BZero | K::BSet | K::BSetn | K::BFill | K::BGen | K::BGet | K::BGetn | K::BQuery
-            | K::BSetSampleRate => return self.cmd_buffer(kind, &mut args),
+            C::NrtEnd
+            | C::None
+            | C::Sync { .. }
+            | C::DumpOsc { .. }
+            | C::ClearSched
+            | C::Error { .. }
+            | C::Notify { .. }
+            | C::Version
+            | C::Quit
+            | C::SNewargs { .. } => Ok(()),
+            C::BAlloc { .. }
+            | C::BAllocRead { .. }
+            | C::BAllocReadChannel { .. }
+            | C::BRead { .. }
+            | C::BReadChannel { .. }
+            | C::BWrite { .. }
+            | C::BFree { .. }
+            | C::BClose { .. }
+            | C::BZero { .. }
+            | C::BSet { .. }
+            | C::BSetn { .. }
+            | C::BFill { .. }
+            | C::BGen { .. }
+            | C::BGet { .. }
+            | C::BGetn { .. }
+            | C::BQuery { .. }
+            | C::BSetSampleRate { .. } => return self.cmd_buffer(kind, cmd),
         };
         r.map_err(fail)
     }
 
     /// `/cmd name args...`: a command a UGen plugin defined.
-    fn cmd_plugin(&mut self, all: &[OscArg]) -> CmdResult {
-        let name = all.first().and_then(OscArg::as_str).ok_or_else(|| "no command name".to_string())?;
+    fn cmd_plugin(&mut self, name: &str, args: &[OscArg]) -> CmdResult {
         let handler = crate::plugin_hooks::plugin_command_handler().ok_or_else(|| "Command not found".to_string())?;
-        let args = crate::plugin_hooks::encode_args(&all[1..]);
+        let args = crate::plugin_hooks::encode_args(args);
         for (completion, done) in handler(name, &args, &mut self.world)? {
             if let Some(c) = completion {
                 for f in self.perform_completion(&c) {
@@ -217,12 +255,9 @@ impl Engine {
 
     /// `/u_cmd node unit name args...`: a command a plugin defined for one
     /// of its units, run on that unit of a running synth.
-    fn cmd_u_cmd(&mut self, all: &[OscArg]) -> CmdResult {
-        let node = all.first().and_then(OscArg::as_i32).unwrap_or(0);
-        let unit = all.get(1).and_then(OscArg::as_i32).unwrap_or(-1);
-        let name = all.get(2).and_then(OscArg::as_str).ok_or_else(|| "no command name".to_string())?;
+    fn cmd_u_cmd(&mut self, node: i32, unit: i32, name: &str, args: &[OscArg]) -> CmdResult {
         let idx = self.tree.lookup(node).ok_or_else(|| format!("Node {node} not found"))?;
-        let args = crate::plugin_hooks::encode_args(&all[3..]);
+        let args = crate::plugin_hooks::encode_args(args);
         let world = &mut self.world;
         let synth = self.tree.synth_to_run(idx).ok_or_else(|| format!("Node {node} is not a synth"))?;
         synth.unit_command(world, &mut self.scratch, unit, name, &args)
@@ -231,13 +266,9 @@ impl Engine {
     /// scsynth's node reference: an id, or a string of steps (`h` head, `t`
     /// tail, `u` up, `p` previous, `n` next) followed by the id to start from.
     /// Returns the node, or the id that was asked for.
-    fn node_ref(&self, args: &mut Args<'_>) -> Result<NodeIdx, i32> {
-        if args.next_tag('i') != 's' {
-            let id = args.geti(0);
-            return self.tree.lookup(id).ok_or(id);
-        }
-        let steps = args.gets().unwrap_or("");
-        let id = args.geti(0);
+    fn node_ref(&self, r: &NodeRef) -> Result<NodeIdx, i32> {
+        let id = r.id;
+        let Some(steps) = &r.steps else { return self.tree.lookup(id).ok_or(id) };
         let mut node = self.tree.lookup(id);
         for step in steps.chars() {
             let Some(n) = node else { return Err(id) };
@@ -253,21 +284,15 @@ impl Engine {
         node.ok_or(id)
     }
 
-    pub(crate) fn node_arg_pub(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
-        self.node_arg(args)
-    }
 
-    pub(crate) fn group_arg_pub(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
-        self.group_arg(args)
-    }
 
     /// The node an argument names; tolerant callers use `.ok()`.
-    fn node_arg(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
-        self.node_ref(args).map_err(|id| format!("Node {id} not found"))
+    pub(crate) fn node_arg(&self, r: &NodeRef) -> Result<NodeIdx, String> {
+        self.node_ref(r).map_err(|id| format!("Node {id} not found"))
     }
 
-    fn group_arg(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
-        match self.node_ref(args) {
+    pub(crate) fn group_arg(&self, r: &NodeRef) -> Result<NodeIdx, String> {
+        match self.node_ref(r) {
             Ok(n) if self.tree.node(n).is_group() => Ok(n),
             Ok(n) => Err(format!("Group {} not found", self.tree.node(n).id)),
             Err(id) => Err(format!("Group {id} not found")),
@@ -276,21 +301,21 @@ impl Engine {
 
     /// Resolves an add action and target to a position, as scsynth does:
     /// head/tail need a group, before/after/replace any node.
-    fn position(&self, action: i32, args: &mut Args<'_>) -> Result<(Position, Option<NodeIdx>), String> {
+    fn position(&self, action: i32, target: &NodeRef) -> Result<(Position, Option<NodeIdx>), String> {
         match action {
             0 | 1 => {
-                let g = self.group_arg(args)?;
+                let g = self.group_arg(target)?;
                 Ok((if action == 0 { Position::Head(g) } else { Position::Tail(g) }, None))
             }
             2 | 3 => {
-                let n = self.node_arg(args)?;
+                let n = self.node_arg(target)?;
                 if n == ROOT {
                     return Err(ROOT_HAS_NO_SIBLINGS.into());
                 }
                 Ok((if action == 2 { Position::Before(n) } else { Position::After(n) }, None))
             }
             4 => {
-                let n = self.node_arg(args)?;
+                let n = self.node_arg(target)?;
                 if n == ROOT {
                     return Err("Can't replace the root group".into());
                 }
@@ -299,7 +324,7 @@ impl Engine {
             // Extension: 5 and 6 add a satellite that runs just before or
             // just after the target node and is paused and freed with it.
             5 | 6 => {
-                let n = self.node_arg(args)?;
+                let n = self.node_arg(target)?;
                 if n == ROOT {
                     return Err("the root group can't have satellites".into());
                 }
@@ -337,15 +362,19 @@ impl Engine {
         Ok(id)
     }
 
-    fn cmd_s_new(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let def_name = args.gets().ok_or("wrong argument type")?;
-        let id = args.geti(0);
-        let action = args.geti(0);
+    fn cmd_s_new(
+        &mut self,
+        def_name: &str,
+        id: i32,
+        action: i32,
+        target: &NodeRef,
+        controls: &[ControlSet],
+    ) -> CmdResult {
         let Some(def) = self.defs.get(def_name).cloned() else {
             self.print(format!("*** ERROR: SynthDef {} not found\n", terminal_safe(def_name)));
             return Err("SynthDef not found".to_string());
         };
-        let (pos, replaced) = self.position(action, args)?;
+        let (pos, replaced) = self.position(action, target)?;
         // scsynth moves the replaced node to a hidden id first (so the new
         // node may take its id, and no /n_end is sent for it).
         if let Some(r) = replaced {
@@ -379,7 +408,7 @@ impl Engine {
             }
             self.pending_construct += building;
         }
-        self.apply_controls(idx, args, true);
+        self.apply_controls(idx, controls);
         if let Some(r) = replaced {
             self.delete_node(r);
         }
@@ -387,9 +416,9 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_s_noid(&mut self, args: &mut Args<'_>) -> CmdResult {
-        while args.remain() > 0 {
-            let Ok(n) = self.node_arg(args) else { continue };
+    fn cmd_s_noid(&mut self, nodes: &[NodeRef]) -> CmdResult {
+        for r in nodes {
+            let Ok(n) = self.node_arg(r) else { continue };
             if n != ROOT && !self.tree.node(n).is_group() {
                 let hidden = self.tree.next_hidden_id();
                 self.tree.rename(n, hidden);
@@ -398,11 +427,10 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_g_new(&mut self, args: &mut Args<'_>, parallel: bool) -> CmdResult {
-        while args.remain() > 0 {
-            let id = args.geti(0);
-            let action = args.geti(0);
-            let (pos, replaced) = self.position(action, args)?;
+    fn cmd_g_new(&mut self, groups: &[NewGroup], parallel: bool) -> CmdResult {
+        for g in groups {
+            let id = g.id;
+            let (pos, replaced) = self.position(g.add_action, &g.target)?;
             if let Some(existing) = self.tree.lookup(id) {
                 // scsynth tolerates re-creating a group that already sits in the same parent.
                 let target_parent = match pos {
@@ -435,67 +463,33 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_n_free(&mut self, args: &mut Args<'_>) -> CmdResult {
-        while args.remain() > 0 {
-            let n = self.node_arg(args)?;
+    fn cmd_n_free(&mut self, nodes: &[NodeRef]) -> CmdResult {
+        for r in nodes {
+            let n = self.node_arg(r)?;
             self.delete_node(n);
         }
         Ok(())
     }
 
-    fn cmd_n_run(&mut self, args: &mut Args<'_>) -> CmdResult {
-        while args.remain() > 0 {
-            let n = self.node_arg(args)?;
-            let run = args.geti(0);
-            self.set_run(n, run != 0);
+    fn cmd_n_run(&mut self, nodes: &[(NodeRef, bool)]) -> CmdResult {
+        for (r, run) in nodes {
+            let n = self.node_arg(r)?;
+            self.set_run(n, *run);
         }
         Ok(())
     }
 
-    /// Applies `/s_new`-style control settings: pairs of control (index or
-    /// name) and value, bus-map string or array.
-    fn apply_controls(&mut self, node: NodeIdx, args: &mut Args<'_>, s_new: bool) {
-        while args.remain() >= 8 {
-            let ctl = if args.next_tag('i') == 's' {
-                ControlRef::Name(args.gets().unwrap_or(""))
-            } else {
-                ControlRef::Index(args.geti(0))
-            };
-            let mut i: i32 = 0;
-            let mut depth = 0;
-            loop {
-                match args.next_tag('f') {
-                    'f' | 'i' | 'd' | 'h' => {
-                        let v = args.getf(0.0);
-                        self.set_control(node, ctl, i, v);
-                        i += 1;
-                    }
-                    's' => {
-                        let s = args.gets().unwrap_or("");
-                        if let Some(rest) = s.strip_prefix('c') {
-                            self.map_control(node, ctl, i, atoi(rest), false);
-                            i += 1;
-                        } else if let Some(rest) = s.strip_prefix('a') {
-                            self.map_control(node, ctl, i, atoi(rest), true);
-                            i += 1;
-                        } else if !s_new {
-                            // /n_set skips other strings.
-                        }
-                    }
-                    '[' => {
-                        args.skip();
-                        depth += 1;
-                    }
-                    ']' => {
-                        args.skip();
-                        depth -= 1;
-                    }
-                    _ => {
-                        args.skip();
-                    }
-                }
-                if depth <= 0 {
-                    break;
+    /// Applies control settings (`/s_new`, `/n_set`, `/n_setn`): each
+    /// value sets or maps the control so many places after the first.
+    fn apply_controls(&mut self, node: NodeIdx, controls: &[ControlSet]) {
+        for set in controls {
+            let ctl = ControlRef::of(&set.control);
+            for (i, value) in (0..).zip(&set.values) {
+                match *value {
+                    ControlValue::Value(v) => self.set_control(node, ctl, i, v),
+                    ControlValue::ControlBus(bus) => self.map_control(node, ctl, i, bus, false),
+                    ControlValue::AudioBus(bus) => self.map_control(node, ctl, i, bus, true),
+                    ControlValue::Ignored => {}
                 }
             }
         }
@@ -550,89 +544,61 @@ impl Engine {
         }
     }
 
-    fn cmd_n_set(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let n = self.node_arg(args)?;
-        self.apply_controls(n, args, false);
+    fn cmd_n_set(&mut self, node: &NodeRef, controls: &[ControlSet]) -> CmdResult {
+        let n = self.node_arg(node)?;
+        self.apply_controls(n, controls);
         Ok(())
     }
 
-    fn control_ref<'a>(args: &mut Args<'a>) -> ControlRef<'a> {
-        if args.next_tag('i') == 's' {
-            ControlRef::Name(args.gets().unwrap_or(""))
-        } else {
-            ControlRef::Index(args.geti(0))
-        }
-    }
 
-    fn cmd_n_setn(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let n = self.node_arg(args)?;
-        while args.remain() > 0 {
-            let ctl = Self::control_ref(args);
-            let count = args.geti(0);
-            let mut i = 0;
-            while args.remain() > 0 && i < count {
-                if args.next_tag('f') == 's' {
-                    let s = args.gets().unwrap_or("");
-                    if let Some(rest) = s.strip_prefix('c') {
-                        self.map_control(n, ctl, i, atoi(rest), false);
-                    }
-                    if let Some(rest) = s.strip_prefix('a') {
-                        self.map_control(n, ctl, i, atoi(rest), true);
-                    }
-                } else {
-                    let v = args.getf(0.0);
-                    self.set_control(n, ctl, i, v);
-                }
-                i += 1;
-            }
-        }
-        Ok(())
-    }
 
-    fn cmd_n_fill(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let n = self.node_arg(args)?;
-        while args.remain() >= 12 {
-            let ctl = Self::control_ref(args);
-            let count = args.geti(0).min(MAX_CONTROL_RANGE);
-            let value = args.getf(0.0);
+    fn cmd_n_fill(&mut self, node: &NodeRef, fills: &[ControlFill]) -> CmdResult {
+        let n = self.node_arg(node)?;
+        for f in fills {
+            let ctl = ControlRef::of(&f.control);
+            let count = f.count.min(MAX_CONTROL_RANGE);
             for i in 0..count.max(0) {
-                self.set_control(n, ctl, i, value);
+                self.set_control(n, ctl, i, f.value);
             }
-            // scsynth 3.13 then reads one more argument for the same range:
-            // a "cN" string maps it, anything else (0 when absent) sets it.
-            if args.next_tag('f') == 's' {
-                if let Some(rest) = args.gets().unwrap_or("").strip_prefix('c') {
-                    let bus = atoi(rest);
+            // scsynth 3.13 then applies one more argument to the same range.
+            match f.then {
+                ControlValue::ControlBus(bus) => {
                     for i in 0..count.max(0) {
                         self.map_control(n, ctl, i, bus.wrapping_add(i), false);
                     }
                 }
-            } else {
-                let value = args.getf(0.0);
-                for i in 0..count.max(0) {
-                    self.set_control(n, ctl, i, value);
+                ControlValue::Value(value) => {
+                    for i in 0..count.max(0) {
+                        self.set_control(n, ctl, i, value);
+                    }
                 }
+                ControlValue::AudioBus(_) | ControlValue::Ignored => {}
             }
         }
         Ok(())
     }
 
-    fn cmd_n_map(&mut self, args: &mut Args<'_>, audio: bool, multi: bool) -> CmdResult {
-        let n = self.node_arg(args)?;
-        let group = if multi { 12 } else { 8 };
-        while args.remain() >= group {
-            let ctl = Self::control_ref(args);
-            let bus = args.geti(0);
-            let count = if multi { args.geti(0).min(MAX_CONTROL_RANGE) } else { 1 };
-            for i in 0..count.max(0) {
-                let b = if bus == -1 { -1 } else { bus.wrapping_add(i) };
+    fn cmd_n_map(&mut self, node: &NodeRef, maps: &[BusMap], audio: bool) -> CmdResult {
+        let n = self.node_arg(node)?;
+        for m in maps {
+            self.map_control(n, ControlRef::of(&m.control), 0, m.bus, audio);
+        }
+        Ok(())
+    }
+
+    fn cmd_n_mapn(&mut self, node: &NodeRef, maps: &[BusMapRange], audio: bool) -> CmdResult {
+        let n = self.node_arg(node)?;
+        for m in maps {
+            let ctl = ControlRef::of(&m.control);
+            for i in 0..m.count.clamp(0, MAX_CONTROL_RANGE) {
+                let b = if m.bus == -1 { -1 } else { m.bus.wrapping_add(i) };
                 self.map_control(n, ctl, i, b, audio);
             }
         }
         Ok(())
     }
 
-    fn cmd_n_before_after(&mut self, args: &mut Args<'_>, before: bool) -> CmdResult {
+    fn cmd_n_before_after(&mut self, pairs: &[(NodeRef, NodeRef)], before: bool) -> CmdResult {
         let mut prev: Option<(NodeIdx, NodeIdx)> = None;
         let mut beside_root = false;
         let mut place = |this: &mut Engine, node: NodeIdx, target: NodeIdx| {
@@ -645,9 +611,9 @@ impl Engine {
             }
             this.move_node(node, if before { Position::Before(target) } else { Position::After(target) });
         };
-        while args.remain() > 0 {
-            let node = self.node_arg(args);
-            let target = self.node_arg(args);
+        for (node, target) in pairs {
+            let node = self.node_arg(node);
+            let target = self.node_arg(target);
             let (Ok(node), Ok(target)) = (node, target) else { continue };
             if let Some((pn, pt)) = prev {
                 if pn != node {
@@ -667,11 +633,10 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_n_order(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let action = args.geti(0);
+    fn cmd_n_order(&mut self, action: i32, target: &NodeRef, nodes: &[NodeRef]) -> CmdResult {
         let anchor: Position = match action {
             0 | 1 => {
-                let g = self.group_arg(args)?;
+                let g = self.group_arg(target)?;
                 if action == 0 {
                     Position::Head(g)
                 } else {
@@ -679,7 +644,7 @@ impl Engine {
                 }
             }
             2 | 3 => {
-                let t = self.node_arg(args)?;
+                let t = self.node_arg(target)?;
                 if t == ROOT {
                     return Err(ROOT_HAS_NO_SIBLINGS.into());
                 }
@@ -691,11 +656,8 @@ impl Engine {
             }
             _ => return Err(format!("add action {action} is not one of 0-3")),
         };
-        let mut first = None;
-        while first.is_none() && args.remain() > 0 {
-            first = self.node_arg(args).ok();
-        }
-        let first = first.ok_or("Node not found")?;
+        let mut rest = nodes.iter();
+        let first = rest.by_ref().find_map(|r| self.node_arg(r).ok()).ok_or("Node not found")?;
         let movable = |this: &Engine, n: NodeIdx, p: Position| {
             let anchor_node = match p {
                 Position::Head(g) | Position::Tail(g) => g,
@@ -708,8 +670,8 @@ impl Engine {
             self.move_node(first, anchor);
         }
         let mut prev = first;
-        while args.remain() > 0 {
-            let Ok(n) = self.node_arg(args) else { continue };
+        for r in rest {
+            let Ok(n) = self.node_arg(r) else { continue };
             if movable(self, n, Position::After(prev)) {
                 self.move_node(n, Position::After(prev));
                 prev = n;
@@ -718,10 +680,10 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_g_head_tail(&mut self, args: &mut Args<'_>, head: bool) -> CmdResult {
-        while args.remain() > 0 {
-            let g = self.group_arg(args)?;
-            let n = self.node_arg(args)?;
+    fn cmd_g_head_tail(&mut self, pairs: &[(NodeRef, NodeRef)], head: bool) -> CmdResult {
+        for (group, node) in pairs {
+            let g = self.group_arg(group)?;
+            let n = self.node_arg(node)?;
             if n == ROOT || self.tree.is_ancestor(n, g) {
                 continue;
             }
@@ -730,9 +692,9 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_g_free_all(&mut self, args: &mut Args<'_>, deep: bool) -> CmdResult {
-        while args.remain() > 0 {
-            let g = self.group_arg(args)?;
+    fn cmd_g_free_all(&mut self, groups: &[NodeRef], deep: bool) -> CmdResult {
+        for r in groups {
+            let g = self.group_arg(r)?;
             if deep {
                 self.deep_free(g);
             } else {
@@ -742,11 +704,10 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_c_set(&mut self, args: &mut Args<'_>) -> CmdResult {
+    fn cmd_c_set(&mut self, values: &[(i32, f32)]) -> CmdResult {
         let counter = self.world.buf_counter;
-        while args.remain() >= 8 {
-            let index = args.geti(0) as u32 as usize;
-            let value = args.getf(0.0);
+        for &(index, value) in values {
+            let index = index as u32 as usize;
             if index >= self.world.num_control_buses() {
                 return Err("index out of range".into());
             }
@@ -756,39 +717,34 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_c_setn(&mut self, args: &mut Args<'_>) -> CmdResult {
+    fn cmd_c_setn(&mut self, ranges: &[ValueRange]) -> CmdResult {
         let counter = self.world.buf_counter;
         let max = self.world.num_control_buses() as i64;
-        while args.remain() > 0 {
-            let start = args.geti(0) as i64;
-            let n = args.geti(0) as i64;
-            let end = start + n - 1;
+        for r in ranges {
+            let start = i64::from(r.start);
+            let end = start + i64::from(r.count) - 1;
             if start < 0 || end >= max || start > end {
                 return Err("index out of range".into());
             }
-            let mut i = start;
-            while args.remain() > 0 && i <= end {
-                self.world.control_bus[i as usize] = args.getf(0.0);
-                self.world.control_touched[i as usize] = counter;
-                i += 1;
+            for (i, &value) in (start as usize..).zip(&r.values) {
+                self.world.control_bus[i] = value;
+                self.world.control_touched[i] = counter;
             }
         }
         Ok(())
     }
 
-    fn cmd_c_fill(&mut self, args: &mut Args<'_>) -> CmdResult {
+    fn cmd_c_fill(&mut self, fills: &[ValueFill]) -> CmdResult {
         let counter = self.world.buf_counter;
         let max = self.world.num_control_buses() as i64;
-        while args.remain() >= 12 {
-            let start = args.geti(0) as i64;
-            let n = args.geti(0) as i64;
-            let value = args.getf(0.0);
-            let end = start + n - 1;
+        for f in fills {
+            let start = i64::from(f.start);
+            let end = start + i64::from(f.count) - 1;
             if start < 0 || end >= max || start > end {
                 return Err("index out of range".into());
             }
             for i in start..=end {
-                self.world.control_bus[i as usize] = value;
+                self.world.control_bus[i as usize] = f.value;
                 self.world.control_touched[i as usize] = counter;
             }
         }
@@ -812,9 +768,7 @@ impl Engine {
         }
     }
 
-    fn cmd_d_recv(&mut self, args: &mut Args<'_>) -> CmdResult {
-        let bytes = args.getb().ok_or("wrong argument type")?;
-        let completion = args.completion();
+    fn cmd_d_recv(&mut self, bytes: &[u8], completion: Option<&[u8]>) -> CmdResult {
         let r = self.load_def_bytes(bytes, "/d_recv");
         for f in self.finish_async(completion) {
             self.print(format!("{f}\n"));
@@ -822,9 +776,7 @@ impl Engine {
         r
     }
 
-    fn cmd_d_load(&mut self, args: &mut Args<'_>, dir: bool) -> CmdResult {
-        let path = args.gets().ok_or("wrong argument type")?;
-        let completion = args.completion();
+    fn cmd_d_load(&mut self, path: &str, completion: Option<&[u8]>, dir: bool) -> CmdResult {
         let (files, mut errors) = def_files(&self.buffer_commands, path, dir);
         for f in files {
             match std::fs::read(&f) {
@@ -846,9 +798,9 @@ impl Engine {
         }
     }
 
-    fn cmd_d_free(&mut self, args: &mut Args<'_>) -> CmdResult {
-        while args.remain() > 0 {
-            let name = args.gets().ok_or("SynthDef not found")?;
+    fn cmd_d_free(&mut self, names: &[Option<String>]) -> CmdResult {
+        for name in names {
+            let name = name.as_deref().ok_or("SynthDef not found")?;
             match self.defs.remove(name) {
                 Some(def) => self.removed_defs.push(def),
                 None => return Err(format!("SynthDef {name} not found")),
@@ -857,9 +809,9 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_buffer(&mut self, kind: CommandKind, args: &mut Args<'_>) -> Result<(), CommandFailure> {
+    fn cmd_buffer(&mut self, kind: CommandKind, cmd: &Command) -> Result<(), CommandFailure> {
         let name = kind.name();
-        match self.buffer_commands.perform(kind, &mut self.world, args) {
+        match self.buffer_commands.perform_command(cmd, &mut self.world) {
             Ok(done) => {
                 self.replies.extend(done.replies);
                 // The completion message runs a stage before /done is sent.

@@ -1,22 +1,28 @@
-//! Packets as the engine performs them: every message's command found once,
-//! when the packet is decoded (on the control thread in real time, as the
-//! score is read offline), so that performing it looks no name up.
+//! Packets as the engine performs them: every message decoded once into
+//! its typed command, when the packet is decoded (on the control thread in
+//! real time, as the score is read offline), so that performing it looks no
+//! name up and reads no argument. Arguments are read as scsynth reads them
+//! (`magnetar_protocol::commands`); a command whose arguments scsynth
+//! refuses keeps its `/fail` text, answered in its place among the others.
+//! What a performed message owns goes back to be freed where it was made.
 
+use magnetar_protocol::commands::{parse_command, Command, CommandError};
 use magnetar_protocol::osc::{OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::CommandKind;
 
-/// One message and the command it names (`None`: a command the server does
-/// not know, which fails with "Command not found" when performed, in its
-/// place among the others).
+/// One message, the command it names (`kind` `None`: a command the server
+/// does not know, which fails with "Command not found" when performed, in
+/// its place among the others) and its typed decoding.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PreparedMessage {
     pub kind: Option<CommandKind>,
+    pub cmd: Result<Command, CommandError>,
     pub msg: OscMessage,
 }
 
 impl PreparedMessage {
     pub fn new(msg: OscMessage) -> PreparedMessage {
-        PreparedMessage { kind: CommandKind::of(&msg.address), msg }
+        PreparedMessage { kind: CommandKind::of(&msg.address), cmd: parse_command(&msg), msg }
     }
 
     /// The command's name, as `/fail` and `/done` give it.

@@ -1,11 +1,10 @@
 //! Commands that ask the engine something: node, control, bus and tree
 //! queries, and the server status. Replies go to `Engine::replies`.
 
-use crate::args::Args;
 use crate::engine::Engine;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, PrintNext};
 use magnetar_protocol::printed::c_g;
-use magnetar_protocol::commands::{ControlId, ControlValue};
+use magnetar_protocol::commands::{ControlId, ControlValue, NodeRef};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_protocol::replies::{NodeState, Reply};
 use magnetar_ugens::ControlMap;
@@ -39,20 +38,12 @@ impl Engine {
         self.replies.push(r.to_message());
     }
 
-    pub(crate) fn cmd_n_query(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        while args.remain() > 0 {
-            let n = self.node_arg_pub(args)?;
+    pub(crate) fn cmd_n_query(&mut self, nodes: &[NodeRef]) -> Result<(), String> {
+        for r in nodes {
+            let n = self.node_arg(r)?;
             self.announce_info(n);
         }
         Ok(())
-    }
-
-    fn control_id_arg(args: &mut Args<'_>) -> ControlId {
-        if args.next_tag('i') == 's' {
-            ControlId::Name(args.gets().unwrap_or("").to_string())
-        } else {
-            ControlId::Index(args.geti(0))
-        }
     }
 
     fn synth_control(&self, idx: NodeIdx, ctl: &ControlId, offset: i32) -> Option<f32> {
@@ -70,8 +61,8 @@ impl Engine {
         s.ctx.controls.get(usize::try_from(k).ok()?).copied()
     }
 
-    fn synth_arg(&self, args: &mut Args<'_>) -> Result<NodeIdx, String> {
-        let n = self.node_arg_pub(args)?;
+    fn synth_arg(&self, r: &NodeRef) -> Result<NodeIdx, String> {
+        let n = self.node_arg(r)?;
         if self.tree.node(n).is_group() {
             return Err(format!("Node {} is a group, not a synth", self.tree.node(n).id));
         }
@@ -81,13 +72,12 @@ impl Engine {
     /// `/s_get`: a control that does not exist (an unknown name, an index
     /// past the synth's controls) reads 0, as in scsynth, which answers
     /// every request.
-    pub(crate) fn cmd_s_get(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        let n = self.synth_arg(args)?;
-        let mut controls = Vec::new();
-        while args.remain() > 0 {
-            let ctl = Self::control_id_arg(args);
-            let v = self.synth_control(n, &ctl, 0).unwrap_or(0.0);
-            controls.push((ctl, v));
+    pub(crate) fn cmd_s_get(&mut self, node: &NodeRef, ids: &[ControlId]) -> Result<(), String> {
+        let n = self.synth_arg(node)?;
+        let mut controls = Vec::with_capacity(ids.len());
+        for ctl in ids {
+            let v = self.synth_control(n, ctl, 0).unwrap_or(0.0);
+            controls.push((ctl.clone(), v));
         }
         let node = self.tree.node(n).id;
         self.reply(Reply::NodeSet { node, controls });
@@ -97,26 +87,24 @@ impl Engine {
     /// `/s_getn`: values past a named control's channels or past the synth's
     /// controls read 0, as in scsynth; the count is honoured up to
     /// [`MAX_S_GETN_VALUES`] so that the reply still fits a datagram.
-    pub(crate) fn cmd_s_getn(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        let n = self.synth_arg(args)?;
-        let mut controls = Vec::new();
+    pub(crate) fn cmd_s_getn(&mut self, node: &NodeRef, ranges: &[(ControlId, i32)]) -> Result<(), String> {
+        let n = self.synth_arg(node)?;
+        let mut controls = Vec::with_capacity(ranges.len());
         let mut budget = MAX_S_GETN_VALUES;
-        while args.remain() > 0 {
-            let ctl = Self::control_id_arg(args);
-            let count = args.geti(0).clamp(0, budget);
+        for (ctl, count) in ranges {
+            let count = (*count).clamp(0, budget);
             budget -= count;
-            let values = (0..count).map(|i| self.synth_control(n, &ctl, i).unwrap_or(0.0)).collect();
-            controls.push((ctl, values));
+            let values = (0..count).map(|i| self.synth_control(n, ctl, i).unwrap_or(0.0)).collect();
+            controls.push((ctl.clone(), values));
         }
         let node = self.tree.node(n).id;
         self.reply(Reply::NodeSetn { node, controls });
         Ok(())
     }
 
-    pub(crate) fn cmd_c_get(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        let mut values = Vec::new();
-        while args.remain() > 0 {
-            let index = args.geti(0);
+    pub(crate) fn cmd_c_get(&mut self, buses: &[i32]) -> Result<(), String> {
+        let mut values = Vec::with_capacity(buses.len());
+        for &index in buses {
             let v = usize::try_from(index)
                 .ok()
                 .and_then(|i| self.world.control_bus.get(i).copied())
@@ -127,11 +115,9 @@ impl Engine {
         Ok(())
     }
 
-    pub(crate) fn cmd_c_getn(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        let mut ranges = Vec::new();
-        while args.remain() > 0 {
-            let start = args.geti(0);
-            let count = args.geti(0);
+    pub(crate) fn cmd_c_getn(&mut self, wanted: &[(i32, i32)]) -> Result<(), String> {
+        let mut ranges = Vec::with_capacity(wanted.len());
+        for &(start, count) in wanted {
             let end = start as i64 + count as i64;
             if start < 0 || count < 0 || end > self.world.num_control_buses() as i64 {
                 return Err("index out of range".into());
@@ -191,10 +177,9 @@ impl Engine {
         }
     }
 
-    pub(crate) fn cmd_g_query_tree(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        while args.remain() > 0 {
-            let g = self.group_arg_pub(args)?;
-            let with_controls = args.geti(0) != 0;
+    pub(crate) fn cmd_g_query_tree(&mut self, groups: &[(NodeRef, bool)]) -> Result<(), String> {
+        for &(ref r, with_controls) in groups {
+            let g = self.group_arg(r)?;
             // Node by node in pre order, without recursion: a deep tree
             // costs memory, not stack.
             let mut a = vec![OscArg::Int(with_controls as i32)];
@@ -281,10 +266,9 @@ impl Engine {
 
     /// `/g_dumpTree`: scsynth prints when the group next runs (so after the
     /// rest of the bundle), and a paused group prints nothing.
-    pub(crate) fn cmd_g_dump_tree(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        while args.remain() > 0 {
-            let g = self.group_arg_pub(args)?;
-            let controls = args.geti(0) != 0;
+    pub(crate) fn cmd_g_dump_tree(&mut self, groups: &[(NodeRef, bool)]) -> Result<(), String> {
+        for &(ref r, controls) in groups {
+            let g = self.group_arg(r)?;
             self.print_next(g, PrintNext::DumpTree { controls });
         }
         Ok(())
@@ -293,9 +277,9 @@ impl Engine {
     /// `/n_trace`: the node prints its next block (see `Engine::calc_group`
     /// and `Synth::calc_traced`). As in scsynth, a node that is paused or
     /// not yet built ignores the request.
-    pub(crate) fn cmd_n_trace(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        while args.remain() > 0 {
-            let n = self.node_arg_pub(args)?;
+    pub(crate) fn cmd_n_trace(&mut self, nodes: &[NodeRef]) -> Result<(), String> {
+        for r in nodes {
+            let n = self.node_arg(r)?;
             self.print_next(n, PrintNext::Trace);
         }
         Ok(())
@@ -326,8 +310,7 @@ impl Engine {
 
     /// `/status`; `/status 1` (an extension) appends the xrun count, disk
     /// underruns and task deadline misses.
-    pub(crate) fn cmd_status(&mut self, args: &mut Args<'_>) -> Result<(), String> {
-        let with_xruns = args.remain() > 0 && args.geti(0) == 1;
+    pub(crate) fn cmd_status(&mut self, with_xruns: bool) -> Result<(), String> {
         let (ugens, synths, groups, synthdefs) = self.status_counts();
         let load = self.driver_load;
         let mut msg = Reply::Status {

@@ -394,8 +394,10 @@ pub enum Command {
     /// `/b_fill buf (start count value)...`
     BFill { buffer: i32, fills: Vec<ValueFill> },
     /// `/b_gen buf command args...`: the arguments as floats (flags first
-    /// for the standard fill commands; array markers left out).
-    BGen { buffer: i32, command: String, args: Vec<f32> },
+    /// for the standard fill commands; array markers left out), and as they
+    /// came for a generator a plugin defined (`rest`: arrays nested, tags
+    /// without a value left out).
+    BGen { buffer: i32, command: String, args: Vec<f32>, rest: Vec<OscArg> },
     /// `/b_close buf [completion]`
     BClose { buffer: i32, completion: Completion },
     /// `/b_query buf...`
@@ -810,9 +812,9 @@ impl Command {
                 a.push(OscArg::Int(*buffer));
                 fills(&mut a, f);
             }
-            C::BGen { buffer, command, args } => {
+            C::BGen { buffer, command, rest, .. } => {
                 a.extend([OscArg::Int(*buffer), command.as_str().into()]);
-                a.extend(args.iter().map(|&v| OscArg::Float(v)));
+                a.extend(rest.iter().cloned());
             }
             C::BQuery { buffers } => ints(&mut a, buffers),
             C::BGet { buffer, indices } => {
@@ -1286,6 +1288,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
         K::BGen => {
             let buffer = a.geti(0);
             let command = string(a, GENERATOR_NOT_A_STRING)?;
+            let rest = a.rest();
             let mut args = Vec::new();
             while a.has_more() {
                 match a.next_tag('\0') {
@@ -1293,7 +1296,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
                     _ => args.push(a.getf(0.0)),
                 }
             }
-            C::BGen { buffer, command, args }
+            C::BGen { buffer, command, args, rest }
         }
         K::BQuery => C::BQuery { buffers: ints(a, 1) },
         K::BGet => C::BGet { buffer: a.geti(0), indices: ints(a, 4) },
@@ -1542,7 +1545,12 @@ mod tests {
         );
         assert_eq!(
             parse("/b_gen", vec![i(1), s("sine1"), i(7), OscArg::Array(vec![f(1.0), s("x")])]),
-            Command::BGen { buffer: 1, command: "sine1".into(), args: vec![7.0, 1.0, 0.0] }
+            Command::BGen {
+                buffer: 1,
+                command: "sine1".into(),
+                args: vec![7.0, 1.0, 0.0],
+                rest: vec![i(7), OscArg::Array(vec![f(1.0), s("x")])]
+            }
         );
     }
 
@@ -1636,7 +1644,12 @@ mod encode_tests {
                 buffer: 1,
                 args: vec![Number { int: 2, float: 2.0, sized: true }, Number { int: 0, float: 0.25, sized: true }],
             },
-            Command::BGen { buffer: 1, command: "sine1".into(), args: vec![7.0, 1.0] },
+            Command::BGen {
+                buffer: 1,
+                command: "sine1".into(),
+                args: vec![7.0, 1.0],
+                rest: vec![OscArg::Int(7), OscArg::Float(1.0)],
+            },
             Command::BSetSampleRate { buffer: 1, sample_rate: 0.0 },
             Command::CSetn { ranges: vec![ValueRange { start: 2, count: 2, values: vec![0.5, 0.25] }] },
             Command::CFill { fills: vec![ValueFill { start: 0, count: 4, value: 1.0 }] },

@@ -149,6 +149,41 @@ impl<'a> ScArgs<'a> {
         (int, float, self.remain < before)
     }
 
+    /// The arguments not read yet, as OSC arguments again: arrays nested
+    /// as they came (a close marker without its open one is dropped, an
+    /// open one without its close is closed at the end), and arguments
+    /// with no value (`T`, `F`, `N`, `I`, ...) left out.
+    pub fn rest(&self) -> Vec<OscArg> {
+        let mut stack: Vec<Vec<OscArg>> = vec![Vec::new()];
+        for &t in self.tokens.iter().skip(self.pos) {
+            let arg = match t {
+                Token::Int(v) => OscArg::Int(v),
+                Token::Float(v) => OscArg::Float(v),
+                Token::Double(v) => OscArg::Double(v),
+                Token::Long(v) => OscArg::Long(v),
+                Token::Str(s) => OscArg::Str(s.to_owned()),
+                Token::Blob(b) => OscArg::Blob(b.to_vec()),
+                Token::Open => {
+                    stack.push(Vec::new());
+                    continue;
+                }
+                Token::Close if stack.len() == 1 => continue,
+                Token::Close => OscArg::Array(stack.pop().unwrap_or_default()),
+                Token::Other(_) => continue,
+            };
+            if let Some(top) = stack.last_mut() {
+                top.push(arg);
+            }
+        }
+        while stack.len() > 1 {
+            let inner = stack.pop().unwrap_or_default();
+            if let Some(top) = stack.last_mut() {
+                top.push(OscArg::Array(inner));
+            }
+        }
+        stack.pop().unwrap_or_default()
+    }
+
     /// A string, or `None` (the argument is consumed all the same).
     pub fn gets(&mut self) -> Option<&'a str> {
         match self.advance() {

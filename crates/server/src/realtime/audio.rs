@@ -219,7 +219,7 @@ impl Audio {
                 ],
             );
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });
-            self.send(FromAudio::Garbage(Garbage::Message(cmd.msg)));
+            self.send(FromAudio::Garbage(Garbage::Message(cmd)));
             return;
         }
         if kind == CommandKind::MagnetarDiskStats {
@@ -227,7 +227,7 @@ impl Audio {
             let reset = cmd.msg.args.first().and_then(OscArg::as_i32) == Some(1);
             let reply = OscMessage::new("/magnetar_diskStats.reply", self.disk.stats_args(reset));
             self.send(FromAudio::Reply { to: from.clone(), msg: reply });
-            self.send(FromAudio::Garbage(Garbage::Message(cmd.msg)));
+            self.send(FromAudio::Garbage(Garbage::Message(cmd)));
             return;
         }
         // Commands that edit an existing buffer's contents read them on the
@@ -278,7 +278,7 @@ impl Audio {
         }
         self.flush_replies(from);
         self.forward_plugin_async(Some(from));
-        self.send(FromAudio::Garbage(Garbage::Message(cmd.msg)));
+        self.send(FromAudio::Garbage(Garbage::Message(cmd)));
     }
 
     /// Hands the asynchronous commands plugins started to the control

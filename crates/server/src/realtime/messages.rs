@@ -95,7 +95,8 @@ pub(super) enum FromAudio {
 #[allow(dead_code)]
 pub(super) enum Garbage {
     Packets(Vec<Prepared>),
-    Message(OscMessage),
+    /// A performed message: its arguments and typed command are freed here.
+    Message(PreparedMessage),
     Buffer(SndBuf),
     Defs(Vec<Arc<GraphDef>>),
     Def(Arc<GraphDef>),

@@ -53,37 +53,70 @@ impl Token<'_> {
 
 fn flatten<'a>(args: &'a [OscArg], out: &mut Vec<Token<'a>>) {
     for arg in args {
-        let token = match arg {
-            OscArg::Int(v) => Token::Int(*v),
-            OscArg::Float(v) => Token::Float(*v),
-            OscArg::Double(v) => Token::Double(*v),
-            OscArg::Long(v) => Token::Long(*v),
-            OscArg::Str(s) => Token::Str(s),
-            OscArg::Blob(b) => Token::Blob(b),
-            OscArg::Array(inner) => {
-                out.push(Token::Open);
-                flatten(inner, out);
-                Token::Close
-            }
-            other => Token::Other(other.type_tag()),
-        };
-        out.push(token);
+        if let OscArg::Array(inner) = arg {
+            out.push(Token::Open);
+            flatten(inner, out);
+            out.push(Token::Close);
+        } else {
+            out.push(token(arg));
+        }
     }
 }
 
 /// A message's arguments read in order, as scsynth reads them.
 pub struct ScArgs<'a> {
-    tokens: Vec<Token<'a>>,
+    tokens: Tokens<'a>,
     pos: usize,
     remain: usize,
 }
 
+/// The arguments as read: the message's own list when it holds no array
+/// (most do, and then reading allocates nothing), flattened otherwise.
+enum Tokens<'a> {
+    Flat(&'a [OscArg]),
+    Flattened(Vec<Token<'a>>),
+}
+
+fn token(arg: &OscArg) -> Token<'_> {
+    match arg {
+        OscArg::Int(v) => Token::Int(*v),
+        OscArg::Float(v) => Token::Float(*v),
+        OscArg::Double(v) => Token::Double(*v),
+        OscArg::Long(v) => Token::Long(*v),
+        OscArg::Str(s) => Token::Str(s),
+        OscArg::Blob(b) => Token::Blob(b),
+        // Only reached for a flat list, which holds no array.
+        OscArg::Array(_) => Token::Open,
+        other => Token::Other(other.type_tag()),
+    }
+}
+
 impl<'a> ScArgs<'a> {
     pub fn new(args: &'a [OscArg]) -> ScArgs<'a> {
-        let mut tokens = Vec::with_capacity(args.len());
-        flatten(args, &mut tokens);
-        let remain = tokens.iter().map(|t| t.wire_size()).sum();
-        ScArgs { tokens, pos: 0, remain }
+        let tokens = if args.iter().any(|a| matches!(a, OscArg::Array(_))) {
+            let mut tokens = Vec::with_capacity(args.len() + 2);
+            flatten(args, &mut tokens);
+            Tokens::Flattened(tokens)
+        } else {
+            Tokens::Flat(args)
+        };
+        let mut a = ScArgs { tokens, pos: 0, remain: 0 };
+        a.remain = (0..a.len()).filter_map(|i| a.token(i)).map(|t| t.wire_size()).sum();
+        a
+    }
+
+    fn len(&self) -> usize {
+        match &self.tokens {
+            Tokens::Flat(args) => args.len(),
+            Tokens::Flattened(tokens) => tokens.len(),
+        }
+    }
+
+    fn token(&self, i: usize) -> Option<Token<'a>> {
+        match &self.tokens {
+            Tokens::Flat(args) => args.get(i).map(token),
+            Tokens::Flattened(tokens) => tokens.get(i).copied(),
+        }
     }
 
     /// Bytes of argument data not read yet.
@@ -93,16 +126,16 @@ impl<'a> ScArgs<'a> {
 
     /// Whether any argument, even one that takes no bytes, is left.
     pub fn has_more(&self) -> bool {
-        self.pos < self.tokens.len()
+        self.pos < self.len()
     }
 
     /// The next argument's type tag, or `default` past the end.
     pub fn next_tag(&self, default: char) -> char {
-        self.tokens.get(self.pos).map_or(default, |t| t.tag())
+        self.token(self.pos).map_or(default, |t| t.tag())
     }
 
     fn advance(&mut self) -> Option<Token<'a>> {
-        let t = *self.tokens.get(self.pos)?;
+        let t = self.token(self.pos)?;
         self.pos += 1;
         self.remain -= t.wire_size();
         Some(t)
@@ -155,7 +188,7 @@ impl<'a> ScArgs<'a> {
     /// with no value (`T`, `F`, `N`, `I`, ...) left out.
     pub fn rest(&self) -> Vec<OscArg> {
         let mut stack: Vec<Vec<OscArg>> = vec![Vec::new()];
-        for &t in self.tokens.iter().skip(self.pos) {
+        for t in (self.pos..self.len()).filter_map(|i| self.token(i)) {
             let arg = match t {
                 Token::Int(v) => OscArg::Int(v),
                 Token::Float(v) => OscArg::Float(v),
@@ -194,8 +227,8 @@ impl<'a> ScArgs<'a> {
 
     /// A blob, taken only when the next argument is one.
     pub fn getb(&mut self) -> Option<&'a [u8]> {
-        match self.tokens.get(self.pos) {
-            Some(&Token::Blob(b)) => {
+        match self.token(self.pos) {
+            Some(Token::Blob(b)) => {
                 self.advance();
                 Some(b)
             }
@@ -262,6 +295,19 @@ mod tests {
         assert_eq!(a.next_tag('f'), 'N');
         a.skip();
         assert!(!a.has_more());
+    }
+
+    #[test]
+    fn the_rest_is_given_back_with_arrays_nested() {
+        let inner = vec![OscArg::Int(1), OscArg::Array(vec![OscArg::Float(2.0)])];
+        let args = vec![OscArg::Int(0), OscArg::Str("gen".into()), OscArg::Array(inner.clone()), OscArg::True];
+        let mut a = ScArgs::new(&args);
+        a.geti(0);
+        a.gets();
+        assert_eq!(a.rest(), vec![OscArg::Array(inner)]);
+        a.skip();
+        // Inside the array: its close marker has no open one left, and is dropped.
+        assert_eq!(a.rest(), vec![OscArg::Int(1), OscArg::Array(vec![OscArg::Float(2.0)])]);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! As in the real-time server, the thread that runs the blocks allocates
 //! from the real-time pool (64 MB here), not from the process heap.
 
-use magnetar_engine::{Engine, EngineOptions};
+use magnetar_engine::{OfflineEngine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_rt::histogram::Histogram;
 use std::time::Instant;
@@ -38,13 +38,13 @@ fn s(v: &str) -> OscArg {
     OscArg::Str(v.into())
 }
 
-fn timed(e: &mut Engine, m: &OscMessage, h: &mut Histogram) {
+fn timed(e: &mut OfflineEngine, m: &OscMessage, h: &mut Histogram) {
     let t = Instant::now();
     e.perform_message(m).unwrap_or_else(|f| panic!("{}: {}", m.address, f.message));
     h.record_duration(t.elapsed());
 }
 
-fn block(e: &mut Engine, h: &mut Histogram) {
+fn block(e: &mut OfflineEngine, h: &mut Histogram) {
     let t = Instant::now();
     e.run_block();
     h.record_duration(t.elapsed());
@@ -87,7 +87,7 @@ fn main() {
     };
     let (rounds, threads) = (opt("--rounds", 200), opt("--threads", 2));
     // Every group that may spread does: the threaded path's preparation is what is timed.
-    let mut e = Engine::new(EngineOptions {
+    let mut e = OfflineEngine::new(EngineOptions {
         sample_rate: 48_000.0,
         threads,
         seed: Some(1),

@@ -640,6 +640,24 @@ impl BufferCommands {
     }
 }
 
+/// Performs one of the `/b_*` commands that edit or query a buffer in
+/// place (`/b_set`, `/b_setn`, `/b_fill`, `/b_get`, `/b_getn`, `/b_query`,
+/// `/b_setSampleRate`): no file, no new memory, so the audio side performs
+/// them itself. The others are stage-2 work ([`BufferCommands::perform_command`]).
+pub fn perform_in_place(cmd: &Command, world: &mut World) -> Result<BufDone, BufFail> {
+    use Command as C;
+    match cmd {
+        C::BSet { buffer, samples } => set(world, *buffer, samples),
+        C::BSetn { buffer, args } => setn(world, *buffer, args),
+        C::BFill { buffer, fills } => fill(world, *buffer, fills),
+        C::BSetSampleRate { buffer, sample_rate } => set_sample_rate(world, *buffer, *sample_rate),
+        C::BQuery { buffers } => query(world, buffers),
+        C::BGet { buffer, indices } => get(world, *buffer, indices),
+        C::BGetn { buffer, ranges } => getn(world, *buffer, ranges),
+        other => Err(BufFail::plain(format!("{} is not a buffer command performed in place", other.name()))),
+    }
+}
+
 /// Locks a table of open files (see [`BufferCommands::shared_files`]).
 pub fn lock_files(files: &OpenFiles) -> MutexGuard<'_, HashMap<usize, SharedFile>> {
     files.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -103,7 +103,6 @@ impl Engine {
         }
     }
 
-    /// Performs raw packet bytes (a completion message).
     /// Text for the console. A real-time engine runs on the audio thread,
     /// which must not write to a file: it queues the text in `log`, which the
     /// server hands to its control thread to print; offline it is printed
@@ -114,19 +113,6 @@ impl Engine {
         } else {
             eprint!("{text}");
         }
-    }
-
-    fn perform_completion(&mut self, bytes: &[u8]) -> Vec<CommandFailure> {
-        let mut failures = Vec::new();
-        match Prepared::decode(bytes) {
-            Ok(p) => self.perform_prepared(&p, &mut failures),
-            Err(e) => failures.push(CommandFailure {
-                command: "completion message".into(),
-                message: format!("could not be decoded: {e}"),
-                extra: vec![],
-            }),
-        }
-        failures
     }
 
     /// Performs one command message, decoding it first.
@@ -181,11 +167,21 @@ impl Engine {
             C::CSet { values } => self.cmd_c_set(values),
             C::CSetn { ranges } => self.cmd_c_setn(ranges),
             C::CFill { fills } => self.cmd_c_fill(fills),
-            C::DRecv { data, completion } => return self.cmd_d_recv(data, completion.as_deref()).map_err(fail),
-            C::DLoad { path, completion } => return self.cmd_d_load(path, completion.as_deref(), false).map_err(fail),
-            C::DLoadDir { path, completion } => {
-                return self.cmd_d_load(path, completion.as_deref(), true).map_err(fail)
-            }
+            // Stage 2 (files, compiling, buffer memory) is the control
+            // side's (`control`, `offline`): the audio side has no way to do it.
+            C::DRecv { .. }
+            | C::DLoad { .. }
+            | C::DLoadDir { .. }
+            | C::BAlloc { .. }
+            | C::BAllocRead { .. }
+            | C::BAllocReadChannel { .. }
+            | C::BRead { .. }
+            | C::BReadChannel { .. }
+            | C::BWrite { .. }
+            | C::BFree { .. }
+            | C::BClose { .. }
+            | C::BZero { .. }
+            | C::BGen { .. } => Err("is performed by the control side, not the audio side".into()),
             C::DFree { names } => self.cmd_d_free(names),
             C::DFreeAll => {
                 let Engine { defs, freed_defs, .. } = self;
@@ -215,19 +211,9 @@ impl Engine {
             | C::Version
             | C::Quit
             | C::SNewargs { .. } => Ok(()),
-            C::BAlloc { .. }
-            | C::BAllocRead { .. }
-            | C::BAllocReadChannel { .. }
-            | C::BRead { .. }
-            | C::BReadChannel { .. }
-            | C::BWrite { .. }
-            | C::BFree { .. }
-            | C::BClose { .. }
-            | C::BZero { .. }
-            | C::BSet { .. }
+            C::BSet { .. }
             | C::BSetn { .. }
             | C::BFill { .. }
-            | C::BGen { .. }
             | C::BGet { .. }
             | C::BGetn { .. }
             | C::BQuery { .. }
@@ -240,16 +226,10 @@ impl Engine {
     fn cmd_plugin(&mut self, name: &str, args: &[OscArg]) -> CmdResult {
         let handler = crate::plugin_hooks::plugin_command_handler().ok_or_else(|| "Command not found".to_string())?;
         let args = crate::plugin_hooks::encode_args(args);
-        for (completion, done) in handler(name, &args, &mut self.world)? {
-            if let Some(c) = completion {
-                for f in self.perform_completion(&c) {
-                    self.print(format!("{f}\n"));
-                }
-            }
-            if let Some(name) = done {
-                self.replies.push(OscMessage::new("/done", vec![OscArg::Str(name)]));
-            }
-        }
+        // Offline, what its asynchronous commands left (completion messages
+        // may hold stage-2 commands) is the control side's to perform.
+        let outcomes = handler(name, &args, &mut self.world)?;
+        self.plugin_outcomes.extend(outcomes);
         Ok(())
     }
 
@@ -751,53 +731,6 @@ impl Engine {
         Ok(())
     }
 
-    fn load_def_bytes(&mut self, bytes: &[u8], origin: &str) -> Result<(), String> {
-        let results = self.add_synthdefs(bytes).map_err(|e| format!("{origin}: {e}"))?;
-        let errors: Vec<String> = results.into_iter().filter_map(|r| r.err()).map(|e| e.to_string()).collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
-        }
-    }
-
-    fn finish_async(&mut self, completion: Option<&[u8]>) -> Vec<CommandFailure> {
-        match completion {
-            Some(bytes) if !bytes.is_empty() => self.perform_completion(bytes),
-            _ => Vec::new(),
-        }
-    }
-
-    fn cmd_d_recv(&mut self, bytes: &[u8], completion: Option<&[u8]>) -> CmdResult {
-        let r = self.load_def_bytes(bytes, "/d_recv");
-        for f in self.finish_async(completion) {
-            self.print(format!("{f}\n"));
-        }
-        r
-    }
-
-    fn cmd_d_load(&mut self, path: &str, completion: Option<&[u8]>, dir: bool) -> CmdResult {
-        let (files, mut errors) = def_files(&self.buffer_commands, path, dir);
-        for f in files {
-            match std::fs::read(&f) {
-                Ok(bytes) => {
-                    if let Err(e) = self.load_def_bytes(&bytes, &f.display().to_string()) {
-                        errors.push(e);
-                    }
-                }
-                Err(e) => errors.push(format!("{}: {e}", f.display())),
-            }
-        }
-        for f in self.finish_async(completion) {
-            self.print(format!("{f}\n"));
-        }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
-        }
-    }
-
     fn cmd_d_free(&mut self, names: &[Option<String>]) -> CmdResult {
         for name in names {
             let name = name.as_deref().ok_or("SynthDef not found")?;
@@ -811,15 +744,9 @@ impl Engine {
 
     fn cmd_buffer(&mut self, kind: CommandKind, cmd: &Command) -> Result<(), CommandFailure> {
         let name = kind.name();
-        match self.buffer_commands.perform_command(cmd, &mut self.world) {
+        match crate::buffer_cmds::perform_in_place(cmd, &mut self.world) {
             Ok(done) => {
                 self.replies.extend(done.replies);
-                // The completion message runs a stage before /done is sent.
-                if let Some(c) = done.completion {
-                    for f in self.perform_completion(&c) {
-                        self.print(format!("{f}\n"));
-                    }
-                }
                 if let Some(done_args) = done.done_args {
                     let mut a = vec![OscArg::Str(name.to_string())];
                     a.extend(done_args);

@@ -100,22 +100,21 @@ fn write_quietly(writer: &mut SoundFileWriter, samples: &[f32]) {
 
 /// Serves every request the disk units queued, in the order they asked
 /// (non-real-time rendering: after each block and each bundle).
-pub fn serve_pending(engine: &mut crate::Engine) {
-    let mut requests = std::mem::take(&mut engine.world.disk_requests);
-    let files = engine.buffer_commands.shared_files();
+pub fn serve_pending(world: &mut magnetar_ugens::World, files: &crate::buffer_cmds::OpenFiles) {
+    let mut requests = std::mem::take(&mut world.disk_requests);
     for req in requests.drain(..) {
         let index = req.bufnum as usize;
-        let Some(buf) = engine.world.buffers.get_mut(index) else {
+        let Some(buf) = world.buffers.get_mut(index) else {
             continue;
         };
         let Some(range) = span(buf, &req) else {
             continue;
         };
-        let file = file_of(&files, index);
+        let file = file_of(files, index);
         let mut file = file.as_ref().map(lock_file);
         if let Some(end) = serve(file.as_mut().and_then(|f| f.as_mut()), &mut buf.data[range], &req) {
             buf.disk_mask = end;
         }
     }
-    engine.world.disk_requests = requests;
+    world.disk_requests = requests;
 }

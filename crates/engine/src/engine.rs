@@ -2,10 +2,10 @@
 
 use crate::limits;
 use crate::contain::UnitFailure;
-use crate::graph_def::{DefError, GraphDef};
+use crate::graph_def::GraphDef;
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, PrintNext, ROOT};
 use crate::synth::Synth;
-use magnetar_ugens::{Lanes, Registry, World, MAX_LANES};
+use magnetar_ugens::{Lanes, World, MAX_LANES};
 use magnetar_rt::histogram::Histogram;
 use magnetar_rt::trace;
 use std::collections::HashMap;
@@ -105,42 +105,6 @@ pub fn flush_denormals_on_this_thread() {
     }
 }
 
-/// Parses a SynthDef file and compiles every def in it (variants too);
-/// a def that uses an unknown UGen fails alone.
-pub fn compile_synthdefs(
-    bytes: &[u8],
-    registry: &Registry,
-    block_size: usize,
-) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
-    compile_synthdefs_limited(bytes, registry, block_size, usize::MAX)
-}
-
-/// [`compile_synthdefs`] for a server started with `-w max_wire_bufs`: a def
-/// that needs more interconnect buffers than that is refused, as scsynth
-/// refuses it once running (`wire_bufs`).
-pub fn compile_synthdefs_limited(
-    bytes: &[u8],
-    registry: &Registry,
-    block_size: usize,
-    max_wire_bufs: usize,
-) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
-    let defs = magnetar_synthdef::parse(bytes)?;
-    let mut out = Vec::new();
-    for def in defs {
-        for def in def.with_variants() {
-            let needed = crate::wire_bufs::wire_buffers_needed(&def);
-            if needed > max_wire_bufs {
-                out.push(Err(DefError::TooManyWireBufs { def: def.name.clone(), needed, max: max_wire_bufs }));
-                continue;
-            }
-            // A def whose units cannot run as given is refused here, off
-            // the audio thread (`trial`).
-            out.push(GraphDef::compile(&def, registry, block_size).and_then(|g| crate::trial::try_run(g, block_size)));
-        }
-    }
-    Ok(out)
-}
-
 /// A change of node state that clients are told about (`/n_go`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeEventKind {
@@ -165,12 +129,18 @@ pub struct NodeEvent {
     pub tail: i32,
 }
 
+/// The audio side of the engine: the world, the node tree and the defs
+/// installed, one block at a time. It performs the commands that edit them
+/// in place and installs what the control side ([`crate::control`]) prepared
+/// (defs, buffers, scratch areas); it owns no registry, compiler or file, so
+/// work that may block cannot be reached from it. `offline` runs both sides
+/// in step for non-real-time rendering.
 pub struct Engine {
     pub options: EngineOptions,
     pub world: World,
     pub tree: NodeTree,
+    /// The defs installed, by name (reserved for `-d`, never grown here).
     pub defs: HashMap<String, Arc<GraphDef>>,
-    pub registry: Registry,
     /// Sample offset and sub-sample fraction of the bundle being performed.
     pub sample_offset: i32,
     pub subsample_offset: f32,
@@ -202,7 +172,11 @@ pub struct Engine {
     pub events_dropped: u64,
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
     pub replies: Vec<magnetar_protocol::osc::OscMessage>,
-    pub buffer_commands: crate::buffer_cmds::BufferCommands,
+    /// What asynchronous commands that a plugin command ran in place
+    /// (offline) left for the control side: their completion messages and
+    /// `/done` names, in order (always empty in real time, where they are
+    /// staged instead).
+    pub plugin_outcomes: Vec<crate::plugin_hooks::AsyncOutcome>,
     /// Reads the real-time memory pool: (free, used) bytes. Set by the
     /// real-time server; without it memory is not checked.
     pub memory_probe: Option<fn() -> (usize, usize)>,
@@ -288,7 +262,6 @@ impl Engine {
             world,
             tree: NodeTree::with_capacity(max_nodes),
             defs: HashMap::with_capacity(max_defs),
-            registry: Registry::with_all(),
             sample_offset: 0,
             subsample_offset: 0.0,
             // Room for a few notifications about every node the server may
@@ -304,7 +277,7 @@ impl Engine {
             record_events: false,
             events_dropped: 0,
             replies: Vec::with_capacity(256),
-            buffer_commands: crate::buffer_cmds::BufferCommands::new(None),
+            plugin_outcomes: Vec::new(),
             scratch: Vec::new(),
             lane_scratch: Vec::new(),
             lockstep: true,
@@ -347,34 +320,8 @@ impl Engine {
         )
     }
 
-    /// Installs every def in a SynthDef file's bytes. Defs that use an
-    /// unknown UGen are rejected one by one; the others are installed.
-    pub fn add_synthdefs(&mut self, bytes: &[u8]) -> Result<Vec<Result<String, DefError>>, magnetar_synthdef::SynthDefError> {
-        let compiled =
-            compile_synthdefs_limited(bytes, &self.registry, self.world.block_size, self.options.num_wire_bufs)?;
-        let mut results = Vec::with_capacity(compiled.len());
-        for c in compiled {
-            match c {
-                Ok(g) if !self.has_room_for_def(&g.name) => results.push(Err(DefError::TooManyDefs { def: g.name })),
-                Ok(g) => {
-                    let name = g.name.clone();
-                    if g.scratch_len > self.scratch.len() {
-                        self.scratch.resize(g.scratch_len, 0.0);
-                        // Every thread runs its lane batches in a share of its own.
-                        self.lane_scratch.resize(g.scratch_len * MAX_LANES * self.options.threads.max(1), 0.0);
-                    }
-                    self.defs.insert(name.clone(), Arc::new(g));
-                    results.push(Ok(name));
-                }
-                Err(e) => results.push(Err(e)),
-            }
-        }
-        Ok(results)
-    }
-
-    /// Installs defs compiled elsewhere (the real-time server compiles them
-    /// off the audio thread). Returns the defs they replace, to be dropped
-    /// off the audio thread too.
+    /// Installs defs the control side compiled. The defs they replace go to
+    /// `out_replaced`, to be dropped off the audio thread.
     /// Defs beyond `-d` (a new name when that many are loaded) go to
     /// `out_refused` instead, as scsynth leaves them out.
     pub fn install_defs(

@@ -5,12 +5,12 @@
 mod common;
 
 use common::def_bytes;
-use magnetar_engine::{DefError, Engine, EngineOptions};
+use magnetar_engine::{DefError, OfflineEngine, EngineOptions};
 use magnetar_ugens::Mismatch;
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
-fn engine() -> Engine {
-    Engine::new(EngineOptions { sample_rate: 48_000.0, seed: Some(7), ..Default::default() })
+fn engine() -> OfflineEngine {
+    OfflineEngine::new(EngineOptions { sample_rate: 48_000.0, seed: Some(7), ..Default::default() })
 }
 
 /// `Out.ar(0, SinOsc.ar(freq) * 0.1)`, with SinOsc given `sin_inputs` of its two inputs.

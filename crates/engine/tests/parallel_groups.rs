@@ -5,25 +5,25 @@
 mod common;
 
 use common::{def_bytes, i, reader_def, Rng};
-use magnetar_engine::{Engine, EngineOptions};
+use magnetar_engine::{OfflineEngine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
 const BLOCKS: usize = 1500;
 const BUSES: usize = 12;
 
-fn engine(threads: usize) -> Engine {
+fn engine(threads: usize) -> OfflineEngine {
     engine_with_buses(threads, 64)
 }
 
-fn engine_with_buses(threads: usize, audio_buses: usize) -> Engine {
+fn engine_with_buses(threads: usize, audio_buses: usize) -> OfflineEngine {
     engine_with(threads, audio_buses, false)
 }
 
-fn engine_with(threads: usize, audio_buses: usize, rgen_per_synth: bool) -> Engine {
+fn engine_with(threads: usize, audio_buses: usize, rgen_per_synth: bool) -> OfflineEngine {
     engine_where(threads, audio_buses, |o| o.rgen_per_synth = rgen_per_synth)
 }
 
-fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut EngineOptions)) -> Engine {
+fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut EngineOptions)) -> OfflineEngine {
     let mut opts = EngineOptions {
         sample_rate: 48_000.0,
         block_size: 64,
@@ -39,7 +39,7 @@ fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut Engi
         ..Default::default()
     };
     tweak(&mut opts);
-    let mut e = Engine::new(opts);
+    let mut e = OfflineEngine::new(opts);
     let def = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap();
     let installed = e.add_synthdefs(&def).unwrap();
     assert!(installed.iter().all(|r| r.is_ok()));
@@ -127,13 +127,13 @@ fn random_edit(r: &mut Rng, next_id: &mut i32, groups: &mut Vec<i32>, nodes: &mu
 
 /// Runs one block on both engines and requires the first `buses` audio
 /// buses to be written alike, bit for bit.
-fn block_on_both(one: &mut Engine, two: &mut Engine, block: usize, buses: usize) {
+fn block_on_both(one: &mut OfflineEngine, two: &mut OfflineEngine, block: usize, buses: usize) {
     block_on_both_within(one, two, block, buses, 0.0);
 }
 
 /// Like `block_on_both`, with samples allowed to differ by `tolerance`
 /// relative to their size (at least 1).
-fn block_on_both_within(one: &mut Engine, two: &mut Engine, block: usize, buses: usize, tolerance: f32) {
+fn block_on_both_within(one: &mut OfflineEngine, two: &mut OfflineEngine, block: usize, buses: usize, tolerance: f32) {
     let bs = one.world.block_size;
     one.run_block();
     two.run_block();
@@ -200,7 +200,7 @@ fn parallel_groups_render_exactly_what_one_thread_renders() {
     assert_eq!(one.parallel_groups_run(), 0);
 }
 
-fn run_blocks(e: &mut Engine, blocks: usize) {
+fn run_blocks(e: &mut OfflineEngine, blocks: usize) {
     for _ in 0..blocks {
         e.run_block();
         e.advance_block_counter();
@@ -208,7 +208,7 @@ fn run_blocks(e: &mut Engine, blocks: usize) {
 }
 
 /// Parallel groups 1 and 2, one after the other at the root's tail.
-fn two_parallel_groups(e: &mut Engine) {
+fn two_parallel_groups(e: &mut OfflineEngine) {
     e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
     e.perform_message(&OscMessage::new("/p_new", vec![i(2), i(1), i(0)])).unwrap();
 }
@@ -285,7 +285,7 @@ fn a_bus_changed_between_blocks_ties_the_group_to_its_order_from_the_next_block(
         }
     }
     let mut block = 0;
-    let mut phase = |one: &mut Engine, two: &mut Engine, blocks: usize| {
+    let mut phase = |one: &mut OfflineEngine, two: &mut OfflineEngine, blocks: usize| {
         let before = two.parallel_groups_run();
         for _ in 0..blocks {
             block_on_both(one, two, block, 64);

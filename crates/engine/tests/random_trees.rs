@@ -9,7 +9,7 @@
 mod common;
 
 use common::{def_bytes, i, reader_def, Rng};
-use magnetar_engine::{Engine, EngineOptions};
+use magnetar_engine::{OfflineEngine, EngineOptions};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 
 const AUDIO_BUSES: usize = 96;
@@ -35,8 +35,8 @@ fn voice_def() -> Vec<u8> {
     )
 }
 
-fn engine(threads: usize, measured: bool) -> Engine {
-    let mut e = Engine::new(EngineOptions {
+fn engine(threads: usize, measured: bool) -> OfflineEngine {
+    let mut e = OfflineEngine::new(EngineOptions {
         sample_rate: 48_000.0,
         block_size: 64,
         num_audio_buses: AUDIO_BUSES,
@@ -142,7 +142,7 @@ fn random_tree(seed: u64) -> Vec<OscMessage> {
 
 /// Renders the tree on every engine and requires every audio bus to hold
 /// the same samples in every block.
-fn render_alike(seed: u64, engines: &mut [(String, Engine)]) {
+fn render_alike(seed: u64, engines: &mut [(String, OfflineEngine)]) {
     let tree = random_tree(seed);
     for (_, e) in engines.iter_mut() {
         for m in &tree {

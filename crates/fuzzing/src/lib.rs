@@ -12,7 +12,7 @@
 //! ```
 
 use magnetar_engine::buffer_cmds::BufferCommands;
-use magnetar_engine::{Engine, EngineOptions};
+use magnetar_engine::{OfflineEngine, EngineOptions};
 use magnetar_protocol::framing::read_frame;
 use magnetar_protocol::osc::{self, OscArg, OscMessage, OscPacket};
 use magnetar_protocol::score::ScoreReader;
@@ -191,7 +191,7 @@ pub fn sound_file(data: &[u8]) {
 
 /// A small world, so that each input is quick: few buses, buffers and
 /// nodes, one thread, file commands kept inside the scratch directory.
-fn fuzz_engine() -> Engine {
+fn fuzz_engine() -> OfflineEngine {
     let options = EngineOptions {
         sample_rate: 48_000.0,
         block_size: 64,
@@ -211,11 +211,11 @@ fn fuzz_engine() -> Engine {
         rgen_per_synth: false,
         ..EngineOptions::default()
     };
-    let mut engine = Engine::new(options);
+    let mut engine = OfflineEngine::new(options);
     // Buffers up to 256 K samples (1 MiB): the server allows 2^31 (8 GiB),
     // which libFuzzer would report as running out of memory, and generating
     // a huge buffer would only be slow.
-    engine.buffer_commands = BufferCommands::new(Some(sandbox().to_path_buf())).with_max_samples(MAX_BUFFER_SAMPLES);
+    engine.control.buffers = BufferCommands::new(Some(sandbox().to_path_buf())).with_max_samples(MAX_BUFFER_SAMPLES);
     engine
 }
 
@@ -274,7 +274,7 @@ pub fn sine_def() -> Vec<u8> {
     b
 }
 
-fn perform(engine: &mut Engine, packet: &OscPacket) {
+fn perform(engine: &mut OfflineEngine, packet: &OscPacket) {
     let mut failures = Vec::new();
     engine.sample_offset = 0;
     engine.perform_packet(packet, &mut failures);
@@ -284,14 +284,14 @@ fn perform(engine: &mut Engine, packet: &OscPacket) {
     drain(engine);
 }
 
-fn perform_message(engine: &mut Engine, address: &str, args: Vec<OscArg>) {
+fn perform_message(engine: &mut OfflineEngine, address: &str, args: Vec<OscArg>) {
     perform(engine, &OscPacket::Message(OscMessage::new(address, args)));
 }
 
 /// One block, then what it produced is dropped, as the NRT renderer does.
-fn run_block(engine: &mut Engine) {
+fn run_block(engine: &mut OfflineEngine) {
     engine.run_block();
-    magnetar_engine::disk_io::serve_pending(engine);
+    engine.serve_disk();
     engine.world.polls.clear();
     engine.world.triggers.clear();
     engine.unit_failures.clear();
@@ -299,8 +299,8 @@ fn run_block(engine: &mut Engine) {
     drain(engine);
 }
 
-fn drain(engine: &mut Engine) {
-    magnetar_engine::disk_io::serve_pending(engine);
+fn drain(engine: &mut OfflineEngine) {
+    engine.serve_disk();
     engine.replies.clear();
     engine.events.clear();
     engine.removed_defs.clear();

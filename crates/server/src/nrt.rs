@@ -2,7 +2,7 @@
 //! bundles performed at exactly the sample positions scsynth uses.
 
 use crate::cli::Cli;
-use magnetar_engine::{Engine, EngineOptions, Prepared};
+use magnetar_engine::{EngineOptions, OfflineEngine, Prepared};
 use magnetar_protocol::score::{ScoreError, ScoreReader};
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
 use std::io::{IsTerminal, Write};
@@ -58,12 +58,14 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
 
     magnetar_engine::flush_denormals_on_this_thread();
     magnetar_rt::trace::set_role(magnetar_rt::trace::Role::Nrt, 0);
-    let mut engine = Engine::new(options);
+    // Both sides of the engine, in step: each command's stage 2 on the
+    // control side, its result installed on the audio side at once.
+    let mut engine = OfflineEngine::new(options);
     // `-P` holds for a score's file commands as for a client's.
     if let Some(dir) = &cli.restricted_path {
-        engine.buffer_commands = magnetar_engine::buffer_cmds::BufferCommands::new(Some(dir.into()));
+        engine.control.buffers = magnetar_engine::buffer_cmds::BufferCommands::new(Some(dir.into()));
     }
-    engine.buffer_commands.set_memory_limit(cli.buffer_memory_limit());
+    engine.control.buffers.set_memory_limit(cli.buffer_memory_limit());
     let bs = engine.world.block_size;
     let n_out = engine.world.num_output_channels;
     let n_in = engine.world.num_input_channels;
@@ -132,7 +134,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                     eprintln!("{r}");
                 }
                 // A synth freed by the bundle may leave DiskOut's last frames to write.
-                magnetar_engine::disk_io::serve_pending(&mut engine);
+                engine.serve_disk();
                 // No client listens in NRT mode: replies go nowhere, text is printed.
                 engine.replies.clear();
                 engine.events.clear();
@@ -192,7 +194,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                 }
                 engine.replies.clear();
             }
-            magnetar_engine::disk_io::serve_pending(&mut engine);
+            engine.serve_disk();
             if cli.verbosity >= -1 {
                 for p in &engine.world.polls {
                     println!("{}", crate::post::poll_line(p));

@@ -5,17 +5,15 @@
 
 use super::messages::{header_of, prepare_completion, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
 use crate::net::{Incoming, ReplyAddr};
-use magnetar_engine::buffer_cmds::BufferCommands;
-use magnetar_engine::{compile_synthdefs_limited, GraphDef, NodeEvent, NodeEventKind, Prepared};
+use magnetar_engine::{ControlEngine, NodeEvent, NodeEventKind, Prepared};
 use magnetar_protocol::osc::{self, Address, OscArg, OscMessage};
 use magnetar_protocol::CommandKind;
 use magnetar_protocol::printed;
 use magnetar_protocol::replies::Reply;
 use magnetar_rt::spsc;
 use magnetar_ugens::world::Trigger;
-use magnetar_ugens::{Registry, SndBuf, World};
+use magnetar_ugens::{SndBuf, World};
 use std::collections::HashSet;
-use std::sync::Arc;
 
 fn event_message(e: &NodeEvent) -> OscMessage {
     let state = magnetar_protocol::replies::NodeState {
@@ -50,26 +48,17 @@ fn trigger_message(t: &Trigger) -> OscMessage {
 /// The control thread's state: stage-2 work and client bookkeeping.
 pub(super) struct Control {
     to_audio: spsc::Producer<ToAudio>,
-    registry: Registry,
-    block_size: usize,
-    /// `-w`: defs needing more interconnect buffers are refused.
-    max_wire_bufs: usize,
+    /// The engine's control side: compiler, files, buffer preparation.
+    engine: ControlEngine,
     /// What the audio thread's buffers look like (sizes; contents only while
     /// a command works on them).
     mirror: World,
-    buffers: BufferCommands,
     notified: HashSet<ReplyAddr>,
-    scratch_len: usize,
-    /// Threads that run synths side by side at once (`-T`): each has its
-    /// own share of the lane scratch.
-    lane_threads: usize,
     dump_osc: i32,
     error_mode: i32,
     pub(super) quit: Option<ReplyAddr>,
     max_logins: usize,
     verbosity: i32,
-    /// Defs compiled by the current `/d_*` command.
-    pending_defs: Vec<Arc<GraphDef>>,
     disk_barriers: crate::disk::DiskBarriers,
     /// Per buffer, the samples the audio thread has, or will have once the
     /// installs already sent are taken (scsynth's NRT view of a buffer).
@@ -126,13 +115,13 @@ impl SharedSamples {
 
 impl Control {
     /// The control side of a server booted with `opts`, whose audio side
-    /// reads `to_audio`; `buffers` keeps the open files, `sample_rate` is the
-    /// driver's.
+    /// reads `to_audio`; `engine` is the engine's control side (it keeps the
+    /// open files), `sample_rate` is the driver's.
     pub(super) fn new(
         to_audio: spsc::Producer<ToAudio>,
         opts: &magnetar_engine::EngineOptions,
         sample_rate: f64,
-        buffers: BufferCommands,
+        engine: ControlEngine,
         disk_barriers: crate::disk::DiskBarriers,
         max_logins: usize,
         verbosity: i32,
@@ -141,20 +130,14 @@ impl Control {
         mirror.sample_rate = sample_rate;
         Control {
             to_audio,
-            registry: Registry::with_all(),
-            block_size: opts.block_size,
-            max_wire_bufs: opts.num_wire_bufs,
+            engine,
             mirror,
-            buffers,
             notified: HashSet::new(),
-            scratch_len: 0,
-            lane_threads: opts.threads.max(1),
             dump_osc: 0,
             error_mode: 1,
             quit: None,
             max_logins,
             verbosity,
-            pending_defs: Vec::new(),
             disk_barriers,
             storage: vec![SharedSamples::EMPTY; opts.num_buffers],
             installs_sent: 0,
@@ -370,15 +353,14 @@ impl Control {
                 self.to_audio(ToAudio::Finish { done });
             }
             CommandKind::DRecv | CommandKind::DLoad | CommandKind::DLoadDir => {
-                let (result, completion) = self.load_defs(kind, &mut args);
-                let replies = match result {
+                let loaded = self.engine.load_defs(kind, &mut args);
+                let replies = match loaded.result {
                     Ok(()) => vec![Reply::done(name).to_message()],
                     Err(message) => vec![fail(name, message, vec![])],
                 };
-                let completion = prepare_completion(completion);
-                let defs = std::mem::take(&mut self.pending_defs);
-                let scratch = self.grow_scratch(&defs);
-                self.to_audio(ToAudio::InstallDefs { defs, scratch, done: Done { from, replies, completion } });
+                let completion = prepare_completion(loaded.completion);
+                let done = Done { from, replies, completion };
+                self.to_audio(ToAudio::InstallDefs { defs: loaded.defs, scratch: loaded.scratch, done });
             }
             _ => {
                 if let Some((lane, seq)) = req.disk_barrier {
@@ -438,7 +420,7 @@ impl Control {
                     }
                 }
                 let mut args = magnetar_engine::args::Args::new(&req.cmd.msg.args);
-                match self.buffers.perform(kind, &mut self.mirror, &mut args) {
+                match self.engine.perform_buffer(kind, &mut self.mirror, &mut args) {
                     Ok(done) => {
                         let mut replies = done.replies;
                         if let Some(done_args) = done.done_args {
@@ -484,56 +466,6 @@ impl Control {
                 }
             }
         }
-    }
-
-    /// New scratch areas (one synth's, and one per lane for synths run side
-    /// by side) when a def needs more than the audio thread has.
-    fn grow_scratch(&mut self, defs: &[Arc<GraphDef>]) -> Option<(Vec<f32>, Vec<f32>)> {
-        let need = defs.iter().map(|d| d.scratch_len).max().unwrap_or(0);
-        (need > self.scratch_len).then(|| {
-            self.scratch_len = need;
-            (vec![0.0; need], vec![0.0; need * magnetar_ugens::MAX_LANES * self.lane_threads])
-        })
-    }
-
-    fn load_defs(&mut self, kind: CommandKind, args: &mut magnetar_engine::args::Args<'_>) -> (Result<(), String>, Option<Vec<u8>>) {
-        let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
-        let mut errors = Vec::new();
-        match kind {
-            CommandKind::DRecv => match args.getb() {
-                Some(b) => sources.push(("/d_recv".into(), b.to_vec())),
-                None => errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string()),
-            },
-            _ => match args.gets() {
-                Some(path) => {
-                    let (files, refused) = magnetar_engine::commands::def_files(&self.buffers, path, kind == CommandKind::DLoadDir);
-                    errors.extend(refused);
-                    for f in files {
-                        match std::fs::read(&f) {
-                            Ok(bytes) => sources.push((f.display().to_string(), bytes)),
-                            Err(e) => errors.push(format!("{}: {e}", f.display())),
-                        }
-                    }
-                }
-                None => errors.push("wrong argument type: the path must be a string".to_string()),
-            },
-        }
-        let completion = args.completion().map(<[u8]>::to_vec);
-        for (origin, bytes) in sources {
-            match compile_synthdefs_limited(&bytes, &self.registry, self.block_size, self.max_wire_bufs) {
-                Ok(list) => {
-                    for r in list {
-                        match r {
-                            Ok(g) => self.pending_defs.push(Arc::new(g)),
-                            Err(e) => errors.push(e.to_string()),
-                        }
-                    }
-                }
-                Err(e) => errors.push(format!("{origin}: {e}")),
-            }
-        }
-        let r = if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) };
-        (r, completion)
     }
 }
 

@@ -31,7 +31,7 @@ use crate::net::{Incoming, NetConfig, Network};
 use audio::Audio;
 use control::Control;
 use magnetar_engine::buffer_cmds::BufferCommands;
-use magnetar_engine::Engine;
+use magnetar_engine::{ControlEngine, Engine};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_rt::spsc;
 use messages::{FromAudio, ToAudio};
@@ -155,9 +155,9 @@ pub fn run(cli: &Cli) -> i32 {
     engine.pool_reserve = Some(magnetar_mem::set_reserve);
     engine.pool_headroom = magnetar_mem::FALLIBLE_HEADROOM;
     magnetar_engine::set_heap_counter(magnetar_mem::heap_bytes_allocated);
-    if let Some(dir) = &cli.restricted_path {
-        engine.buffer_commands = BufferCommands::new(Some(dir.into()));
-    }
+    // The engine's two sides: the control thread's owns the compiler and
+    // the files, the audio thread's only renders and installs.
+    let control_engine = ControlEngine::new(&engine_opts, buffer_commands);
 
     let (mut to_audio_tx, to_audio_rx) = spsc::channel::<ToAudio>(TO_AUDIO_CAPACITY);
     let (from_audio_tx, mut from_audio_rx) = spsc::channel::<FromAudio>(FROM_AUDIO_CAPACITY);
@@ -236,7 +236,7 @@ pub fn run(cli: &Cli) -> i32 {
         to_audio_tx,
         &engine_opts,
         sample_rate,
-        buffer_commands,
+        control_engine,
         disk_barriers,
         cli.max_logins,
         cli.verbosity,

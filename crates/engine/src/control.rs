@@ -1,0 +1,167 @@
+//! The control side of the engine: everything that may allocate or block
+//! before a command's result reaches the audio side. It owns the unit
+//! registry and the SynthDef compiler, reads SynthDef files, and performs
+//! the file-backed and preparing buffer commands (`/b_alloc*`, `/b_read*`,
+//! `/b_write`, `/b_gen`, `/b_zero`, `/b_close`, `/b_free`: scsynth's
+//! stage 2) on a world of its own choosing: the real-time server's mirror
+//! of the audio side's buffers, or the engine's own world when both roles
+//! run in step (`offline`).
+//!
+//! The audio side ([`crate::Engine`]) has none of this: it renders blocks
+//! and installs what the control side prepared, so a file read or a def
+//! compilation cannot be reached from it.
+
+use crate::args::Args;
+use crate::buffer_cmds::{BufDone, BufFail, BufferCommands};
+use crate::engine::EngineOptions;
+use crate::graph_def::{DefError, GraphDef};
+use magnetar_protocol::CommandKind;
+use magnetar_ugens::{Registry, World, MAX_LANES};
+use std::sync::Arc;
+
+/// What `/d_recv`, `/d_load` or `/d_loadDir` prepared for the audio side.
+pub struct LoadedDefs {
+    /// The defs compiled, to install at a block start.
+    pub defs: Vec<Arc<GraphDef>>,
+    /// Larger scratch areas (one synth's audio wires, and the lanes of
+    /// synths run side by side) when a def needs more than the audio side
+    /// has; swapped in before the defs are installed.
+    pub scratch: Option<(Vec<f32>, Vec<f32>)>,
+    /// Why a file or a def was not loaded (every reason, joined by `; `).
+    pub result: Result<(), String>,
+    /// The command's completion message, as received.
+    pub completion: Option<Vec<u8>>,
+}
+
+/// The control side's engine (see the module's documentation).
+pub struct ControlEngine {
+    registry: Registry,
+    block_size: usize,
+    /// `-w`: defs needing more interconnect buffers are refused.
+    max_wire_bufs: usize,
+    /// Threads that run synths side by side at once (`-T`): each has its
+    /// own share of the lane scratch.
+    lane_threads: usize,
+    /// The scratch the audio side has, or will have once the defs already
+    /// prepared are installed.
+    scratch_len: usize,
+    /// The buffer commands and the files they leave open.
+    pub buffers: BufferCommands,
+}
+
+impl ControlEngine {
+    /// The control side of an engine booted with `options`; `buffers` keeps
+    /// the open files (and the `-P` restriction).
+    pub fn new(options: &EngineOptions, buffers: BufferCommands) -> ControlEngine {
+        ControlEngine {
+            registry: Registry::with_all(),
+            block_size: options.block_size,
+            max_wire_bufs: options.num_wire_bufs,
+            lane_threads: options.threads.max(1),
+            scratch_len: 0,
+            buffers,
+        }
+    }
+
+    /// Parses a SynthDef file and compiles every def in it; a def that uses
+    /// an unknown UGen, or needs more than `-w` wire buffers, fails alone.
+    pub fn compile(&self, bytes: &[u8]) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
+        compile_synthdefs_limited(bytes, &self.registry, self.block_size, self.max_wire_bufs)
+    }
+
+    /// New scratch areas when `defs` need more than the audio side has.
+    pub fn grow_scratch(&mut self, defs: &[Arc<GraphDef>]) -> Option<(Vec<f32>, Vec<f32>)> {
+        let need = defs.iter().map(|d| d.scratch_len).max().unwrap_or(0);
+        (need > self.scratch_len).then(|| {
+            self.scratch_len = need;
+            (vec![0.0; need], vec![0.0; need * MAX_LANES * self.lane_threads])
+        })
+    }
+
+    /// Stage 2 of `/d_recv`, `/d_load` and `/d_loadDir`: reads the files
+    /// (under `-P`), compiles their defs, and sizes the scratch for them.
+    pub fn load_defs(&mut self, kind: CommandKind, args: &mut Args<'_>) -> LoadedDefs {
+        let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut errors = Vec::new();
+        match kind {
+            CommandKind::DRecv => match args.getb() {
+                Some(b) => sources.push(("/d_recv".into(), b.to_vec())),
+                None => errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string()),
+            },
+            _ => match args.gets() {
+                Some(path) => {
+                    let (files, refused) = crate::commands::def_files(&self.buffers, path, kind == CommandKind::DLoadDir);
+                    errors.extend(refused);
+                    for f in files {
+                        match std::fs::read(&f) {
+                            Ok(bytes) => sources.push((f.display().to_string(), bytes)),
+                            Err(e) => errors.push(format!("{}: {e}", f.display())),
+                        }
+                    }
+                }
+                None => errors.push("wrong argument type: the path must be a string".to_string()),
+            },
+        }
+        let completion = args.completion().map(<[u8]>::to_vec);
+        let mut defs = Vec::new();
+        for (origin, bytes) in sources {
+            match self.compile(&bytes) {
+                Ok(list) => {
+                    for r in list {
+                        match r {
+                            Ok(g) => defs.push(Arc::new(g)),
+                            Err(e) => errors.push(e.to_string()),
+                        }
+                    }
+                }
+                Err(e) => errors.push(format!("{origin}: {e}")),
+            }
+        }
+        let scratch = self.grow_scratch(&defs);
+        let result = if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) };
+        LoadedDefs { defs, scratch, result, completion }
+    }
+
+    /// Stage 2 of a buffer command on `world`'s buffers: the real-time
+    /// server's mirror (holding the contents the command works on), or the
+    /// engine's own world offline.
+    pub fn perform_buffer(&mut self, kind: CommandKind, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
+        self.buffers.perform(kind, world, args)
+    }
+}
+
+/// Parses a SynthDef file and compiles every def in it (variants too);
+/// a def that uses an unknown UGen fails alone.
+pub fn compile_synthdefs(
+    bytes: &[u8],
+    registry: &Registry,
+    block_size: usize,
+) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
+    compile_synthdefs_limited(bytes, registry, block_size, usize::MAX)
+}
+
+/// [`compile_synthdefs`] for a server started with `-w max_wire_bufs`: a def
+/// that needs more interconnect buffers than that is refused, as scsynth
+/// refuses it once running (`wire_bufs`).
+pub fn compile_synthdefs_limited(
+    bytes: &[u8],
+    registry: &Registry,
+    block_size: usize,
+    max_wire_bufs: usize,
+) -> Result<Vec<Result<GraphDef, DefError>>, magnetar_synthdef::SynthDefError> {
+    let defs = magnetar_synthdef::parse(bytes)?;
+    let mut out = Vec::new();
+    for def in defs {
+        for def in def.with_variants() {
+            let needed = crate::wire_bufs::wire_buffers_needed(&def);
+            if needed > max_wire_bufs {
+                out.push(Err(DefError::TooManyWireBufs { def: def.name.clone(), needed, max: max_wire_bufs }));
+                continue;
+            }
+            // A def whose units cannot run as given is refused here, off
+            // the audio thread (`trial`).
+            out.push(GraphDef::compile(&def, registry, block_size).and_then(|g| crate::trial::try_run(g, block_size)));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,212 @@
+//! Both sides of the engine run in step on one thread, for non-real-time
+//! rendering (and tests): each command's stage 2 is done by the control side
+//! ([`ControlEngine`]) and its result installed on the audio side
+//! ([`Engine`]) at once, as scsynth runs every stage in place offline. The
+//! real-time server runs the same two types on two threads.
+
+use crate::args::Args;
+use crate::buffer_cmds::BufferCommands;
+use crate::commands::CommandFailure;
+use crate::control::ControlEngine;
+use crate::engine::{Engine, EngineOptions};
+use crate::graph_def::DefError;
+use crate::prepared::{Prepared, PreparedMessage};
+use magnetar_protocol::osc::{OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_protocol::CommandKind;
+use std::ops::{Deref, DerefMut};
+
+/// An engine whose control side and audio side take turns on one thread.
+/// It reads as its audio side ([`Engine`]: world, tree, blocks); the
+/// `perform_*` methods route each command to the side that does it.
+pub struct OfflineEngine {
+    pub control: ControlEngine,
+    pub engine: Engine,
+}
+
+impl Deref for OfflineEngine {
+    type Target = Engine;
+    fn deref(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+impl DerefMut for OfflineEngine {
+    fn deref_mut(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+}
+
+impl OfflineEngine {
+    pub fn new(options: EngineOptions) -> OfflineEngine {
+        let control = ControlEngine::new(&options, BufferCommands::new(None));
+        OfflineEngine { control, engine: Engine::new(options) }
+    }
+
+    /// Compiles and installs every def in a SynthDef file's bytes: the
+    /// name of each def installed, or why it was not.
+    pub fn add_synthdefs(&mut self, bytes: &[u8]) -> Result<Vec<Result<String, DefError>>, magnetar_synthdef::SynthDefError> {
+        let compiled = self.control.compile(bytes)?;
+        let mut results = Vec::with_capacity(compiled.len());
+        for c in compiled {
+            match c {
+                Ok(g) => {
+                    let name = g.name.clone();
+                    let defs = vec![std::sync::Arc::new(g)];
+                    let scratch = self.control.grow_scratch(&defs);
+                    let refused = self.install(defs, scratch);
+                    results.push(if refused.is_empty() { Ok(name) } else { Err(DefError::TooManyDefs { def: name }) });
+                }
+                Err(e) => results.push(Err(e)),
+            }
+        }
+        Ok(results)
+    }
+
+    /// Installs defs on the audio side, after the larger scratch areas the
+    /// control side made for them, if any; returns the names of the defs
+    /// `-d` left out.
+    fn install(&mut self, mut defs: Vec<std::sync::Arc<crate::GraphDef>>, scratch: Option<(Vec<f32>, Vec<f32>)>) -> Vec<String> {
+        if let Some((scratch, lanes)) = scratch {
+            self.engine.swap_scratch(scratch);
+            self.engine.swap_lane_scratch(lanes);
+        }
+        let (mut replaced, mut refused) = (Vec::new(), Vec::new());
+        self.engine.install_defs(&mut defs, &mut replaced, &mut refused);
+        refused.iter().map(|d| d.name.clone()).collect()
+    }
+
+    /// Performs every message of a bundle (nested bundles too), returning
+    /// the failures, which scsynth would answer with `/fail`.
+    pub fn perform_bundle(&mut self, bundle: &OscBundle) -> Vec<CommandFailure> {
+        let mut failures = Vec::new();
+        for p in &bundle.packets {
+            self.perform_packet(p, &mut failures);
+        }
+        failures
+    }
+
+    pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<CommandFailure>) {
+        match packet {
+            OscPacket::Message(m) => {
+                if let Err(f) = self.perform_message(m) {
+                    failures.push(f);
+                }
+            }
+            OscPacket::Bundle(b) => {
+                for p in &b.packets {
+                    self.perform_packet(p, failures);
+                }
+            }
+        }
+    }
+
+    /// Performs a prepared packet (a bundle's elements in order), adding
+    /// the failures.
+    pub fn perform_prepared(&mut self, packet: &Prepared, failures: &mut Vec<CommandFailure>) {
+        match packet {
+            Prepared::Message(m) => {
+                if let Err(f) = self.perform(m) {
+                    failures.push(f);
+                }
+            }
+            Prepared::Bundle { items, .. } => {
+                for p in items {
+                    self.perform_prepared(p, failures);
+                }
+            }
+        }
+    }
+
+    /// Performs one command message, finding its command first.
+    pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
+        self.perform(&PreparedMessage::new(msg.clone()))
+    }
+
+    /// Performs one prepared command message on the side that does it.
+    pub fn perform(&mut self, m: &PreparedMessage) -> Result<(), CommandFailure> {
+        match m.kind {
+            // Nothing waits offline: `/sync` is done at once.
+            Some(CommandKind::Sync) => Ok(()),
+            Some(kind) if kind.runs_in_stage2() => self.stage2(kind, &m.msg),
+            _ => {
+                let r = self.engine.perform(m);
+                self.plugin_outcomes();
+                r
+            }
+        }
+    }
+
+    /// Stage 2 on the control side, then stage 3 (the install, the
+    /// completion message) and the replies on the audio side.
+    fn stage2(&mut self, kind: CommandKind, msg: &OscMessage) -> Result<(), CommandFailure> {
+        let name = kind.name();
+        let fail = |message: String, extra: Vec<OscArg>| CommandFailure { command: name.to_string(), message, extra };
+        let mut args = Args::new(&msg.args);
+        match kind {
+            CommandKind::DRecv | CommandKind::DLoad | CommandKind::DLoadDir => {
+                let loaded = self.control.load_defs(kind, &mut args);
+                let refused = self.install(loaded.defs, loaded.scratch);
+                self.completion(loaded.completion.as_deref());
+                let mut errors: Vec<String> = loaded.result.err().into_iter().collect();
+                errors.extend(refused.into_iter().map(|def| DefError::TooManyDefs { def }.to_string()));
+                if errors.is_empty() {
+                    Ok(())
+                } else {
+                    Err(fail(errors.join("; "), vec![]))
+                }
+            }
+            _ => match self.control.perform_buffer(kind, &mut self.engine.world, &mut args) {
+                Ok(done) => {
+                    self.engine.replies.extend(done.replies);
+                    // The completion message runs a stage before /done is sent.
+                    self.completion(done.completion.as_deref());
+                    if let Some(done_args) = done.done_args {
+                        let mut a = vec![OscArg::Str(name.to_string())];
+                        a.extend(done_args);
+                        self.engine.replies.push(OscMessage::new("/done", a));
+                    }
+                    Ok(())
+                }
+                Err(f) => Err(fail(f.message, f.extra)),
+            },
+        }
+    }
+
+    /// Performs a completion message; its failures are printed, as the
+    /// command that carried it succeeds or fails on its own.
+    fn completion(&mut self, bytes: Option<&[u8]>) {
+        let Some(bytes) = bytes.filter(|b| !b.is_empty()) else { return };
+        let mut failures = Vec::new();
+        match Prepared::decode(bytes) {
+            Ok(p) => self.perform_prepared(&p, &mut failures),
+            Err(e) => failures.push(CommandFailure {
+                command: "completion message".into(),
+                message: format!("could not be decoded: {e}"),
+                extra: vec![],
+            }),
+        }
+        for f in failures {
+            eprintln!("{f}");
+        }
+    }
+
+    /// What a plugin command's asynchronous commands left: each one's
+    /// completion message, then its `/done`.
+    fn plugin_outcomes(&mut self) {
+        if self.engine.plugin_outcomes.is_empty() {
+            return;
+        }
+        for (completion, done) in std::mem::take(&mut self.engine.plugin_outcomes) {
+            self.completion(completion.as_deref());
+            if let Some(name) = done {
+                self.engine.replies.push(OscMessage::new("/done", vec![OscArg::Str(name)]));
+            }
+        }
+    }
+
+    /// Serves what the disk units asked for, through the files the control
+    /// side keeps open (after each block and each bundle).
+    pub fn serve_disk(&mut self) {
+        crate::disk_io::serve_pending(&mut self.engine.world, &self.control.buffers.shared_files());
+    }
+}

@@ -202,7 +202,7 @@ impl<'a> Args<'a> {
 }
 
 /// The first argument read as `geti(default)` reads it, without building an
-/// argument reader (the audio thread uses it to find the buffer an
+/// argument reader (a message's preparation uses it to find the buffer an
 /// asynchronous command will touch, and must agree with the command).
 pub fn first_i32(args: &[OscArg], default: i32) -> i32 {
     match args.first() {

@@ -39,6 +39,6 @@ pub use engine::{flush_denormals_on_this_thread, Engine, EngineOptions, NodeEven
 pub use control::ControlEngine;
 pub use graph_def::{DefError, GraphDef};
 pub use offline::OfflineEngine;
-pub use prepared::{Prepared, PreparedMessage};
+pub use prepared::{Operand, Prepared, PreparedMessage};
 pub use node_tree::{CalcState, NodeIdx, NodeTree, Position, ROOT};
 pub use synth::Synth;

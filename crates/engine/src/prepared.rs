@@ -10,6 +10,43 @@ use magnetar_protocol::commands::{parse_command, Command, CommandError};
 use magnetar_protocol::osc::{OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::CommandKind;
 
+/// What the audio side needs to know of a message's arguments before it
+/// hands the message on, read when the message is prepared (on the control
+/// thread in real time), so that the audio side reads no argument itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Operand {
+    #[default]
+    None,
+    /// The buffer an asynchronous buffer command works on: its first
+    /// argument read as the command reads it (a value that is not a number
+    /// reads as 0, as in scsynth); absent when negative.
+    Buffer(usize),
+    /// `/magnetar_diskStats 1`: the statistics are reset once read.
+    ResetStats(bool),
+}
+
+impl Operand {
+    fn of(kind: Option<CommandKind>, msg: &OscMessage) -> Operand {
+        match kind {
+            Some(k) if k.runs_in_stage2() && k.is_buffer() => {
+                usize::try_from(crate::args::first_i32(&msg.args, 0)).map_or(Operand::None, Operand::Buffer)
+            }
+            Some(CommandKind::MagnetarDiskStats) => {
+                Operand::ResetStats(msg.args.first().and_then(magnetar_protocol::osc::OscArg::as_i32) == Some(1))
+            }
+            _ => Operand::None,
+        }
+    }
+
+    /// The buffer of an asynchronous buffer command.
+    pub fn buffer(self) -> Option<usize> {
+        match self {
+            Operand::Buffer(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
 /// One message, the command it names (`kind` `None`: a command the server
 /// does not know, which fails with "Command not found" when performed, in
 /// its place among the others) and its typed decoding.
@@ -17,12 +54,15 @@ use magnetar_protocol::CommandKind;
 pub struct PreparedMessage {
     pub kind: Option<CommandKind>,
     pub cmd: Result<Command, CommandError>,
+    /// What the audio side needs from the arguments, already read.
+    pub operand: Operand,
     pub msg: OscMessage,
 }
 
 impl PreparedMessage {
     pub fn new(msg: OscMessage) -> PreparedMessage {
-        PreparedMessage { kind: CommandKind::of(&msg.address), cmd: parse_command(&msg), msg }
+        let kind = CommandKind::of(&msg.address);
+        PreparedMessage { kind, cmd: parse_command(&msg), operand: Operand::of(kind, &msg), msg }
     }
 
     /// The command's name, as `/fail` and `/done` give it.

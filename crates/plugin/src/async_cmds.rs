@@ -98,6 +98,12 @@ impl AsyncCommand {
         self.replies
     }
 
+    /// Takes the completion message out, for a server that decodes it off
+    /// the audio thread before stage 3; stage 3 then hands none back.
+    pub fn take_completion(&mut self) -> Option<Vec<u8>> {
+        self.completion.take()
+    }
+
     /// Runs stage function `f`; `rt` says the audio thread runs it (what
     /// the plugin prints then goes through the printing queue).
     fn stage(&mut self, f: Option<AsyncStageFn>, what: &str, rt: bool) -> bool {

@@ -40,6 +40,9 @@ use magnetar_rt::spsc;
 use magnetar_ugens::disk::{half_bit, DiskRequest};
 use magnetar_ugens::{SndBuf, World};
 
+/// Values in `/magnetar_diskStats.reply`.
+pub const DISK_STATS_VALUES: usize = 11;
+
 /// Jobs, retired buffers and barriers in flight to one disk thread.
 const RING_CAPACITY: usize = 2048;
 /// Pending jobs one disk thread holds (more than the ring can bring in one poll).
@@ -412,35 +415,35 @@ impl DiskLink {
         None
     }
 
-    /// `/magnetar_diskStats.reply`'s arguments: signalled and polled
-    /// wake-ups, jobs served, jobs late, the smallest time until empty at a
-    /// job's end (µs), priority raises, dropped jobs, and the audio thread's
-    /// time per block on the disk side (blocks, mean, p99.9 and max, ns).
-    /// With `reset`, the smallest time until empty and the audio thread's
-    /// times start again afterwards.
-    pub fn stats_args(&mut self, reset: bool) -> Vec<magnetar_protocol::osc::OscArg> {
-        use magnetar_protocol::osc::OscArg::Long;
+    /// `/magnetar_diskStats.reply`'s values (audio thread; the control
+    /// thread builds the reply): signalled and polled wake-ups, jobs served,
+    /// jobs late, the smallest time until empty at a job's end (µs),
+    /// priority raises, dropped jobs, and the audio thread's time per block
+    /// on the disk side (blocks, mean, p99.9 and max, ns). With `reset`, the
+    /// smallest time until empty and the audio thread's times start again
+    /// afterwards.
+    pub fn stats_values(&mut self, reset: bool) -> [i64; DISK_STATS_VALUES] {
         let s = &self.stats;
-        let load = |a: &AtomicU64| Long(a.load(Ordering::Relaxed) as i64);
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as i64;
         let min = s.min_slack_us.load(Ordering::Relaxed);
-        let args = vec![
+        let values = [
             load(&s.signalled_wakeups),
             load(&s.polled_wakeups),
             load(&s.served),
             load(&s.late),
-            Long(if min == i64::MAX { 0 } else { min }),
+            if min == i64::MAX { 0 } else { min },
             load(&s.raises),
             load(&s.dropped),
-            Long(self.audio_time.count() as i64),
-            Long(self.audio_time.mean() as i64),
-            Long(self.audio_time.p999() as i64),
-            Long(self.audio_time.max() as i64),
+            self.audio_time.count() as i64,
+            self.audio_time.mean() as i64,
+            self.audio_time.p999() as i64,
+            self.audio_time.max() as i64,
         ];
         if reset {
             s.min_slack_us.store(i64::MAX, Ordering::Relaxed);
             self.audio_time.reset();
         }
-        args
+        values
     }
 
     /// Before a buffer command on `bufnum` (audio thread): the disk thread

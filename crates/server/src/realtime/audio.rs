@@ -4,12 +4,11 @@
 //! blocks, or prints; everything it lets go of and everything it has to say
 //! goes back to the control thread through a wait-free ring.
 
-use super::messages::{header_of, prepare_completion, AsyncRequest, Done, FromAudio, Garbage, PluginAsync, ToAudio};
+use super::messages::{header_of, AsyncRequest, Done, FromAudio, Garbage, PluginAsync, RtStats, ToAudio};
 use super::{EVENTS_PER_PERIOD, FROM_AUDIO_CAPACITY, LOG_LINES_PER_PERIOD, PACKETS_PER_BLOCK, SCHEDULER_CAPACITY};
 use crate::driver::{DriverStats, PeriodIo, Process};
 use crate::net::ReplyAddr;
-use magnetar_engine::{Engine, GraphDef, Prepared, PreparedMessage};
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_engine::{Engine, GraphDef, Operand, Prepared, PreparedMessage};
 use magnetar_protocol::CommandKind;
 use magnetar_rt::spsc;
 use std::collections::BinaryHeap;
@@ -195,38 +194,18 @@ impl Audio {
     fn perform_message(&mut self, cmd: PreparedMessage, from: &ReplyAddr) {
         let Some(kind) = cmd.kind else { return self.perform_engine(cmd, from) };
         if kind == CommandKind::MagnetarRtStats {
-            // Extension: what the audio thread measured about itself.
-            let xruns = self.stats.as_ref().map(|s| s.snapshot().xruns).unwrap_or(0);
-            let pool = magnetar_mem::status();
-            let reply = OscMessage::new(
-                "/magnetar_rtStats.reply",
-                vec![
-                    OscArg::Long(self.steady_periods as i64),
-                    OscArg::Long(self.steady_heap_ops as i64),
-                    OscArg::Int(self.thread_id),
-                    OscArg::Long(xruns as i64),
-                    OscArg::Long(pool.used as i64),
-                    OscArg::Long(pool.peak as i64),
-                    OscArg::Long(pool.misses as i64),
-                    OscArg::Long(self.all_periods as i64),
-                    OscArg::Long(self.all_heap_ops as i64),
-                    OscArg::Long(self.engine.parallel_groups_run() as i64),
-                    OscArg::Long(self.engine.world.disk_underruns as i64),
-                    OscArg::Long(self.engine.tasks.deadline_misses() as i64),
-                    // C and C++ code's (plugins') heap operations on the audio thread and DSP helpers.
-                    OscArg::Long(magnetar_rt::guard::total_c_allocations_while_armed() as i64),
-                    OscArg::Long(magnetar_rt::sysguard::caught_total() as i64),
-                ],
-            );
-            self.send(FromAudio::Reply { to: from.clone(), msg: reply });
+            // Extension: what the audio thread measured about itself; the
+            // control thread builds the reply (pool memory, from here).
+            let stats = Box::new(self.rt_stats());
+            self.send(FromAudio::RtStats { to: from.clone(), stats });
             self.send(FromAudio::Garbage(Garbage::Message(cmd)));
             return;
         }
         if kind == CommandKind::MagnetarDiskStats {
             // Extension: what the disk threads measured (see README).
-            let reset = cmd.msg.args.first().and_then(OscArg::as_i32) == Some(1);
-            let reply = OscMessage::new("/magnetar_diskStats.reply", self.disk.stats_args(reset));
-            self.send(FromAudio::Reply { to: from.clone(), msg: reply });
+            let reset = cmd.operand == Operand::ResetStats(true);
+            let values = Box::new(self.disk.stats_values(reset));
+            self.send(FromAudio::DiskStats { to: from.clone(), values });
             self.send(FromAudio::Garbage(Garbage::Message(cmd)));
             return;
         }
@@ -235,13 +214,9 @@ impl Audio {
         // nothing and only sends the buffer's header.
         let needs_contents = kind.reads_buffer_contents();
         if kind.runs_in_stage2() {
-            // The buffer the command itself will work on (a value that is
-            // not a number reads as 0, as in scsynth).
-            let bufnum = if kind.is_buffer() {
-                usize::try_from(magnetar_engine::args::first_i32(&cmd.msg.args, 0)).ok()
-            } else {
-                None
-            };
+            // The buffer the command itself will work on, read when the
+            // message was prepared on the control thread.
+            let bufnum = cmd.operand.buffer();
             // A buffer that streams: what the disk side has queued for it is
             // done before the command touches the buffer or its file.
             let disk_barrier =
@@ -271,10 +246,8 @@ impl Audio {
         if let Err(f) = self.engine.perform(&cmd) {
             // What the command printed comes before its failure line.
             self.flush_log();
-            let mut args = vec![OscArg::Str(f.command.clone()), OscArg::Str(f.message.clone())];
-            args.extend(f.extra.iter().cloned());
-            self.send(FromAudio::Log(format!("{f}\n")));
-            self.send(FromAudio::Reply { to: from.clone(), msg: OscMessage::new("/fail", args) });
+            // The control thread writes the line and the `/fail`.
+            self.send(FromAudio::Failed { to: from.clone(), failure: Box::new(f) });
         }
         self.flush_replies(from);
         self.forward_plugin_async(Some(from));
@@ -285,7 +258,7 @@ impl Audio {
     /// thread for their stage 2; `from` sent the message that ran the plugin.
     fn forward_plugin_async(&mut self, from: Option<&ReplyAddr>) {
         while let Some(cmd) = self.plugin_async.as_mut().and_then(magnetar_plugin::AsyncQueue::pop) {
-            self.send(FromAudio::PluginAsync(PluginAsync { cmd, from: from.cloned() }));
+            self.send(FromAudio::PluginAsync(PluginAsync { cmd, from: from.cloned(), completion: None }));
         }
     }
 
@@ -420,26 +393,31 @@ impl Audio {
             }
             // Performed on the control thread: freed here, where it was sent.
             ToAudio::PluginMsgFree(msg) => msg.free(true),
-            ToAudio::PluginAsync(PluginAsync { mut cmd, from }) => match cmd.run_rt(&mut self.engine.world) {
-                magnetar_plugin::RtStep::ToNrt(completion) => {
+            ToAudio::PluginAsync(PluginAsync { mut cmd, from, completion }) => match cmd.run_rt(&mut self.engine.world) {
+                magnetar_plugin::RtStep::ToNrt(bytes) => {
+                    // The control thread took the bytes out and decoded them
+                    // after stage 2; none are left to decode here.
+                    if let Some(bytes) = bytes {
+                        self.send(FromAudio::Garbage(Garbage::Bytes(bytes)));
+                    }
                     if completion.is_some() {
                         // Stage 3 succeeded: its completion message runs now.
-                        // The plugin holds its completion message as bytes: it
-                        // is decoded here, from the pool. A command a unit
-                        // started has no reply address (scsynth's null one):
-                        // its completion message still runs, and what that
-                        // answers goes nowhere.
+                        // A command a unit started has no reply address
+                        // (scsynth's null one): its completion message still
+                        // runs, and what that answers goes nowhere.
                         let to = match (&from, cmd.replies()) {
                             (Some(from), true) => from.clone(),
                             _ => ReplyAddr::nowhere(),
                         };
-                        let completion = prepare_completion(completion);
                         self.finish(Done { from: to, replies: Vec::new(), completion });
                     }
-                    self.send(FromAudio::PluginAsync(PluginAsync { cmd, from }));
+                    self.send(FromAudio::PluginAsync(PluginAsync { cmd, from, completion: None }));
                 }
-                // The box came from the pool on this thread's side: freed here.
-                magnetar_plugin::RtStep::Finished => drop(cmd),
+                magnetar_plugin::RtStep::Finished => {
+                    self.send(FromAudio::Garbage(Garbage::Completion(completion)));
+                    // The box came from the pool on this thread's side: freed here.
+                    drop(cmd)
+                }
             },
         }
     }
@@ -459,6 +437,27 @@ impl Audio {
             self.send(FromAudio::Reply { to: from.clone(), msg });
         }
         self.send(FromAudio::Garbage(Garbage::Messages(replies)));
+    }
+
+    /// What `/magnetar_rtStats` reports, as of now.
+    fn rt_stats(&self) -> RtStats {
+        let pool = magnetar_mem::status();
+        RtStats {
+            steady_periods: self.steady_periods,
+            steady_heap_ops: self.steady_heap_ops,
+            thread_id: self.thread_id,
+            xruns: self.stats.as_ref().map(|s| s.snapshot().xruns).unwrap_or(0),
+            pool_used: pool.used as u64,
+            pool_peak: pool.peak as u64,
+            pool_misses: pool.misses,
+            all_periods: self.all_periods,
+            all_heap_ops: self.all_heap_ops,
+            parallel_groups: self.engine.parallel_groups_run(),
+            disk_underruns: self.engine.world.disk_underruns,
+            deadline_misses: self.engine.tasks.deadline_misses(),
+            c_heap_ops: magnetar_rt::guard::total_c_allocations_while_armed(),
+            guarded_syscalls: magnetar_rt::sysguard::caught_total(),
+        }
     }
 
     /// Hands node notifications, triggers and printed text to the control

@@ -3,7 +3,7 @@
 //! buffer preparation: whatever may allocate or block), hands prepared work
 //! to the audio thread, and sends replies and notifications.
 
-use super::messages::{header_of, prepare_completion, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
+use super::messages::{disk_stats_reply, header_of, prepare_completion, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
 use crate::net::{Incoming, ReplyAddr};
 use magnetar_engine::{ControlEngine, NodeEvent, NodeEventKind, Prepared};
 use magnetar_protocol::osc::{self, Address, OscArg, OscMessage};
@@ -266,6 +266,16 @@ impl Control {
     pub(super) fn handle_audio(&mut self, m: FromAudio) {
         match m {
             FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
+            FromAudio::Failed { to, failure } => {
+                if self.verbosity >= -1 {
+                    crate::printer::out(format!("{failure}\n"));
+                }
+                let mut args = vec![OscArg::Str(failure.command), OscArg::Str(failure.message)];
+                args.extend(failure.extra);
+                self.send_reply(&to, &OscMessage::new("/fail", args));
+            }
+            FromAudio::RtStats { to, stats } => self.send_reply(&to, &stats.reply()),
+            FromAudio::DiskStats { to, values } => self.send_reply(&to, &disk_stats_reply(&values[..])),
             FromAudio::Event(e) => self.broadcast(&event_message(&e)),
             FromAudio::UnitFailed(f) => {
                 crate::printer::errln!("FAILURE IN SERVER /s_new {}", f.message());
@@ -312,12 +322,15 @@ impl Control {
                     crate::printer::out(text);
                 }
             }
-            FromAudio::PluginAsync(PluginAsync { mut cmd, from }) => {
+            FromAudio::PluginAsync(PluginAsync { mut cmd, from, .. }) => {
                 // Stage 2 or 4 (may block, as scsynth's non-real-time stages may).
                 let done = cmd.run_nrt();
                 let cmd_replies = cmd.replies();
+                // The completion message (there is one only until stage 2 is
+                // over) is decoded here, for stage 3 to perform.
+                let completion = prepare_completion(cmd.take_completion());
                 // Back first: a client that answers `/done` finds the cleanup done.
-                self.to_audio(ToAudio::PluginAsync(PluginAsync { cmd, from: from.clone() }));
+                self.to_audio(ToAudio::PluginAsync(PluginAsync { cmd, from: from.clone(), completion }));
                 if let (Some(name), Some(to), true) = (done, &from, cmd_replies) {
                     self.send_reply(to, &OscMessage::new("/done", vec![OscArg::Str(name)]));
                 }

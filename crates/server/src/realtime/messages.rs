@@ -3,7 +3,7 @@
 
 use crate::net::ReplyAddr;
 use magnetar_engine::{GraphDef, NodeEvent, Prepared, PreparedMessage};
-use magnetar_protocol::osc::OscMessage;
+use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_ugens::world::{PollLine, Trigger};
 use magnetar_ugens::SndBuf;
 use std::sync::Arc;
@@ -34,6 +34,10 @@ pub(super) enum ToAudio {
 pub(super) struct PluginAsync {
     pub(super) cmd: Box<magnetar_plugin::AsyncCommand>,
     pub(super) from: Option<ReplyAddr>,
+    /// Its completion message, decoded on the control thread after stage 2
+    /// (or the line to print when it does not decode), for the audio thread
+    /// to perform if stage 3 succeeds.
+    pub(super) completion: Option<Result<Prepared, String>>,
 }
 
 /// Replies owed once a prepared object is installed.
@@ -63,6 +67,9 @@ pub(super) struct AsyncRequest {
 /// What the audio thread sends the control thread.
 pub(super) enum FromAudio {
     Reply { to: ReplyAddr, msg: OscMessage },
+    /// A command the audio thread performed failed: a line on the console,
+    /// then `/fail` to its sender.
+    Failed { to: ReplyAddr, failure: Box<magnetar_engine::commands::CommandFailure> },
     /// A node notification for every client that asked for them.
     Event(NodeEvent),
     /// A synth that a failing unit ended: `/fail` to every client that asked
@@ -77,6 +84,11 @@ pub(super) enum FromAudio {
     /// A def left out because `-d` defs are loaded: `/fail` to its sender.
     DefRefused { to: ReplyAddr, def: Arc<GraphDef> },
     Late { to: ReplyAddr, bundle_time: u64, executed: u64 },
+    /// `/magnetar_rtStats`: what the audio thread measured, as it reached
+    /// the command; the control thread builds the reply.
+    RtStats { to: ReplyAddr, stats: Box<RtStats> },
+    /// `/magnetar_diskStats`: what the disk side measured (likewise).
+    DiskStats { to: ReplyAddr, values: Box<[i64; crate::disk::DISK_STATS_VALUES]> },
     Async(Box<AsyncRequest>),
     Log(String),
     /// A plugin's asynchronous command, for stage 2 or 4.
@@ -102,6 +114,62 @@ pub(super) enum Garbage {
     Def(Arc<GraphDef>),
     Scratch(Vec<f32>),
     Messages(Vec<OscMessage>),
+    Completion(Option<Result<Prepared, String>>),
+    Bytes(Vec<u8>),
+}
+
+/// The audio thread's figures for `/magnetar_rtStats.reply`, in its order
+/// (README): numbers only, so that the audio thread builds no message.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct RtStats {
+    /// Periods without commands, and system-heap operations in them.
+    pub(super) steady_periods: u64,
+    pub(super) steady_heap_ops: u64,
+    pub(super) thread_id: i32,
+    pub(super) xruns: u64,
+    pub(super) pool_used: u64,
+    pub(super) pool_peak: u64,
+    pub(super) pool_misses: u64,
+    /// All periods, and system-heap operations in them.
+    pub(super) all_periods: u64,
+    pub(super) all_heap_ops: u64,
+    pub(super) parallel_groups: u64,
+    pub(super) disk_underruns: u64,
+    pub(super) deadline_misses: u64,
+    /// C and C++ code's (plugins') heap operations on the audio thread and DSP helpers.
+    pub(super) c_heap_ops: u64,
+    /// System calls the guard caught (`MAGNETAR_RT_GUARD=1`): always last.
+    pub(super) guarded_syscalls: u64,
+}
+
+impl RtStats {
+    pub(super) fn reply(&self) -> OscMessage {
+        let long = |v: u64| OscArg::Long(v as i64);
+        OscMessage::new(
+            "/magnetar_rtStats.reply",
+            vec![
+                long(self.steady_periods),
+                long(self.steady_heap_ops),
+                OscArg::Int(self.thread_id),
+                long(self.xruns),
+                long(self.pool_used),
+                long(self.pool_peak),
+                long(self.pool_misses),
+                long(self.all_periods),
+                long(self.all_heap_ops),
+                long(self.parallel_groups),
+                long(self.disk_underruns),
+                long(self.deadline_misses),
+                long(self.c_heap_ops),
+                long(self.guarded_syscalls),
+            ],
+        )
+    }
+}
+
+/// `/magnetar_diskStats.reply` from the disk side's values.
+pub(super) fn disk_stats_reply(values: &[i64]) -> OscMessage {
+    OscMessage::new("/magnetar_diskStats.reply", values.iter().map(|&v| OscArg::Long(v)).collect())
 }
 
 /// A buffer's header without its samples or path: allocates nothing.

@@ -99,3 +99,31 @@ impl Prepared {
         magnetar_protocol::osc::decode(bytes).map(Prepared::new)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use magnetar_protocol::osc::OscArg;
+
+    fn operand(address: &str, args: Vec<OscArg>) -> Operand {
+        PreparedMessage::new(OscMessage::new(address, args)).operand
+    }
+
+    #[test]
+    fn an_asynchronous_buffer_command_carries_its_buffer_read_as_the_command_reads_it() {
+        assert_eq!(operand("/b_read", vec![OscArg::Int(3), OscArg::Str("a.wav".into())]), Operand::Buffer(3));
+        assert_eq!(operand("/b_gen", vec![OscArg::Float(2.0), OscArg::Str("sine1".into())]), Operand::Buffer(2));
+        // Not a number: buffer 0, as scsynth reads it.
+        assert_eq!(operand("/b_zero", vec![OscArg::Str("x".into())]), Operand::Buffer(0));
+        assert_eq!(operand("/b_free", vec![OscArg::Int(-1)]), Operand::None);
+        // Performed in place: the audio side reads it itself, as the command.
+        assert_eq!(operand("/b_set", vec![OscArg::Int(3)]), Operand::None);
+    }
+
+    #[test]
+    fn disk_stats_are_reset_only_when_asked_with_one() {
+        assert_eq!(operand("/magnetar_diskStats", vec![OscArg::Int(1)]), Operand::ResetStats(true));
+        assert_eq!(operand("/magnetar_diskStats", vec![OscArg::Int(2)]), Operand::ResetStats(false));
+        assert_eq!(operand("/magnetar_diskStats", vec![]), Operand::ResetStats(false));
+    }
+}

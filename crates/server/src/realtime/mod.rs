@@ -17,9 +17,12 @@
 //! block start (stage 3), after which `/done` is sent (stage 4). Objects the
 //! audio thread lets go of travel back to the control thread to be dropped.
 //!
-//! `control` is the control side, `audio` the audio side (a type that can
-//! only render blocks and apply what the control side prepared), and
-//! `messages` what crosses between them.
+//! `control` is the control side (it holds the engine's control side,
+//! `ControlEngine`: compiler, files, buffer preparation), `audio` the audio
+//! side (a type that can only render blocks and apply what the control side
+//! prepared, holding the engine's audio side, `Engine`), and `messages` what
+//! crosses between them: prepared commands one way; replies, figures and
+//! typed failures the other, encoded on the control side.
 
 mod audio;
 mod control;

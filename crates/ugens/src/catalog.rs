@@ -24,7 +24,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     gc_units(r);
     demand(r);
     tables(r);
-    utility(r);
+    convert(r);
     chaos(r);
     fft(r);
     grains(r);
@@ -235,6 +235,13 @@ fn triggers(r: &mut Registry) {
     r.add_ctor("PauseSelfWhenDone", ActWhenDone::new_pause).own_synth().inputs(1);
     r.add::<Free>("Free").inputs(1);
     r.add::<Pause>("Pause").inputs(2);
+    r.add::<LastValue>("LastValue").pure().outputs(1);
+    r.add::<RunningSum>("RunningSum").pure().outputs(1);
+    r.add::<ZeroCrossing>("ZeroCrossing").pure().outputs(1);
+    r.add::<PeakFollower>("PeakFollower").pure().outputs(1);
+    r.add::<MostChange>("MostChange").pure().outputs(1);
+    r.add::<LeastChange>("LeastChange").pure().outputs(1);
+    r.add::<ModDif>("ModDif").pure().outputs(1);
 }
 
 fn ops(r: &mut Registry) {
@@ -261,6 +268,8 @@ fn io(r: &mut Registry) {
     r.add::<OffsetOut>("OffsetOut").bus(0, BusUse::WriteMixed).rates(Rates::of(&[Rate::Scalar, Rate::Audio, Rate::Demand]));
     r.add::<LocalIn>("LocalIn").local_buses();
     r.add::<LocalOut>("LocalOut").local_buses();
+    r.add::<InTrig>("InTrig");
+    r.add::<LagIn>("LagIn");
 }
 
 fn pan(r: &mut Registry) {
@@ -271,6 +280,12 @@ fn pan(r: &mut Registry) {
     r.add_ctor("XFade2", xfade2).pure().inputs(2).outputs(1);
     r.add::<LinXFade2>("LinXFade2").pure().inputs(2).outputs(1);
     r.add::<Pan4>("Pan4").pure().inputs(1).outputs(4);
+    r.add::<PanAz>("PanAz").pure();
+    r.add_ctor("PanB", with_outputs::<PanB, 4>).pure();
+    r.add_ctor("PanB2", with_outputs::<PanB2, 3>).pure();
+    r.add_ctor("BiPanB2", with_outputs::<BiPanB2, 3>).pure();
+    r.add::<DecodeB2>("DecodeB2").pure();
+    r.add_ctor("Rotate2", with_outputs::<Rotate2, 2>).pure();
 }
 
 fn bufio(r: &mut Registry) {
@@ -309,8 +324,16 @@ fn info(r: &mut Registry) {
     r.add_ctor("BufChannels", buf_channels).buffer(0, BufferUse::Info).inputs(1).outputs(1);
     r.add_ctor("BufDur", buf_dur).buffer(0, BufferUse::Info).inputs(1).outputs(1);
     r.add::<Silent>("Silent").pure();
+    r.add::<CheckBadValues>("CheckBadValues").outputs(1);
+    r.add::<Sanitize>("Sanitize").outputs(1);
+}
+
+fn convert(r: &mut Registry) {
+    use crate::convert::*;
     r.add::<K2A>("K2A").pure().inputs(1).outputs(1);
     r.add::<A2K>("A2K").pure().inputs(1).outputs(1);
+    r.add::<T2A>("T2A").pure().outputs(1);
+    r.add::<T2K>("T2K").pure().outputs(1);
 }
 
 fn reply(r: &mut Registry) {
@@ -392,29 +415,6 @@ fn tables(r: &mut Registry) {
     r.add::<VarLag>("VarLag").pure().outputs(1);
     r.add::<Fos>("FOS").pure().outputs(1);
     r.add::<Apf>("APF").pure().outputs(1);
-}
-
-fn utility(r: &mut Registry) {
-    use crate::utility::*;
-    r.add::<PanAz>("PanAz").pure();
-    r.add_ctor("PanB", with_outputs::<PanB, 4>).pure();
-    r.add_ctor("PanB2", with_outputs::<PanB2, 3>).pure();
-    r.add_ctor("BiPanB2", with_outputs::<BiPanB2, 3>).pure();
-    r.add::<DecodeB2>("DecodeB2").pure();
-    r.add_ctor("Rotate2", with_outputs::<Rotate2, 2>).pure();
-    r.add::<T2A>("T2A").pure().outputs(1);
-    r.add::<T2K>("T2K").pure().outputs(1);
-    r.add::<InTrig>("InTrig");
-    r.add::<LagIn>("LagIn");
-    r.add::<CheckBadValues>("CheckBadValues").outputs(1);
-    r.add::<Sanitize>("Sanitize").outputs(1);
-    r.add::<LastValue>("LastValue").pure().outputs(1);
-    r.add::<RunningSum>("RunningSum").pure().outputs(1);
-    r.add::<ZeroCrossing>("ZeroCrossing").pure().outputs(1);
-    r.add::<PeakFollower>("PeakFollower").pure().outputs(1);
-    r.add::<MostChange>("MostChange").pure().outputs(1);
-    r.add::<LeastChange>("LeastChange").pure().outputs(1);
-    r.add::<ModDif>("ModDif").pure().outputs(1);
 }
 
 fn chaos(r: &mut Registry) {

@@ -1,10 +1,15 @@
-//! Constant and informational units, and rate conversion (K2A, A2K).
+//! Constant and informational units (DC, Silent, SampleRate, BufFrames ...)
+//! and bad-value checks (CheckBadValues, Sanitize: [`checks`]).
 //!
 //! The server-information units (SampleRate, NumBuffers, ...) write their
 //! value once at construction and never run again, as in scsynth. The buffer
 //! information units re-read their buffer every block.
 
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+mod checks;
+
+pub use checks::{CheckBadValues, Sanitize};
+
+use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, World};
 
 /// DC: outputs its input's value, fixed at construction.
@@ -180,7 +185,7 @@ buf_info_unit!(buf_frames, Frames);
 buf_info_unit!(buf_channels, Channels);
 buf_info_unit!(buf_dur, Dur);
 
-// ---- Silent, K2A, A2K -----------------------------------------------------
+// ---- Silent -----------------------------------------------------
 
 /// Silent: every output is zero.
 pub struct Silent;
@@ -195,63 +200,6 @@ impl Construct for Silent {
 impl Unit for Silent {
     fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
         io.clear_outputs();
-    }
-}
-
-/// K2A: a control signal as audio, ramped linearly across a block whenever
-/// it changes (a constant input is simply held).
-pub struct K2A {
-    level: f32,
-    interpolate: bool,
-    simd: bool,
-}
-
-impl K2A {
-    fn run(&mut self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
-        let next = io.in0(0);
-        let simd = self.simd;
-        let out = io.out(0);
-        if self.interpolate && self.level != next {
-            let slope = crate::ops::ramp::calc_slope(next, self.level, cx.rate.slope_factor);
-            crate::ops::ramp::fill(simd, out, self.level, slope);
-            self.level = next;
-        } else {
-            out.fill(self.level);
-        }
-    }
-}
-
-impl Construct for K2A {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let interpolate = io.num_inputs() > 0 && io.in_rate(0) != Rate::Scalar;
-        let mut unit = K2A { level: io.in0(0), interpolate, simd: false };
-        unit.run(io, cx);
-        unit.simd = crate::ops::ramp::simd_block(cx.rate.buf_length);
-        unit
-    }
-}
-
-impl Unit for K2A {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        self.run(io, cx);
-    }
-}
-
-/// A2K: the first sample of each audio block.
-pub struct A2K;
-
-impl Construct for A2K {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
-        let v = io.in0(0);
-        io.out(0)[0] = v;
-        A2K
-    }
-}
-
-impl Unit for A2K {
-    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
-        let v = io.in0(0);
-        io.out(0)[0] = v;
     }
 }
 
@@ -301,15 +249,6 @@ mod tests {
         assert_eq!(mk("BufSampleRate"), 24_000.0);
         assert_eq!(mk("BufDur"), 1.0);
         assert_eq!(mk("BufRateScale"), 0.5);
-    }
-
-    #[test]
-    fn k2a_ramps_between_control_values() {
-        let out = UnitHarness::new("K2A", Rate::Audio).input(TestInput::Control(vec![0.0, 1.0, 1.0])).run(3);
-        assert!(out[0][..64].iter().all(|&x| x == 0.0));
-        assert_eq!(out[0][64], 0.0);
-        assert!((out[0][127] - 63.0 / 64.0).abs() < 1e-6);
-        assert!(out[0][128..].iter().all(|&x| x == 1.0));
     }
 
     #[test]

@@ -4,6 +4,12 @@
 //! Bus numbers arrive as floats. A unit remembers the last valid bus it
 //! was given: an out-of-range bus number leaves the previous one in place,
 //! and each channel is then checked against the bus count, as scsynth does.
+//! InTrig and LagIn, which read control buses as triggers or through a lag,
+//! are in [`bus_read`].
+
+mod bus_read;
+
+pub use bus_read::{InTrig, LagIn};
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::ControlMap;

@@ -1,8 +1,14 @@
-//! Panners and cross-faders: Pan2, LinPan2, Balance2, Pan4, XFade2, LinXFade2.
+//! Panners and cross-faders: the stereo and quadraphonic Pan2, LinPan2,
+//! Balance2, Pan4, XFade2 and LinXFade2 here, the multichannel and ambisonic
+//! PanAz, PanB, PanB2, BiPanB2, DecodeB2 and Rotate2 in [`multichannel`].
 //!
 //! The equal-power laws read SuperCollider's sine table (8192 points per
 //! cycle, single precision) at a position quantised to 2048 steps across a
 //! quarter cycle, exactly as scsynth does.
+
+mod multichannel;
+
+pub use multichannel::{BiPanB2, DecodeB2, PanAz, PanB, PanB2, Rotate2};
 
 use crate::ops::math::sc_max;
 use crate::ops::math::sc_min;
@@ -602,6 +608,29 @@ impl Unit for Pan4 {
     }
 }
 
+/// Stands in for a unit whose SynthDef gave it fewer outputs than it
+/// writes: outputs silence rather than writing past its wires.
+struct Silent;
+
+impl Unit for Silent {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        io.clear_outputs();
+    }
+}
+
+/// Builds `T`, which writes `N` outputs, if the SynthDef gave it that many.
+pub(crate) fn with_outputs<T: Construct, const N: usize>(
+    spec: &UnitSpec<'_>,
+    io: &mut Wires<'_>,
+    cx: &mut UnitCtx<'_>,
+) -> Box<dyn Unit> {
+    if io.num_outputs() < N {
+        io.clear_outputs();
+        Box::new(Silent)
+    } else {
+        Box::new(T::new(spec, io, cx))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -694,5 +723,14 @@ mod tests {
                 .run(1);
             assert!(out[0].iter().all(|&x| x == 0.5));
         }
+    }
+
+    #[test]
+    fn a_panner_given_too_few_outputs_is_silent_instead_of_failing() {
+        let out = UnitHarness::new("PanB", Rate::Audio)
+            .outputs(3)
+            .inputs([TestInput::Const(1.0), TestInput::Const(0.0), TestInput::Const(0.0), TestInput::Const(1.0)])
+            .run(2);
+        assert!(out.iter().all(|ch| ch.iter().all(|&x| x == 0.0)));
     }
 }

@@ -138,9 +138,14 @@ fn filters(r: &mut Registry) {
     r.add::<Lag2>("Lag2").pure().outputs(1);
     r.add::<Lag3>("Lag3").pure().outputs(1);
     r.add::<LagUd>("LagUD").pure().outputs(1);
+    r.add::<Lag2Ud>("Lag2UD").pure().outputs(1);
+    r.add::<Lag3Ud>("Lag3UD").pure().outputs(1);
+    r.add::<VarLag>("VarLag").pure().outputs(1);
     r.add::<Ramp>("Ramp").pure().outputs(1);
     r.add::<Slew>("Slew").pure().outputs(1);
+    r.add::<Fos>("FOS").pure().outputs(1);
     r.add::<Sos>("SOS").pure().outputs(1);
+    r.add::<Apf>("APF").pure().outputs(1);
     r.add::<Median>("Median").pure().outputs(1);
     r.add::<Lpz1>("LPZ1").pure().outputs(1);
     r.add::<Hpz1>("HPZ1").pure().outputs(1);
@@ -410,11 +415,6 @@ fn tables(r: &mut Registry) {
     r.add::<TWindex>("TWindex").random().outputs(1);
     r.add::<VOsc>("VOsc").outputs(1);
     r.add::<VOsc3>("VOsc3").outputs(1);
-    r.add::<Lag2Ud>("Lag2UD").pure().outputs(1);
-    r.add::<Lag3Ud>("Lag3UD").pure().outputs(1);
-    r.add::<VarLag>("VarLag").pure().outputs(1);
-    r.add::<Fos>("FOS").pure().outputs(1);
-    r.add::<Apf>("APF").pure().outputs(1);
 }
 
 fn chaos(r: &mut Registry) {

@@ -1,6 +1,7 @@
 //! Filters: resonant and Butterworth second-order sections, one-pole and
-//! one-zero filters, lags, slew limiters, decays, DC blocking and a median
-//! filter, following scsynth's FilterUGens (3.13) sample for sample.
+//! one-zero filters, sections with coefficients as inputs (FOS, SOS, APF),
+//! lags (all of them, up/down and VarLag included), slew limiters, decays,
+//! DC blocking and a median filter, following scsynth's FilterUGens (3.13) sample for sample.
 //!
 //! Parameters read at control rate are compared with the values of the
 //! previous block; when they change, coefficients glide linearly across the
@@ -12,7 +13,8 @@ mod lanes4;
 mod lags;
 mod onepole;
 pub(crate) mod twopole;
-mod misc;
+mod sections;
+mod median;
 mod beq;
 mod dynamics;
 mod moog;
@@ -22,14 +24,15 @@ mod linexp;
 pub(crate) mod hilbert;
 
 
-pub use lags::{Lag, Lag2, Lag3, LagUd, Ramp, Slew};
+pub use lags::{Lag, Lag2, Lag2Ud, Lag3, Lag3Ud, LagUd, Ramp, Slew, VarLag};
 pub use beq::{BAllPass, BBandPass, BBandStop, BDesign, BHiPass, BHiShelf, BLowPass, BLowShelf, BPeakEq, BSection};
 pub use dynamics::{Amplitude, Compander, Limiter, LookAhead, Normalizer};
 pub use fir::{Bpz2, Brz2, Fir, FirDesign, Hpz1, Hpz2, Lpz1, Lpz2, Slope};
 pub use linexp::LinExp;
 pub use moog::MoogFf;
-pub use misc::{Median, Sos};
-pub(crate) use misc::MedianWindow;
+pub use sections::{Apf, Fos, Sos};
+pub use median::Median;
+pub(crate) use median::MedianWindow;
 pub use silence::{DetectSilence, DETECT_SILENCE_DONE_ACTION};
 pub use onepole::{Decay, Decay2, Integrator, LeakDc, OnePole, OneZero};
 pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, MidEq, Ringz, Rlpf, TwoPoleFilter, TwoZeroFilter};

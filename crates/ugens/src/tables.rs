@@ -1,21 +1,19 @@
 //! Table units: lookups into a buffer by index (Index, IndexL, WrapIndex,
 //! FoldIndex), searches of a buffer (IndexInBetween, DetectIndex), scale
 //! degrees (DegreeToKey), wave shaping (Shaper), weighted random choice
-//! (TWindex), oscillators that crossfade neighbouring wavetables (VOsc,
-//! VOsc3), and the lag and filter units Lag2UD, Lag3UD, VarLag, FOS and APF.
+//! (TWindex), and oscillators that crossfade neighbouring wavetables (VOsc,
+//! VOsc3).
 //!
 //! Each follows scsynth 3.13 sample for sample: the calc function chosen from
 //! the input rates, the first sample computed by the constructor, and the
 //! float or double width of every intermediate value.
 
 mod index;
-mod lags;
 mod twindex;
 mod vosc;
 
 
 pub use index::{DegreeToKey, DetectIndex, FoldIndex, Index, IndexInBetween, IndexL, Shaper, TableIndex, WrapIndex};
-pub use lags::{Apf, Fos, Lag2Ud, Lag3Ud, VarLag};
 pub use twindex::TWindex;
 pub use vosc::{VOsc, VOsc3};
 

@@ -1,5 +1,6 @@
 //! Behaviour a listener would notice of the zero filters, Slope, MidEQ,
-//! LinExp, DetectSilence, the BEQ suite and the dynamics units.
+//! LinExp, DetectSilence, the BEQ suite, the dynamics units, the up/down and
+//! variable lags and the FOS and APF sections.
 
 use super::tests::{gain_at, peak, run, sine, BS, SR};
 use crate::testing::{TestInput, UnitHarness};
@@ -278,4 +279,61 @@ fn moogff_passes_lows_cuts_highs_and_resonates_with_gain() {
     let dc = gain_at("MoogFF", 20.0, &[1000.0, 3.5]);
     assert!((dc - 1.0 / 4.5).abs() < 0.01, "passband {dc}");
     assert!(gain_at("MoogFF", 1000.0, &[1000.0, 3.5]) > 2.0 * dc);
+}
+
+#[test]
+fn lag_ud_rises_faster_than_it_falls() {
+    let step: Vec<f32> = (0..64 * 40).map(|i| if i < 64 * 20 { 1.0 } else { 0.0 }).collect();
+    for name in ["Lag2UD", "Lag3UD"] {
+        let h = UnitHarness::new(name, Rate::Audio).inputs([
+            TestInput::Audio(step.clone()),
+            TestInput::Const(0.005),
+            TestInput::Const(0.05),
+        ]);
+        let out = &h.run(40)[0];
+        let rise = out.iter().position(|&x| x > 0.5).unwrap();
+        let fall = out[64 * 20..].iter().position(|&x| x < 0.5).unwrap();
+        assert!(fall > 5 * rise, "{name}: rise {rise}, fall {fall}");
+        assert!(out[64 * 20 - 1] > 0.99);
+    }
+}
+
+#[test]
+fn var_lag_reaches_the_target_linearly_in_time() {
+    let h = UnitHarness::new("VarLag", Rate::Audio).inputs([
+        TestInput::Const(1.0),
+        TestInput::Const(0.01),
+        TestInput::Const(0.0),
+    ]);
+    let out = &h.run(10)[0];
+    // 0.01 s at 48 kHz: about 480 samples from 0 to 1 (the float time
+    // truncates to 479).
+    assert!((out[239] - 0.5).abs() < 0.005, "{}", out[239]);
+    assert!((out[479] - 1.0).abs() < 1e-4);
+    assert_eq!(out[600], 1.0);
+}
+
+#[test]
+fn fos_as_one_pole_lowpass_has_unit_dc_gain() {
+    let h = UnitHarness::new("FOS", Rate::Audio).inputs([
+        TestInput::Const(1.0),
+        TestInput::Const(0.1),
+        TestInput::Const(0.0),
+        TestInput::Const(0.9),
+    ]);
+    let out = &h.run(10)[0];
+    assert!((out[639] - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn apf_keeps_a_sine_level() {
+    let sig: Vec<f32> = (0..64 * 50).map(|i| (i as f32 * 0.05).sin()).collect();
+    let h = UnitHarness::new("APF", Rate::Audio).inputs([
+        TestInput::Audio(sig),
+        TestInput::Const(1000.0),
+        TestInput::Const(0.5),
+    ]);
+    let out = &h.run(50)[0];
+    let peak = out[64 * 30..].iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    assert!(peak > 0.3, "{peak}");
 }

@@ -63,6 +63,8 @@ fn osc(r: &mut Registry) {
     r.add::<VarSaw>("VarSaw").pure().inputs(3).outputs(1);
     r.add::<SyncSaw>("SyncSaw").pure().inputs(2).outputs(1);
     r.add::<Impulse>("Impulse").pure().inputs(2).outputs(1);
+    r.add::<LFGauss>("LFGauss").outputs(1);
+    r.add::<Vibrato>("Vibrato").random().outputs(1);
     r.add::<SinOscFB>("SinOscFB").pure().inputs(2).outputs(1);
     r.add::<Klang>("Klang").pure().inputs(2).outputs(1);
     r.add::<Klank>("Klank").pure().inputs(4).outputs(1);
@@ -170,6 +172,8 @@ fn filters(r: &mut Registry) {
     r.add::<Compander>("Compander").pure().outputs(1);
     r.add::<Limiter>("Limiter").pure().outputs(1);
     r.add::<Normalizer>("Normalizer").pure().outputs(1);
+    r.add::<AmpComp>("AmpComp").pure().outputs(1);
+    r.add::<AmpCompA>("AmpCompA").pure().outputs(1);
 }
 
 fn delays(r: &mut Registry) {
@@ -447,10 +451,6 @@ fn chaos(r: &mut Registry) {
     r.add::<Spring>("Spring").pure().outputs(1);
     r.add::<Ball>("Ball").random().outputs(1);
     r.add::<TBall>("TBall").random().outputs(1);
-    r.add::<LFGauss>("LFGauss").outputs(1);
-    r.add::<Vibrato>("Vibrato").random().outputs(1);
-    r.add::<AmpComp>("AmpComp").pure().outputs(1);
-    r.add::<AmpCompA>("AmpCompA").pure().outputs(1);
 }
 
 fn fft(r: &mut Registry) {

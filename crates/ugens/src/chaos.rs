@@ -1,12 +1,11 @@
 //! Chaotic maps (the Chaos plugin's N/L/C families and LorenzL), Xenakis'
-//! dynamic stochastic synthesis (Gendy1-3), cartoon physical models (Spring,
-//! Ball, TBall) and a few shapers (LFGauss, Vibrato, AmpComp, AmpCompA).
+//! dynamic stochastic synthesis (Gendy1-3) and cartoon physical models
+//! (Spring, Ball, TBall).
 
 mod clock;
 pub mod gendy;
 pub mod maps;
 pub mod physical;
-pub mod shapes;
 
 #[cfg(test)]
 mod tests;
@@ -18,5 +17,4 @@ pub use maps::{
     LatoocarfianN, LinCongC, LinCongL, LinCongN, LorenzL, QuadC, QuadL, QuadN, StandardL, StandardN,
 };
 pub use physical::{Ball, Spring, TBall};
-pub use shapes::{AmpComp, AmpCompA, LFGauss, Vibrato};
 

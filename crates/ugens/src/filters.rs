@@ -1,7 +1,9 @@
 //! Filters: resonant and Butterworth second-order sections, one-pole and
 //! one-zero filters, sections with coefficients as inputs (FOS, SOS, APF),
 //! lags (all of them, up/down and VarLag included), slew limiters, decays,
-//! DC blocking and a median filter, following scsynth's FilterUGens (3.13) sample for sample.
+//! DC blocking, a median filter, dynamics (Amplitude, Compander, Limiter,
+//! Normalizer) and loudness compensation (AmpComp, AmpCompA), following
+//! scsynth 3.13 sample for sample.
 //!
 //! Parameters read at control rate are compared with the values of the
 //! previous block; when they change, coefficients glide linearly across the
@@ -17,6 +19,7 @@ mod sections;
 mod median;
 mod beq;
 mod dynamics;
+mod amp_comp;
 mod moog;
 mod fir;
 mod silence;
@@ -26,6 +29,7 @@ pub(crate) mod hilbert;
 
 pub use lags::{Lag, Lag2, Lag2Ud, Lag3, Lag3Ud, LagUd, Ramp, Slew, VarLag};
 pub use beq::{BAllPass, BBandPass, BBandStop, BDesign, BHiPass, BHiShelf, BLowPass, BLowShelf, BPeakEq, BSection};
+pub use amp_comp::{AmpComp, AmpCompA};
 pub use dynamics::{Amplitude, Compander, Limiter, LookAhead, Normalizer};
 pub use fir::{Bpz2, Brz2, Fir, FirDesign, Hpz1, Hpz2, Lpz1, Lpz2, Slope};
 pub use linexp::LinExp;

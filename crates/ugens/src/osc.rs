@@ -1,7 +1,7 @@
 //! Oscillators: table lookup (SinOsc, Osc, COsc, OscN), the recursive sine
 //! (FSinOsc), band-limited impulse trains (Blip, Saw, Pulse), non-band-limited
 //! low-frequency shapes (LFSaw, LFPulse, LFTri, LFPar, LFCub, VarSaw, SyncSaw,
-//! Impulse) and Formant.
+//! Impulse, and LFGauss and Vibrato in [`lf_shapes`]) and Formant.
 //!
 //! Phases and increments use the same integer and float widths as scsynth so
 //! that outputs match it sample for sample.
@@ -11,6 +11,7 @@ mod banks;
 mod dsf_x8;
 mod feedback;
 mod freeverb;
+mod lf_shapes;
 pub(crate) mod gverb;
 mod pluck;
 pub mod tables;
@@ -18,6 +19,7 @@ pub mod tables;
 pub use banks::{Klang, Klank};
 pub use feedback::SinOscFB;
 pub use freeverb::{FreeVerb, FreeVerb2};
+pub use lf_shapes::{LFGauss, Vibrato};
 pub use pluck::Pluck;
 
 use crate::info::resolve_buffer;

@@ -337,3 +337,21 @@ fn apf_keeps_a_sine_level() {
     let peak = out[64 * 30..].iter().fold(0.0f32, |m, x| m.max(x.abs()));
     assert!(peak > 0.3, "{peak}");
 }
+
+#[test]
+fn ampcomp_halves_for_a_doubling_when_exponent_is_one() {
+    let out = UnitHarness::new("AmpComp", Rate::Control)
+        .inputs([TestInput::Control(vec![200.0, 400.0, 800.0]), TestInput::Const(100.0), TestInput::Const(1.0)])
+        .run(3);
+    assert_eq!(out[0], vec![0.5, 0.25, 0.125]);
+}
+
+#[test]
+fn ampcompa_gives_root_amp_at_root_and_boosts_lows() {
+    let out = UnitHarness::new("AmpCompA", Rate::Control)
+        .inputs([TestInput::Control(vec![1000.0, 50.0, 3000.0]), TestInput::Const(1000.0), TestInput::Const(0.32), TestInput::Const(1.0)])
+        .run(3);
+    assert!((out[0][0] - 1.0).abs() < 1e-6);
+    assert!(out[0][1] > 2.0);
+    assert!(out[0][2] < 1.0 && out[0][2] > 0.3);
+}

@@ -209,3 +209,48 @@ fn freeverb2_channels_differ_but_match_freeverb_energy() {
     let ratio = e(l) / e(rr);
     assert!((0.5..2.0).contains(&ratio), "{ratio}");
 }
+
+#[test]
+fn lfgauss_peaks_at_one_once_per_period() {
+    // 0.1 s at 48 kHz: one peak every 4800 samples.
+    let out = UnitHarness::new("LFGauss", Rate::Audio)
+        .inputs([Const(0.1), Const(0.1), Const(0.0), Const(1.0), Const(0.0)])
+        .run(300);
+    let o = &out[0];
+    let peaks: Vec<usize> = (1..o.len() - 1).filter(|&i| o[i] > 0.99 && o[i] >= o[i - 1] && o[i] > o[i + 1]).collect();
+    assert!(peaks.len() >= 3);
+    for w in peaks.windows(2) {
+        assert!((w[1] - w[0]).abs_diff(4800) <= 1, "{peaks:?}");
+    }
+}
+
+#[test]
+fn lfgauss_without_loop_asks_for_its_done_action() {
+    let r = UnitHarness::new("LFGauss", Rate::Control)
+        .inputs([Const(0.05), Const(0.1), Const(0.0), Const(0.0), Const(2.0)])
+        .run_full(100);
+    assert!(r.done_actions.iter().any(|&(_, a)| a == 2));
+}
+
+#[test]
+fn vibrato_swings_around_the_frequency_after_the_delay() {
+    let n = 64 * 400;
+    let out = UnitHarness::new("Vibrato", Rate::Audio)
+        .inputs([
+            Audio(vec![440.0; n]),
+            Const(6.0),
+            Const(0.02),
+            Const(0.1),
+            Const(0.0),
+            Const(0.04),
+            Const(0.1),
+            Const(0.0),
+            Const(0.0),
+        ])
+        .run(400);
+    let o = &out[0];
+    assert!(o[..4700].iter().all(|&v| v == 440.0));
+    let hi = o.iter().fold(0.0f32, |m, &v| m.max(v));
+    let lo = o.iter().fold(1e9f32, |m, &v| m.min(v));
+    assert!(hi > 445.0 && hi < 455.0 && lo < 435.0 && lo > 425.0, "{lo}..{hi}");
+}

@@ -19,8 +19,8 @@ impl K2A {
         let simd = self.simd;
         let out = io.out(0);
         if self.interpolate && self.level != next {
-            let slope = crate::ops::ramp::calc_slope(next, self.level, cx.rate.slope_factor);
-            crate::ops::ramp::fill(simd, out, self.level, slope);
+            let slope = crate::simd::ramp::calc_slope(next, self.level, cx.rate.slope_factor);
+            crate::simd::ramp::fill(simd, out, self.level, slope);
             self.level = next;
         } else {
             out.fill(self.level);
@@ -33,7 +33,7 @@ impl Construct for K2A {
         let interpolate = io.num_inputs() > 0 && io.in_rate(0) != Rate::Scalar;
         let mut unit = K2A { level: io.in0(0), interpolate, simd: false };
         unit.run(io, cx);
-        unit.simd = crate::ops::ramp::simd_block(cx.rate.buf_length);
+        unit.simd = crate::simd::ramp::simd_block(cx.rate.buf_length);
         unit
     }
 }

@@ -1,9 +1,9 @@
 //! Envelope generators: Line, XLine, EnvGen, Linen.
 //!
 //! Segment arithmetic follows scsynth's f32/f64 mix step by step, including
-//! its vectorised block fills (see [`nova`]), so that outputs agree to the bit.
+//! its vectorised block fills (see [`crate::simd::fill`]), so that outputs agree to the bit.
 
-pub(crate) mod nova;
+use crate::simd::fill;
 mod env_gen;
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
@@ -31,7 +31,7 @@ impl Construct for Line {
             slope: 0.0,
             end_level: end as f32,
             counter: counter.max(1),
-            simd: spec.rate == Rate::Audio && nova::simd_block(cx.rate.buf_length),
+            simd: spec.rate == Rate::Audio && fill::simd_block(cx.rate.buf_length),
         };
         if counter != 0 {
             unit.slope = (end - start) / unit.counter as f64;
@@ -77,7 +77,7 @@ impl Unit for Line {
                 return;
             }
             if self.counter as usize > n {
-                nova::slope_fill(out, self.level as f32, self.slope as f32);
+                fill::slope_fill(out, self.level as f32, self.slope as f32);
                 self.level += n as f64 * self.slope;
                 self.counter -= n as i32;
                 return;
@@ -103,7 +103,7 @@ impl Construct for XLine {
         let end = io.in0(1) as f64;
         let dur = io.in0(2) as f64;
         let counter = (dur * cx.rate.sample_rate + 0.5) as i32;
-        let simd = spec.rate == Rate::Audio && nova::simd_block(cx.rate.buf_length);
+        let simd = spec.rate == Rate::Audio && fill::simd_block(cx.rate.buf_length);
         let unit = if counter == 0 {
             io.out(0)[0] = end as f32;
             XLine { level: end, growth: 0.0, end_level: end as f32, counter: 0, simd }
@@ -127,8 +127,8 @@ impl Unit for XLine {
                 return;
             }
             if self.counter as usize > n {
-                nova::exp_fill(out, self.level as f32, self.growth as f32);
-                self.level *= nova::powi(self.growth, n as u32);
+                fill::exp_fill(out, self.level as f32, self.growth as f32);
+                self.level *= fill::powi(self.growth, n as u32);
                 self.counter -= n as i32;
                 return;
             }

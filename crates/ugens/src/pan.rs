@@ -12,7 +12,7 @@ pub use multichannel::{BiPanB2, DecodeB2, PanAz, PanB, PanB2, Rotate2};
 
 use crate::ops::math::sc_max;
 use crate::ops::math::sc_min;
-use crate::ops::ramp;
+use crate::simd::ramp;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::sync::OnceLock;
 

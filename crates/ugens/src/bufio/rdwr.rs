@@ -2,7 +2,7 @@
 
 use super::{at, buffer, out_ptrs, read_frame, sc_loop};
 use crate::info::resolve_buffer_index;
-use crate::ops::ramp;
+use crate::simd::ramp;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 // ---- BufRd ------------------------------------------------------------------

@@ -5,7 +5,7 @@
 //! curve. Levels are read from the inputs when each segment starts, so they
 //! may be modulated.
 
-use super::nova;
+use crate::simd::fill;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::f64::consts::PI;
 
@@ -75,7 +75,7 @@ impl Construct for EnvGen {
         let mode = if spec.rate == Rate::Audio {
             if io.in_rate(GATE) == Rate::Audio {
                 Mode::AudioGate
-            } else if nova::simd_block(cx.rate.buf_length) {
+            } else if fill::simd_block(cx.rate.buf_length) {
                 Mode::AudioControlGateSimd
             } else {
                 Mode::AudioControlGate
@@ -486,13 +486,13 @@ impl EnvGen {
                     true
                 }
                 SHAPE_LINEAR => {
-                    nova::slope_fill(out, level as f32, self.grow as f32);
+                    fill::slope_fill(out, level as f32, self.grow as f32);
                     level += n as f64 * self.grow;
                     true
                 }
                 SHAPE_EXPONENTIAL => {
-                    nova::exp_fill(out, level as f32, self.grow as f32);
-                    level *= nova::powi(self.grow, n as u32);
+                    fill::exp_fill(out, level as f32, self.grow as f32);
+                    level *= fill::powi(self.grow, n as u32);
                     true
                 }
                 _ => false,

@@ -2,7 +2,7 @@
 //! Limiter and Normalizer, following scsynth's FilterUGens (3.13).
 
 use super::sig::{in0, in_rate, In};
-use crate::ops::ramp::calc_slope;
+use crate::simd::ramp::calc_slope;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;
 

@@ -4,7 +4,7 @@
 use super::sig::zap as zap64;
 use crate::io::zap as zap32;
 use crate::osc::tables::{d2i, lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
-use crate::ops::ramp::calc_slope;
+use crate::simd::ramp::calc_slope;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::f64::consts::PI;
 

@@ -2,7 +2,7 @@
 
 use super::sig::{in0, in_rate, In};
 use crate::ops::math::sc_reciprocal;
-use crate::ops::nova;
+use crate::simd::math;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ fn libm_map(x: f32, dstlo: f32, dstratio: f32, rsrcrange: f32, rrminuslo: f32) -
 
 #[inline(always)]
 fn vector_map(x: f32, dstlo: f32, dstratio: f32, rsrcrange: f32, rrminuslo: f32) -> f32 {
-    dstlo * nova::pow(dstratio, x * rsrcrange + rrminuslo)
+    dstlo * math::pow(dstratio, x * rsrcrange + rrminuslo)
 }
 
 impl Construct for LinExp {

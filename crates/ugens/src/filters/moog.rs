@@ -2,7 +2,7 @@
 //! sections in a feedback loop, bilinear transform).
 
 use super::sig::{clip_f32, in0, zap, In};
-use crate::ops::ramp::calc_slope;
+use crate::simd::ramp::calc_slope;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Inputs: in, freq, gain (feedback, 0–4; 4 self-oscillates), reset (> 0

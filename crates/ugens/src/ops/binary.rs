@@ -8,8 +8,8 @@
 //! are reproduced.
 
 use super::math::*;
-use super::nova;
-use super::ramp;
+use crate::simd::math as simd_math;
+use crate::simd::ramp;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::marker::PhantomData;
@@ -379,20 +379,20 @@ impl BinOp for Pow {
     }
     #[inline(always)]
     fn simd_f(a: f32, b: f32) -> f32 {
-        nova::signed_pow(a, b)
+        simd_math::signed_pow(a, b)
     }
     fn simd_ka_steady(out: &mut [f32], xa: f32, b: &[f32]) {
         if xa >= 0.0 {
-            map_a(out, b, |y| nova::pow(xa, y))
+            map_a(out, b, |y| simd_math::pow(xa, y))
         } else {
-            map_a(out, b, |y| nova::signed_pow(xa, y))
+            map_a(out, b, |y| simd_math::signed_pow(xa, y))
         }
     }
     fn simd_ia(out: &mut [f32], xa: f32, b: &[f32]) {
         if xa > 0.0 {
-            map_a(out, b, |y| nova::pow(xa, y))
+            map_a(out, b, |y| simd_math::pow(xa, y))
         } else {
-            map_a(out, b, |y| nova::signed_pow(xa, y))
+            map_a(out, b, |y| simd_math::signed_pow(xa, y))
         }
     }
 }

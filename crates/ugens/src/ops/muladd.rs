@@ -5,7 +5,7 @@
 //! `ControlRateInput`); constant inputs pick specialised loops at
 //! construction, as scsynth does.
 
-use super::ramp;
+use crate::simd::ramp;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// A control input's value as the unit last used it.

@@ -5,8 +5,8 @@
 //! its arithmetic differs from the plain loop.
 
 use super::math::*;
-use super::nova;
-use super::ramp;
+use crate::simd::math as simd_math;
+use crate::simd::ramp;
 use crate::unit::{Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::marker::PhantomData;
 
@@ -108,9 +108,9 @@ unop!(Neg, |x| -x, simd |x| 0.0 - x);
 unop!(Not, |x| if x > 0.0 { 0.0 } else { 1.0 });
 unop!(BitNot, |x| (!c_int(x)) as f32);
 unop!(Abs, |x| x.abs());
-unop!(Ceil, |x| x.ceil(), simd |x| nova::ceil(x));
-unop!(Floor, |x| x.floor(), simd |x| nova::floor(x));
-unop!(Frac, |x| sc_frac(x), simd |x| x - nova::floor(x));
+unop!(Ceil, |x| x.ceil(), simd |x| simd_math::ceil(x));
+unop!(Floor, |x| x.floor(), simd |x| simd_math::floor(x));
+unop!(Frac, |x| sc_frac(x), simd |x| x - simd_math::floor(x));
 unop!(Sign, |x| sc_sign(x), simd |x| {
     let sign = x.to_bits() & 0x8000_0000;
     let one = if x != 0.0 { 1.0f32.to_bits() } else { 0 };
@@ -122,30 +122,30 @@ unop!(Sqrt, |x| sc_sqrt(x), simd |x| {
     let sign = x.to_bits() & 0x8000_0000;
     f32::from_bits(sign | f32::from_bits(x.to_bits() ^ sign).sqrt().to_bits())
 });
-unop!(Exp, |x| x.exp(), simd |x| nova::exp(x));
-unop!(Recip, |x| sc_reciprocal(x), simd |x| nova::reciprocal(x));
-unop!(MidiCps, |x| sc_midicps(x), simd |x| nova::midicps(x));
-unop!(CpsMidi, |x| sc_cpsmidi(x), simd |x| nova::cpsmidi(x));
-unop!(MidiRatio, |x| sc_midiratio(x), simd |x| nova::midiratio(x));
-unop!(RatioMidi, |x| sc_ratiomidi(x), simd |x| nova::ratiomidi(x));
-unop!(DbAmp, |x| sc_dbamp(x), simd |x| nova::dbamp(x));
-unop!(AmpDb, |x| sc_ampdb(x), simd |x| nova::ampdb(x));
-unop!(OctCps, |x| sc_octcps(x), simd |x| nova::octcps(x));
-unop!(CpsOct, |x| sc_cpsoct(x), simd |x| nova::cpsoct(x));
-unop!(Log, |x| x.ln(), simd |x| nova::log(x));
-unop!(Log2, |x| x.log2(), simd |x| nova::log2(x));
-unop!(Log10, |x| x.abs().log10(), simd |x| nova::log10(x));
-unop!(Sin, |x| x.sin(), simd |x| nova::sin(x));
-unop!(Cos, |x| x.cos(), simd |x| nova::cos(x));
-unop!(Tan, |x| x.tan(), simd |x| nova::tan(x));
-unop!(Asin, |x| x.asin(), simd |x| nova::asin(x));
-unop!(Acos, |x| x.acos(), simd |x| nova::acos(x));
-unop!(Atan, |x| x.atan(), simd |x| nova::atan(x));
+unop!(Exp, |x| x.exp(), simd |x| simd_math::exp(x));
+unop!(Recip, |x| sc_reciprocal(x), simd |x| simd_math::reciprocal(x));
+unop!(MidiCps, |x| sc_midicps(x), simd |x| simd_math::midicps(x));
+unop!(CpsMidi, |x| sc_cpsmidi(x), simd |x| simd_math::cpsmidi(x));
+unop!(MidiRatio, |x| sc_midiratio(x), simd |x| simd_math::midiratio(x));
+unop!(RatioMidi, |x| sc_ratiomidi(x), simd |x| simd_math::ratiomidi(x));
+unop!(DbAmp, |x| sc_dbamp(x), simd |x| simd_math::dbamp(x));
+unop!(AmpDb, |x| sc_ampdb(x), simd |x| simd_math::ampdb(x));
+unop!(OctCps, |x| sc_octcps(x), simd |x| simd_math::octcps(x));
+unop!(CpsOct, |x| sc_cpsoct(x), simd |x| simd_math::cpsoct(x));
+unop!(Log, |x| x.ln(), simd |x| simd_math::log(x));
+unop!(Log2, |x| x.log2(), simd |x| simd_math::log2(x));
+unop!(Log10, |x| x.abs().log10(), simd |x| simd_math::log10(x));
+unop!(Sin, |x| x.sin(), simd |x| simd_math::sin(x));
+unop!(Cos, |x| x.cos(), simd |x| simd_math::cos(x));
+unop!(Tan, |x| x.tan(), simd |x| simd_math::tan(x));
+unop!(Asin, |x| x.asin(), simd |x| simd_math::asin(x));
+unop!(Acos, |x| x.acos(), simd |x| simd_math::acos(x));
+unop!(Atan, |x| x.atan(), simd |x| simd_math::atan(x));
 unop!(Sinh, |x| x.sinh());
 unop!(Cosh, |x| x.cosh());
-unop!(Tanh, |x| x.tanh(), simd |x| nova::tanh(x));
-unop!(Distort, |x| sc_distort(x), simd |x| x * nova::reciprocal(1.0 + x.abs()));
-unop!(SoftClip, |x| sc_softclip(x), simd |x| nova::softclip(x));
+unop!(Tanh, |x| x.tanh(), simd |x| simd_math::tanh(x));
+unop!(Distort, |x| sc_distort(x), simd |x| x * simd_math::reciprocal(1.0 + x.abs()));
+unop!(SoftClip, |x| sc_softclip(x), simd |x| simd_math::softclip(x));
 unop!(RectWindow, |x| sc_rectwindow(x));
 unop!(HanWindow, |x| sc_hanwindow(x));
 unop!(WelchWindow, |x| sc_welwindow(x));

@@ -9,7 +9,7 @@
 
 use crate::filters::sig::{in0, In};
 use crate::ops::math::{c_int, c_long};
-use crate::ops::ramp;
+use crate::simd::ramp;
 use crate::pan::sine_table;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 

@@ -4,7 +4,7 @@
 //! Clip additionally follows scsynth's vectorised path (four-lane ramps and
 //! SSE min/max) when the block size is a multiple of 16.
 
-use crate::envelopes::nova;
+use crate::simd::fill;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Per-block slope of a control-rate value, in f32 as scsynth's CALCSLOPE.
@@ -86,7 +86,7 @@ impl Construct for Clip {
         let hi = io.in0(2);
         let x = io.in0(0);
         io.out(0)[0] = clip_scalar(x, lo, hi);
-        let simd = spec.rate == Rate::Audio && cx.rate.buf_length > 1 && nova::simd_block(cx.rate.buf_length);
+        let simd = spec.rate == Rate::Audio && cx.rate.buf_length > 1 && fill::simd_block(cx.rate.buf_length);
         Clip { lo, hi, simd }
     }
 }
@@ -101,10 +101,10 @@ impl Clip {
         let mut lo_ramp = None;
         let mut hi_ramp = None;
         if lo_rate == Rate::Control && io.in0(1) != self.lo {
-            lo_ramp = Some(nova::Ramp::new(self.lo, calc_slope(io.in0(1), self.lo, cx)));
+            lo_ramp = Some(fill::Ramp::new(self.lo, calc_slope(io.in0(1), self.lo, cx)));
         }
         if hi_rate == Rate::Control && io.in0(2) != self.hi {
-            hi_ramp = Some(nova::Ramp::new(self.hi, calc_slope(io.in0(2), self.hi, cx)));
+            hi_ramp = Some(fill::Ramp::new(self.hi, calc_slope(io.in0(2), self.hi, cx)));
         }
         let (lo_fixed, hi_fixed) = (self.lo, self.hi);
         let out = io.out(0);

@@ -3,7 +3,7 @@
 
 use crate::filters::sig::{in0, in_rate, In};
 use crate::ops::math::c_int;
-use crate::ops::ramp;
+use crate::simd::ramp;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 // ---- LastValue --------------------------------------------------------------------

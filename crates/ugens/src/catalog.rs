@@ -233,10 +233,6 @@ fn triggers(r: &mut Registry) {
     r.add_ctor("RunningMax", Tracker::new_running_max).pure().inputs(2).outputs(1);
     r.add_ctor("RunningMin", Tracker::new_running_min).pure().inputs(2).outputs(1);
     r.add::<Select>("Select").pure().inputs(2).outputs(1);
-    r.add::<Clip>("Clip").pure().inputs(3).outputs(1);
-    r.add::<Wrap>("Wrap").pure().inputs(3).outputs(1);
-    r.add::<Fold>("Fold").pure().inputs(3).outputs(1);
-    r.add::<InRange>("InRange").pure().inputs(3).outputs(1);
     r.add::<Done>("Done").own_synth().inputs(1);
     r.add::<FreeSelf>("FreeSelf").own_synth().inputs(1);
     r.add::<PauseSelf>("PauseSelf").own_synth().inputs(1);
@@ -260,6 +256,10 @@ fn ops(r: &mut Registry) {
     r.add::<muladd::MulAdd>("MulAdd").pure().inputs(3).outputs(1);
     r.add::<muladd::Sum<3>>("Sum3").pure().inputs(3).outputs(1);
     r.add::<muladd::Sum<4>>("Sum4").pure().inputs(4).outputs(1);
+    r.add::<Clip>("Clip").pure().inputs(3).outputs(1);
+    r.add::<Wrap>("Wrap").pure().inputs(3).outputs(1);
+    r.add::<Fold>("Fold").pure().inputs(3).outputs(1);
+    r.add::<InRange>("InRange").pure().inputs(3).outputs(1);
 }
 
 fn io(r: &mut Registry) {

@@ -3,13 +3,11 @@
 //! nodes. A trigger is a change from <= 0 to > 0.
 
 mod node_control;
-mod ranges;
 mod trackers;
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 pub use node_control::{ActWhenDone, Done, Free, FreeSelf, Pause, PauseSelf};
-pub use ranges::{Clip, Fold, InRange, Wrap};
 pub use trackers::{LastValue, LeastChange, ModDif, MostChange, PeakFollower, RunningSum, ZeroCrossing};
 
 /// Sample `j` of an input; control and scalar inputs hold one value.

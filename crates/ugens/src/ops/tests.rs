@@ -298,3 +298,26 @@ fn sum3_and_sum4_add_their_inputs() {
         .run(1);
     assert_eq!(k[0][0], 10.0);
 }
+
+fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
+    UnitHarness::new(name, Rate::Audio).inputs(inputs).run(blocks).remove(0)
+}
+
+#[test]
+fn clip_fold_and_wrap_keep_values_in_range() {
+    let sig: Vec<f32> = (0..640).map(|i| (i as f32 * 0.05).sin() * 3.0).collect();
+    let bounds = |name: &str| {
+        ar(name, vec![TestInput::Audio(sig.clone()), TestInput::Const(-0.5), TestInput::Const(1.0)], 10)
+    };
+    let clip = bounds("Clip");
+    assert!(clip.iter().all(|&v| (-0.5..=1.0).contains(&v)));
+    assert!(clip.contains(&1.0) && clip.iter().any(|&v| v == -0.5));
+    let fold = bounds("Fold");
+    assert!(fold.iter().all(|&v| (-0.5..=1.0).contains(&v)));
+    // 1.25 folds back to 0.75; 1.75 wraps to 0.25.
+    let one = |name: &str, x: f32| ar(name, vec![TestInput::Const(x), TestInput::Const(-0.5), TestInput::Const(1.0)], 1)[0];
+    assert_eq!(one("Fold", 1.25), 0.75);
+    assert_eq!(one("Wrap", 1.75), 0.25);
+    let wrap = bounds("Wrap");
+    assert!(wrap.iter().all(|&v| (-0.5..1.0).contains(&v)));
+}

@@ -1,94 +1,28 @@
-//! Noise and random-value units. All of them draw from `cx.world.rgen` in
+//! Noise and random-value units: the noise generators here (WhiteNoise,
+//! PinkNoise, Dust, LFNoise0-2, GrayNoise, Crackle, Logistic, Hasher ...),
+//! the dynamic LFDNoise family in [`dynamic`], random values in
+//! [`random`]. All of them draw from `cx.world.rgen` in
 //! the same order as scsynth, copying its state into a local for the length
 //! of a block. That is the world's shared generator, or the synth's own one
 //! when the server gives each synth its own (the engine swaps it in while
 //! the synth runs).
 
-mod more;
+mod dynamic;
+mod random;
 
-pub use more::{
-    CoinGate, Crackle, GrayNoise, Hasher, LFDClipNoise, LFDNoise0, LFDNoise1, LFDNoise3, Logistic,
-    TExpRand, TIRand,
+pub use dynamic::{LFDClipNoise, LFDNoise0, LFDNoise1, LFDNoise3};
+pub use random::{
+    CoinGate, ExpRand, IRand, LinRand, NRand, Rand, RandID, RandSeed, TExpRand, TIRand, TRand,
 };
 
-use crate::osc::tables::{d2i, f2i, sc_max, sc_min};
+use crate::osc::tables::{d2i, sc_max};
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
-
-/// RandSeed: on a rising trigger, reseeds the shared generator, so that the
-/// random units after it repeat the same sequence. Outputs zeros.
-pub struct RandSeed {
-    prev_trig: f32,
-}
-
-impl RandSeed {
-    fn run(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let n = io.n();
-        let trig = io.inp(0);
-        let seed = io.inp(1);
-        let mut prev = self.prev_trig;
-        for i in 0..n {
-            let t = trig[if trig.len() > 1 { i } else { 0 }];
-            if t > 0.0 && prev <= 0.0 {
-                let s = seed[if seed.len() > 1 { i } else { 0 }];
-                cx.world.rgen.init(s as i32 as u32);
-            }
-            prev = t;
-        }
-        self.prev_trig = prev;
-        io.out(0).fill(0.0);
-    }
-}
-
-impl Construct for RandSeed {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = RandSeed { prev_trig: 0.0 };
-        u.run(io, cx);
-        u
-    }
-}
-
-impl Unit for RandSeed {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        self.run(io, cx);
-    }
-}
-
-/// RandID: makes the synth draw from the world's shared generator number
-/// `id` from here on (units after it in this block, every unit in later
-/// blocks), as long as there is such a generator. Outputs zeros.
-pub struct RandID {
-    id: f32,
-}
-
-impl RandID {
-    fn run(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let id = io.in0(0);
-        if id != self.id {
-            self.id = id;
-            // C's float-to-unsigned conversion: negative ids wrap to huge ones.
-            let id = id as i64 as u32;
-            if cx.world.select_rgen(id) {
-                cx.synth.rgen_id = id;
-            }
-        }
-        io.out(0).fill(0.0);
-    }
-}
-
-impl Construct for RandID {
-    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let mut u = RandID { id: -1.0 };
-        u.run(io, cx);
-        u
-    }
-}
-
-impl Unit for RandID {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        self.run(io, cx);
-    }
+/// Sample `i` of an input; control and scalar inputs hold one value.
+#[inline(always)]
+fn at(sig: &[f32], i: usize) -> f32 {
+    sig[if sig.len() > 1 { i } else { 0 }]
 }
 
 /// Runs `f` with a local copy of the shared generator, then stores it back,
@@ -414,138 +348,148 @@ impl Unit for LFNoise2 {
 }
 
 // ---------------------------------------------------------------------------
-// Random values chosen once, at construction
+// GrayNoise
 
-/// Units that only draw a value when built; afterwards they keep it.
-macro_rules! init_only_unit {
-    ($(#[$doc:meta])* $name:ident, |$io:ident, $g:ident| $value:expr) => {
-        $(#[$doc])*
-        pub struct $name;
-
-        impl Construct for $name {
-            fn new(_spec: &UnitSpec<'_>, $io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-                let $g = &mut cx.world.rgen;
-                let v: f32 = $value;
-                $io.out(0)[0] = v;
-                $name
-            }
-        }
-
-        impl Unit for $name {
-            fn next(&mut self, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {}
-        }
-    };
+/// GrayNoise: flips one random bit of a 32-bit word per sample and outputs
+/// the word as a fraction of full scale.
+pub struct GrayNoise {
+    counter: i32,
 }
 
-init_only_unit!(
-    /// Rand: uniform in [lo, hi).
-    Rand,
-    |io, g| {
-        let lo = io.in0(0);
-        g.frand() * (io.in0(1) - lo) + lo
-    }
-);
-
-init_only_unit!(
-    /// IRand: uniform integer in lo..=hi.
-    IRand,
-    |io, g| {
-        let lo = f2i(io.in0(0));
-        let hi = f2i(io.in0(1));
-        g.irand(hi.wrapping_sub(lo).wrapping_add(1)).wrapping_add(lo) as f32
-    }
-);
-
-init_only_unit!(
-    /// ExpRand: exponentially distributed in [lo, hi) (same signs).
-    ExpRand,
-    |io, g| {
-        let lo = io.in0(0);
-        let ratio = io.in0(1) / lo;
-        ratio.powf(g.frand()) * lo
-    }
-);
-
-init_only_unit!(
-    /// LinRand: linearly distributed in [lo, hi), skewed to lo when
-    /// `minmax <= 0`, else to hi.
-    LinRand,
-    |io, g| {
-        let lo = io.in0(0);
-        let range = io.in0(1) - lo;
-        let n = f2i(io.in0(2));
-        let a = g.frand();
-        let b = g.frand();
-        if n <= 0 {
-            sc_min(a, b) * range + lo
-        } else {
-            sc_max(a, b) * range + lo
-        }
-    }
-);
-
-init_only_unit!(
-    /// NRand: mean of `n` uniform values in [lo, hi) (bell-shaped for n > 2).
-    NRand,
-    |io, g| {
-        let lo = io.in0(0);
-        let range = io.in0(1) - lo;
-        let n = f2i(io.in0(2));
-        let mut sum = 0.0f32;
-        for _ in 0..n.max(0) {
-            sum += g.frand();
-        }
-        (sum / n as f32) * range + lo
-    }
-);
-
-/// TRand: a new uniform value in [lo, hi) at each trigger (a rise from
-/// <= 0 to > 0), held in between.
-pub struct TRand {
-    trig: f32,
-    value: f32,
-    audio_bounds: bool,
-}
-
-impl Construct for TRand {
-    fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
-        let lo = io.in0(0);
-        let value = cx.world.rgen.frand() * (io.in0(1) - lo) + lo;
-        io.out(0)[0] = value;
-        let audio_bounds = spec.rate == Rate::Audio && io.in_rate(0) == Rate::Audio;
-        TRand { trig: io.in0(2), value, audio_bounds }
+impl Construct for GrayNoise {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = GrayNoise { counter: 0 };
+        u.next(io, cx);
+        u
     }
 }
 
-impl Unit for TRand {
+impl Unit for GrayNoise {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let (lo, hi, trig) = (io.inp(0), io.inp(1), io.inp(2));
         let out = io.out(0);
-        if out.len() == 1 {
-            let t = trig[0];
-            if t > 0.0 && self.trig <= 0.0 {
-                self.value = cx.world.rgen.frand() * (hi[0] - lo[0]) + lo[0];
+        let mut counter = self.counter;
+        with_rgen(cx, |g| {
+            for o in out.iter_mut() {
+                counter ^= 1i32.wrapping_shl(g.trand() & 31);
+                *o = counter as f32 * 4.656_613e-10;
             }
-            out[0] = self.value;
-            self.trig = t;
+        });
+        self.counter = counter;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Crackle, Logistic
+
+/// Crackle: the chaotic map `y0 = |y1 * p - y2 - 0.05|`, started from a
+/// random value (so it draws once, when built).
+pub struct Crackle {
+    y1: f64,
+    y2: f64,
+}
+
+impl Construct for Crackle {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = Crackle { y1: cx.world.rgen.drand(), y2: 0.0 };
+        u.next(io, cx);
+        u
+    }
+}
+
+impl Unit for Crackle {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let p = io.in0(0);
+        // The state is kept in double precision but every step runs in single.
+        let (mut y1, mut y2) = (self.y1 as f32, self.y2 as f32);
+        for o in io.out(0).iter_mut() {
+            let y0 = (y1 * p - y2 - 0.05).abs();
+            *o = y0;
+            y2 = y1;
+            y1 = y0;
+        }
+        self.y1 = y1 as f64;
+        self.y2 = y2 as f64;
+    }
+}
+
+/// Logistic: the logistic map `y = r * y * (1 - y)`, iterated `freq` times
+/// a second (every sample when freq reaches the sample rate and `r` is
+/// fixed).
+pub struct Logistic {
+    y1: f64,
+    counter: i32,
+    every_sample: bool,
+}
+
+impl Logistic {
+    fn every(&mut self, io: &mut Wires<'_>) {
+        let r = io.in0(0) as f64;
+        let mut y1 = self.y1;
+        for o in io.out(0).iter_mut() {
+            y1 = r * y1 * (1.0 - y1);
+            *o = y1 as f32;
+        }
+        self.y1 = y1;
+    }
+}
+
+impl Construct for Logistic {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let every_sample = io.in_rate(0) == Rate::Scalar && io.in0(1) as f64 >= cx.rate.sample_rate;
+        let mut u = Logistic { y1: io.in0(2) as f64, counter: 0, every_sample };
+        u.every(io);
+        u
+    }
+}
+
+impl Unit for Logistic {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if self.every_sample {
+            self.every(io);
             return;
         }
-        // Inputs that are not audio-rate hold one value for the block.
-        let step = |s: &[f32]| if s.len() > 1 { 1 } else { 0 };
-        let (ls, hs, ts) = if self.audio_bounds { (step(lo), step(hi), step(trig)) } else { (0, 0, step(trig)) };
-        let (mut prev, mut value) = (self.trig, self.value);
-        let g = &mut cx.world.rgen;
-        for (i, o) in out.iter_mut().enumerate() {
-            let t = trig[i * ts];
-            if t > 0.0 && prev <= 0.0 {
-                let l = lo[i * ls];
-                value = g.frand() * (hi[i * hs] - l) + l;
+        let r = io.in0(0) as f64;
+        let freq = io.in0(1);
+        let sr = cx.rate.sample_rate;
+        let (mut y1, mut counter) = (self.y1, self.counter);
+        let out = io.out(0);
+        let mut start = 0;
+        while start < out.len() {
+            if counter <= 0 {
+                counter = segment_length(sr, freq, 1);
+                y1 = r * y1 * (1.0 - y1);
             }
-            *o = value;
-            prev = t;
+            let n = (out.len() - start).min(counter as usize);
+            counter -= n as i32;
+            out[start..start + n].fill(y1 as f32);
+            start += n;
         }
-        self.trig = prev;
-        self.value = value;
+        self.y1 = y1;
+        self.counter = counter;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Hasher
+
+/// Hasher: a deterministic hash of the input's bit pattern, in [-1, 1).
+pub struct Hasher;
+
+impl Construct for Hasher {
+    fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
+        let mut u = Hasher;
+        u.next(io, cx);
+        u
+    }
+}
+
+impl Unit for Hasher {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        let input = io.inp(0);
+        for (i, o) in io.out(0).iter_mut().enumerate() {
+            let h = crate::rgen::hash32(at(input, i).to_bits() as i32) as u32;
+            *o = f32::from_bits(0x4000_0000 | (h >> 9)) - 3.0;
+        }
     }
 }
 

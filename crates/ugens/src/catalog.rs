@@ -30,7 +30,6 @@ pub(crate) fn register_all(r: &mut Registry) {
     grains(r);
     listening(r);
     convolution(r);
-    assorted(r);
     scope(r);
     ui(r);
     disk(r);
@@ -172,6 +171,8 @@ fn filters(r: &mut Registry) {
     r.add::<Compander>("Compander").pure().outputs(1);
     r.add::<Limiter>("Limiter").pure().outputs(1);
     r.add::<Normalizer>("Normalizer").pure().outputs(1);
+    r.add::<nonlinear::Flip>("Flip").inputs(1).outputs(1);
+    r.add::<nonlinear::MantissaMask>("MantissaMask").inputs(2).outputs(1);
     r.add::<AmpComp>("AmpComp").pure().outputs(1);
     r.add::<AmpCompA>("AmpCompA").pure().outputs(1);
 }
@@ -189,6 +190,8 @@ fn delays(r: &mut Registry) {
     r.add::<AllpassC>("AllpassC").pure().outputs(1);
     r.add::<Delay1>("Delay1").pure().outputs(1);
     r.add::<Delay2>("Delay2").pure().outputs(1);
+    r.add::<taps::DelTapWr>("DelTapWr").inputs(2).outputs(1);
+    r.add_ctor("DelTapRd", taps::new_deltaprd).inputs(4).outputs(1);
     delays_buf(r);
 }
 
@@ -211,6 +214,7 @@ fn envelopes(r: &mut Registry) {
     r.add::<XLine>("XLine").done_action(3).inputs(4).outputs(1);
     r.add::<EnvGen>("EnvGen").done_action(4).inputs(8).outputs(1);
     r.add::<Linen>("Linen").done_action(4).inputs(1).outputs(1);
+    r.add::<ienv_gen::IEnvGen>("IEnvGen").inputs(5).outputs(1);
 }
 
 fn triggers(r: &mut Registry) {
@@ -350,6 +354,7 @@ fn reply(r: &mut Registry) {
     r.add::<SendTrig>("SendTrig").inputs(3);
     r.add::<SendReply>("SendReply").inputs(3);
     r.add::<Poll>("Poll").inputs(2);
+    r.add::<peak_rms::SendPeakRMS>("SendPeakRMS").inputs(4);
 }
 
 fn gc_units(r: &mut Registry) {
@@ -369,6 +374,7 @@ fn demand_readers(r: &mut Registry) {
     r.add::<Demand>("Demand").inputs(2);
     r.add::<Duty>("Duty").inputs(4).outputs(1);
     r.add::<TDuty>("TDuty").inputs(4).outputs(1);
+    r.add::<crate::demand::dpoll::Dpoll>("Dpoll").inputs(1);
 }
 
 fn demand_patterns(r: &mut Registry) {
@@ -501,6 +507,8 @@ fn grains(r: &mut Registry) {
     r.add::<Warp1>("Warp1").random().inputs(1).outputs(1);
     r.add::<TGrains>("TGrains").inputs(1);
     r.add::<PitchShift>("PitchShift").random().inputs(5).outputs(1);
+    r.add::<psin::PSinGrain>("PSinGrain").inputs(3).outputs(1);
+    r.add::<tap::GrainTap>("GrainTap").random().inputs(6).outputs(1);
 }
 
 fn listening(r: &mut Registry) {
@@ -533,19 +541,6 @@ fn convolution(r: &mut Registry) {
     r.add::<pack::PackFft>("PackFFT").inputs(6).outputs(1);
     r.add::<pack::Unpack1Fft>("Unpack1FFT").inputs(4).outputs(1);
     r.add::<crate::fft::pv::Pv<pack::ConformalMap>>("PV_ConformalMap").inputs(3).outputs(1);
-}
-
-fn assorted(r: &mut Registry) {
-    use crate::assorted::*;
-    r.add::<deltap::DelTapWr>("DelTapWr").inputs(2).outputs(1);
-    r.add_ctor("DelTapRd", deltap::new_deltaprd).inputs(4).outputs(1);
-    r.add::<simple::Flip>("Flip").inputs(1).outputs(1);
-    r.add::<simple::MantissaMask>("MantissaMask").inputs(2).outputs(1);
-    r.add::<ienv_gen::IEnvGen>("IEnvGen").inputs(5).outputs(1);
-    r.add::<peak_rms::SendPeakRMS>("SendPeakRMS").inputs(4);
-    r.add::<grains::PSinGrain>("PSinGrain").inputs(3).outputs(1);
-    r.add::<grains::GrainTap>("GrainTap").random().inputs(6).outputs(1);
-    r.add::<dpoll::Dpoll>("Dpoll").inputs(1);
 }
 
 fn scope(r: &mut Registry) {

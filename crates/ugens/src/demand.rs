@@ -10,6 +10,7 @@
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
+pub(crate) mod dpoll;
 pub(crate) mod envgen;
 pub(crate) mod patterns;
 pub(crate) mod readers;

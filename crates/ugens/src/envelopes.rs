@@ -1,10 +1,13 @@
-//! Envelope generators: Line, XLine, EnvGen, Linen.
+//! Envelope generators: Line, XLine, EnvGen, Linen, and IEnvGen (an envelope
+//! read at an index).
 //!
 //! Segment arithmetic follows scsynth's f32/f64 mix step by step, including
 //! its vectorised block fills (see [`crate::simd::fill`]), so that outputs agree to the bit.
 
-use crate::simd::fill;
 mod env_gen;
+pub(crate) mod ienv_gen;
+
+use crate::simd::fill;
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 

@@ -1,7 +1,8 @@
 //! Filters: resonant and Butterworth second-order sections, one-pole and
 //! one-zero filters, sections with coefficients as inputs (FOS, SOS, APF),
 //! lags (all of them, up/down and VarLag included), slew limiters, decays,
-//! DC blocking, a median filter, dynamics (Amplitude, Compander, Limiter,
+//! DC blocking, a median filter, the sample-wise nonlinear Flip and
+//! MantissaMask, dynamics (Amplitude, Compander, Limiter,
 //! Normalizer) and loudness compensation (AmpComp, AmpCompA), following
 //! scsynth 3.13 sample for sample.
 //!
@@ -17,6 +18,7 @@ mod onepole;
 pub(crate) mod twopole;
 mod sections;
 mod median;
+pub(crate) mod nonlinear;
 mod beq;
 mod dynamics;
 mod amp_comp;

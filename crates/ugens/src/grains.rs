@@ -1,5 +1,5 @@
-//! Granular synthesis: GrainSin, GrainFM, GrainIn, GrainBuf, Warp1, TGrains
-//! and PitchShift.
+//! Granular synthesis: GrainSin, GrainFM, GrainIn, GrainBuf, Warp1, TGrains,
+//! PitchShift, and the older fixed-form PSinGrain and GrainTap.
 //!
 //! A grain is a short stretch of sound shaped by an envelope: the built-in
 //! one (a sine-squared bump computed by a two-term recurrence) or a buffer
@@ -55,6 +55,8 @@ mod buf;
 mod envelope;
 mod osc;
 mod pitch_shift;
+pub(crate) mod psin;
+pub(crate) mod tap;
 mod tgrains;
 mod warp;
 

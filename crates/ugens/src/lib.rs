@@ -77,7 +77,6 @@ pub mod fft;
 pub mod grains;
 pub mod listening;
 pub mod convolution;
-pub mod assorted;
 pub mod scope;
 pub mod ui;
 pub mod disk;

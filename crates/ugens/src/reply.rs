@@ -1,4 +1,7 @@
-//! Units that talk to clients: SendTrig (`/tr`), SendReply, and Poll (printed lines).
+//! Units that talk to clients: SendTrig (`/tr`), SendReply, Poll (printed
+//! lines), and SendPeakRMS ([`peak_rms`]).
+
+pub(crate) mod peak_rms;
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{PollLine, Trigger};

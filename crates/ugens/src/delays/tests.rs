@@ -198,3 +198,14 @@ fn huge_max_delay_fails_softly_with_silence() {
     assert!(run.outputs[0].iter().all(|&x| x == 0.0));
     assert!(run.done_per_block[0]);
 }
+
+#[test]
+fn deltap_reads_back_what_was_written() {
+    let mut h = UnitHarness::new("DelTapWr", Rate::Audio)
+        .inputs([TestInput::Const(0.0), TestInput::Audio((0..256).map(|i| i as f32).collect())]);
+    h.world.buffers[0] = crate::world::SndBuf::new(1024, 1, 48_000.0);
+    let out = h.run(2);
+    // The output is the write position as integer bits; the constructor wrote position 0.
+    assert_eq!(out[0][0].to_bits(), 1);
+    assert_eq!(out[0][70].to_bits(), 71);
+}

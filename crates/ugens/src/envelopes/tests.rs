@@ -161,3 +161,13 @@ fn linen_attacks_sustains_and_releases_to_silence() {
     assert!(out[100..].iter().all(|&v| v == 0.0));
     assert_eq!(run.done_actions.len(), 1);
 }
+
+#[test]
+fn ienvgen_reads_a_linear_envelope_at_its_index() {
+    // Two stages: 0 -> 1 over 1 s, 1 -> 0.5 over 1 s, linear.
+    let env = [0.0, 0.0, 2.0, 2.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.5];
+    let mut ins = vec![TestInput::Control(vec![0.5, 1.5, 3.0])];
+    ins.extend(env.iter().map(|&v| TestInput::Const(v)));
+    let out = UnitHarness::new("IEnvGen", Rate::Control).inputs(ins).run(3);
+    assert_eq!(out[0], vec![0.5, 0.75, 0.5]);
+}

@@ -355,3 +355,22 @@ fn ampcompa_gives_root_amp_at_root_and_boosts_lows() {
     assert!(out[0][1] > 2.0);
     assert!(out[0][2] < 1.0 && out[0][2] > 0.3);
 }
+
+#[test]
+fn flip_negates_every_other_sample() {
+    let sig: Vec<f32> = (0..128).map(|i| 1.0 + i as f32).collect();
+    let out = UnitHarness::new("Flip", Rate::Audio).input(TestInput::Audio(sig.clone())).run(2);
+    for i in 0..128 {
+        let want = if i % 2 == 0 { -sig[i] } else { sig[i] };
+        assert_eq!(out[0][i], want);
+    }
+}
+
+#[test]
+fn mantissa_mask_keeps_only_the_high_bits() {
+    let out = UnitHarness::new("MantissaMask", Rate::Control)
+        .inputs([TestInput::Control(vec![1.0 + 1.0 / 3.0]), TestInput::Const(2.0)])
+        .run(1);
+    // 1.333 is 1.0101..b: two mantissa bits keep 1.01b.
+    assert_eq!(out[0][0], 1.25);
+}

@@ -233,3 +233,16 @@ fn warp1_streams_grains_from_its_buffer() {
     let mean = tail.iter().sum::<f32>() / tail.len() as f32;
     assert!((mean - 0.5).abs() < 0.02, "mean {mean}");
 }
+
+#[test]
+fn psingrain_ends_its_synth_after_the_grain() {
+    let h = UnitHarness::new("PSinGrain", Rate::Audio).inputs([
+        TestInput::Const(1000.0),
+        TestInput::Const(0.002),
+        TestInput::Const(1.0),
+    ]);
+    let out = h.run(3);
+    // 96 samples of grain, then silence.
+    assert!(out[0][..96].iter().any(|x| x.abs() > 0.5));
+    assert!(out[0][96..].iter().all(|&x| x == 0.0));
+}

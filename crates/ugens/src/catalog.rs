@@ -13,6 +13,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     noise(r);
     filters(r);
     delays(r);
+    reverb(r);
     envelopes(r);
     triggers(r);
     ops(r);
@@ -48,6 +49,8 @@ fn osc(r: &mut Registry) {
     r.add::<Osc>("Osc").buffer(0, BufferUse::Read).inputs(3).outputs(1);
     r.add::<OscN>("OscN").buffer(0, BufferUse::Read).inputs(3).outputs(1);
     r.add::<COsc>("COsc").buffer(0, BufferUse::Read).inputs(3).outputs(1);
+    r.add::<VOsc>("VOsc").outputs(1);
+    r.add::<VOsc3>("VOsc3").outputs(1);
     r.add::<Saw>("Saw").pure().inputs(1).outputs(1);
     r.add_lanes("Saw", saw_lanes);
     r.add::<Pulse>("Pulse").pure().inputs(2).outputs(1);
@@ -67,10 +70,13 @@ fn osc(r: &mut Registry) {
     r.add::<SinOscFB>("SinOscFB").pure().inputs(2).outputs(1);
     r.add::<Klang>("Klang").pure().inputs(2).outputs(1);
     r.add::<Klank>("Klank").pure().inputs(4).outputs(1);
-    r.add::<Pluck>("Pluck").pure().inputs(6).outputs(1);
+}
+
+fn reverb(r: &mut Registry) {
+    use crate::reverb::*;
     r.add::<FreeVerb>("FreeVerb").pure().inputs(4).outputs(1);
     r.add::<FreeVerb2>("FreeVerb2").pure().inputs(5).outputs(2);
-    r.add::<gverb::GVerb>("GVerb").pure().inputs(10).outputs(2);
+    r.add::<GVerb>("GVerb").pure().inputs(10).outputs(2);
 }
 
 fn noise(r: &mut Registry) {
@@ -104,6 +110,7 @@ fn noise(r: &mut Registry) {
     r.add::<CoinGate>("CoinGate").random().inputs(2).outputs(1);
     r.add::<TExpRand>("TExpRand").random().inputs(3).outputs(1);
     r.add::<TIRand>("TIRand").random().inputs(3).outputs(1);
+    r.add::<TWindex>("TWindex").random().outputs(1);
 }
 
 fn filters(r: &mut Registry) {
@@ -190,6 +197,7 @@ fn delays(r: &mut Registry) {
     r.add::<AllpassC>("AllpassC").pure().outputs(1);
     r.add::<Delay1>("Delay1").pure().outputs(1);
     r.add::<Delay2>("Delay2").pure().outputs(1);
+    r.add::<Pluck>("Pluck").pure().inputs(6).outputs(1);
     r.add::<taps::DelTapWr>("DelTapWr").inputs(2).outputs(1);
     r.add_ctor("DelTapRd", taps::new_deltaprd).inputs(4).outputs(1);
     delays_buf(r);
@@ -422,9 +430,6 @@ fn tables(r: &mut Registry) {
     r.add::<DetectIndex>("DetectIndex").inputs(1).outputs(1);
     r.add::<DegreeToKey>("DegreeToKey").inputs(1).outputs(1);
     r.add::<Shaper>("Shaper").inputs(1).outputs(1);
-    r.add::<TWindex>("TWindex").random().outputs(1);
-    r.add::<VOsc>("VOsc").outputs(1);
-    r.add::<VOsc3>("VOsc3").outputs(1);
 }
 
 fn chaos(r: &mut Registry) {

@@ -2,7 +2,8 @@
 //! (AllpassN/L/C) and the one- and two-sample delays Delay1 and Delay2,
 //! following scsynth's DelayUGens and FilterUGens (3.13). The Buf* forms
 //! of the first nine, which run their line in a buffer, live in `buf`;
-//! the tapped delay line in a buffer (DelTapWr, DelTapRd) in `taps`.
+//! the tapped delay line in a buffer (DelTapWr, DelTapRd) in `taps`, and
+//! the plucked string Pluck (a damped comb) in `pluck`.
 //!
 //! N reads the nearest sample, L interpolates linearly, C with a 4-point
 //! Hermite cubic. Until the line has been written once all the way round, a
@@ -14,8 +15,10 @@ use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;
 
 pub(crate) mod buf;
+mod pluck;
 pub(crate) mod taps;
 
+pub use pluck::Pluck;
 pub use buf::{
     BufAllpassC, BufAllpassL, BufAllpassN, BufCombC, BufCombL, BufCombN, BufDelayC, BufDelayL, BufDelayN,
 };

@@ -59,6 +59,7 @@ pub mod osc;
 pub mod noise;
 pub mod filters;
 pub mod delays;
+pub mod reverb;
 pub mod envelopes;
 pub mod triggers;
 pub mod ops;

@@ -1,7 +1,7 @@
 //! Noise and random-value units: the noise generators here (WhiteNoise,
 //! PinkNoise, Dust, LFNoise0-2, GrayNoise, Crackle, Logistic, Hasher ...),
 //! the dynamic LFDNoise family in [`dynamic`], random values in
-//! [`random`]. All of them draw from `cx.world.rgen` in
+//! [`random`], the weighted choice TWindex in [`twindex`]. All of them draw from `cx.world.rgen` in
 //! the same order as scsynth, copying its state into a local for the length
 //! of a block. That is the world's shared generator, or the synth's own one
 //! when the server gives each synth its own (the engine swaps it in while
@@ -9,7 +9,9 @@
 
 mod dynamic;
 mod random;
+mod twindex;
 
+pub use twindex::TWindex;
 pub use dynamic::{LFDClipNoise, LFDNoise0, LFDNoise1, LFDNoise3};
 pub use random::{
     CoinGate, ExpRand, IRand, LinRand, NRand, Rand, RandID, RandSeed, TExpRand, TIRand, TRand,

@@ -1,7 +1,9 @@
 //! Oscillators: table lookup (SinOsc, Osc, COsc, OscN), the recursive sine
 //! (FSinOsc), band-limited impulse trains (Blip, Saw, Pulse), non-band-limited
 //! low-frequency shapes (LFSaw, LFPulse, LFTri, LFPar, LFCub, VarSaw, SyncSaw,
-//! Impulse, and LFGauss and Vibrato in [`lf_shapes`]) and Formant.
+//! Impulse, and LFGauss and Vibrato in [`lf_shapes`]), Formant, the
+//! wavetable crossfaders VOsc and VOsc3 ([`vosc`]), the sine banks Klang and
+//! Klank, and SinOscFB.
 //!
 //! Phases and increments use the same integer and float widths as scsynth so
 //! that outputs match it sample for sample.
@@ -10,17 +12,14 @@ mod banks;
 #[cfg(target_arch = "x86_64")]
 mod dsf_x8;
 mod feedback;
-mod freeverb;
 mod lf_shapes;
-pub(crate) mod gverb;
-mod pluck;
+mod vosc;
 pub mod tables;
 
 pub use banks::{Klang, Klank};
 pub use feedback::SinOscFB;
-pub use freeverb::{FreeVerb, FreeVerb2};
 pub use lf_shapes::{LFGauss, Vibrato};
-pub use pluck::Pluck;
+pub use vosc::{VOsc, VOsc3};
 
 use crate::info::resolve_buffer;
 use crate::unit::{Lanes, MAX_LANES};

@@ -1,21 +1,14 @@
 //! Table units: lookups into a buffer by index (Index, IndexL, WrapIndex,
 //! FoldIndex), searches of a buffer (IndexInBetween, DetectIndex), scale
-//! degrees (DegreeToKey), wave shaping (Shaper), weighted random choice
-//! (TWindex), and oscillators that crossfade neighbouring wavetables (VOsc,
-//! VOsc3).
+//! degrees (DegreeToKey) and wave shaping (Shaper).
 //!
 //! Each follows scsynth 3.13 sample for sample: the calc function chosen from
 //! the input rates, the first sample computed by the constructor, and the
 //! float or double width of every intermediate value.
 
 mod index;
-mod twindex;
-mod vosc;
-
 
 pub use index::{DegreeToKey, DetectIndex, FoldIndex, Index, IndexInBetween, IndexL, Shaper, TableIndex, WrapIndex};
-pub use twindex::TWindex;
-pub use vosc::{VOsc, VOsc3};
 
 
 /// Which calc function a buffer lookup unit runs, from its rate and the

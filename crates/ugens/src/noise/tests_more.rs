@@ -213,3 +213,19 @@ fn texprand_is_log_uniform_between_its_bounds() {
     let below = draws.iter().filter(|&&x| x < 10.0).count() as f64 / draws.len() as f64;
     assert!((0.47..0.53).contains(&below), "{below}");
 }
+
+#[test]
+fn twindex_follows_the_weights() {
+    let h = UnitHarness::new("TWindex", Rate::Audio).inputs([
+        TestInput::Audio((0..64 * 400).map(|i| if i % 2 == 0 { 1.0 } else { 0.0 }).collect()),
+        TestInput::Const(1.0),
+        TestInput::Const(1.0),
+        TestInput::Const(3.0),
+    ]);
+    let out = h.run(400);
+    let ones = out[0].iter().filter(|&&x| x == 1.0).count() as f64;
+    let zeros = out[0].iter().filter(|&&x| x == 0.0).count() as f64;
+    assert_eq!(ones + zeros, out[0].len() as f64);
+    let share = ones / (ones + zeros);
+    assert!((share - 0.75).abs() < 0.03, "share {share}");
+}

@@ -1,4 +1,4 @@
-//! SinOscFB, Klang, Klank, Pluck and FreeVerb.
+//! SinOscFB, Klang, Klank, LFGauss and Vibrato.
 
 use crate::testing::{HarnessRun, TestInput, UnitHarness};
 use crate::unit::Rate;
@@ -28,16 +28,6 @@ fn impulse(len: usize) -> TestInput {
     let mut v = vec![0.0; len];
     v[0] = 1.0;
     Audio(v)
-}
-
-/// Lag in `lo..hi` where the signal best matches itself.
-fn best_lag(sig: &[f32], lo: usize, hi: usize) -> usize {
-    (lo..hi)
-        .max_by(|&a, &b| {
-            let c = |l: usize| sig.iter().zip(&sig[l..]).map(|(x, y)| (x * y) as f64).sum::<f64>();
-            c(a).total_cmp(&c(b))
-        })
-        .unwrap()
 }
 
 // ----- SinOscFB -----
@@ -125,89 +115,6 @@ fn klank_with_several_modes_holds_each_frequency() {
     assert!((199..=201).contains(&n), "only the 200 Hz mode is heard: {n}");
     let single = klank(&modes[..1], SECOND);
     assert_eq!(out, single, "modes of zero level add nothing");
-}
-
-// ----- Pluck -----
-
-fn pluck(delay: f32, decay: f32, coef: f32, blocks: usize) -> Vec<f32> {
-    // Let white-ish input in (a fixed pseudo-random burst), then ring.
-    let mut x = 1u32;
-    let noise: Vec<f32> = (0..blocks * BS)
-        .map(|_| {
-            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect();
-    ar("Pluck", vec![Audio(noise), Const(1.0), Const(0.2), Const(delay), Const(decay), Const(coef)], blocks)
-}
-
-#[test]
-fn pluck_period_equals_its_delay_time() {
-    let out = pluck(0.01, 2.0, 0.2, 200);
-    let tail = &out[2000..];
-    let lag = best_lag(tail, 300, 700);
-    // Half a sample of extra delay from the damping filter at most.
-    assert!((480..=482).contains(&lag), "{lag}");
-}
-
-#[test]
-fn pluck_lets_in_one_period_of_input_and_then_decays() {
-    let out = pluck(0.005, 0.3, 0.3, SECOND);
-    let early = peak(&out[480..960]);
-    let late = peak(&out[(0.6 * SR) as usize..(0.6 * SR) as usize + 480]);
-    assert!(early > 0.1, "{early}");
-    assert!(late < early * 0.01, "{late} vs {early}");
-}
-
-#[test]
-fn pluck_outputs_silence_until_the_delay_has_passed() {
-    let out = pluck(0.01, 2.0, 0.2, 20);
-    assert!(out[..478].iter().all(|&x| x == 0.0));
-    assert!(out[480..960].iter().any(|&x| x != 0.0));
-}
-
-// ----- FreeVerb -----
-
-#[test]
-fn freeverb_dry_mix_passes_the_input_through() {
-    let input: Vec<f32> = (0..50 * BS).map(|i| ((i as f32) * 0.01).sin()).collect();
-    let out = ar("FreeVerb", vec![Audio(input.clone()), Const(0.0), Const(0.5), Const(0.5)], 50);
-    assert_eq!(out, input);
-}
-
-#[test]
-fn freeverb_tail_lasts_longer_with_a_bigger_room() {
-    let tail = |room: f32| {
-        let out = ar("FreeVerb", vec![impulse(SECOND * BS), Const(1.0), Const(room), Const(0.5)], SECOND);
-        let s = (0.5 * SR) as usize;
-        peak(&out[s..s + 4800])
-    };
-    let (small, big) = (tail(0.1), tail(0.9));
-    assert!(big > 10.0 * small, "{big} vs {small}");
-    assert!(big > 0.0);
-}
-
-#[test]
-fn freeverb_wet_output_starts_after_the_shortest_comb() {
-    let out = ar("FreeVerb", vec![impulse(40 * BS), Const(1.0), Const(0.5), Const(0.5)], 40);
-    let first = out.iter().position(|&x| x != 0.0).unwrap();
-    // The shortest comb (1116 samples) plus the allpass chain's first tap.
-    assert!((1000..1200).contains(&first), "{first}");
-}
-
-#[test]
-fn freeverb2_channels_differ_but_match_freeverb_energy() {
-    let r = run(
-        "FreeVerb2",
-        vec![impulse(200 * BS), impulse(200 * BS), Const(1.0), Const(0.7), Const(0.3)],
-        2,
-        200,
-    );
-    let (l, rr) = (&r.outputs[0], &r.outputs[1]);
-    assert_ne!(l, rr, "the right channel's lines are longer");
-    let e = |s: &[f32]| s.iter().map(|&x| (x * x) as f64).sum::<f64>();
-    let ratio = e(l) / e(rr);
-    assert!((0.5..2.0).contains(&ratio), "{ratio}");
 }
 
 #[test]

@@ -196,3 +196,73 @@ impl Unit for Pluck {
         self.calc(io, cx);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{HarnessRun, TestInput, UnitHarness};
+    use crate::unit::Rate;
+    use TestInput::{Audio, Const};
+
+    const SR: f64 = 48_000.0;
+    const BS: usize = 64;
+    const SECOND: usize = 750;
+
+    fn run(name: &str, inputs: Vec<TestInput>, outputs: usize, blocks: usize) -> HarnessRun {
+        UnitHarness::new(name, Rate::Audio).inputs(inputs).outputs(outputs).run_full(blocks)
+    }
+
+    fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
+        run(name, inputs, 1, blocks).outputs.remove(0)
+    }
+
+    fn peak(sig: &[f32]) -> f32 {
+        sig.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
+    }
+
+    /// Lag in `lo..hi` where the signal best matches itself.
+    fn best_lag(sig: &[f32], lo: usize, hi: usize) -> usize {
+        (lo..hi)
+            .max_by(|&a, &b| {
+                let c = |l: usize| sig.iter().zip(&sig[l..]).map(|(x, y)| (x * y) as f64).sum::<f64>();
+                c(a).total_cmp(&c(b))
+            })
+            .unwrap()
+    }
+
+    fn pluck(delay: f32, decay: f32, coef: f32, blocks: usize) -> Vec<f32> {
+        // Let white-ish input in (a fixed pseudo-random burst), then ring.
+        let mut x = 1u32;
+        let noise: Vec<f32> = (0..blocks * BS)
+            .map(|_| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect();
+        ar("Pluck", vec![Audio(noise), Const(1.0), Const(0.2), Const(delay), Const(decay), Const(coef)], blocks)
+    }
+
+    #[test]
+    fn pluck_period_equals_its_delay_time() {
+        let out = pluck(0.01, 2.0, 0.2, 200);
+        let tail = &out[2000..];
+        let lag = best_lag(tail, 300, 700);
+        // Half a sample of extra delay from the damping filter at most.
+        assert!((480..=482).contains(&lag), "{lag}");
+    }
+
+    #[test]
+    fn pluck_lets_in_one_period_of_input_and_then_decays() {
+        let out = pluck(0.005, 0.3, 0.3, SECOND);
+        let early = peak(&out[480..960]);
+        let late = peak(&out[(0.6 * SR) as usize..(0.6 * SR) as usize + 480]);
+        assert!(early > 0.1, "{early}");
+        assert!(late < early * 0.01, "{late} vs {early}");
+    }
+
+    #[test]
+    fn pluck_outputs_silence_until_the_delay_has_passed() {
+        let out = pluck(0.01, 2.0, 0.2, 20);
+        assert!(out[..478].iter().all(|&x| x == 0.0));
+        assert!(out[480..960].iter().any(|&x| x != 0.0));
+    }
+}

@@ -287,3 +287,64 @@ impl Unit for VOsc3 {
         self.run(io, cx);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::osc::tables::signal_as_wavetable;
+    use crate::testing::{TestInput, UnitHarness};
+    use crate::unit::Rate;
+    use crate::world::SndBuf;
+
+    fn with_table(mut h: UnitHarness, bufnum: usize, data: &[f32]) -> UnitHarness {
+        let mut b = SndBuf::new(data.len() as u32, 1, 48_000.0);
+        b.data.copy_from_slice(data);
+        h.world.buffers[bufnum] = b;
+        h
+    }
+
+    fn sine_wavetable(n: usize, harmonic: f32) -> Vec<f32> {
+        let sig: Vec<f32> = (0..n).map(|i| (std::f32::consts::TAU * harmonic * i as f32 / n as f32).sin()).collect();
+        let mut wt = vec![0.0; 2 * n];
+        signal_as_wavetable(&sig, &mut wt);
+        wt
+    }
+
+    fn zero_crossings(x: &[f32]) -> usize {
+        x.windows(2).filter(|w| (w[0] < 0.0) != (w[1] < 0.0)).count()
+    }
+
+    #[test]
+    fn vosc_crossfades_between_neighbouring_tables() {
+        let mk = |pos: f32| {
+            let h = UnitHarness::new("VOsc", Rate::Audio).inputs([
+                TestInput::Const(pos),
+                TestInput::Const(480.0),
+                TestInput::Const(0.0),
+            ]);
+            let h = with_table(h, 2, &sine_wavetable(512, 1.0));
+            with_table(h, 3, &sine_wavetable(512, 3.0)).run(75)
+        };
+        // 480 Hz over 0.1 s: 48 cycles of the fundamental, or 144 of the third harmonic.
+        let low = zero_crossings(&mk(2.0)[0]);
+        let high = zero_crossings(&mk(2.999)[0]);
+        assert!((low as i32 - 96).abs() <= 2, "{low}");
+        assert!((high as i32 - 288).abs() <= 4, "{high}");
+        let mid = mk(2.5);
+        let peak = mid[0].iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        assert!(peak < 1.0 && peak > 0.5, "{peak}");
+    }
+
+    #[test]
+    fn vosc3_sums_three_voices() {
+        let h = UnitHarness::new("VOsc3", Rate::Audio).inputs([
+            TestInput::Const(0.0),
+            TestInput::Const(100.0),
+            TestInput::Const(100.0),
+            TestInput::Const(100.0),
+        ]);
+        let h = with_table(h, 0, &sine_wavetable(512, 1.0));
+        let out = with_table(h, 1, &sine_wavetable(512, 1.0)).run(20);
+        let peak = out[0].iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        assert!((peak - 3.0).abs() < 0.01, "{peak}");
+    }
+}

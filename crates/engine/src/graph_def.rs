@@ -116,7 +116,7 @@ pub struct GraphDef {
     /// `lockstep_safe`).
     pub lockstep: bool,
     /// Whether synths of this def in a parallel group may run on any
-    /// thread: lockstep-safe, or reading buses with `In`/`InFeedback`, with
+    /// thread: lockstep-safe, or reading buses with `In`/`InFeedback`/`LagIn`/`InTrig`, with
     /// `Out` or `ReplaceOut` as the bus writer, whose writes the engine
     /// replays in child order.
     pub parallel: bool,
@@ -481,8 +481,9 @@ fn place_wires(
     (units, local_len, scratch_bufs as usize * block_size)
 }
 
-/// The def's bus readers (`In`, `InFeedback`) and its writer (`Out`,
-/// `ReplaceOut`), with where their bus numbers come from.
+/// The def's bus readers (`In`, `InFeedback`, and `LagIn` and `InTrig`,
+/// which read control buses) and its writer (`Out`, `ReplaceOut`), with
+/// where their bus numbers come from.
 fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Option<BusAccess>) {
     let mut reads = Vec::new();
     let mut write = None;
@@ -493,6 +494,9 @@ fn bus_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> (Vec<BusAccess>, Op
         match bus.how {
             BusUse::Read { feedback } => {
                 reads.push(BusAccess { audio: audio || feedback, bus: source, channels: p.spec.outputs.len() as u32 })
+            }
+            BusUse::ReadControl => {
+                reads.push(BusAccess { audio: false, bus: source, channels: p.spec.outputs.len() as u32 })
             }
             BusUse::Write { .. } => {
                 write = Some(BusAccess {
@@ -550,8 +554,8 @@ fn lockstep_safe(def: &sd::SynthDef, protos: &[Proto<'_>]) -> bool {
     units_safe(def, protos, false, false)
 }
 
-/// The lockstep check, widened for parallel groups by `readers`: `In` and
-/// `InFeedback` may read buses (the engine gives each reader the buses as a
+/// The lockstep check, widened for parallel groups by `readers`: `In`,
+/// `InFeedback`, `LagIn` and `InTrig` may read buses (the engine gives each reader the buses as a
 /// sequential run would leave them), units may read buffers (buffer
 /// commands run between blocks), and `BufWr`, `RecordBuf` and the buffer
 /// delays may write them (the engine spreads such synths only when no other work item uses the
@@ -571,7 +575,7 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
         if e.foreign {
             return false;
         }
-        let writes_bus = e.bus.is_some_and(|b| !matches!(b.how, BusUse::Read { .. }));
+        let writes_bus = e.bus.is_some_and(|b| !matches!(b.how, BusUse::Read { .. } | BusUse::ReadControl));
         // Scalar-rate units compute once, when the synth is built (its first
         // block, which runs in order): `Rand.ir` draws there, not per block.
         if p.pure || (p.rate == Rate::Scalar && !writes_bus) {
@@ -591,7 +595,7 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
         let mut ok = true;
         if let Some(bus) = e.bus {
             ok &= match bus.how {
-                BusUse::Read { .. } => readers,
+                BusUse::Read { .. } | BusUse::ReadControl => readers,
                 BusUse::Write { .. } | BusUse::WriteMixed => {
                     writers += 1;
                     writers == 1

@@ -28,7 +28,7 @@
 //! are applied, so the replay after the group has less left to do.
 //!
 //! Only groups whose synths are all running, of parallel-safe defs (see
-//! `GraphDef::parallel`: bus reads through `In`/`InFeedback` only, buffer
+//! `GraphDef::parallel`: bus reads through `In`/`InFeedback`/`LagIn`/`InTrig` only, buffer
 //! writes through `BufWr`, `RecordBuf` and the buffer delays only, no
 //! randomness, one `Out` or `ReplaceOut`, done actions on the synth itself,
 //! local buses, unmapped controls) take this

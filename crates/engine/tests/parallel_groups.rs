@@ -949,3 +949,72 @@ fn with_a_generator_per_synth_a_seeded_synth_repeats_its_noise_whatever_plays_be
     // Sharing the world's generator, the others' draws shift its sequence (scsynth's behaviour).
     assert_ne!(render(false, false), render(false, true));
 }
+
+/// A def "ksource": a control-rate sine written to a control bus:
+/// `Out.kr(out, SinOsc.kr(freq))`.
+fn ksource_def() -> Vec<u8> {
+    def_bytes(
+        "ksource",
+        &[0.0],
+        &[("freq", 3.0), ("out", 0.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("SinOsc", 1, &[(0, 0), (-1, 0)], &[1], 0),
+            ("Out", 1, &[(0, 1), (1, 0)], &[], 0),
+        ],
+    )
+}
+
+/// A def "kreader": a sine whose pitch follows a control bus through
+/// `LagIn`, plus the bus's value in blocks where it was written (`InTrig`):
+/// `Out.ar(out, SinOsc.ar(LagIn.kr(in, 0.05) * 100 + 300) * amp + K2A.ar(InTrig.kr(in) * 0.01))`.
+fn kreader_def() -> Vec<u8> {
+    def_bytes(
+        "kreader",
+        &[0.05, 100.0, 300.0, 0.0, 0.01],
+        &[("in", 0.0), ("out", 0.0), ("amp", 0.1)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1], 0),
+            ("LagIn", 1, &[(0, 0), (-1, 0)], &[1], 0),
+            // LagIn * 100 + 300
+            ("MulAdd", 1, &[(1, 0), (-1, 1), (-1, 2)], &[1], 0),
+            ("SinOsc", 2, &[(2, 0), (-1, 3)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(3, 0), (0, 2)], &[2], 2),
+            ("InTrig", 1, &[(0, 0)], &[1], 0),
+            ("BinaryOpUGen", 1, &[(5, 0), (-1, 4)], &[1], 2),
+            ("K2A", 2, &[(6, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(4, 0), (7, 0)], &[2], 0),
+            ("Out", 2, &[(0, 1), (8, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn control_bus_readers_lagin_and_intrig_run_in_parallel_and_match_one_thread() {
+    // Two control sines ahead of the group write control buses 5 and 6;
+    // the readers in the group follow them through LagIn and InTrig.
+    let mut setup = vec![
+        new_synth("ksource", 10, 1, 0, &[("freq", 3.0), ("out", 5.0)]),
+        new_synth("ksource", 11, 1, 0, &[("freq", 5.0), ("out", 6.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+    ];
+    for k in 0..8 {
+        setup.push(new_synth("kreader", 100 + k, 1, 1, &[("in", (5 + k % 2) as f32), ("out", (k % 2) as f32), ("amp", 0.05 + 0.02 * k as f32)]));
+    }
+    let blocks = 300;
+    let spread = one_vs_two_threads_with_defs(&setup, blocks, &[ksource_def(), kreader_def()]);
+    assert_spread(spread, blocks, "the control-bus readers");
+}
+
+#[test]
+fn a_control_bus_reader_whose_bus_a_sibling_writes_runs_the_group_in_order() {
+    let setup = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        // Inside the group: a control sine writes bus 5, a later sibling reads it.
+        new_synth("ksource", 10, 1, 1, &[("freq", 3.0), ("out", 5.0)]),
+        new_synth("kreader", 100, 1, 1, &[("in", 5.0), ("out", 0.0)]),
+        new_synth("kreader", 101, 1, 1, &[("in", 5.0), ("out", 1.0)]),
+    ];
+    // What the readers hear (InTrig: whether the bus was written yet this block) depends on the order.
+    assert_eq!(one_vs_two_threads_with_defs(&setup, 100, &[ksource_def(), kreader_def()]), 0);
+}

@@ -289,8 +289,8 @@ fn io(r: &mut Registry) {
     r.add::<OffsetOut>("OffsetOut").bus(0, BusUse::WriteMixed).rates(Rates::of(&[Rate::Scalar, Rate::Audio, Rate::Demand]));
     r.add::<LocalIn>("LocalIn").local_buses();
     r.add::<LocalOut>("LocalOut").local_buses();
-    r.add::<InTrig>("InTrig");
-    r.add::<LagIn>("LagIn");
+    r.add::<InTrig>("InTrig").bus(0, BusUse::ReadControl);
+    r.add::<LagIn>("LagIn").bus(0, BusUse::ReadControl);
 }
 
 fn pan(r: &mut Registry) {
@@ -359,10 +359,10 @@ fn convert(r: &mut Registry) {
 
 fn reply(r: &mut Registry) {
     use crate::reply::*;
-    r.add::<SendTrig>("SendTrig").inputs(3);
-    r.add::<SendReply>("SendReply").inputs(3);
-    r.add::<Poll>("Poll").inputs(2);
-    r.add::<peak_rms::SendPeakRMS>("SendPeakRMS").inputs(4);
+    r.add::<SendTrig>("SendTrig").replies().inputs(3);
+    r.add::<SendReply>("SendReply").replies().inputs(3);
+    r.add::<Poll>("Poll").replies().inputs(2);
+    r.add::<peak_rms::SendPeakRMS>("SendPeakRMS").replies().inputs(4);
 }
 
 fn gc_units(r: &mut Registry) {
@@ -564,7 +564,9 @@ fn ui(r: &mut Registry) {
 
 fn disk(r: &mut Registry) {
     use crate::disk::*;
-    r.add::<DiskIn>("DiskIn").inputs(1);
-    r.add::<DiskOut>("DiskOut").inputs(1);
-    r.add::<VDiskIn>("VDiskIn").inputs(2);
+    // Each changes its buffer's streaming state (the halves it has asked
+    // for, where the file ends) besides its samples.
+    r.add::<DiskIn>("DiskIn").buffer(0, BufferUse::Write).disk().inputs(2);
+    r.add::<DiskOut>("DiskOut").buffer(0, BufferUse::Write).disk().inputs(1);
+    r.add::<VDiskIn>("VDiskIn").buffer(0, BufferUse::Write).disk().replies().inputs(2);
 }

@@ -36,6 +36,9 @@ pub enum BusUse {
     /// Writes them mixed with what they hold (`XOut`) or at a sample offset
     /// (`OffsetOut`): the order of writers matters beyond their sum.
     WriteMixed,
+    /// Reads control buses whatever rate it runs at (`LagIn`, and `InTrig`,
+    /// which also reads whether they were written in this block).
+    ReadControl,
 }
 
 /// How a unit uses a buffer.
@@ -80,6 +83,12 @@ pub struct Effects {
     pub buffer: Option<Uses<BufferUse>>,
     /// The input carrying its done action.
     pub done_action: Option<u8>,
+    /// Sends messages to clients (`/tr`, `SendReply`, polls) through the
+    /// world's queue: runs in order, on the thread of its group.
+    pub replies: bool,
+    /// Asks the disk threads for the next half of its streaming buffer
+    /// through the world's queue: runs in order, on the thread of its group.
+    pub disk: bool,
 }
 
 impl Effects {
@@ -95,6 +104,8 @@ impl Effects {
         bus: None,
         buffer: None,
         done_action: None,
+        replies: false,
+        disk: false,
     };
 
     /// A plugin's unit: foreign code, never reordered, batched or spread.
@@ -223,6 +234,13 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
+/// After any declaration: the unit touches nothing outside its synth but
+/// what it declared; the queues of replies and disk requests keep it in
+/// order (whichever call comes first).
+fn declared(e: &mut Effects) {
+    e.outside = e.replies || e.disk;
+}
+
 /// Declares a registered unit's effects, one call after another:
 /// `r.add::<SinOsc>("SinOsc").pure()`.
 pub struct Declare<'r> {
@@ -233,6 +251,7 @@ impl<'r> Declare<'r> {
     pub fn new(decl: &'r mut Decl) -> Self {
         Declare { decl }
     }
+
 
     /// Runs only at these rates.
     pub fn rates(self, rates: Rates) -> Self {
@@ -255,7 +274,7 @@ impl<'r> Declare<'r> {
     /// Only its inputs, outputs and own state.
     pub fn pure(self) -> Self {
         self.decl.effects.pure = true;
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
@@ -263,7 +282,7 @@ impl<'r> Declare<'r> {
     /// else outside its synth.
     pub fn random(self) -> Self {
         self.decl.effects.random = Random::Always;
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
@@ -276,49 +295,67 @@ impl<'r> Declare<'r> {
     /// Reads its synth's controls.
     pub fn controls(self) -> Self {
         self.decl.effects.controls = true;
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
     /// Uses its synth's local buses.
     pub fn local_buses(self) -> Self {
         self.decl.effects.local_buses = true;
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
     /// Ends or pauses its own synth, or reads its synth's done flags.
     pub fn own_synth(self) -> Self {
         self.decl.effects.own_synth = true;
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
     /// Uses the buses whose number input `input` carries.
     pub fn bus(self, input: u8, how: BusUse) -> Self {
         self.decl.effects.bus = Some(Uses { input: Some(input), how });
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
     /// Uses the buffer whose number input `input` carries.
     pub fn buffer(self, input: u8, how: BufferUse) -> Self {
         self.decl.effects.buffer = Some(Uses { input: Some(input), how });
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
     /// Reads the buffer table as a whole (its size).
     pub fn buffer_table(self) -> Self {
         self.decl.effects.buffer = Some(Uses { input: None, how: BufferUse::Info });
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
         self
     }
 
     /// Runs the done action input `input` carries.
     pub fn done_action(self, input: u8) -> Self {
         self.decl.effects.done_action = Some(input);
-        self.decl.effects.outside = false;
+        declared(&mut self.decl.effects);
+        self
+    }
+
+    /// Sends messages to clients. The replies go through the world's queue,
+    /// which a parallel group's threads do not share, so this keeps the
+    /// unit's synth in order whatever else it declares.
+    pub fn replies(self) -> Self {
+        self.decl.effects.replies = true;
+        declared(&mut self.decl.effects);
+        self
+    }
+
+    /// Streams a buffer through the disk threads. Its requests go through
+    /// the world's queue, which a parallel group's threads do not share, so
+    /// this keeps the unit's synth in order whatever else it declares.
+    pub fn disk(self) -> Self {
+        self.decl.effects.disk = true;
+        declared(&mut self.decl.effects);
         self
     }
 }

@@ -55,6 +55,12 @@ MISMATCHES = {
         [("DC", AUDIO, [(-1, 1)], [AUDIO]), ("Pan2", AUDIO, [(0, 0), (-1, 0), (-1, 1)], [AUDIO]), ("Out", AUDIO, [(-1, 0), (1, 0)], [])],
         "UGen 1 (Pan2) needs 2 outputs, the def gives it 1",
     ),
+    # DiskIn reads its loop flag each time it finishes half of its buffer.
+    "a_disk_in_without_its_loop_input": (
+        [0.0],
+        [("DiskIn", AUDIO, [(-1, 0)], [AUDIO]), ("Out", AUDIO, [(-1, 0), (0, 0)], [])],
+        "UGen 0 (DiskIn) needs 2 inputs, the def gives it 1",
+    ),
     # OffsetOut writes audio buses a block at a time.
     "a_rate_it_cannot_run_at": (
         [0.0, 0.5],

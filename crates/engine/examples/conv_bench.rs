@@ -77,6 +77,8 @@ fn main() {
     let mut refs: Vec<(Vec<WireRef>, Vec<WireRef>)> = Vec::new();
     let mut units = Vec::new();
     let mut done = vec![false];
+    // Instance start cost: the constructors alone, as `/s_new` pays it.
+    let mut start_ns = 0u128;
     for c in 0..channels {
         let mut w = vec![0.0f32; block + 2 + block];
         let inp = vec![
@@ -97,7 +99,9 @@ fn main() {
         // SAFETY: `w` holds every wire named, without overlap.
         let mut io = unsafe { Wires::new(w.as_mut_ptr(), std::ptr::null_mut(), &inp, &out, block, 1) };
         let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
+        let t = Instant::now();
         units.push(ctor(&spec, &mut io, &mut cx));
+        start_ns += t.elapsed().as_nanos();
         let _ = c;
         wires.push(w);
         refs.push((inp, out));
@@ -150,12 +154,14 @@ fn main() {
     let max = *times.last().unwrap_or(&0);
     println!(
         "{{\"unit\":\"{unit}\",\"block\":{block},\"ir\":{ir_seconds},\"channels\":{channels},\"layout\":\"{layout}\",\
-         \"mean_us\":{:.2},\"p999_us\":{:.2},\"max_us\":{:.2},\"cpu_pct\":{:.1},\"period_us\":{:.1},\"misses\":{misses},\"late\":{late}}}",
+         \"mean_us\":{:.2},\"p999_us\":{:.2},\"max_us\":{:.2},\"cpu_pct\":{:.1},\"period_us\":{:.1},\"misses\":{misses},\"late\":{late},\
+         \"start_us\":{:.1}}}",
         mean / 1e3,
         p999 as f64 / 1e3,
         max as f64 / 1e3,
         100.0 * cpu / wall,
-        period.as_secs_f64() * 1e6
+        period.as_secs_f64() * 1e6,
+        start_ns as f64 / 1e3 / channels.max(1) as f64
     );
     drop(units);
 }

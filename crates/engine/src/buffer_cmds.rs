@@ -126,6 +126,54 @@ pub struct BufferCommands {
     max_total_samples: Option<i64>,
 }
 
+/// What an in-place command that changes a buffer's contents (`/b_set`,
+/// `/b_setn`, `/b_fill`) does about the convolution response prepared from
+/// them (`SndBuf::prepared`), which must follow the contents (see
+/// `convolution::nupc_unit`). Stage-2 commands remake it at once.
+#[derive(Debug, Default)]
+pub enum ResponseRefresh {
+    /// Remade at once: non-real-time rendering.
+    #[default]
+    Inline,
+    /// On the audio thread: the buffer numbers are listed (room reserved
+    /// for every buffer, each listed once) for the server to remake the
+    /// responses off the audio thread.
+    Deferred(Vec<usize>),
+}
+
+impl ResponseRefresh {
+    /// Deferred, with room for `buffers` buffers.
+    pub fn deferred(buffers: usize) -> ResponseRefresh {
+        ResponseRefresh::Deferred(Vec::with_capacity(buffers))
+    }
+
+    /// After an in-place command changed buffer `bufnum`'s contents.
+    pub fn changed(&mut self, world: &mut World, bufnum: i32) {
+        let Some((index, buf)) = usize::try_from(bufnum).ok().and_then(|b| world.buffers.get_mut(b).map(|buf| (b, buf)))
+        else {
+            return;
+        };
+        match self {
+            ResponseRefresh::Inline => magnetar_ugens::convolution::refresh_prepared(buf),
+            ResponseRefresh::Deferred(stale) => {
+                // Within the room reserved: at most one entry per buffer.
+                if magnetar_ugens::convolution::may_hold_response(buf) && !stale.contains(&index) && stale.len() < stale.capacity() {
+                    stale.push(index);
+                }
+            }
+        }
+    }
+
+    /// A buffer whose response an in-place command left stale (deferred
+    /// mode; None otherwise, or when all are taken).
+    pub fn pop(&mut self) -> Option<usize> {
+        match self {
+            ResponseRefresh::Deferred(stale) => stale.pop(),
+            ResponseRefresh::Inline => None,
+        }
+    }
+}
+
 /// Frames from `offset` to the end of a file of `total` frames: scsynth's
 /// clamping of the start and count of a read. `zero_means_all` is the
 /// `/b_allocRead*` rule (a count of 0 reads to the end); `/b_read*` reads to
@@ -238,7 +286,20 @@ impl BufferCommands {
             let canonical = given.canonicalize().ok();
             RestrictedPath { given, canonical }
         });
-        BufferCommands { restricted, files: OpenFiles::default(), max_samples: MAX_BUFFER_SAMPLES, max_total_samples: None }
+        BufferCommands {
+            restricted,
+            files: OpenFiles::default(),
+            max_samples: MAX_BUFFER_SAMPLES,
+            max_total_samples: None,
+        }
+    }
+
+    /// After a stage-2 command that may have changed buffer `bufnum`'s
+    /// contents: its convolution response is remade here (off the audio thread).
+    fn contents_changed(&mut self, world: &mut World, bufnum: i32) {
+        if let Some(buf) = usize::try_from(bufnum).ok().and_then(|b| world.buffers.get_mut(b)) {
+            magnetar_ugens::convolution::refresh_prepared(buf);
+        }
     }
 
     /// Caps the memory of all buffers together at `bytes` (`None`: no cap,
@@ -329,6 +390,30 @@ impl BufferCommands {
 
     /// Performs one decoded /b_* command. Returns what to tell the client.
     pub fn perform_command(&mut self, cmd: &Command, world: &mut World) -> Result<BufDone, BufFail> {
+        use Command as C;
+        let changes_contents = match cmd {
+            C::BAlloc { buffer, .. }
+            | C::BAllocRead { buffer, .. }
+            | C::BAllocReadChannel { buffer, .. }
+            | C::BRead { buffer, .. }
+            | C::BReadChannel { buffer, .. }
+            | C::BFree { buffer, .. }
+            | C::BZero { buffer, .. }
+            | C::BSet { buffer, .. }
+            | C::BSetn { buffer, .. }
+            | C::BFill { buffer, .. }
+            | C::BGen { buffer, .. } => Some(*buffer),
+            _ => None,
+        };
+        let result = self.perform_decoded(cmd, world);
+        // Even a failed `/b_set` or `/b_setn` keeps the values before the bad one.
+        if let Some(buffer) = changes_contents {
+            self.contents_changed(world, buffer);
+        }
+        result
+    }
+
+    fn perform_decoded(&mut self, cmd: &Command, world: &mut World) -> Result<BufDone, BufFail> {
         use Command as C;
         match cmd {
             C::BAlloc { buffer, frames, channels, completion, sample_rate } => {

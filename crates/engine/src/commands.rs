@@ -744,7 +744,12 @@ impl Engine {
 
     fn cmd_buffer(&mut self, kind: CommandKind, cmd: &Command) -> Result<(), CommandFailure> {
         let name = kind.name();
-        match crate::buffer_cmds::perform_in_place(cmd, &mut self.world) {
+        let result = crate::buffer_cmds::perform_in_place(cmd, &mut self.world);
+        // Even a failed `/b_set` or `/b_setn` keeps the values before the bad one.
+        if let Command::BSet { buffer, .. } | Command::BSetn { buffer, .. } | Command::BFill { buffer, .. } = cmd {
+            self.responses.changed(&mut self.world, *buffer);
+        }
+        match result {
             Ok(done) => {
                 self.replies.extend(done.replies);
                 if let Some(done_args) = done.done_args {

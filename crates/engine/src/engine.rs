@@ -172,6 +172,10 @@ pub struct Engine {
     pub events_dropped: u64,
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
     pub replies: Vec<magnetar_protocol::osc::OscMessage>,
+    /// What `/b_set`, `/b_setn` and `/b_fill` do about a convolution
+    /// response prepared from the buffer they change (inline; the real-time
+    /// server defers it to the control thread).
+    pub responses: crate::buffer_cmds::ResponseRefresh,
     /// What asynchronous commands that a plugin command ran in place
     /// (offline) left for the control side: their completion messages and
     /// `/done` names, in order (always empty in real time, where they are
@@ -277,6 +281,7 @@ impl Engine {
             record_events: false,
             events_dropped: 0,
             replies: Vec::with_capacity(256),
+            responses: crate::buffer_cmds::ResponseRefresh::Inline,
             plugin_outcomes: Vec::new(),
             scratch: Vec::new(),
             lane_scratch: Vec::new(),

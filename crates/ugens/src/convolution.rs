@@ -15,7 +15,7 @@ mod spectral;
 pub(crate) mod stereo;
 
 
-pub use nupc::{prepare_magnetar_conv, release_unused_spectra};
+pub use nupc::{may_hold_response, prepare_magnetar_conv, refresh_prepared, release_unused_spectra, PreparedResponse};
 pub use partitioned::{prepare_part_conv, PreparePartConvError};
 
 

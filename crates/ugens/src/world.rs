@@ -38,10 +38,12 @@ pub struct SndBuf {
     /// asked for from the disk and not delivered yet; units play silence
     /// rather than such a half's stale contents.
     pub disk_pending: u8,
-    /// A buffer `/b_gen ... "MagnetarConvPrepare"` made: its data again,
-    /// shared read-only by every unit built on it (`convolution::nupc`),
-    /// so that instances keep no copies of the spectra.
-    pub prepared: Option<Arc<[f32]>>,
+    /// A buffer holding a response `/b_gen ... "MagnetarConvPrepare"`
+    /// prepared: its layout and spectra again, shared read-only by every
+    /// unit built on it (`convolution::nupc`), so that instances keep no
+    /// copies. Remade off the audio thread after every command that changes
+    /// the contents; None when they are not a prepared response.
+    pub prepared: Option<Arc<crate::convolution::nupc::PreparedResponse>>,
 }
 
 impl Default for SndBuf {

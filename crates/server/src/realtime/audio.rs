@@ -243,7 +243,12 @@ impl Audio {
 
     /// A command the engine performs here and now.
     fn perform_engine(&mut self, cmd: PreparedMessage, from: &ReplyAddr) {
-        if let Err(f) = self.engine.perform(&cmd) {
+        let result = self.engine.perform(&cmd);
+        // Responses the command left stale are remade on the control thread.
+        while let Some(b) = self.engine.responses.pop() {
+            self.send(FromAudio::StaleResponse(b));
+        }
+        if let Err(f) = result {
             // What the command printed comes before its failure line.
             self.flush_log();
             // The control thread writes the line and the `/fail`.
@@ -380,6 +385,15 @@ impl Audio {
                     }
                 }
                 self.finish(done);
+            }
+            ToAudio::Response { bufnum, prepared } => {
+                let old = match self.engine.world.buffers.get_mut(bufnum) {
+                    Some(slot) => std::mem::replace(&mut slot.prepared, prepared),
+                    None => prepared,
+                };
+                if let Some(old) = old {
+                    self.send(FromAudio::Garbage(Garbage::Response(old)));
+                }
             }
             ToAudio::Finish { done } => self.finish(done),
             ToAudio::SetSampleRate(sr) => {

@@ -65,6 +65,9 @@ pub(super) struct Control {
     storage: Vec<SharedSamples>,
     /// `ToAudio::InstallBuffer`s sent so far.
     installs_sent: u64,
+    /// Buffers whose convolution response the audio thread's commands left
+    /// stale, to remake (`remake_stale_responses`).
+    stale_responses: Vec<usize>,
 }
 
 /// Where a buffer's samples live, as the control thread reads them for
@@ -141,6 +144,7 @@ impl Control {
             disk_barriers,
             storage: vec![SharedSamples::EMPTY; opts.num_buffers],
             installs_sent: 0,
+            stale_responses: Vec::new(),
         }
     }
 
@@ -302,7 +306,14 @@ impl Control {
             FromAudio::DefRemoved(def) => {
                 self.broadcast(&OscMessage::new("/d_removed", vec![OscArg::Str(def.name.clone())]))
             }
+            FromAudio::StaleResponse(b) => {
+                if !self.stale_responses.contains(&b) {
+                    self.stale_responses.push(b);
+                }
+            }
             FromAudio::Async(req) => {
+                // A command after a `/b_setn` (`/sync`, say) finds its response remade.
+                self.remake_stale_responses();
                 // Last line of defence: a command that panics (a bug, not
                 // bad input, which gets a `/fail` from the command itself)
                 // is answered with `/fail` and the server goes on; the
@@ -342,6 +353,18 @@ impl Control {
             }
             FromAudio::PluginMsgFree(msg) => msg.free(false),
             FromAudio::Garbage(g) => drop(g),
+        }
+    }
+
+    /// Remakes, from the audio thread's contents, the convolution responses
+    /// of the buffers `/b_set`, `/b_setn` or `/b_fill` changed since the
+    /// last call (each once, however many commands changed it), and sends
+    /// them to be swapped in at a block start.
+    pub(super) fn remake_stale_responses(&mut self) {
+        for b in std::mem::take(&mut self.stale_responses) {
+            let data = self.storage.get(b).copied().unwrap_or(SharedSamples::EMPTY).to_vec();
+            let prepared = magnetar_ugens::convolution::PreparedResponse::of(&data);
+            self.to_audio(ToAudio::Response { bufnum: b, prepared });
         }
     }
 

@@ -5,6 +5,7 @@ use crate::net::ReplyAddr;
 use magnetar_engine::{GraphDef, NodeEvent, Prepared, PreparedMessage};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_ugens::world::{PollLine, Trigger};
+use magnetar_ugens::convolution::PreparedResponse;
 use magnetar_ugens::SndBuf;
 use std::sync::Arc;
 
@@ -16,6 +17,10 @@ pub(super) enum ToAudio {
     InstallDefs { defs: Vec<Arc<GraphDef>>, scratch: Option<(Vec<f32>, Vec<f32>)>, done: Done },
     /// Stage 3 of buffer commands that replace a buffer's contents.
     InstallBuffer { bufnum: usize, buf: SndBuf, done: Done },
+    /// The convolution response remade from a buffer's contents after the
+    /// audio thread's `/b_set`, `/b_setn` or `/b_fill` changed them (None:
+    /// they no longer hold one).
+    Response { bufnum: usize, prepared: Option<Arc<PreparedResponse>> },
     /// Stage 3 of commands with nothing to install (`/sync`, `/b_close`, failures).
     Finish { done: Done },
     SetSampleRate(f64),
@@ -99,6 +104,9 @@ pub(super) enum FromAudio {
     /// A message sent to the audio thread (`SendMsgToRT`), performed
     /// there: its free function runs on the control thread.
     PluginMsgFree(magnetar_plugin::FifoMessage),
+    /// A buffer whose contents a command changed while they hold (or held)
+    /// a prepared convolution response: it is to be remade here.
+    StaleResponse(usize),
     /// Something the audio thread no longer needs, to be dropped here.
     Garbage(Garbage),
 }
@@ -116,6 +124,7 @@ pub(super) enum Garbage {
     Messages(Vec<OscMessage>),
     Completion(Option<Result<Prepared, String>>),
     Bytes(Vec<u8>),
+    Response(Arc<PreparedResponse>),
 }
 
 /// The audio thread's figures for `/magnetar_rtStats.reply`, in its order

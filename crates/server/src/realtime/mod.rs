@@ -161,6 +161,9 @@ pub fn run(cli: &Cli) -> i32 {
     // The engine's two sides: the control thread's owns the compiler and
     // the files, the audio thread's only renders and installs.
     let control_engine = ControlEngine::new(&engine_opts, buffer_commands);
+    // The audio thread's `/b_set`, `/b_setn` and `/b_fill` leave convolution
+    // responses to be remade on the control thread.
+    engine.responses = magnetar_engine::buffer_cmds::ResponseRefresh::deferred(engine.world.buffers.len());
 
     let (mut to_audio_tx, to_audio_rx) = spsc::channel::<ToAudio>(TO_AUDIO_CAPACITY);
     let (from_audio_tx, mut from_audio_rx) = spsc::channel::<FromAudio>(FROM_AUDIO_CAPACITY);
@@ -258,6 +261,7 @@ pub fn run(cli: &Cli) -> i32 {
         while let Some(m) = from_audio_rx.pop() {
             control.handle_audio(m);
         }
+        control.remake_stale_responses();
         // Helpers and task threads follow the audio thread's priority.
         for w in priorities.follow() {
             crate::printer::errln!("WARNING: {w}");

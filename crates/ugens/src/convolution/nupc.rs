@@ -25,7 +25,7 @@
 
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use magnetar_rt::fallible::filled;
 
 use crate::world::SndBuf;
@@ -166,6 +166,45 @@ impl Layout {
     }
 }
 
+/// One transform pair of `2M` points: planned once per partition size, off
+/// the audio thread, and shared by every level of that size in every
+/// instance (a plan holds only tables; running it needs a caller's scratch).
+pub struct Plans {
+    pub fwd: Arc<dyn RealToComplex<f32>>,
+    pub inv: Arc<dyn ComplexToReal<f32>>,
+    /// Complex values of scratch either transform needs.
+    pub scratch_len: usize,
+}
+
+/// The plan cache: entry `a` holds the plans for partitions of `2^a` samples.
+static PLANS: [OnceLock<Plans>; MAX_PARTITION.trailing_zeros() as usize + 1] =
+    [const { OnceLock::new() }; MAX_PARTITION.trailing_zeros() as usize + 1];
+
+fn plan_slot(m: usize) -> Option<&'static OnceLock<Plans>> {
+    if !m.is_power_of_two() {
+        return None;
+    }
+    PLANS.get(m.trailing_zeros() as usize)
+}
+
+/// The plans for partitions of `m` samples, made now if they are not yet.
+/// Off the audio thread only: planning allocates and computes tables.
+pub fn plans(m: usize) -> Option<&'static Plans> {
+    Some(plan_slot(m)?.get_or_init(|| {
+        let mut planner = RealFftPlanner::<f32>::new();
+        let fwd = planner.plan_fft_forward(2 * m);
+        let inv = planner.plan_fft_inverse(2 * m);
+        let scratch_len = fwd.get_scratch_len().max(inv.get_scratch_len());
+        Plans { fwd, inv, scratch_len }
+    }))
+}
+
+/// The plans for partitions of `m` samples if they were made: one atomic
+/// load, for the audio thread and the task threads.
+pub fn planned(m: usize) -> Option<&'static Plans> {
+    plan_slot(m)?.get()
+}
+
 /// Writes the prepared buffer for `ir` cut as `layout` into `out`
 /// (`layout.buffer_len()` floats).
 pub fn write_prepared(layout: &Layout, ir: &[f32], out: &mut [f32]) {
@@ -174,15 +213,15 @@ pub fn write_prepared(layout: &Layout, ir: &[f32], out: &mut [f32]) {
     out[2] = layout.block as f32;
     out[3] = layout.ir_len as f32;
     out[4] = layout.levels.len() as f32;
-    let mut planner = RealFftPlanner::<f32>::new();
     for (l, level) in layout.levels.iter().enumerate() {
         out[HEADER + 3 * l] = level.size as f32;
         out[HEADER + 3 * l + 1] = level.count as f32;
         out[HEADER + 3 * l + 2] = level.offset as f32;
         let m = level.size;
-        let fft = planner.plan_fft_forward(2 * m);
-        let mut frame = fft.make_input_vec();
-        let mut spec = fft.make_output_vec();
+        let Some(plan) = plans(m) else { continue };
+        let mut frame = plan.fwd.make_input_vec();
+        let mut spec = plan.fwd.make_output_vec();
+        let mut scratch = plan.fwd.make_scratch_vec();
         let scale = 1.0 / (2 * m) as f32;
         let mut at = layout.spectra_at(l);
         for p in 0..level.count {
@@ -193,7 +232,7 @@ pub fn write_prepared(layout: &Layout, ir: &[f32], out: &mut [f32]) {
                 frame[..take].copy_from_slice(&ir[start..start + take]);
             }
             // Lengths come from the plan itself.
-            let _ = fft.process(&mut frame, &mut spec);
+            let _ = plan.fwd.process_with_scratch(&mut frame, &mut spec, &mut scratch);
             for (k, c) in spec.iter().enumerate() {
                 out[at + k] = c.re * scale;
                 out[at + m + 1 + k] = c.im * scale;
@@ -239,8 +278,7 @@ pub fn prepare_magnetar_conv(
     };
     let mut data = vec![0.0f32; layout.buffer_len()];
     write_prepared(&layout, &ir, &mut data);
-    let shared: Arc<[f32]> = Arc::from(&data[..]);
-    keep_until_unused(&shared);
+    let prepared = PreparedResponse::of(&data);
     let rate = buffers[source].sample_rate;
     let dst = &mut buffers[dest];
     let path = dst.path.take();
@@ -250,50 +288,84 @@ pub fn prepare_magnetar_conv(
         frames: layout.buffer_len() as u32,
         sample_rate: rate,
         path,
-        prepared: Some(shared),
+        prepared,
         ..SndBuf::default()
     };
     Ok(layout)
 }
 
-/// Every prepared buffer's shared spectra, one reference each, so that the
-/// last reference is never dropped by a unit on the audio thread (a system
-/// heap free there): the thread that prepares, the control thread, frees
-/// them once nothing else holds them ([`release_unused_spectra`]).
-static KEPT: std::sync::Mutex<Vec<Arc<[f32]>>> = std::sync::Mutex::new(Vec::new());
+/// A prepared response as instances read it: the layout and the spectra of
+/// a buffer holding one, shared read-only (`SndBuf::prepared`) by every
+/// instance on that buffer. Made off the audio thread whenever a command
+/// changes such a buffer's contents, and swapped in at a block start; an
+/// instance takes the new one at its next block.
+#[derive(Debug)]
+pub struct PreparedResponse {
+    pub layout: Layout,
+    /// The buffer's header and spectra, as the buffer held them.
+    pub data: Box<[f32]>,
+}
 
-fn keep_until_unused(spectra: &Arc<[f32]>) {
+impl PreparedResponse {
+    /// The shared form of `data` if it is a prepared response (its plans
+    /// made too), else None. Off the audio thread: it allocates.
+    pub fn of(data: &[f32]) -> Option<Arc<PreparedResponse>> {
+        if data.first() != Some(&MAGIC) {
+            return None;
+        }
+        let layout = Layout::read(data)?;
+        for level in &layout.levels {
+            plans(level.size)?;
+        }
+        let data: Box<[f32]> = data[..layout.buffer_len()].into();
+        let shared = Arc::new(PreparedResponse { layout, data });
+        keep_until_unused(&shared);
+        Some(shared)
+    }
+}
+
+/// Whether a change to `buf`'s contents may change the response prepared
+/// from them: it has one, or now starts like one. Cheap, for any thread.
+pub fn may_hold_response(buf: &SndBuf) -> bool {
+    buf.prepared.is_some() || buf.data.first() == Some(&MAGIC)
+}
+
+/// Makes `buf.prepared` follow `buf`'s contents after a command changed
+/// them. Off the audio thread (see [`PreparedResponse::of`]).
+pub fn refresh_prepared(buf: &mut SndBuf) {
+    // Unchanged (the preparation itself made it): kept, no second copy.
+    if let Some(p) = &buf.prepared {
+        if buf.data.get(..p.data.len()) == Some(&p.data[..]) {
+            return;
+        }
+    }
+    if may_hold_response(buf) {
+        buf.prepared = PreparedResponse::of(&buf.data);
+    }
+}
+
+/// Every prepared response, one reference each, so that the last reference
+/// is never dropped by a unit on the audio thread or a task thread (a
+/// system heap free there): the thread that prepares, the control thread,
+/// frees them once nothing else holds them ([`release_unused_spectra`]).
+static KEPT: std::sync::Mutex<Vec<Arc<PreparedResponse>>> = std::sync::Mutex::new(Vec::new());
+
+fn keep_until_unused(spectra: &Arc<PreparedResponse>) {
     let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
     kept.retain(|s| Arc::strong_count(s) > 1);
     kept.push(Arc::clone(spectra));
 }
 
-/// Frees the shared spectra that no buffer and no unit holds any more;
+/// Frees the prepared responses that no buffer and no unit holds any more;
 /// returns how many. For the control thread (it takes a lock); the
 /// real-time server calls it now and then, a new preparation does too.
 pub fn release_unused_spectra() -> usize {
     let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
     let before = kept.len();
-    // Only this list holds such spectra: no buffer or unit can reach them
-    // to take a new reference meanwhile.
+    // Only this list holds such responses: no buffer or unit can reach
+    // them to take a new reference meanwhile.
     kept.retain(|s| Arc::strong_count(s) > 1);
     before - kept.len()
-}
-
-/// The partition spectra a level reads: the prepared buffer's shared data,
-/// or (a buffer filled with prepared data some other way) a copy of its own.
-enum Spectra {
-    Shared(Arc<[f32]>),
-    Own(Vec<f32>),
-}
-
-impl Spectra {
-    fn data(&self) -> &[f32] {
-        match self {
-            Spectra::Shared(s) => s,
-            Spectra::Own(v) => v,
-        }
-    }
 }
 
 /// `acc += x · h` over split complex arrays (real parts, then imaginary).
@@ -326,13 +398,13 @@ pub fn cmadd(acc_re: &mut [f32], acc_im: &mut [f32], x_re: &[f32], x_im: &[f32],
 }
 
 /// One FDL's state and work: the input window, the ring of past input
-/// spectra, the level's partition spectra and the accumulator. All memory
-/// is reserved when it is made.
+/// spectra and the accumulator. All memory is reserved when it is made; the
+/// partition spectra are read from a [`PreparedResponse`] given to each run
+/// and the transforms are the shared [`Plans`] of the size.
 pub struct LevelWork {
     pub m: usize,
     pub count: usize,
-    fwd: Arc<dyn RealToComplex<f32>>,
-    inv: Arc<dyn ComplexToReal<f32>>,
+    plans: Option<&'static Plans>,
     /// The last `2M` input samples.
     window: Vec<f32>,
     frame: Vec<f32>,
@@ -343,8 +415,7 @@ pub struct LevelWork {
     fdl_im: Vec<f32>,
     head: usize,
     /// Partition `p`'s spectrum: `M + 1` real parts then `M + 1` imaginary
-    /// ones, at `h_at + p·(2M + 2)` in `h`.
-    h: Spectra,
+    /// ones, at `h_at + p·(2M + 2)` in the prepared response's data.
     h_at: usize,
     acc_re: Vec<f32>,
     acc_im: Vec<f32>,
@@ -352,30 +423,20 @@ pub struct LevelWork {
 }
 
 impl LevelWork {
-    /// The work of `level`, with its spectra at `at` in a prepared buffer:
-    /// read in place from `shared` (the buffer's shared data, kept alive by
-    /// the reference taken here), or else copied from `prepared`.
-    pub fn new(level: &Level, prepared: &[f32], shared: Option<&Arc<[f32]>>, at: usize) -> LevelWork {
+    /// The work of `level`, whose spectra start at `at` in a prepared
+    /// response. Takes the plans of its size if they were made (they are
+    /// whenever a buffer holds a response of that size); without them the
+    /// level is silent until they are.
+    pub fn new(level: &Level, at: usize) -> LevelWork {
         let m = level.size;
         let bins = m + 1;
-        let mut planner = RealFftPlanner::<f32>::new();
-        let fwd = planner.plan_fft_forward(2 * m);
-        let inv = planner.plan_fft_inverse(2 * m);
-        let scratch_len = fwd.get_scratch_len().max(inv.get_scratch_len());
-        let len = level.count * 2 * bins;
-        let (h, h_at) = match shared {
-            Some(s) if s.len() >= at + len => (Spectra::Shared(Arc::clone(s)), at),
-            _ => {
-                let mut own = filled(0.0, len);
-                own.copy_from_slice(&prepared[at..at + len]);
-                (Spectra::Own(own), 0)
-            }
-        };
+        let plans = planned(m);
+        // Without plans yet, room for any transform of this size (see `usable_plans`).
+        let scratch_len = plans.map_or(4 * bins, |p| p.scratch_len);
         LevelWork {
             m,
             count: level.count,
-            fwd,
-            inv,
+            plans,
             window: filled(0.0, 2 * m),
             frame: filled(0.0, 2 * m),
             spec: filled(Complex::new(0.0, 0.0), bins),
@@ -383,12 +444,21 @@ impl LevelWork {
             fdl_re: filled(0.0, level.count * bins),
             fdl_im: filled(0.0, level.count * bins),
             head: 0,
-            h,
-            h_at,
+            h_at: at,
             acc_re: filled(0.0, bins),
             acc_im: filled(0.0, bins),
             last_seq: 0,
         }
+    }
+
+    /// The plans, looked up again (one atomic load) if the level was made
+    /// before they were; None while they are missing or need more scratch
+    /// than the level has.
+    fn usable_plans(&mut self) -> Option<&'static Plans> {
+        if self.plans.is_none() {
+            self.plans = planned(self.m).filter(|p| p.scratch_len <= self.scratch.len());
+        }
+        self.plans
     }
 
     /// Takes input segment `seq` (`M` samples): a gap since the last one
@@ -409,10 +479,15 @@ impl LevelWork {
         }
         self.window.copy_within(m.., 0);
         self.window[m..].copy_from_slice(&input[..m]);
+        self.head = (self.head + 1) % self.count;
+        let Some(plans) = self.usable_plans() else {
+            self.fdl_re[self.head * bins..(self.head + 1) * bins].fill(0.0);
+            self.fdl_im[self.head * bins..(self.head + 1) * bins].fill(0.0);
+            return;
+        };
         self.frame.copy_from_slice(&self.window);
         // Lengths come from the plan itself.
-        let _ = self.fwd.process_with_scratch(&mut self.frame, &mut self.spec, &mut self.scratch);
-        self.head = (self.head + 1) % self.count;
+        let _ = plans.fwd.process_with_scratch(&mut self.frame, &mut self.spec, &mut self.scratch);
         let (re, im) = (&mut self.fdl_re[self.head * bins..], &mut self.fdl_im[self.head * bins..]);
         for (k, c) in self.spec.iter().enumerate() {
             re[k] = c.re;
@@ -421,57 +496,72 @@ impl LevelWork {
     }
 
     /// Adds partitions `parts` (0 = the newest spectrum times the first
-    /// partition) into the accumulator.
-    pub fn accumulate(&mut self, parts: std::ops::Range<usize>) {
+    /// partition) of the response `h` into the accumulator.
+    pub fn accumulate(&mut self, parts: std::ops::Range<usize>, h: &PreparedResponse) {
         let bins = self.m + 1;
-        let h = self.h.data();
+        let h = &h.data[..];
         for p in parts {
             let slot = (self.head + self.count - p) % self.count;
             let xs = slot * bins..(slot + 1) * bins;
             let hs = self.h_at + p * 2 * bins;
-            cmadd(
-                &mut self.acc_re,
-                &mut self.acc_im,
-                &self.fdl_re[xs.clone()],
-                &self.fdl_im[xs],
-                &h[hs..hs + bins],
-                &h[hs + bins..hs + 2 * bins],
-            );
+            let (Some(h_re), Some(h_im)) = (h.get(hs..hs + bins), h.get(hs + bins..hs + 2 * bins)) else { return };
+            cmadd(&mut self.acc_re, &mut self.acc_im, &self.fdl_re[xs.clone()], &self.fdl_im[xs], h_re, h_im);
         }
     }
 
-    /// Transforms the accumulator back and writes the `M` new output samples.
+    /// Transforms the accumulator back and writes the `M` new output
+    /// samples (silence without plans).
     pub fn finish(&mut self, out: &mut [f32]) {
         let m = self.m;
+        let Some(plans) = self.usable_plans() else {
+            out[..m].fill(0.0);
+            return;
+        };
         for (k, c) in self.spec.iter_mut().enumerate() {
             *c = Complex::new(self.acc_re[k], self.acc_im[k]);
         }
         self.spec[0].im = 0.0;
         self.spec[m].im = 0.0;
-        let _ = self.inv.process_with_scratch(&mut self.spec, &mut self.frame, &mut self.scratch);
+        let _ = plans.inv.process_with_scratch(&mut self.spec, &mut self.frame, &mut self.scratch);
         out[..m].copy_from_slice(&self.frame[m..]);
         self.acc_re.fill(0.0);
         self.acc_im.fill(0.0);
     }
 
-    /// The whole period's work at once.
-    pub fn run(&mut self, input: &[f32], out: &mut [f32], seq: usize) {
+    /// The whole period's work at once, with the response `h`; none (the
+    /// buffer holds no response of this layout now) gives silence and
+    /// keeps the input history.
+    pub fn run(&mut self, input: &[f32], out: &mut [f32], seq: usize, h: Option<&PreparedResponse>) {
         self.begin(input, seq);
-        self.accumulate(0..self.count);
-        self.finish(out);
+        match h {
+            Some(h) => {
+                self.accumulate(0..self.count, h);
+                self.finish(out);
+            }
+            None => out[..self.m].fill(0.0),
+        }
     }
 
     /// Step `step` of `steps` of the period's work, for running it a slice
     /// per block: the transform with the first slice of multiply-adds, the
     /// inverse with the last.
-    pub fn run_step(&mut self, input: &[f32], out: &mut [f32], seq: usize, step: usize, steps: usize) {
+    pub fn run_step(&mut self, input: &[f32], out: &mut [f32], seq: usize, step: usize, steps: usize, h: Option<&PreparedResponse>) {
         if step == 0 {
             self.begin(input, seq);
         }
         let (lo, hi) = (self.count * step / steps, self.count * (step + 1) / steps);
-        self.accumulate(lo..hi);
+        if let Some(h) = h {
+            self.accumulate(lo..hi, h);
+        }
         if step + 1 == steps {
-            self.finish(out);
+            match h {
+                Some(_) => self.finish(out),
+                None => {
+                    self.acc_re.fill(0.0);
+                    self.acc_im.fill(0.0);
+                    out[..self.m].fill(0.0);
+                }
+            }
         }
     }
 }

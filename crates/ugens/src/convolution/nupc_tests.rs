@@ -1,6 +1,6 @@
 //! MagnetarConv against plain convolution, at every kind of layout.
 
-use super::nupc::{prepare_magnetar_conv, Layout, LevelWork};
+use super::nupc::{prepare_magnetar_conv, Layout};
 use super::nupc_tune::{candidate_sizes, tune};
 use crate::testing::{TestInput, UnitHarness};
 use crate::unit::Rate;
@@ -40,8 +40,8 @@ fn render(name: &str, block: usize, x: &[f32], h: &[f32], sizes: &[f32], tasks: 
 }
 
 /// As `render`, for the unit built after `before` others (its phase), on a
-/// prepared buffer that shares its spectra (`shared`) or one filled with
-/// the same values by hand.
+/// prepared buffer (`prepared`) or one filled with the same values by hand
+/// (as `/b_setn` would, the server then remaking its response).
 #[allow(clippy::too_many_arguments)]
 fn render_nth(
     name: &str,
@@ -51,7 +51,7 @@ fn render_nth(
     sizes: &[f32],
     tasks: bool,
     before: usize,
-    shared: bool,
+    prepared: bool,
 ) -> (Vec<f32>, Layout) {
     let blocks = x.len() / block;
     let mut harness = UnitHarness::new(name, Rate::Audio)
@@ -66,8 +66,12 @@ fn render_nth(
     let mut args = vec![0.0];
     args.extend_from_slice(sizes);
     let layout = prepare_magnetar_conv(&mut harness.world.buffers, 1, &args, block, 48_000.0).unwrap();
-    if !shared {
-        harness.world.buffers[1].prepared = None;
+    if !prepared {
+        let mut by_hand = SndBuf::new(layout.buffer_len() as u32, 1, 48_000.0);
+        by_hand.data.copy_from_slice(&harness.world.buffers[1].data);
+        super::nupc::refresh_prepared(&mut by_hand);
+        assert!(by_hand.prepared.is_some());
+        harness.world.buffers[1] = by_hand;
     }
     harness.world.staggered_units = before;
     (harness.run(blocks).remove(0), layout)
@@ -126,10 +130,10 @@ fn every_instance_phase_gives_the_same_convolution() {
     let sizes = [256.0, 1024.0, 4096.0];
     for before in [1, 2, 3, 5, 17, 63, 64, 1000] {
         for (name, tasks) in [("MagnetarConv", true), ("MagnetarConvTD", false)] {
-            for shared in [true, false] {
-                let (out, _) = render_nth(name, block, &x, &h, &sizes, tasks, before, shared);
+            for prepared in [true, false] {
+                let (out, _) = render_nth(name, block, &x, &h, &sizes, tasks, before, prepared);
                 let snr = snr_db(&out, &want);
-                assert!(snr >= 120.0, "{name}, instance {before}, shared {shared}: SNR {snr:.1} dB");
+                assert!(snr >= 120.0, "{name}, instance {before}, prepared {prepared}: SNR {snr:.1} dB");
             }
         }
     }
@@ -146,13 +150,12 @@ fn instances_read_the_prepared_spectra_in_place_and_the_last_user_lets_them_go()
     let spectra = world.buffers[1].prepared.clone().expect("a prepared buffer shares its spectra");
     // This handle, the buffer's and the list that frees them off the audio thread.
     assert_eq!(Arc::strong_count(&spectra), 3);
-    let data = world.buffers[1].data.clone();
-    let layout = Layout::read(&data).unwrap();
-    let levels: Vec<_> = (0..layout.levels.len())
-        .map(|l| LevelWork::new(&layout.levels[l], &data, Some(&spectra), layout.spectra_at(l)))
-        .collect();
-    assert_eq!(Arc::strong_count(&spectra), 3 + levels.len(), "each level reads the shared spectra, no copy");
-    drop(levels);
+    let layout = Layout::read(&world.buffers[1].data).unwrap();
+    // Plans are made once per size, by the preparation, and shared.
+    for level in &layout.levels {
+        let plans = super::nupc::planned(level.size).expect("planned when prepared");
+        assert!(std::ptr::eq(plans, super::nupc::plans(level.size).unwrap()));
+    }
     let mut harness = UnitHarness::new("MagnetarConv", Rate::Audio).inputs([TestInput::Audio(noise(640, 1)), TestInput::Const(1.0)]);
     harness.world = world;
     harness.world.tasks = Some(TaskTable::new(12, 4, true).0);

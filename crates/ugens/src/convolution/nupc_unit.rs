@@ -15,22 +15,48 @@
 //! of that level are silent, and the next segment, whose slot the task
 //! still holds, is dropped (it enters the level as silence). The unit never
 //! waits.
+//!
+//! The response is the buffer's, as it is now: when a command changes the
+//! buffer's contents, the server remakes its shared spectra off the audio
+//! thread and swaps them in at a block start (`SndBuf::prepared`); the
+//! instance takes them at its next block, level 0 at once and each later
+//! level from its next release (a segment is convolved with the response
+//! of the block it was released in). Contents that are not a response of
+//! the instance's layout (zeroed, freed, prepared for another length or
+//! other sizes) silence it until the buffer holds one again; the input
+//! history is kept meanwhile.
 
-use super::nupc::{Layout, LevelWork};
+use super::nupc::{Layout, LevelWork, PreparedResponse};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::periodic::{PeriodicWork, TaskHandle, TaskTable};
 use magnetar_rt::fallible::filled;
 use std::sync::Arc;
 
-/// What a level's task and the unit exchange: a segment in, a result out.
+/// What a level's task and the unit exchange: a segment and the response
+/// to convolve it with in, a result out.
 pub struct LevelIo {
     input: Vec<f32>,
     output: Vec<f32>,
+    /// Set by the unit at the release (a reference count, no copy); the
+    /// last reference is never dropped here (`nupc::release_unused_spectra`).
+    h: Option<Arc<PreparedResponse>>,
 }
 
 impl LevelIo {
     fn new(m: usize) -> LevelIo {
-        LevelIo { input: filled(0.0, m), output: filled(0.0, m) }
+        LevelIo { input: filled(0.0, m), output: filled(0.0, m), h: None }
+    }
+
+    /// Hands `h` over with the segment; an atomic count when it changed.
+    fn set_response(&mut self, h: &Option<Arc<PreparedResponse>>) {
+        let same = match (&self.h, h) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.h = h.clone();
+        }
     }
 }
 
@@ -40,7 +66,7 @@ pub struct LevelTask(LevelWork);
 impl PeriodicWork for LevelTask {
     type Io = LevelIo;
     fn run(&mut self, io: &mut LevelIo, seq: usize) {
-        self.0.run(&io.input, &mut io.output, seq);
+        self.0.run(&io.input, &mut io.output, seq, io.h.as_deref());
     }
 }
 
@@ -74,6 +100,18 @@ impl Runner {
         }
     }
 
+    /// Gives the segment being released the response `h` (the slot is the
+    /// unit's until the release).
+    fn set_response(&mut self, seq: usize, h: &Option<Arc<PreparedResponse>>) {
+        let io = match self {
+            Runner::Task(t) => t.io_mut(seq),
+            Runner::Sliced { io, slot_seq, done, .. } => (slot_seq[seq % 2] <= *done).then(|| &mut io[seq % 2]),
+        };
+        if let Some(io) = io {
+            io.set_response(h);
+        }
+    }
+
     fn release(&mut self, seq: usize) -> bool {
         match self {
             Runner::Task(t) => t.release(seq),
@@ -102,7 +140,7 @@ impl Runner {
         if let Runner::Sliced { work, io, done, busy, .. } = self {
             if let Some((seq, step)) = *busy {
                 let slot = &mut io[seq % 2];
-                work.run_step(&slot.input, &mut slot.output, seq, step, steps);
+                work.run_step(&slot.input, &mut slot.output, seq, step, steps, slot.h.as_deref());
                 if step + 1 == steps {
                     *done = seq;
                     *busy = None;
@@ -137,6 +175,15 @@ struct Secondary {
 
 struct Conv {
     n: usize,
+    bufnum: usize,
+    /// The layout the instance was built for.
+    layout: Layout,
+    /// The response it convolves with: its buffer's, when that is one of
+    /// `layout` (None: silent).
+    current: Option<Arc<PreparedResponse>>,
+    /// The address of the buffer's response last looked at (0: none), so
+    /// that a change is looked at once.
+    seen: usize,
     /// Blocks since an instant shared by every instance (each level adds
     /// its phase).
     block: usize,
@@ -173,13 +220,18 @@ impl Conv {
         let instance = cx.world.staggered_units;
         cx.world.staggered_units = instance.wrapping_add(1);
         let buf = cx.world.buf(bufnum).filter(|b| b.is_allocated())?;
-        let layout = Layout::read(&buf.data)?;
+        let layout = match &buf.prepared {
+            Some(p) => p.layout.clone(),
+            // Contents whose response is on its way (written by `/b_setn`
+            // in this very bundle, say): silent until it comes.
+            None => Layout::read(&buf.data)?,
+        };
         if layout.block != n {
             return None;
         }
-        let data = &buf.data;
-        let shared = buf.prepared.as_ref().filter(|s| s.len() == data.len());
-        let head = LevelWork::new(&layout.levels[0], data, shared, layout.spectra_at(0));
+        let current = buf.prepared.clone();
+        let seen = address(buf.prepared.as_ref());
+        let head = LevelWork::new(&layout.levels[0], layout.spectra_at(0));
         let kmax = layout.levels.last().map_or(1, |l| l.size / n);
         let block = (cx.world.buf_counter as u32 as usize) % kmax;
         // Instance `instance` runs each level that many blocks out of phase (modulo its
@@ -189,7 +241,7 @@ impl Conv {
         // after the segment's start, wherever that is).
         let mut levels = Vec::with_capacity(layout.levels.len());
         for (l, level) in layout.levels.iter().enumerate().skip(1) {
-            let work = LevelWork::new(level, data, shared, layout.spectra_at(l));
+            let work = LevelWork::new(level, layout.spectra_at(l));
             let k = level.size / n;
             let m = level.size;
             let runner = match (sliced, tasks.as_ref()) {
@@ -197,7 +249,7 @@ impl Conv {
                     Ok(h) => Runner::Task(h),
                     // No room in the class: this level is sliced instead.
                     Err(_) => Runner::Sliced {
-                        work: LevelWork::new(level, data, shared, layout.spectra_at(l)),
+                        work: LevelWork::new(level, layout.spectra_at(l)),
                         io: [LevelIo::new(m), LevelIo::new(m)],
                         slot_seq: [0; 2],
                         done: 0,
@@ -208,7 +260,17 @@ impl Conv {
             };
             levels.push(Secondary { k, phase: instance % k, runner, writing: true, released: [0; 2], play: 0, play_pos: 0 });
         }
-        Some(Conv { n, block, head, head_out: vec![0.0; n], input: vec![0.0; n], levels })
+        Some(Conv { n, bufnum, layout, current, seen, block, head, head_out: vec![0.0; n], input: vec![0.0; n], levels })
+    }
+
+    /// Follows the buffer's response `now` (an atomic count, and a look at
+    /// the layout, only when it changed).
+    fn follow(&mut self, now: Option<&Arc<PreparedResponse>>) {
+        let at = address(now);
+        if at != self.seen {
+            self.seen = at;
+            self.current = now.filter(|p| p.layout == self.layout).cloned();
+        }
     }
 
     fn next(&mut self, input: &[f32], out: &mut [f32]) {
@@ -219,7 +281,7 @@ impl Conv {
             self.input.fill(input.first().copied().unwrap_or(0.0));
         }
         let g = self.block;
-        self.head.run(&self.input, &mut self.head_out, g + 1);
+        self.head.run(&self.input, &mut self.head_out, g + 1, self.current.as_deref());
         out[..n].copy_from_slice(&self.head_out);
         for level in &mut self.levels {
             let k = level.k;
@@ -246,8 +308,11 @@ impl Conv {
                         level.runner.count_miss();
                     }
                 }
-                if level.writing && level.runner.release(seq) {
-                    level.released[seq % 2] = seq;
+                if level.writing {
+                    level.runner.set_response(seq, &self.current);
+                    if level.runner.release(seq) {
+                        level.released[seq % 2] = seq;
+                    }
                 }
                 level.writing = false;
             }
@@ -270,11 +335,12 @@ impl Conv {
 }
 
 impl<const SLICED: bool> Unit for MagnetarConvUnit<SLICED> {
-    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         let Some(conv) = self.conv.as_mut() else {
             io.out(0).fill(0.0);
             return;
         };
+        conv.follow(cx.world.buf(conv.bufnum).and_then(|b| b.prepared.as_ref()));
         let input = io.inp(0);
         let audio = io.in_rate(0) == Rate::Audio;
         let out = io.out(0);
@@ -284,4 +350,9 @@ impl<const SLICED: bool> Unit for MagnetarConvUnit<SLICED> {
             conv.next(&input[..1], out);
         }
     }
+}
+
+/// Where a response lives (0: none), to notice that a buffer's changed.
+fn address(p: Option<&Arc<PreparedResponse>>) -> usize {
+    p.map_or(0, |p| Arc::as_ptr(p) as usize)
 }

@@ -317,6 +317,8 @@ impl Engine {
 
     /// What the control thread needs to keep the helper and task threads'
     /// priorities relative to the audio thread's (`priorities`).
+    /// The follower of the audio thread's priority for this engine's
+    /// helper and task threads.
     pub fn priority_follower(&self) -> crate::priorities::PriorityFollower {
         crate::priorities::PriorityFollower::new(
             std::sync::Arc::clone(&self.tasks.audio_priority),

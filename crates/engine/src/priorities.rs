@@ -21,6 +21,12 @@
 //!   long as on scsynth (docs/reliability.md). When the audio thread runs so
 //!   low that the task threads would reach that priority, the control
 //!   thread stays normal.
+//! - A disk thread raises itself under SCHED_FIFO only while a stream is
+//!   about to run dry (the server's need-based disk scheduling), and then
+//!   ranks as a task whose period is that deadline, the critical watermark:
+//!   below every task class of a shorter period, so disk I/O never delays
+//!   a convolution partition due sooner ([`disk_priority`]). The priority
+//!   it raises itself to is published here, before it first needs it.
 //! - An audio thread without SCHED_FIFO gets neither above it: all of them
 //!   run under the normal policy then.
 //!
@@ -29,6 +35,17 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
+
+/// The SCHED_FIFO priority a disk thread whose jobs are due within
+/// `deadline_blocks` blocks takes when the audio thread runs at `audio`:
+/// that of the first task class whose period is as long (rate-monotonic),
+/// at most `cap`, never below 1.
+pub fn disk_priority(deadline_blocks: f64, audio: i32, cap: i32) -> i32 {
+    let class = (0..crate::tasks::CLASSES)
+        .find(|&c| (2usize << c) as f64 >= deadline_blocks)
+        .unwrap_or(crate::tasks::CLASSES - 1);
+    crate::tasks::class_priority(class, audio).min(cap).max(1)
+}
 
 /// The audio thread's priority has not been reported yet.
 pub const UNKNOWN: i32 = -1;
@@ -52,12 +69,16 @@ pub struct PriorityFollower {
     tasks: Vec<(usize, i32)>,
     /// The control thread, once [`PriorityFollower::with_control_thread`] named it.
     control: Option<i32>,
+    /// Where the disk threads read the priority they raise themselves to
+    /// (0: none, they stay at normal priority), their deadline in blocks
+    /// and their cap.
+    disk: Option<(Arc<AtomicI32>, f64, i32)>,
     applied: i32,
 }
 
 impl PriorityFollower {
     pub(crate) fn new(audio: Arc<AtomicI32>, helpers: Vec<i32>, tasks: Vec<(usize, i32)>) -> PriorityFollower {
-        PriorityFollower { audio, helpers, tasks, control: None, applied: UNKNOWN }
+        PriorityFollower { audio, helpers, tasks, control: None, disk: None, applied: UNKNOWN }
     }
 
     /// Moves the control thread `tid` (the caller of [`Self::follow`]) too:
@@ -66,6 +87,13 @@ impl PriorityFollower {
     pub fn with_control_thread(mut self, tid: i32) -> PriorityFollower {
         self.control = Some(tid);
         self
+    }
+
+    /// Publishes in `raise_to` the priority the disk threads raise themselves
+    /// to, for jobs due within `deadline_blocks` blocks, at most `cap`.
+    pub fn follow_disk(&mut self, raise_to: Arc<AtomicI32>, deadline_blocks: f64, cap: i32) {
+        self.disk = Some((raise_to, deadline_blocks, cap));
+        self.applied = UNKNOWN;
     }
 
     /// If the audio thread reported a priority other than the one applied,
@@ -93,6 +121,9 @@ impl PriorityFollower {
         }
         if let Some(tid) = self.control {
             set(tid, fifo.filter(|&a| control_thread_has_room(a)).map(|_| CONTROL_PRIORITY));
+        }
+        if let Some((raise_to, deadline, cap)) = &self.disk {
+            raise_to.store(fifo.map_or(0, |a| disk_priority(*deadline, a, *cap)), Ordering::Relaxed);
         }
         warnings
     }

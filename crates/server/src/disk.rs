@@ -193,8 +193,9 @@ pub struct DiskLink {
     clock: Arc<AtomicU64>,
     /// The sample rate (f64 bits), for the disk threads' watermarks.
     rate: Arc<AtomicU64>,
-    /// The audio thread's SCHED_FIFO priority (0: not known or not real-time).
-    audio_priority: Arc<AtomicI32>,
+    /// The SCHED_FIFO priority a disk thread raises itself to (0: none),
+    /// published by the control thread (`priorities::PriorityFollower`).
+    raise_to: Arc<AtomicI32>,
     sample_rate: f64,
     low_watermark: Duration,
     /// Per buffer: bumped each time the buffer is replaced.
@@ -247,7 +248,7 @@ pub fn start(
 ) -> std::io::Result<(DiskLink, DiskBarriers, Arc<DiskStats>)> {
     let clock = Arc::new(AtomicU64::new(0));
     let rate = Arc::new(AtomicU64::new(sample_rate.to_bits()));
-    let audio_priority = Arc::new(AtomicI32::new(0));
+    let raise_to = Arc::new(AtomicI32::new(0));
     let stats = Arc::new(DiskStats::default());
     let stop = Arc::new(AtomicBool::new(false));
     let mut lanes = Vec::new();
@@ -266,7 +267,7 @@ pub fn start(
             files: Arc::clone(&files),
             clock: Arc::clone(&clock),
             rate: Arc::clone(&rate),
-            audio_priority: Arc::clone(&audio_priority),
+            raise_to: Arc::clone(&raise_to),
             stats: Arc::clone(&stats),
             stop: Arc::clone(&stop),
             barrier_done: Arc::clone(&barrier_done),
@@ -283,7 +284,7 @@ pub fn start(
         lanes,
         clock,
         rate,
-        audio_priority,
+        raise_to,
         sample_rate,
         low_watermark: options.low_watermark,
         generation: vec![0; num_buffers],
@@ -308,10 +309,11 @@ impl DiskLink {
         self.rate.store(sample_rate.to_bits(), Ordering::Relaxed);
     }
 
-    /// The audio thread's own SCHED_FIFO priority, if it has one (audio
-    /// thread, first period): a raised disk thread stays below it.
-    pub fn set_audio_priority(&self, priority: Option<i32>) {
-        self.audio_priority.store(priority.unwrap_or(0), Ordering::Relaxed);
+    /// Where the disk threads read the SCHED_FIFO priority they raise
+    /// themselves to (0, the start: they stay at normal priority), for the
+    /// control thread to publish once the audio thread's is known.
+    pub fn raise_priority(&self) -> Arc<AtomicI32> {
+        Arc::clone(&self.raise_to)
     }
 
     /// The disk thread that serves a buffer: spread by a hash, so that
@@ -481,7 +483,7 @@ struct Worker {
     files: OpenFiles,
     clock: Arc<AtomicU64>,
     rate: Arc<AtomicU64>,
-    audio_priority: Arc<AtomicI32>,
+    raise_to: Arc<AtomicI32>,
     stats: Arc<DiskStats>,
     stop: Arc<AtomicBool>,
     barrier_done: Arc<AtomicU64>,
@@ -570,11 +572,12 @@ impl Worker {
             return;
         }
         if raise {
-            // Never at or above the audio thread: with an audio thread that is
-            // not real-time (or not known yet) the disk thread stays as it is,
-            // as it does without the right to real-time scheduling.
-            let audio = self.audio_priority.load(Ordering::Relaxed);
-            let priority = self.options.fifo_priority.min(audio - 1);
+            // The priority the control thread published (below the audio
+            // thread and every task class of a shorter period); none while
+            // the audio thread's is unknown or not real-time: the disk
+            // thread then stays as it is, as it does without the right to
+            // real-time scheduling.
+            let priority = self.raise_to.load(Ordering::Relaxed);
             if priority >= 1 && magnetar_rt::thread::set_fifo_priority(priority).is_ok() {
                 self.raised = true;
                 self.stats.raises.fetch_add(1, Ordering::Relaxed);

@@ -562,7 +562,6 @@ impl Process for Audio {
             // SAFETY: gettid has no preconditions.
             self.thread_id = unsafe { libc::gettid() };
             let priority = magnetar_rt::thread::current_fifo_priority();
-            self.disk.set_audio_priority(priority);
             self.engine.tasks.set_audio_priority(priority);
             magnetar_rt::trace::set_role(magnetar_rt::trace::Role::Audio, 0);
         }

@@ -171,6 +171,10 @@ pub fn run(cli: &Cli) -> i32 {
     // This thread becomes the control thread: it follows the audio thread's
     // priority too, below it (see `priorities`).
     let mut priorities = engine.priority_follower().with_control_thread(magnetar_rt::thread::current_tid());
+    // A disk thread raised for a stream about to run dry ranks as a task of
+    // that deadline (the critical watermark) in blocks.
+    let critical_blocks = cli.disk.critical_watermark.as_secs_f64() * engine.world.sample_rate / engine.world.block_size as f64;
+    priorities.follow_disk(disk.raise_priority(), critical_blocks, cli.disk.fifo_priority);
     let audio = Audio::new(engine, disk, to_audio_rx, from_audio_tx, Arc::clone(&stats_slot));
     let record = std::env::var_os("MAGNETAR_RECORD").map(std::path::PathBuf::from);
     let rate_cell = Arc::new(std::sync::OnceLock::<f64>::new());

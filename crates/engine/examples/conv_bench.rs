@@ -9,7 +9,9 @@
 //!     UNIT BLOCK IR_SECONDS CHANNELS SECONDS CPUS [SIZE ...]
 //! ```
 //! UNIT is MagnetarConv, MagnetarConvTD or PartConv (SIZE = its FFT size;
-//! for the others the partition sizes, none = tuned). Prints one JSON line.
+//! for the others the partition sizes, none = tuned). Prints one JSON line;
+//! `start_us` and `start_cpu_us` are the wall and thread CPU time the
+//! constructors took per instance (what `/s_new` pays).
 
 use magnetar_engine::tasks::TaskThreads;
 use magnetar_ugens::convolution::{prepare_magnetar_conv, prepare_part_conv};
@@ -28,6 +30,16 @@ fn cpu_seconds() -> f64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
     t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// CPU time of the calling thread, in seconds: what starting instances
+/// costs, whatever else the machine runs meanwhile.
+fn thread_cpu_seconds() -> f64 {
+    // SAFETY: clock_gettime writes into the struct we own.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 fn main() {
@@ -79,6 +91,7 @@ fn main() {
     let mut done = vec![false];
     // Instance start cost: the constructors alone, as `/s_new` pays it.
     let mut start_ns = 0u128;
+    let mut start_cpu = 0.0;
     for c in 0..channels {
         let mut w = vec![0.0f32; block + 2 + block];
         let inp = vec![
@@ -99,9 +112,10 @@ fn main() {
         // SAFETY: `w` holds every wire named, without overlap.
         let mut io = unsafe { Wires::new(w.as_mut_ptr(), std::ptr::null_mut(), &inp, &out, block, 1) };
         let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
-        let t = Instant::now();
+        let (t, c0) = (Instant::now(), thread_cpu_seconds());
         units.push(ctor(&spec, &mut io, &mut cx));
         start_ns += t.elapsed().as_nanos();
+        start_cpu += thread_cpu_seconds() - c0;
         let _ = c;
         wires.push(w);
         refs.push((inp, out));
@@ -155,13 +169,14 @@ fn main() {
     println!(
         "{{\"unit\":\"{unit}\",\"block\":{block},\"ir\":{ir_seconds},\"channels\":{channels},\"layout\":\"{layout}\",\
          \"mean_us\":{:.2},\"p999_us\":{:.2},\"max_us\":{:.2},\"cpu_pct\":{:.1},\"period_us\":{:.1},\"misses\":{misses},\"late\":{late},\
-         \"start_us\":{:.1}}}",
+         \"start_us\":{:.1},\"start_cpu_us\":{:.1}}}",
         mean / 1e3,
         p999 as f64 / 1e3,
         max as f64 / 1e3,
         100.0 * cpu / wall,
         period.as_secs_f64() * 1e6,
-        start_ns as f64 / 1e3 / channels.max(1) as f64
+        start_ns as f64 / 1e3 / channels.max(1) as f64,
+        start_cpu * 1e6 / channels.max(1) as f64
     );
     drop(units);
 }

@@ -151,4 +151,18 @@ mod tests {
         assert!(!control_thread_has_room(2));
         assert_eq!(class_priority(0, 50), TOP_PRIORITY);
     }
+
+    #[test]
+    fn a_raised_disk_thread_ranks_with_the_first_task_class_as_long_as_its_deadline() {
+        // 100 ms at 48 kHz: 75 blocks of 64 (class of 128 blocks), 18.75 of 256 (class of 32).
+        assert_eq!(disk_priority(75.0, 50, 40), class_priority(6, 50));
+        assert_eq!(disk_priority(18.75, 50, 40), class_priority(4, 50));
+        assert!(disk_priority(75.0, 50, 40) < class_priority(5, 50));
+        // Under a JACK client at 5 the classes crowd at their floor, still above the control thread.
+        assert_eq!(disk_priority(75.0, 5, 40), class_priority(6, 5));
+        assert!(disk_priority(75.0, 5, 40) > CONTROL_PRIORITY);
+        // Never above the cap; deadlines longer than every class rank with the longest.
+        assert_eq!(disk_priority(1.0, 99, 20), 20);
+        assert_eq!(disk_priority(1e9, 50, 40), class_priority(CLASSES - 1, 50));
+    }
 }

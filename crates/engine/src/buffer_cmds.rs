@@ -13,11 +13,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use magnetar_protocol::osc::{OscArg, OscMessage};
-use magnetar_protocol::CommandKind;
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
 use magnetar_ugens::{SndBuf, World};
 
-use magnetar_protocol::commands::{Command, Number, ValueFill};
+use magnetar_protocol::commands::{Command, CommandError, Number, ValueFill};
 use crate::bufgen::{buffer_gen, BufGenError};
 
 use crate::limits::{MAX_BUFFER_SAMPLES, MAX_CHANNEL_SELECTION, MAX_SYMLINKS};
@@ -374,16 +373,11 @@ impl BufferCommands {
         files.into_iter().filter_map(|f| f.close().err()).collect()
     }
 
-    /// Performs one /b_* command. Returns what to
-    /// tell the client.
-    pub fn perform(
-        &mut self,
-        kind: CommandKind,
-        world: &mut World,
-        args: &mut crate::args::Args<'_>,
-    ) -> Result<BufDone, BufFail> {
-        match crate::args::read_command(kind, args, &[]) {
-            Ok(cmd) => self.perform_command(&cmd, world),
+    /// Performs one /b_* command as decoded when its message was prepared:
+    /// a command whose arguments were refused fails with the refusal's text.
+    pub fn perform(&mut self, cmd: &Result<Command, CommandError>, world: &mut World) -> Result<BufDone, BufFail> {
+        match cmd {
+            Ok(cmd) => self.perform_command(cmd, world),
             Err(e) => Err(BufFail::plain(e.message())),
         }
     }

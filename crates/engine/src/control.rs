@@ -11,10 +11,10 @@
 //! and installs what the control side prepared, so a file read or a def
 //! compilation cannot be reached from it.
 
-use crate::args::Args;
 use crate::buffer_cmds::{BufDone, BufFail, BufferCommands};
 use crate::engine::EngineOptions;
 use crate::graph_def::{DefError, GraphDef};
+use magnetar_protocol::commands::{Command, CommandError};
 use magnetar_protocol::CommandKind;
 use magnetar_ugens::{Registry, World, MAX_LANES};
 use std::sync::Arc;
@@ -78,31 +78,34 @@ impl ControlEngine {
         })
     }
 
-    /// Stage 2 of `/d_recv`, `/d_load` and `/d_loadDir`: reads the files
-    /// (under `-P`), compiles their defs, and sizes the scratch for them.
-    pub fn load_defs(&mut self, kind: CommandKind, args: &mut Args<'_>) -> LoadedDefs {
+    /// Stage 2 of `/d_recv`, `/d_load` and `/d_loadDir` (`kind`), decoded
+    /// as `cmd`: reads the files (under `-P`), compiles their defs, and
+    /// sizes the scratch for them.
+    pub fn load_defs(&mut self, kind: CommandKind, cmd: &Result<Command, CommandError>) -> LoadedDefs {
         let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
         let mut errors = Vec::new();
-        match kind {
-            CommandKind::DRecv => match args.getb() {
-                Some(b) => sources.push(("/d_recv".into(), b.to_vec())),
-                None => errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string()),
-            },
-            _ => match args.gets() {
-                Some(path) => {
-                    let (files, refused) = crate::commands::def_files(&self.buffers, path, kind == CommandKind::DLoadDir);
-                    errors.extend(refused);
-                    for f in files {
-                        match std::fs::read(&f) {
-                            Ok(bytes) => sources.push((f.display().to_string(), bytes)),
-                            Err(e) => errors.push(format!("{}: {e}", f.display())),
-                        }
+        let mut completion = None;
+        match cmd {
+            Ok(Command::DRecv { data, completion: c }) => {
+                sources.push(("/d_recv".into(), data.clone()));
+                completion.clone_from(c);
+            }
+            Ok(Command::DLoad { path, completion: c }) | Ok(Command::DLoadDir { path, completion: c }) => {
+                let (files, refused) = crate::commands::def_files(&self.buffers, path, kind == CommandKind::DLoadDir);
+                errors.extend(refused);
+                for f in files {
+                    match std::fs::read(&f) {
+                        Ok(bytes) => sources.push((f.display().to_string(), bytes)),
+                        Err(e) => errors.push(format!("{}: {e}", f.display())),
                     }
                 }
-                None => errors.push("wrong argument type: the path must be a string".to_string()),
-            },
+                completion.clone_from(c);
+            }
+            _ if kind == CommandKind::DRecv => {
+                errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string());
+            }
+            _ => errors.push("wrong argument type: the path must be a string".to_string()),
         }
-        let completion = args.completion().map(<[u8]>::to_vec);
         let mut defs = Vec::new();
         for (origin, bytes) in sources {
             match self.compile(&bytes) {
@@ -122,11 +125,11 @@ impl ControlEngine {
         LoadedDefs { defs, scratch, result, completion }
     }
 
-    /// Stage 2 of a buffer command on `world`'s buffers: the real-time
-    /// server's mirror (holding the contents the command works on), or the
-    /// engine's own world offline.
-    pub fn perform_buffer(&mut self, kind: CommandKind, world: &mut World, args: &mut Args<'_>) -> Result<BufDone, BufFail> {
-        self.buffers.perform(kind, world, args)
+    /// Stage 2 of a buffer command, decoded as `cmd`, on `world`'s buffers:
+    /// the real-time server's mirror (holding the contents the command
+    /// works on), or the engine's own world offline.
+    pub fn perform_buffer(&mut self, cmd: &Result<Command, CommandError>, world: &mut World) -> Result<BufDone, BufFail> {
+        self.buffers.perform(cmd, world)
     }
 }
 

@@ -4,7 +4,6 @@
 //! ([`Engine`]) at once, as scsynth runs every stage in place offline. The
 //! real-time server runs the same two types on two threads.
 
-use crate::args::Args;
 use crate::buffer_cmds::BufferCommands;
 use crate::commands::CommandFailure;
 use crate::control::ControlEngine;
@@ -12,6 +11,7 @@ use crate::engine::{Engine, EngineOptions};
 use crate::graph_def::DefError;
 use crate::prepared::{Prepared, PreparedMessage};
 use magnetar_protocol::osc::{OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_protocol::commands::{Command, CommandError};
 use magnetar_protocol::CommandKind;
 use std::ops::{Deref, DerefMut};
 
@@ -127,7 +127,7 @@ impl OfflineEngine {
         match m.kind {
             // Nothing waits offline: `/sync` is done at once.
             Some(CommandKind::Sync) => Ok(()),
-            Some(kind) if kind.runs_in_stage2() => self.stage2(kind, &m.msg),
+            Some(kind) if kind.runs_in_stage2() => self.stage2(kind, &m.cmd),
             _ => {
                 let r = self.engine.perform(m);
                 self.plugin_outcomes();
@@ -138,13 +138,12 @@ impl OfflineEngine {
 
     /// Stage 2 on the control side, then stage 3 (the install, the
     /// completion message) and the replies on the audio side.
-    fn stage2(&mut self, kind: CommandKind, msg: &OscMessage) -> Result<(), CommandFailure> {
+    fn stage2(&mut self, kind: CommandKind, cmd: &Result<Command, CommandError>) -> Result<(), CommandFailure> {
         let name = kind.name();
         let fail = |message: String, extra: Vec<OscArg>| CommandFailure { command: name.to_string(), message, extra };
-        let mut args = Args::new(&msg.args);
         match kind {
             CommandKind::DRecv | CommandKind::DLoad | CommandKind::DLoadDir => {
-                let loaded = self.control.load_defs(kind, &mut args);
+                let loaded = self.control.load_defs(kind, cmd);
                 let refused = self.install(loaded.defs, loaded.scratch);
                 self.completion(loaded.completion.as_deref());
                 let mut errors: Vec<String> = loaded.result.err().into_iter().collect();
@@ -155,7 +154,7 @@ impl OfflineEngine {
                     Err(fail(errors.join("; "), vec![]))
                 }
             }
-            _ => match self.control.perform_buffer(kind, &mut self.engine.world, &mut args) {
+            _ => match self.control.perform_buffer(cmd, &mut self.engine.world) {
                 Ok(done) => {
                     self.engine.replies.extend(done.replies);
                     // The completion message runs a stage before /done is sent.

@@ -17,19 +17,20 @@ use magnetar_protocol::CommandKind;
 pub enum Operand {
     #[default]
     None,
-    /// The buffer an asynchronous buffer command works on: its first
-    /// argument read as the command reads it (a value that is not a number
-    /// reads as 0, as in scsynth); absent when negative.
+    /// The buffer an asynchronous buffer command works on, from its typed
+    /// decoding (a first argument that is not a number reads as 0, as in
+    /// scsynth); absent when negative or when the arguments were refused
+    /// (the command then fails without touching a buffer).
     Buffer(usize),
     /// `/magnetar_diskStats 1`: the statistics are reset once read.
     ResetStats(bool),
 }
 
 impl Operand {
-    fn of(kind: Option<CommandKind>, msg: &OscMessage) -> Operand {
+    fn of(kind: Option<CommandKind>, cmd: &Result<Command, CommandError>, msg: &OscMessage) -> Operand {
         match kind {
             Some(k) if k.runs_in_stage2() && k.is_buffer() => {
-                usize::try_from(crate::args::first_i32(&msg.args, 0)).map_or(Operand::None, Operand::Buffer)
+                cmd.as_ref().ok().and_then(stage2_buffer).and_then(|b| usize::try_from(b).ok()).map_or(Operand::None, Operand::Buffer)
             }
             Some(CommandKind::MagnetarDiskStats) => {
                 Operand::ResetStats(msg.args.first().and_then(magnetar_protocol::osc::OscArg::as_i32) == Some(1))
@@ -44,6 +45,26 @@ impl Operand {
             Operand::Buffer(b) => Some(b),
             _ => None,
         }
+    }
+}
+
+/// The buffer a stage-2 buffer command works on, as its decoding read it
+/// (the real-time server's control side uses it to bring the buffer's
+/// contents to the command).
+pub fn stage2_buffer(cmd: &Command) -> Option<i32> {
+    use Command as C;
+    match cmd {
+        C::BAlloc { buffer, .. }
+        | C::BAllocRead { buffer, .. }
+        | C::BAllocReadChannel { buffer, .. }
+        | C::BRead { buffer, .. }
+        | C::BReadChannel { buffer, .. }
+        | C::BWrite { buffer, .. }
+        | C::BFree { buffer, .. }
+        | C::BClose { buffer, .. }
+        | C::BGen { buffer, .. }
+        | C::BZero { buffer, .. } => Some(*buffer),
+        _ => None,
     }
 }
 
@@ -62,7 +83,9 @@ pub struct PreparedMessage {
 impl PreparedMessage {
     pub fn new(msg: OscMessage) -> PreparedMessage {
         let kind = CommandKind::of(&msg.address);
-        PreparedMessage { kind, cmd: parse_command(&msg), operand: Operand::of(kind, &msg), msg }
+        let cmd = parse_command(&msg);
+        let operand = Operand::of(kind, &cmd, &msg);
+        PreparedMessage { kind, cmd, operand, msg }
     }
 
     /// The command's name, as `/fail` and `/done` give it.
@@ -116,6 +139,8 @@ mod tests {
         // Not a number: buffer 0, as scsynth reads it.
         assert_eq!(operand("/b_zero", vec![OscArg::Str("x".into())]), Operand::Buffer(0));
         assert_eq!(operand("/b_free", vec![OscArg::Int(-1)]), Operand::None);
+        // Refused (the path is not a string): the command fails touching no buffer.
+        assert_eq!(operand("/b_read", vec![OscArg::Int(3), OscArg::Int(5)]), Operand::None);
         // Performed in place: the audio side reads it itself, as the command.
         assert_eq!(operand("/b_set", vec![OscArg::Int(3)]), Operand::None);
     }

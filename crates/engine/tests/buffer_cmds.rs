@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use magnetar_engine::args::Args;
 use magnetar_engine::buffer_cmds::{BufDone, BufFail, BufferCommands};
 use magnetar_protocol::osc::{OscArg, OscMessage};
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileReader, SoundFileWriter};
@@ -24,9 +23,7 @@ fn path_arg(p: &Path) -> OscArg {
 }
 
 fn run(cmds: &mut BufferCommands, world: &mut World, name: &str, args: Vec<OscArg>) -> Result<BufDone, BufFail> {
-    let mut a = Args::new(&args);
-    let kind = magnetar_protocol::CommandKind::from_name(name).expect("a buffer command");
-    cmds.perform(kind, world, &mut a)
+    cmds.perform(&magnetar_protocol::parse_command(&OscMessage::new(name, args)), world)
 }
 
 fn ok(cmds: &mut BufferCommands, world: &mut World, name: &str, args: Vec<OscArg>) -> BufDone {

@@ -801,8 +801,7 @@ mod tests {
 
     #[test]
     fn a_file_recued_during_a_read_of_the_old_one_is_neither_read_nor_its_buffer_written() {
-        use magnetar_engine::args::Args;
-        use magnetar_protocol::osc::OscArg;
+        use magnetar_protocol::osc::{OscArg, OscMessage};
         const DELAY: Duration = Duration::from_millis(300);
         let mut commands = BufferCommands::new(None);
         let files = commands.shared_files();
@@ -827,7 +826,8 @@ mod tests {
         // Meanwhile the command thread cues the new file into the buffer
         // (`/b_read 0 path 0 -1 0 1`) and the audio thread installs it.
         let args = [OscArg::Int(0), OscArg::Str(new_path.to_string_lossy().into_owned()), OscArg::Int(0), OscArg::Int(-1), OscArg::Int(0), OscArg::Int(1)];
-        commands.perform(magnetar_protocol::CommandKind::BRead, &mut mirror, &mut Args::new(&args)).unwrap();
+        let cmd = magnetar_protocol::parse_command(&OscMessage::new("/b_read", args.to_vec()));
+        commands.perform(&cmd, &mut mirror).unwrap();
         let _ = std::fs::remove_file(&new_path);
         let fresh = std::mem::take(&mut mirror.buffers[0]);
         let old = std::mem::replace(&mut world.buffers[0], fresh);

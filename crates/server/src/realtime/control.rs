@@ -381,15 +381,19 @@ impl Control {
             crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
             OscMessage::new("/fail", args)
         };
-        let mut args = magnetar_engine::args::Args::new(&req.cmd.msg.args);
+        // The buffer a buffer command works on, as its decoding read it.
+        let bufnum = req.cmd.cmd.as_ref().ok().and_then(magnetar_engine::prepared::stage2_buffer).unwrap_or(-1);
         match kind {
             CommandKind::Sync => {
-                let id = args.geti(0);
+                let id = match req.cmd.cmd {
+                    Ok(magnetar_protocol::commands::Command::Sync { id }) => id,
+                    _ => 0,
+                };
                 let done = Done { from, replies: vec![Reply::Synced { id }.to_message()], completion: None };
                 self.to_audio(ToAudio::Finish { done });
             }
             CommandKind::DRecv | CommandKind::DLoad | CommandKind::DLoadDir => {
-                let loaded = self.engine.load_defs(kind, &mut args);
+                let loaded = self.engine.load_defs(kind, &req.cmd.cmd);
                 let replies = match loaded.result {
                     Ok(()) => vec![Reply::done(name).to_message()],
                     Err(message) => vec![fail(name, message, vec![])],
@@ -401,17 +405,14 @@ impl Control {
             _ => {
                 if let Some((lane, seq)) = req.disk_barrier {
                     if !self.disk_barriers.wait(lane, seq, std::time::Duration::from_secs(5)) {
-                        crate::printer::errln!("magnetar: the disk thread did not finish buffer {} in time", args.geti(-1));
+                        crate::printer::errln!("magnetar: the disk thread did not finish buffer {bufnum} in time");
                     }
-                    args = magnetar_engine::args::Args::new(&req.cmd.msg.args);
                 }
                 // Buffer commands run on the mirror, which gets the current
                 // contents of the buffer they touch when they need them,
                 // copied here: the samples the audio thread has or the ones
                 // an install sent before this command brings it (so that
                 // `/b_alloc` then `/b_write` writes the new buffer, in order).
-                // The buffer the command touches: read as the command reads it.
-                let bufnum = args.geti(0);
                 // `/b_gen copy`, `PreparePartConv` and `MagnetarConvPrepare` read another buffer.
                 let source = (kind == CommandKind::BGen)
                     .then(|| {
@@ -455,8 +456,7 @@ impl Control {
                         slot.data = data;
                     }
                 }
-                let mut args = magnetar_engine::args::Args::new(&req.cmd.msg.args);
-                match self.engine.perform_buffer(kind, &mut self.mirror, &mut args) {
+                match self.engine.perform_buffer(&req.cmd.cmd, &mut self.mirror) {
                     Ok(done) => {
                         let mut replies = done.replies;
                         if let Some(done_args) = done.done_args {

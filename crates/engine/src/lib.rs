@@ -10,7 +10,6 @@
 // the tree is sized.
 #![allow(clippy::indexing_slicing)]
 
-pub mod args;
 pub mod bufgen;
 pub mod buffer_cmds;
 pub mod commands;

@@ -173,3 +173,18 @@ fn fill_inputs(inputs: &[TestInput], refs: &[WireRef], wires: &mut [f32], block:
         }
     }
 }
+
+/// The samples of the first output of an audio-rate unit over `blocks` blocks.
+pub fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
+    UnitHarness::new(name, Rate::Audio).inputs(inputs).run(blocks).remove(0)
+}
+
+/// An audio-rate unit with `outputs` outputs run for `blocks` blocks.
+pub fn ar_outputs(name: &str, inputs: Vec<TestInput>, outputs: usize, blocks: usize) -> HarnessRun {
+    UnitHarness::new(name, Rate::Audio).inputs(inputs).outputs(outputs).run_full(blocks)
+}
+
+/// The largest magnitude in a signal.
+pub fn peak(sig: &[f32]) -> f32 {
+    sig.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
+}

@@ -199,25 +199,12 @@ impl Unit for Pluck {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{HarnessRun, TestInput, UnitHarness};
-    use crate::unit::Rate;
+    use crate::testing::{TestInput, ar, peak};
     use TestInput::{Audio, Const};
 
     const SR: f64 = 48_000.0;
     const BS: usize = 64;
     const SECOND: usize = 750;
-
-    fn run(name: &str, inputs: Vec<TestInput>, outputs: usize, blocks: usize) -> HarnessRun {
-        UnitHarness::new(name, Rate::Audio).inputs(inputs).outputs(outputs).run_full(blocks)
-    }
-
-    fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
-        run(name, inputs, 1, blocks).outputs.remove(0)
-    }
-
-    fn peak(sig: &[f32]) -> f32 {
-        sig.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
-    }
 
     /// Lag in `lo..hi` where the signal best matches itself.
     fn best_lag(sig: &[f32], lo: usize, hi: usize) -> usize {

@@ -1,5 +1,5 @@
 use super::pan_place;
-use crate::testing::{TestInput, UnitHarness};
+use crate::testing::{TestInput, UnitHarness, peak};
 use crate::unit::Rate;
 use crate::world::SndBuf;
 
@@ -10,10 +10,6 @@ fn one_trigger(at: usize, len: usize) -> TestInput {
     let mut v = vec![0.0; len];
     v[at] = 1.0;
     TestInput::Audio(v)
-}
-
-fn peak(x: &[f32]) -> f32 {
-    x.iter().fold(0.0f32, |m, &v| m.max(v.abs()))
 }
 
 /// Samples from the first to the last non-zero one.

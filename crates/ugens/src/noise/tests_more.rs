@@ -1,16 +1,12 @@
 //! LFDNoise*, LFClipNoise, GrayNoise, Crackle, Logistic, Hasher, CoinGate,
 //! TExpRand and TIRand.
 
-use crate::testing::{TestInput, UnitHarness};
+use crate::testing::{TestInput, UnitHarness, ar};
 use crate::unit::Rate;
 use TestInput::{Audio, Const, Control};
 
 const BS: usize = 64;
 const SECOND: usize = 750;
-
-fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
-    UnitHarness::new(name, Rate::Audio).inputs(inputs).run(blocks).remove(0)
-}
 
 fn kr(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
     UnitHarness::new(name, Rate::Control).inputs(inputs).run(blocks).remove(0)

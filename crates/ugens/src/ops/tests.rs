@@ -2,7 +2,7 @@
 
 use super::binary::op as bop;
 use super::unary::op as uop;
-use crate::testing::{TestInput, UnitHarness};
+use crate::testing::{TestInput, UnitHarness, ar};
 use crate::unit::Rate;
 
 const BS: usize = 64;
@@ -297,10 +297,6 @@ fn sum3_and_sum4_add_their_inputs() {
         .inputs([TestInput::Const(1.0), TestInput::Const(2.0), TestInput::Const(3.0), TestInput::Const(4.0)])
         .run(1);
     assert_eq!(k[0][0], 10.0);
-}
-
-fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
-    UnitHarness::new(name, Rate::Audio).inputs(inputs).run(blocks).remove(0)
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! SinOscFB, Klang, Klank, LFGauss and Vibrato.
 
-use crate::testing::{HarnessRun, TestInput, UnitHarness};
+use crate::testing::{TestInput, UnitHarness, ar, peak};
 use crate::unit::Rate;
 use TestInput::{Audio, Const};
 
@@ -8,20 +8,8 @@ const SR: f64 = 48_000.0;
 const BS: usize = 64;
 const SECOND: usize = 750;
 
-fn run(name: &str, inputs: Vec<TestInput>, outputs: usize, blocks: usize) -> HarnessRun {
-    UnitHarness::new(name, Rate::Audio).inputs(inputs).outputs(outputs).run_full(blocks)
-}
-
-fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
-    run(name, inputs, 1, blocks).outputs.remove(0)
-}
-
 fn upward_crossings(sig: &[f32]) -> usize {
     sig.windows(2).filter(|w| w[0] < 0.0 && w[1] >= 0.0).count()
-}
-
-fn peak(sig: &[f32]) -> f32 {
-    sig.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
 }
 
 fn impulse(len: usize) -> TestInput {

@@ -1,24 +1,11 @@
 //! FreeVerb and FreeVerb2.
 
-use crate::testing::{HarnessRun, TestInput, UnitHarness};
-use crate::unit::Rate;
+use crate::testing::{TestInput, ar, ar_outputs, peak};
 use TestInput::{Audio, Const};
 
 const SR: f64 = 48_000.0;
 const BS: usize = 64;
 const SECOND: usize = 750;
-
-fn run(name: &str, inputs: Vec<TestInput>, outputs: usize, blocks: usize) -> HarnessRun {
-    UnitHarness::new(name, Rate::Audio).inputs(inputs).outputs(outputs).run_full(blocks)
-}
-
-fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
-    run(name, inputs, 1, blocks).outputs.remove(0)
-}
-
-fn peak(sig: &[f32]) -> f32 {
-    sig.iter().fold(0.0f32, |m, &x| m.max(x.abs()))
-}
 
 fn impulse(len: usize) -> TestInput {
     let mut v = vec![0.0; len];
@@ -55,7 +42,7 @@ fn freeverb_wet_output_starts_after_the_shortest_comb() {
 
 #[test]
 fn freeverb2_channels_differ_but_match_freeverb_energy() {
-    let r = run(
+    let r = ar_outputs(
         "FreeVerb2",
         vec![impulse(200 * BS), impulse(200 * BS), Const(1.0), Const(0.7), Const(0.3)],
         2,

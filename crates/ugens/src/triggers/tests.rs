@@ -1,9 +1,5 @@
-use crate::testing::{TestInput, UnitHarness};
+use crate::testing::{TestInput, UnitHarness, ar};
 use crate::unit::Rate;
-
-fn ar(name: &str, inputs: Vec<TestInput>, blocks: usize) -> Vec<f32> {
-    UnitHarness::new(name, Rate::Audio).inputs(inputs).run(blocks).remove(0)
-}
 
 /// A signal that is 0 except for `value` at the given samples.
 fn pulses(len: usize, at: &[usize], value: f32) -> Vec<f32> {

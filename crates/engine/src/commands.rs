@@ -60,6 +60,15 @@ impl<'a> ControlRef<'a> {
     }
 }
 
+
+/// Calls `f` on each message of a packet in order, nested bundles too.
+pub fn for_each_osc_message(packet: &OscPacket, f: &mut impl FnMut(&OscMessage)) {
+    match packet {
+        OscPacket::Message(m) => f(m),
+        OscPacket::Bundle(b) => b.packets.iter().for_each(|p| for_each_osc_message(p, f)),
+    }
+}
+
 impl Engine {
     /// Performs every message of a bundle (nested bundles too), returning
     /// the failures, which scsynth would answer with `/fail`.
@@ -72,35 +81,13 @@ impl Engine {
     }
 
     pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<CommandFailure>) {
-        match packet {
-            OscPacket::Message(m) => {
-                if let Err(f) = self.perform_message(m) {
-                    failures.push(f);
-                }
-            }
-            OscPacket::Bundle(b) => {
-                for p in &b.packets {
-                    self.perform_packet(p, failures);
-                }
-            }
-        }
+        crate::commands::for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
     }
 
     /// Performs a prepared packet (a bundle's elements in order), adding
     /// the failures, which scsynth would answer with `/fail`.
     pub fn perform_prepared(&mut self, packet: &Prepared, failures: &mut Vec<CommandFailure>) {
-        match packet {
-            Prepared::Message(m) => {
-                if let Err(f) = self.perform(m) {
-                    failures.push(f);
-                }
-            }
-            Prepared::Bundle { items, .. } => {
-                for p in items {
-                    self.perform_prepared(p, failures);
-                }
-            }
-        }
+        packet.for_each_message(&mut |m| failures.extend(self.perform(m).err()));
     }
 
     /// Text for the console. A real-time engine runs on the audio thread,

@@ -86,35 +86,13 @@ impl OfflineEngine {
     }
 
     pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<CommandFailure>) {
-        match packet {
-            OscPacket::Message(m) => {
-                if let Err(f) = self.perform_message(m) {
-                    failures.push(f);
-                }
-            }
-            OscPacket::Bundle(b) => {
-                for p in &b.packets {
-                    self.perform_packet(p, failures);
-                }
-            }
-        }
+        crate::commands::for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
     }
 
     /// Performs a prepared packet (a bundle's elements in order), adding
     /// the failures.
     pub fn perform_prepared(&mut self, packet: &Prepared, failures: &mut Vec<CommandFailure>) {
-        match packet {
-            Prepared::Message(m) => {
-                if let Err(f) = self.perform(m) {
-                    failures.push(f);
-                }
-            }
-            Prepared::Bundle { items, .. } => {
-                for p in items {
-                    self.perform_prepared(p, failures);
-                }
-            }
-        }
+        packet.for_each_message(&mut |m| failures.extend(self.perform(m).err()));
     }
 
     /// Performs one command message, finding its command first.

@@ -106,6 +106,15 @@ pub enum Prepared {
 }
 
 impl Prepared {
+    /// Calls `f` on each message in order: the message itself, or a
+    /// bundle's elements, nested bundles too.
+    pub fn for_each_message(&self, f: &mut impl FnMut(&PreparedMessage)) {
+        match self {
+            Prepared::Message(m) => f(m),
+            Prepared::Bundle { items, .. } => items.iter().for_each(|p| p.for_each_message(f)),
+        }
+    }
+
     pub fn new(packet: OscPacket) -> Prepared {
         match packet {
             OscPacket::Message(m) => Prepared::Message(PreparedMessage::new(m)),

@@ -9,8 +9,8 @@ use crate::node_tree::{NodeIdx, Position, ROOT};
 use crate::prepared::{Prepared, PreparedMessage};
 use magnetar_protocol::osc::{OscArg, OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::commands::{
-    BusMap, BusMapRange, Command, ControlFill, ControlId, ControlSet, ControlValue, NewGroup, NodeRef, ValueFill,
-    ValueRange,
+    BusMap, BusMapRange, BusRanges, Command, ControlFill, ControlRef, ControlSets, ControlValue, NewGroup, NodeRef,
+    ValueFill,
 };
 use magnetar_protocol::CommandKind;
 use magnetar_ugens::ControlMap;
@@ -43,22 +43,6 @@ type CmdResult = Result<(), String>;
 /// counted, never run, never listed and never freed (scsynth follows the
 /// root's missing parent and crashes).
 const ROOT_HAS_NO_SIBLINGS: &str = "Can't place a node before or after the root group";
-
-/// How a control is addressed in `/n_set` and friends.
-#[derive(Clone, Copy, Debug)]
-enum ControlRef<'a> {
-    Index(i32),
-    Name(&'a str),
-}
-
-impl<'a> ControlRef<'a> {
-    fn of(id: &'a ControlId) -> ControlRef<'a> {
-        match id {
-            ControlId::Index(i) => ControlRef::Index(*i),
-            ControlId::Name(n) => ControlRef::Name(n),
-        }
-    }
-}
 
 
 /// Calls `f` on each message of a packet in order, nested bundles too.
@@ -104,18 +88,14 @@ impl Engine {
 
     /// Performs one command message, decoding it first.
     pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
-        self.perform(&PreparedMessage::new(msg.clone()))
+        self.perform(&PreparedMessage::new(msg))
     }
 
     /// Performs one prepared command message.
     pub fn perform(&mut self, m: &PreparedMessage) -> Result<(), CommandFailure> {
         use CommandKind as K;
         let Some(kind) = m.kind else {
-            return Err(CommandFailure {
-                command: m.msg.address.to_string(),
-                message: "Command not found".into(),
-                extra: vec![],
-            });
+            return Err(CommandFailure { command: m.name().to_string(), message: "Command not found".into(), extra: vec![] });
         };
         let name = kind.name();
         let fail = |message: String| CommandFailure { command: name.to_string(), message, extra: vec![] };
@@ -189,6 +169,8 @@ impl Engine {
             C::UCmd { node, unit, name, args } => self.cmd_u_cmd(*node, *unit, name, args),
             // Handled by the server around the engine (or meaningless in NRT).
             C::NrtEnd
+            | C::MagnetarRtStats
+            | C::MagnetarDiskStats { .. }
             | C::None
             | C::Sync { .. }
             | C::DumpOsc { .. }
@@ -335,7 +317,7 @@ impl Engine {
         id: i32,
         action: i32,
         target: &NodeRef,
-        controls: &[ControlSet],
+        controls: &ControlSets,
     ) -> CmdResult {
         let Some(def) = self.defs.get(def_name).cloned() else {
             self.print(format!("*** ERROR: SynthDef {} not found\n", terminal_safe(def_name)));
@@ -448,14 +430,42 @@ impl Engine {
 
     /// Applies control settings (`/s_new`, `/n_set`, `/n_setn`): each
     /// value sets or maps the control so many places after the first.
-    fn apply_controls(&mut self, node: NodeIdx, controls: &[ControlSet]) {
-        for set in controls {
-            let ctl = ControlRef::of(&set.control);
-            for (i, value) in (0..).zip(&set.values) {
-                match *value {
-                    ControlValue::Value(v) => self.set_control(node, ctl, i, v),
-                    ControlValue::ControlBus(bus) => self.map_control(node, ctl, i, bus, false),
-                    ControlValue::AudioBus(bus) => self.map_control(node, ctl, i, bus, true),
+    /// On a group, each synth in it (in its subgroups too) takes them.
+    fn apply_controls(&mut self, node: NodeIdx, controls: &ControlSets) {
+        if self.tree.node(node).is_group() {
+            // Settings change no node's place, so the walk can follow the links.
+            let mut child = self.tree.group(node).and_then(|g| g.head);
+            while let Some(c) = child {
+                child = self.tree.node(c).next;
+                self.apply_controls(c, controls);
+            }
+            return;
+        }
+        let (n_audio, n_control) = (self.world.num_audio_buses(), self.world.num_control_buses());
+        let Some(s) = self.tree.synth_mut(node) else { return };
+        for (ctl, values) in controls.iter() {
+            // A name is looked up once per setting, not once per value.
+            let named = match ctl {
+                ControlRef::Name(name) => match s.def.param(name) {
+                    Some(range) => Some(range),
+                    None => continue,
+                },
+                ControlRef::Index(_) => None,
+            };
+            for (i, value) in (0..).zip(values) {
+                let k = match (ctl, named) {
+                    (_, Some((first, len))) => ((i as u32) < len).then_some((first + i as u32) as usize),
+                    (ControlRef::Index(idx), None) => idx
+                        .checked_add(i)
+                        .filter(|&k| k >= 0 && (k as usize) < s.def.initial_controls.len())
+                        .map(|k| k as usize),
+                    (ControlRef::Name(_), None) => None,
+                };
+                let Some(k) = k else { continue };
+                match value {
+                    ControlValue::Value(v) => s.set_control(k, v),
+                    ControlValue::ControlBus(bus) => map_control_to(s, k, bus, n_control, ControlMap::ControlBus),
+                    ControlValue::AudioBus(bus) => map_control_to(s, k, bus, n_audio, ControlMap::AudioBus),
                     ControlValue::Ignored => {}
                 }
             }
@@ -500,18 +510,14 @@ impl Engine {
         let n_control = self.world.num_control_buses();
         let Some(s) = self.tree.synth_mut(node) else { return };
         let Some(k) = Self::control_index(&s.def, ctl, i) else { return };
-        if bus < 0 {
-            s.ctx.control_map[k] = ControlMap::Own;
-        } else if audio {
-            if (bus as usize) < n_audio {
-                s.map_control(k, ControlMap::AudioBus(bus as u32));
-            }
-        } else if (bus as usize) < n_control {
-            s.map_control(k, ControlMap::ControlBus(bus as u32));
+        if audio {
+            map_control_to(s, k, bus, n_audio, ControlMap::AudioBus);
+        } else {
+            map_control_to(s, k, bus, n_control, ControlMap::ControlBus);
         }
     }
 
-    fn cmd_n_set(&mut self, node: &NodeRef, controls: &[ControlSet]) -> CmdResult {
+    fn cmd_n_set(&mut self, node: &NodeRef, controls: &ControlSets) -> CmdResult {
         let n = self.node_arg(node)?;
         self.apply_controls(n, controls);
         Ok(())
@@ -522,7 +528,7 @@ impl Engine {
     fn cmd_n_fill(&mut self, node: &NodeRef, fills: &[ControlFill]) -> CmdResult {
         let n = self.node_arg(node)?;
         for f in fills {
-            let ctl = ControlRef::of(&f.control);
+            let ctl = ControlRef::from(&f.control);
             let count = f.count.min(MAX_CONTROL_RANGE);
             for i in 0..count.max(0) {
                 self.set_control(n, ctl, i, f.value);
@@ -548,7 +554,7 @@ impl Engine {
     fn cmd_n_map(&mut self, node: &NodeRef, maps: &[BusMap], audio: bool) -> CmdResult {
         let n = self.node_arg(node)?;
         for m in maps {
-            self.map_control(n, ControlRef::of(&m.control), 0, m.bus, audio);
+            self.map_control(n, ControlRef::from(&m.control), 0, m.bus, audio);
         }
         Ok(())
     }
@@ -556,7 +562,7 @@ impl Engine {
     fn cmd_n_mapn(&mut self, node: &NodeRef, maps: &[BusMapRange], audio: bool) -> CmdResult {
         let n = self.node_arg(node)?;
         for m in maps {
-            let ctl = ControlRef::of(&m.control);
+            let ctl = ControlRef::from(&m.control);
             for i in 0..m.count.clamp(0, MAX_CONTROL_RANGE) {
                 let b = if m.bus == -1 { -1 } else { m.bus.wrapping_add(i) };
                 self.map_control(n, ctl, i, b, audio);
@@ -684,16 +690,16 @@ impl Engine {
         Ok(())
     }
 
-    fn cmd_c_setn(&mut self, ranges: &[ValueRange]) -> CmdResult {
+    fn cmd_c_setn(&mut self, ranges: &BusRanges) -> CmdResult {
         let counter = self.world.buf_counter;
         let max = self.world.num_control_buses() as i64;
-        for r in ranges {
-            let start = i64::from(r.start);
-            let end = start + i64::from(r.count) - 1;
+        for (start, count, values) in ranges.iter() {
+            let start = i64::from(start);
+            let end = start + i64::from(count) - 1;
             if start < 0 || end >= max || start > end {
                 return Err("index out of range".into());
             }
-            for (i, &value) in (start as usize..).zip(&r.values) {
+            for (i, value) in (start as usize..).zip(values) {
                 self.world.control_bus[i] = value;
                 self.world.control_touched[i] = counter;
             }
@@ -748,6 +754,18 @@ impl Engine {
             }
             Err(f) => Err(CommandFailure { command: name.to_string(), message: f.message, extra: f.extra }),
         }
+    }
+}
+
+/// Maps control `k` of a synth to bus `bus` of `buses` (`map` says which
+/// kind); a negative bus unmaps it, a bus past the last changes nothing.
+fn map_control_to(s: &mut crate::synth::Synth, k: usize, bus: i32, buses: usize, map: fn(u32) -> ControlMap) {
+    if bus < 0 {
+        if let Some(m) = s.ctx.control_map.get_mut(k) {
+            *m = ControlMap::Own;
+        }
+    } else if (bus as usize) < buses {
+        s.map_control(k, map(bus as u32));
     }
 }
 

@@ -97,7 +97,7 @@ impl OfflineEngine {
 
     /// Performs one command message, finding its command first.
     pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
-        self.perform(&PreparedMessage::new(msg.clone()))
+        self.perform(&PreparedMessage::new(msg))
     }
 
     /// Performs one prepared command message on the side that does it.

@@ -4,6 +4,8 @@
 //! name up and reads no argument. Arguments are read as scsynth reads them
 //! (`magnetar_protocol::commands`); a command whose arguments scsynth
 //! refuses keeps its `/fail` text, answered in its place among the others.
+//! The OSC message itself stays where it was decoded: what the audio side
+//! needs of it (the name of a command not found, say) is in the decoding.
 //! What a performed message owns goes back to be freed where it was made.
 
 use magnetar_protocol::commands::{parse_command, Command, CommandError};
@@ -22,18 +24,13 @@ pub enum Operand {
     /// scsynth); absent when negative or when the arguments were refused
     /// (the command then fails without touching a buffer).
     Buffer(usize),
-    /// `/magnetar_diskStats 1`: the statistics are reset once read.
-    ResetStats(bool),
 }
 
 impl Operand {
-    fn of(kind: Option<CommandKind>, cmd: &Result<Command, CommandError>, msg: &OscMessage) -> Operand {
+    fn of(kind: Option<CommandKind>, cmd: &Result<Command, CommandError>) -> Operand {
         match kind {
             Some(k) if k.runs_in_stage2() && k.is_buffer() => {
                 cmd.as_ref().ok().and_then(stage2_buffer).and_then(|b| usize::try_from(b).ok()).map_or(Operand::None, Operand::Buffer)
-            }
-            Some(CommandKind::MagnetarDiskStats) => {
-                Operand::ResetStats(msg.args.first().and_then(magnetar_protocol::osc::OscArg::as_i32) == Some(1))
             }
             _ => Operand::None,
         }
@@ -68,31 +65,51 @@ pub fn stage2_buffer(cmd: &Command) -> Option<i32> {
     }
 }
 
+/// The buffer a `/b_gen` reads besides its own (`copy`'s source,
+/// `PreparePartConv`'s and `MagnetarConvPrepare`'s impulse response), as the
+/// generator reads its arguments: the control side brings its contents.
+/// `copy` reads an out-of-range source as buffer 0, as scsynth does.
+pub fn gen_source_buffer(cmd: &Command, num_buffers: usize) -> Option<usize> {
+    let Command::BGen { command, args, .. } = cmd else { return None };
+    let source = match command.as_str() {
+        "copy" => {
+            let b = args.get(1).map_or(0, |&v| v as i32) as u32 as usize;
+            return Some(if b >= num_buffers { 0 } else { b });
+        }
+        "PreparePartConv" | "MagnetarConvPrepare" => args.first().map_or(0, |&v| v as i32),
+        _ => return None,
+    };
+    usize::try_from(source).ok().filter(|&b| b < num_buffers)
+}
+
 /// One message, the command it names (`kind` `None`: a command the server
 /// does not know, which fails with "Command not found" when performed, in
-/// its place among the others) and its typed decoding.
+/// its place among the others) and its typed decoding, which is all the
+/// audio side receives of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PreparedMessage {
     pub kind: Option<CommandKind>,
+    /// The command, or why it is not one (for a command not found, the
+    /// address as the message gave it).
     pub cmd: Result<Command, CommandError>,
     /// What the audio side needs from the arguments, already read.
     pub operand: Operand,
-    pub msg: OscMessage,
 }
 
 impl PreparedMessage {
-    pub fn new(msg: OscMessage) -> PreparedMessage {
+    pub fn new(msg: &OscMessage) -> PreparedMessage {
         let kind = CommandKind::of(&msg.address);
-        let cmd = parse_command(&msg);
-        let operand = Operand::of(kind, &cmd, &msg);
-        PreparedMessage { kind, cmd, operand, msg }
+        let cmd = parse_command(msg);
+        let operand = Operand::of(kind, &cmd);
+        PreparedMessage { kind, cmd, operand }
     }
 
     /// The command's name, as `/fail` and `/done` give it.
     pub fn name(&self) -> &str {
-        match self.kind {
-            Some(k) => k.name(),
-            None => self.msg.address.as_name().unwrap_or(""),
+        match (self.kind, &self.cmd) {
+            (Some(k), _) => k.name(),
+            (None, Err(e)) => e.command(),
+            (None, Ok(c)) => c.name(),
         }
     }
 }
@@ -117,7 +134,7 @@ impl Prepared {
 
     pub fn new(packet: OscPacket) -> Prepared {
         match packet {
-            OscPacket::Message(m) => Prepared::Message(PreparedMessage::new(m)),
+            OscPacket::Message(m) => Prepared::Message(PreparedMessage::new(&m)),
             OscPacket::Bundle(b) => Prepared::bundle(b),
         }
     }
@@ -138,7 +155,7 @@ mod tests {
     use magnetar_protocol::osc::OscArg;
 
     fn operand(address: &str, args: Vec<OscArg>) -> Operand {
-        PreparedMessage::new(OscMessage::new(address, args)).operand
+        PreparedMessage::new(&OscMessage::new(address, args)).operand
     }
 
     #[test]
@@ -154,10 +171,36 @@ mod tests {
         assert_eq!(operand("/b_set", vec![OscArg::Int(3)]), Operand::None);
     }
 
+    fn cmd(address: &str, args: Vec<OscArg>) -> Command {
+        PreparedMessage::new(&OscMessage::new(address, args)).cmd.unwrap()
+    }
+
     #[test]
     fn disk_stats_are_reset_only_when_asked_with_one() {
-        assert_eq!(operand("/magnetar_diskStats", vec![OscArg::Int(1)]), Operand::ResetStats(true));
-        assert_eq!(operand("/magnetar_diskStats", vec![OscArg::Int(2)]), Operand::ResetStats(false));
-        assert_eq!(operand("/magnetar_diskStats", vec![]), Operand::ResetStats(false));
+        let reset = |args| matches!(cmd("/magnetar_diskStats", args), Command::MagnetarDiskStats { reset: true });
+        assert!(reset(vec![OscArg::Int(1)]));
+        assert!(!reset(vec![OscArg::Int(2)]));
+        assert!(!reset(vec![]));
+    }
+
+    #[test]
+    fn a_command_not_found_keeps_its_name_for_the_failure() {
+        let m = PreparedMessage::new(&OscMessage::new("/no_such_command", vec![OscArg::Int(1)]));
+        assert_eq!((m.kind, m.name()), (None, "/no_such_command"));
+    }
+
+    #[test]
+    fn b_gen_reads_its_source_buffer_as_the_generator_does() {
+        let s = |args: Vec<OscArg>| gen_source_buffer(&cmd("/b_gen", args), 8);
+        let (i, f, st) = (OscArg::Int, OscArg::Float, |v: &str| OscArg::Str(v.into()));
+        // copy: destination start, source, source start, frames.
+        assert_eq!(s(vec![i(0), st("copy"), i(0), i(3), i(0), i(-1)]), Some(3));
+        assert_eq!(s(vec![i(0), st("copy"), i(0), f(2.7)]), Some(2));
+        // Out of range: buffer 0, as the generator reads it.
+        assert_eq!(s(vec![i(0), st("copy"), i(0), i(99)]), Some(0));
+        assert_eq!(s(vec![i(0), st("copy"), i(0), i(-2)]), Some(0));
+        assert_eq!(s(vec![i(1), st("PreparePartConv"), i(4), i(2048)]), Some(4));
+        assert_eq!(s(vec![i(1), st("PreparePartConv"), i(40), i(2048)]), None);
+        assert_eq!(s(vec![i(1), st("sine1"), i(7), f(1.0)]), None);
     }
 }

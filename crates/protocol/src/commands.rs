@@ -12,6 +12,7 @@
 //! arguments scsynth itself refuses (a SynthDef name that is not a string,
 //! say), with the text of the `/fail` reply.
 
+pub use crate::control_sets::{BusRanges, ControlRef, ControlSets};
 use crate::kind::CommandKind;
 use crate::osc::{OscArg, OscMessage};
 use crate::sc_args::{atoi, ScArgs};
@@ -141,13 +142,6 @@ impl ControlValue {
     }
 }
 
-/// Sets `values.len()` consecutive controls starting at `control`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ControlSet {
-    pub control: ControlId,
-    pub values: Vec<ControlValue>,
-}
-
 /// `/n_fill` group: `count` consecutive controls from `control` set to
 /// `value`. scsynth 3.13 then reads one more argument and applies it to the
 /// same range: `then` is that argument (a value, 0 when the message has
@@ -183,15 +177,6 @@ pub struct NewGroup {
     pub id: i32,
     pub add_action: i32,
     pub target: NodeRef,
-}
-
-/// `/c_setn` group: `count` buses from `start`, and the values the message
-/// holds for them (fewer than `count` when it ends first).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValueRange {
-    pub start: i32,
-    pub count: i32,
-    pub values: Vec<f32>,
 }
 
 /// A fill of `count` samples/buses from `start` with `value`.
@@ -270,9 +255,9 @@ pub enum Command {
     /// `/n_run (id flag)...`; a missing flag is 0 (off).
     NRun { nodes: Vec<(NodeRef, bool)> },
     /// `/n_set id (control value)...`
-    NSet { node: NodeRef, controls: Vec<ControlSet> },
+    NSet { node: NodeRef, controls: ControlSets },
     /// `/n_setn id (control count values...)...`
-    NSetn { node: NodeRef, controls: Vec<ControlSet> },
+    NSetn { node: NodeRef, controls: ControlSets },
     /// `/n_fill id (control count value)...` (see [`ControlFill`] for the
     /// argument scsynth reads after each triple)
     NFill { node: NodeRef, fills: Vec<ControlFill> },
@@ -298,10 +283,10 @@ pub enum Command {
     // ---- synths
     /// `/s_new def id action target (control value)...`; `node` -1 asks the
     /// server for an id. Missing id/action/target are 0 as in scsynth.
-    SNew { def_name: String, node: i32, add_action: i32, target: NodeRef, controls: Vec<ControlSet> },
+    SNew { def_name: String, node: i32, add_action: i32, target: NodeRef, controls: ControlSets },
     /// `/s_newargs def id action target (control count values...)...`
     /// (number 59, which scsynth 3.13 does not perform).
-    SNewargs { def_name: String, node: i32, add_action: i32, target: NodeRef, controls: Vec<ControlSet> },
+    SNewargs { def_name: String, node: i32, add_action: i32, target: NodeRef, controls: ControlSets },
     /// `/s_get id control...`
     SGet { node: NodeRef, controls: Vec<ControlId> },
     /// `/s_getn id (control count)...`
@@ -414,7 +399,7 @@ pub enum Command {
     /// `/c_set (index value)...`
     CSet { values: Vec<(i32, f32)> },
     /// `/c_setn (start count values...)...`
-    CSetn { ranges: Vec<ValueRange> },
+    CSetn { ranges: BusRanges },
     /// `/c_fill (start count value)...`
     CFill { fills: Vec<ValueFill> },
     /// `/c_get index...`
@@ -426,6 +411,13 @@ pub enum Command {
     /// `/nrt_end` (scsynth does not implement it; a score ends at its last
     /// bundle)
     NrtEnd,
+
+    // ---- magnetar's extensions
+    /// `/magnetar_rtStats`: what the audio thread measured about itself.
+    MagnetarRtStats,
+    /// `/magnetar_diskStats [1]`: the disk threads' statistics; 1 resets
+    /// them once read.
+    MagnetarDiskStats { reset: bool },
 }
 
 pub use crate::kind::COMMAND_NUMBERS;
@@ -517,6 +509,8 @@ impl Command {
             CGet { .. } => "/c_get",
             CGetn { .. } => "/c_getn",
             NrtEnd => "/nrt_end",
+            MagnetarRtStats => "/magnetar_rtStats",
+            MagnetarDiskStats { .. } => "/magnetar_diskStats",
         }
     }
 
@@ -601,21 +595,21 @@ impl Command {
                 a.push(OscArg::Blob(bytes.clone()));
             }
         }
-        fn sets(a: &mut Vec<OscArg>, v: &[ControlSet]) {
-            for s in v {
-                a.push(s.control.to_arg());
-                if let [one] = s.values.as_slice() {
-                    a.push(one.to_arg());
+        fn sets(a: &mut Vec<OscArg>, v: &ControlSets) {
+            for (control, mut values) in v.iter() {
+                a.push(control.to_id().to_arg());
+                if values.len() == 1 {
+                    a.extend(values.next().map(|one| one.to_arg()));
                 } else {
-                    a.push(OscArg::Array(s.values.iter().map(ControlValue::to_arg).collect()));
+                    a.push(OscArg::Array(values.map(|v| v.to_arg()).collect()));
                 }
             }
         }
-        fn ranges(a: &mut Vec<OscArg>, v: &[ControlSet]) {
-            for s in v {
-                a.push(s.control.to_arg());
-                a.push(OscArg::Int(s.values.len() as i32));
-                a.extend(s.values.iter().map(ControlValue::to_arg));
+        fn ranges(a: &mut Vec<OscArg>, v: &ControlSets) {
+            for (control, values) in v.iter() {
+                a.push(control.to_id().to_arg());
+                a.push(OscArg::Int(values.len() as i32));
+                a.extend(values.map(|v| v.to_arg()));
             }
         }
         fn value_pairs(a: &mut Vec<OscArg>, v: &[(i32, f32)]) {
@@ -633,7 +627,19 @@ impl Command {
             target.push_args(a);
         }
         match self {
-            C::None | C::Quit | C::ClearSched | C::Version | C::RtMemoryStatus | C::DFreeAll | C::NrtEnd => {}
+            C::None
+            | C::Quit
+            | C::ClearSched
+            | C::Version
+            | C::RtMemoryStatus
+            | C::DFreeAll
+            | C::NrtEnd
+            | C::MagnetarRtStats => {}
+            C::MagnetarDiskStats { reset } => {
+                if *reset {
+                    a.push(OscArg::Int(1));
+                }
+            }
             C::Status { extended } => {
                 if *extended {
                     a.push(OscArg::Int(1));
@@ -830,9 +836,9 @@ impl Command {
             }
             C::CSet { values } => value_pairs(&mut a, values),
             C::CSetn { ranges } => {
-                for r in ranges {
-                    a.extend([OscArg::Int(r.start), OscArg::Int(r.count)]);
-                    a.extend(r.values.iter().map(|&x| OscArg::Float(x)));
+                for (start, count, values) in ranges.iter() {
+                    a.extend([OscArg::Int(start), OscArg::Int(count)]);
+                    a.extend(values.map(OscArg::Float));
                 }
             }
             C::CFill { fills: f } => fills(&mut a, f),
@@ -895,18 +901,17 @@ pub fn parse_bus_map(s: &str) -> Option<ControlValue> {
 /// `/s_new` and `/n_set` controls: while two words remain, a control, then
 /// a value, a bus-map string or an array of them (nested arrays are walked;
 /// other strings and other types are passed over without taking a place).
-fn control_sets(a: &mut ScArgs<'_>) -> Vec<ControlSet> {
-    let mut sets = Vec::new();
+fn control_sets(a: &mut ScArgs<'_>) -> ControlSets {
+    let mut sets = ControlSets::new();
     while a.remain() >= 8 {
-        let control = ControlId::read(a);
-        let mut values = Vec::new();
+        sets.push_control(read_control(a));
         let mut depth = 0;
         loop {
             match a.next_tag('f') {
-                'f' | 'i' | 'd' | 'h' => values.push(ControlValue::Value(a.getf(0.0))),
+                'f' | 'i' | 'd' | 'h' => sets.push_value(ControlValue::Value(a.getf(0.0))),
                 's' => {
                     if let Some(v) = parse_bus_map(a.gets().unwrap_or("")) {
-                        values.push(v);
+                        sets.push_value(v);
                     }
                 }
                 '[' => {
@@ -923,29 +928,36 @@ fn control_sets(a: &mut ScArgs<'_>) -> Vec<ControlSet> {
                 break;
             }
         }
-        sets.push(ControlSet { control, values });
     }
     sets
 }
 
+/// A control by name (a string) or by index (anything else), borrowed from
+/// the message.
+fn read_control<'a>(a: &mut ScArgs<'a>) -> ControlRef<'a> {
+    if a.next_tag('i') == 's' {
+        ControlRef::Name(a.gets().unwrap_or(""))
+    } else {
+        ControlRef::Index(a.geti(0))
+    }
+}
+
 /// `/n_setn` controls: while anything remains, a control, a count and up to
 /// that many values (a string that is not a bus mapping takes a place).
-fn control_ranges(a: &mut ScArgs<'_>) -> Vec<ControlSet> {
-    let mut sets = Vec::new();
+fn control_ranges(a: &mut ScArgs<'_>) -> ControlSets {
+    let mut sets = ControlSets::new();
     while a.remain() > 0 {
-        let control = ControlId::read(a);
+        sets.push_control(read_control(a));
         let count = a.geti(0);
-        let mut values = Vec::new();
         let mut i = 0;
         while a.remain() > 0 && i < count {
             if a.next_tag('f') == 's' {
-                values.push(parse_bus_map(a.gets().unwrap_or("")).unwrap_or(ControlValue::Ignored));
+                sets.push_value(parse_bus_map(a.gets().unwrap_or("")).unwrap_or(ControlValue::Ignored));
             } else {
-                values.push(ControlValue::Value(a.getf(0.0)));
+                sets.push_value(ControlValue::Value(a.getf(0.0)));
             }
             i += 1;
         }
-        sets.push(ControlSet { control, values });
     }
     sets
 }
@@ -1167,7 +1179,9 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
             let target = NodeRef::read(a);
             C::NOrder { add_action, target, nodes: node_refs(a) }
         }
-        K::NCmd | K::MagnetarRtStats | K::MagnetarDiskStats => return Err(unknown()),
+        K::NCmd => return Err(unknown()),
+        K::MagnetarRtStats => C::MagnetarRtStats,
+        K::MagnetarDiskStats => C::MagnetarDiskStats { reset: a.remain() > 0 && a.geti(0) == 1 },
 
         K::SNew | K::SNewargs => {
             let def_name = string(a, WRONG_ARGUMENT_TYPE)?;
@@ -1305,15 +1319,16 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
 
         K::CSet => C::CSet { values: index_values(a) },
         K::CSetn => {
-            let mut ranges = Vec::new();
+            let mut ranges = BusRanges::new();
             while a.remain() > 0 {
                 let start = a.geti(0);
                 let count = a.geti(0);
-                let mut values = Vec::new();
-                while a.remain() > 0 && (values.len() as i64) < i64::from(count) {
-                    values.push(a.getf(0.0));
+                ranges.push_range(start, count);
+                let mut n = 0i64;
+                while a.remain() > 0 && n < i64::from(count) {
+                    ranges.push_value(a.getf(0.0));
+                    n += 1;
                 }
-                ranges.push(ValueRange { start, count, values });
             }
             C::CSetn { ranges }
         }
@@ -1361,10 +1376,7 @@ mod tests {
                 node: 1000,
                 add_action: 1,
                 target: 0.into(),
-                controls: vec![
-                    ControlSet { control: "freq".into(), values: vec![value(440.0)] },
-                    ControlSet { control: 2.into(), values: vec![value(3.0)] },
-                ],
+                controls: ControlSets::new().with("freq", [value(440.0)]).with(2, [value(3.0)]),
             }
         );
     }
@@ -1375,9 +1387,10 @@ mod tests {
         let c = parse("/s_new", vec![s("x"), i(-1), i(0), i(1), s("freq"), s("c12"), s("in"), s("a3"), s("lv"), arr]);
         let Command::SNew { controls, node, .. } = c else { panic!() };
         assert_eq!(node, -1);
-        assert_eq!(controls[0].values, vec![ControlValue::ControlBus(12)]);
-        assert_eq!(controls[1].values, vec![ControlValue::AudioBus(3)]);
-        assert_eq!(controls[2].values, vec![value(1.0), value(2.0), ControlValue::ControlBus(4), value(5.0)]);
+        let controls = controls.to_vec();
+        assert_eq!(controls[0].1, vec![ControlValue::ControlBus(12)]);
+        assert_eq!(controls[1].1, vec![ControlValue::AudioBus(3)]);
+        assert_eq!(controls[2].1, vec![value(1.0), value(2.0), ControlValue::ControlBus(4), value(5.0)]);
     }
 
     #[test]
@@ -1387,7 +1400,7 @@ mod tests {
         let c = parse("/s_new", vec![s("x"), s("oops"), f(1.7), f(3.9)]);
         assert_eq!(
             c,
-            Command::SNew { def_name: "x".into(), node: 0, add_action: 1, target: 3.into(), controls: vec![] }
+            Command::SNew { def_name: "x".into(), node: 0, add_action: 1, target: 3.into(), controls: ControlSets::new() }
         );
         // Add actions are kept as sent: performing decides.
         let Command::SNew { add_action, .. } = parse("/s_new", vec![s("x"), i(1), i(9), i(0)]) else { panic!() };
@@ -1399,7 +1412,7 @@ mod tests {
         );
         // A control value that is neither number nor bus mapping is passed over.
         let Command::NSet { controls, .. } = parse("/n_set", vec![i(1), s("freq"), s("loud")]) else { panic!() };
-        assert_eq!(controls, vec![ControlSet { control: "freq".into(), values: vec![] }]);
+        assert_eq!(controls, ControlSets::new().with("freq", []));
     }
 
     #[test]
@@ -1421,7 +1434,7 @@ mod tests {
         assert_eq!(controls.len(), 1);
         // A long string is enough bytes for a pair on its own.
         let Command::NSet { controls, .. } = parse("/n_set", vec![i(7), s("frequency")]) else { panic!() };
-        assert_eq!(controls, vec![ControlSet { control: "frequency".into(), values: vec![value(0.0)] }]);
+        assert_eq!(controls, ControlSets::new().with("frequency", [value(0.0)]));
         assert_eq!(
             parse("/n_run", vec![i(1), i(0), i(2), i(1), i(3)]),
             Command::NRun { nodes: vec![(1.into(), false), (2.into(), true), (3.into(), false)] }
@@ -1432,7 +1445,7 @@ mod tests {
         assert_eq!(parse("/b_get", vec![i(0), i(1), i(2)]), Command::BGet { buffer: 0, indices: vec![1, 2] });
         assert_eq!(
             parse("/c_setn", vec![i(0), i(3), f(1.0), f(2.0)]),
-            Command::CSetn { ranges: vec![ValueRange { start: 0, count: 3, values: vec![1.0, 2.0] }] }
+            Command::CSetn { ranges: BusRanges::new().with(0, 3, [1.0, 2.0]) }
         );
     }
 
@@ -1443,13 +1456,9 @@ mod tests {
             c,
             Command::NSetn {
                 node: 7.into(),
-                controls: vec![
-                    ControlSet {
-                        control: "a".into(),
-                        values: vec![value(1.0), ControlValue::Ignored, ControlValue::ControlBus(9)]
-                    },
-                    ControlSet { control: 5.into(), values: vec![] },
-                ],
+                controls: ControlSets::new()
+                    .with("a", [value(1.0), ControlValue::Ignored, ControlValue::ControlBus(9)])
+                    .with(5, []),
             }
         );
     }
@@ -1585,7 +1594,6 @@ mod encode_tests {
 
     fn sample_commands() -> Vec<Command> {
         let done = OscMessage::new("/sync", vec![OscArg::Int(1)]).encode();
-        let cs = |c: ControlId, v: Vec<ControlValue>| ControlSet { control: c, values: v };
         let path = NodeRef { steps: Some("ht".into()), id: 1 };
         vec![
             Command::Quit,
@@ -1598,12 +1606,15 @@ mod encode_tests {
             Command::NRun { nodes: vec![(1.into(), true), (path.clone(), false)] },
             Command::NSet {
                 node: path.clone(),
-                controls: vec![
-                    cs("freq".into(), vec![ControlValue::Value(1.5)]),
-                    cs(3.into(), vec![ControlValue::AudioBus(2), ControlValue::Value(0.0)]),
-                ],
+                controls: ControlSets::new()
+                    .with("freq", [ControlValue::Value(1.5)])
+                    .with(3, [ControlValue::AudioBus(2), ControlValue::Value(0.0)])
+                    .with("a_name_longer_than_fits_in_a_slot", [ControlValue::Value(2.0)]),
             },
-            Command::NSetn { node: 4.into(), controls: vec![cs("x".into(), vec![ControlValue::ControlBus(1), ControlValue::Ignored])] },
+            Command::NSetn {
+                node: 4.into(),
+                controls: ControlSets::new().with("x", [ControlValue::ControlBus(1), ControlValue::Ignored]),
+            },
             Command::NFill {
                 node: 1.into(),
                 fills: vec![ControlFill { control: 0.into(), count: 2, value: 0.5, then: ControlValue::ControlBus(5) }],
@@ -1615,7 +1626,7 @@ mod encode_tests {
                 node: -1,
                 add_action: 4,
                 target: 3.into(),
-                controls: vec![cs("a".into(), vec![ControlValue::Value(1.0), ControlValue::Value(2.0)])],
+                controls: ControlSets::new().with("a", [ControlValue::Value(1.0), ControlValue::Value(2.0)]),
             },
             Command::SGetn { node: 1.into(), controls: vec![("a".into(), 3)] },
             Command::PNew { groups: vec![NewGroup { id: 9, add_action: 1, target: path }] },
@@ -1651,7 +1662,8 @@ mod encode_tests {
                 rest: vec![OscArg::Int(7), OscArg::Float(1.0)],
             },
             Command::BSetSampleRate { buffer: 1, sample_rate: 0.0 },
-            Command::CSetn { ranges: vec![ValueRange { start: 2, count: 2, values: vec![0.5, 0.25] }] },
+            Command::CSetn { ranges: BusRanges::new().with(2, 2, [0.5, 0.25]).with(7, 1, [1.0]) },
+            Command::MagnetarDiskStats { reset: true },
             Command::CFill { fills: vec![ValueFill { start: 0, count: 4, value: 1.0 }] },
             Command::CGetn { ranges: vec![(0, 4)] },
         ]

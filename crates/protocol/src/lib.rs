@@ -11,6 +11,7 @@
 //! ```
 
 pub mod commands;
+pub mod control_sets;
 pub mod sc_args;
 pub mod framing;
 pub mod kind;
@@ -20,8 +21,8 @@ pub mod replies;
 pub mod score;
 
 pub use commands::{
-    command_name, command_number, parse_command, AddAction, BusMap, BusMapRange, Command, CommandError, Completion,
-    ControlFill, ControlId, ControlSet, ControlValue, NewGroup, NodeRef, Number, ValueFill, ValueRange,
+    command_name, command_number, parse_command, AddAction, BusMap, BusMapRange, BusRanges, Command, CommandError,
+    Completion, ControlFill, ControlId, ControlRef, ControlSets, ControlValue, NewGroup, NodeRef, Number, ValueFill,
 };
 pub use kind::CommandKind;
 pub use osc::{decode, encode, Address, DecodeError, DecodeErrorKind, OscArg, OscBundle, OscMessage, OscPacket};

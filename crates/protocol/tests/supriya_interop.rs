@@ -3,7 +3,7 @@
 //! re-encode them byte for byte, and parse the commands.
 
 use magnetar_protocol::{
-    decode, parse_command, Address, Command, ControlId, ControlSet, ControlValue, OscArg, OscMessage, OscPacket,
+    decode, parse_command, Address, Command, ControlSets, ControlValue, OscArg, OscMessage, OscPacket,
 };
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -32,10 +32,7 @@ fn supriya_s_new_parses_with_named_controls() {
     assert_eq!((def_name.as_str(), node), ("sine", 1000));
     assert_eq!(
         controls,
-        vec![
-            ControlSet { control: ControlId::Name("freq".into()), values: vec![ControlValue::Value(440.0)] },
-            ControlSet { control: ControlId::Name("amp".into()), values: vec![ControlValue::Value(0.25)] },
-        ]
+        ControlSets::new().with("freq", [ControlValue::Value(440.0)]).with("amp", [ControlValue::Value(0.25)])
     );
 }
 
@@ -44,7 +41,7 @@ fn supriya_array_argument_sets_consecutive_controls() {
     let Command::SNew { controls, node, .. } = parse_command(&message("s_new_array")).unwrap() else { panic!() };
     assert_eq!(node, -1);
     assert_eq!(
-        controls[0].values,
+        controls.to_vec()[0].1,
         vec![ControlValue::Value(1.0), ControlValue::Value(2.5), ControlValue::ControlBus(3)]
     );
 }
@@ -55,7 +52,7 @@ fn supriya_integer_address_dispatches_to_n_set() {
     assert_eq!(m.address, Address::Number(15));
     let Command::NSet { node, controls } = parse_command(&m).unwrap() else { panic!() };
     assert_eq!(node, 1000.into());
-    assert_eq!(controls[0].values, vec![ControlValue::Value(220.0)]);
+    assert_eq!(controls.to_vec()[0].1, vec![ControlValue::Value(220.0)]);
 }
 
 #[test]

@@ -8,8 +8,8 @@ use super::messages::{header_of, AsyncRequest, Done, FromAudio, Garbage, PluginA
 use super::{EVENTS_PER_PERIOD, FROM_AUDIO_CAPACITY, LOG_LINES_PER_PERIOD, PACKETS_PER_BLOCK, SCHEDULER_CAPACITY};
 use crate::driver::{DriverStats, PeriodIo, Process};
 use crate::net::ReplyAddr;
-use magnetar_engine::{Engine, GraphDef, Operand, Prepared, PreparedMessage};
-use magnetar_protocol::CommandKind;
+use magnetar_engine::{Engine, GraphDef, Prepared, PreparedMessage};
+use magnetar_protocol::{Command, CommandKind};
 use magnetar_rt::spsc;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -203,7 +203,7 @@ impl Audio {
         }
         if kind == CommandKind::MagnetarDiskStats {
             // Extension: what the disk threads measured (see README).
-            let reset = cmd.operand == Operand::ResetStats(true);
+            let reset = matches!(cmd.cmd, Ok(Command::MagnetarDiskStats { reset: true }));
             let values = Box::new(self.disk.stats_values(reset));
             self.send(FromAudio::DiskStats { to: from.clone(), values });
             self.send(FromAudio::Garbage(Garbage::Message(cmd)));

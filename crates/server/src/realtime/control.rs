@@ -6,8 +6,8 @@
 use super::messages::{disk_stats_reply, header_of, prepare_completion, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
 use crate::net::{Incoming, ReplyAddr};
 use magnetar_engine::{ControlEngine, NodeEvent, NodeEventKind, Prepared};
-use magnetar_protocol::osc::{self, Address, OscArg, OscMessage};
-use magnetar_protocol::CommandKind;
+use magnetar_protocol::osc::{self, Address, OscArg, OscMessage, OscPacket};
+use magnetar_protocol::{Command, CommandKind};
 use magnetar_protocol::printed;
 use magnetar_protocol::replies::Reply;
 use magnetar_rt::spsc;
@@ -201,51 +201,49 @@ impl Control {
                 crate::printer::outln!("{text}");
             }
         }
-        // The one place a packet's commands are found.
+        // An unknown number is answered here; an unknown name fails on the
+        // audio thread, in order with the replies before it.
+        if let OscPacket::Message(m) = &packet {
+            if matches!(m.address, Address::Number(_)) && CommandKind::of(&m.address).is_none() {
+                let address = m.address.to_string();
+                crate::printer::errln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
+                let msg = OscMessage::new("/fail", vec![OscArg::Str(address), OscArg::Str("Command not found".into())]);
+                return self.send_reply(&inc.from, &msg);
+            }
+        }
+        // The one place a packet's commands are found and decoded.
         let packet = Prepared::new(packet);
         // Commands about the connection itself are answered here at once.
         if let Prepared::Message(m) = &packet {
-            match m.kind {
-                Some(CommandKind::Notify) => return self.notify(&m.msg, &inc.from),
-                Some(CommandKind::Quit) => {
+            match &m.cmd {
+                Ok(Command::Notify { on, .. }) => return self.notify(*on, &inc.from),
+                Ok(Command::Quit) => {
                     self.send_reply(&inc.from, &Reply::done("/quit").to_message());
                     self.quit = Some(inc.from);
                     return;
                 }
-                Some(CommandKind::Version) => return self.send_reply(&inc.from, &version_reply()),
-                Some(CommandKind::DumpOsc) => {
-                    self.dump_osc = m.msg.args.first().and_then(OscArg::as_i32).unwrap_or(0);
+                Ok(Command::Version) => return self.send_reply(&inc.from, &version_reply()),
+                Ok(Command::DumpOsc { mode }) => {
+                    self.dump_osc = *mode;
                     return;
                 }
-                Some(CommandKind::Error) => {
-                    // 0 and 1 switch failure replies off and on; the
-                    // bundle-local modes (-1, -2) are accepted and ignored.
-                    let mode = m.msg.args.first().and_then(OscArg::as_i32).unwrap_or(1);
-                    if mode >= 0 {
-                        self.error_mode = mode;
+                Ok(Command::Error { mode }) => {
+                    // 0 and 1 switch failure replies off and on (no mode
+                    // reads as 0, as in scsynth); the bundle-local modes
+                    // (-1, -2) are accepted and ignored.
+                    if *mode >= 0 {
+                        self.error_mode = *mode;
                     }
                     return;
                 }
-                Some(CommandKind::ClearSched) => return self.to_audio(ToAudio::ClearSchedule),
-                // An unknown number is answered here; an unknown name fails
-                // on the audio thread, in order with the replies before it.
-                None if matches!(m.msg.address, Address::Number(_)) => {
-                    let msg = OscMessage::new(
-                        "/fail",
-                        vec![OscArg::Str(m.msg.address.to_string()), OscArg::Str("Command not found".into())],
-                    );
-                    let address = m.msg.address.to_string();
-                    crate::printer::errln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
-                    return self.send_reply(&inc.from, &msg);
-                }
+                Ok(Command::ClearSched) => return self.to_audio(ToAudio::ClearSchedule),
                 _ => {}
             }
         }
         self.to_audio(ToAudio::Packet { packet, from: inc.from });
     }
 
-    fn notify(&mut self, m: &OscMessage, from: &ReplyAddr) {
-        let on = m.args.first().and_then(OscArg::as_i32).unwrap_or(0) != 0;
+    fn notify(&mut self, on: bool, from: &ReplyAddr) {
         if on {
             if !self.notified.contains(from) && self.notified.len() >= self.max_logins {
                 let msg = OscMessage::new(
@@ -386,7 +384,7 @@ impl Control {
         match kind {
             CommandKind::Sync => {
                 let id = match req.cmd.cmd {
-                    Ok(magnetar_protocol::commands::Command::Sync { id }) => id,
+                    Ok(Command::Sync { id }) => id,
                     _ => 0,
                 };
                 let done = Done { from, replies: vec![Reply::Synced { id }.to_message()], completion: None };
@@ -414,19 +412,13 @@ impl Control {
                 // an install sent before this command brings it (so that
                 // `/b_alloc` then `/b_write` writes the new buffer, in order).
                 // `/b_gen copy`, `PreparePartConv` and `MagnetarConvPrepare` read another buffer.
-                let source = (kind == CommandKind::BGen)
-                    .then(|| {
-                        let generator = req.cmd.msg.args.get(1).and_then(OscArg::as_str)?;
-                        let mut numbers = req.cmd.msg.args.iter().skip(2).filter_map(OscArg::as_i32);
-                        match generator {
-                            "copy" => numbers.nth(1),
-                            "PreparePartConv" | "MagnetarConvPrepare" => numbers.next(),
-                            _ => None,
-                        }
-                    })
-                    .flatten()
-                    .and_then(|b| usize::try_from(b).ok())
-                    .filter(|&b| b < self.mirror.buffers.len() && b as i32 != bufnum);
+                let source = req
+                    .cmd
+                    .cmd
+                    .as_ref()
+                    .ok()
+                    .and_then(|c| magnetar_engine::prepared::gen_source_buffer(c, self.mirror.buffers.len()))
+                    .filter(|&b| b as i32 != bufnum);
                 if let Some(b) = source {
                     let data = self.storage[b].to_vec();
                     let slot = &mut self.mirror.buffers[b];

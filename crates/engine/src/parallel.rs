@@ -462,7 +462,7 @@ impl GroupJobs {
             // The buffer the unit will use, as it works it out.
             match value(a.buf) {
                 Some(v) => {
-                    if let Some(index) = magnetar_ugens::info::buffer_index(v, buffers) {
+                    if let Some(index) = magnetar_ugens::common::buffer::buffer_index(v, buffers) {
                         if !self.note_buffer(index, item, a.write) {
                             return false;
                         }

@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// Builds the table once; it lives for the rest of the process, since
 /// plugins keep its address.
 pub(crate) fn build() -> &'static InterfaceTable {
-    let sine = magnetar_ugens::osc::tables::sine_tables();
+    let sine = magnetar_ugens::common::wavetable::sine_tables();
     let mut t = Box::new(InterfaceTable {
-        sine_size: magnetar_ugens::osc::tables::SINE_SIZE as u32,
+        sine_size: magnetar_ugens::common::wavetable::SINE_SIZE as u32,
         // Plugins only read the tables; the interface declares them mutable.
         sine_wavetable: sine.wavetable.as_ptr() as *mut f32,
         sine: sine.sine.as_ptr() as *mut f32,
@@ -273,7 +273,7 @@ unsafe extern "C" fn node_end(node: *mut Node) {
 
 fn push_trigger(trigger: impl FnOnce() -> Trigger) {
     current_call(|cx| {
-        if cx.world.triggers.len() < magnetar_ugens::reply::MAX_TRIGGERS_PER_BLOCK {
+        if cx.world.triggers.len() < magnetar_ugens::world::MAX_TRIGGERS_PER_BLOCK {
             cx.world.triggers.push(trigger());
         }
     });

@@ -500,6 +500,9 @@ fn fft(r: &mut Registry) {
     r.add::<Pv2<random::RandWipe>>("PV_RandWipe").random().inputs(4).outputs(1);
     r.add::<Pv<random::Diffuser>>("PV_Diffuser").random().inputs(2).outputs(1);
     r.add::<Pv<random::BinScramble>>("PV_BinScramble").random().inputs(4).outputs(1);
+    r.add::<pack::PackFft>("PackFFT").inputs(6).outputs(1);
+    r.add::<pack::Unpack1Fft>("Unpack1FFT").inputs(4).outputs(1);
+    r.add::<Pv<pack::ConformalMap>>("PV_ConformalMap").inputs(3).outputs(1);
 }
 
 fn grains(r: &mut Registry) {
@@ -543,9 +546,6 @@ fn convolution(r: &mut Registry) {
     // Extensions (paper 003): zero-latency non-uniformly partitioned convolution.
     r.add::<nupc_unit::MagnetarConv>("MagnetarConv").inputs(2).outputs(1);
     r.add::<nupc_unit::MagnetarConvTd>("MagnetarConvTD").inputs(2).outputs(1);
-    r.add::<pack::PackFft>("PackFFT").inputs(6).outputs(1);
-    r.add::<pack::Unpack1Fft>("Unpack1FFT").inputs(4).outputs(1);
-    r.add::<crate::fft::pv::Pv<pack::ConformalMap>>("PV_ConformalMap").inputs(3).outputs(1);
 }
 
 fn scope(r: &mut Registry) {

@@ -1,8 +1,8 @@
 //! Rate conversion: control to audio (K2A), audio to control (A2K), and
 //! triggers either way (T2A, T2K).
 
-use crate::filters::sig::in0;
-use crate::ops::math::c_int;
+use crate::common::signal::in0;
+use crate::common::math::c_int;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// K2A: a control signal as audio, ramped linearly across a block whenever

@@ -1,15 +1,13 @@
 //! Convolution: the FFT-based convolvers (Convolution, Convolution2,
 //! Convolution2L, StereoConvolution2L, PartConv), the direct time-domain
-//! one (Convolution3), and the units that build or read single spectrum
-//! bins (PackFFT, Unpack1FFT) or map a whole spectrum (PV_ConformalMap);
-//! and magnetar's zero-latency MagnetarConv / MagnetarConvTD (paper 003).
+//! one (Convolution3), and magnetar's zero-latency MagnetarConv /
+//! MagnetarConvTD (paper 003).
 
 pub(crate) mod direct;
 pub(crate) mod fixed;
 pub mod nupc;
 pub mod nupc_tune;
 pub(crate) mod nupc_unit;
-pub(crate) mod pack;
 pub(crate) mod partitioned;
 mod spectral;
 pub(crate) mod stereo;

@@ -9,8 +9,8 @@
 //! Hermite cubic. Until the line has been written once all the way round, a
 //! checked ("_z") form runs that reads unwritten history as silence.
 
-use crate::bufio::cubicinterp;
-use crate::filters::sig::{calc_feedback, clip_f32, in0, in_rate, In};
+use crate::common::math::cubicinterp;
+use crate::common::signal::{calc_feedback, clip_f32, in0, in_rate, In};
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;
 

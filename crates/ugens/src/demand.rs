@@ -27,7 +27,7 @@ fn at(io: &Wires<'_>, index: usize, i: usize) -> f32 {
     }
 }
 
-use crate::ops::math::sc_mod_i32 as sc_mod_int;
+use crate::common::math::sc_mod_i32 as sc_mod_int;
 
 /// A pattern's length: how many values it gives before answering NaN. Read
 /// from its length input at the first value after a reset; NaN reads as 0.

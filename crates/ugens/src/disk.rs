@@ -7,8 +7,10 @@
 //! in the world, and the server serves it (at once in non-real-time mode, on
 //! its disk thread in real time).
 
-use crate::bufio::{cubicinterp, MAX_CHANNELS};
-use crate::info::resolve_buffer_index;
+use crate::common::buffer::MAX_CHANNELS;
+
+use crate::common::math::cubicinterp;
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, Trigger};
 
@@ -324,7 +326,7 @@ impl VDiskIn {
         queue(cx, DiskRequest { op, bufnum: index as u32, channels, pos, frames: half, rate });
         let send_id = io.in0(3) as i32;
         // scsynth replies in real time only; nobody listens to a render.
-        if send_id != 0 && cx.world.real_time && cx.world.triggers.len() < crate::reply::MAX_TRIGGERS_PER_BLOCK {
+        if send_id != 0 && cx.world.real_time && cx.world.triggers.len() < crate::world::MAX_TRIGGERS_PER_BLOCK {
             let value = (buf_pos + self.count.wrapping_mul(half) as f32 as f64) as f32;
             cx.world.triggers.push(Trigger {
                 node_id: cx.synth.node_id,

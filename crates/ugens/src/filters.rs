@@ -11,7 +11,6 @@
 //! block (for second-order sections: in steps of three samples, as the
 //! C++ loops are unrolled by three).
 
-pub(crate) mod sig;
 mod lanes4;
 mod lags;
 mod onepole;
@@ -38,7 +37,6 @@ pub use linexp::LinExp;
 pub use moog::MoogFf;
 pub use sections::{Apf, Fos, Sos};
 pub use median::Median;
-pub(crate) use median::MedianWindow;
 pub use silence::{DetectSilence, DETECT_SILENCE_DONE_ACTION};
 pub use onepole::{Decay, Decay2, Integrator, LeakDc, OnePole, OneZero};
 pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, MidEq, Ringz, Rlpf, TwoPoleFilter, TwoZeroFilter};

@@ -7,8 +7,8 @@
 //! when they are built; a grain that ends is replaced by the last active
 //! one, so the order in which grains are summed matches scsynth's.
 
-use crate::bufio::MAX_CHANNELS;
-use crate::ops::math::sc_wrap;
+use crate::common::buffer::MAX_CHANNELS;
+use crate::common::math::sc_wrap;
 use crate::unit::{UnitCtx, Wires};
 use crate::world::{SndBuf, World};
 use envelope::{active_window, Envelope};
@@ -80,7 +80,7 @@ fn input_at(cx: &mut UnitCtx<'_>, io: &Wires<'_>, index: usize, pos: usize) -> f
 #[inline(always)]
 fn gloop(x: f64, hi: f64) -> f64 {
     let mut done = false;
-    crate::bufio::sc_loop(&mut done, x, hi, true)
+    crate::common::buffer::sc_loop(&mut done, x, hi, true)
 }
 
 /// `sc_max(4, x)` as the units write it (a NaN stays NaN).
@@ -107,7 +107,7 @@ fn pan_place(pan: f32, num_outputs: usize) -> PanPlace {
         return PanPlace { chan: 0, angle: None };
     }
     if num_outputs == 2 {
-        let p = crate::osc::tables::sc_clip(pan * 0.5 + 0.5, 0.0, 1.0);
+        let p = crate::common::math::sc_clip(pan * 0.5 + 0.5, 0.0, 1.0);
         return PanPlace { chan: 0, angle: Some(p * HALF_PI_F32) };
     }
     // Around a ring of outputs: pan 0..2 covers every channel once.
@@ -115,7 +115,7 @@ fn pan_place(pan: f32, num_outputs: usize) -> PanPlace {
     let cpan = num_outputs as f32 * p + 0.5;
     let ipan = cpan.floor();
     let frac = cpan - ipan;
-    let mut chan = crate::osc::tables::f2i(ipan);
+    let mut chan = crate::common::math::f2i(ipan);
     if chan >= num_outputs as i32 {
         chan -= num_outputs as i32;
     }
@@ -204,7 +204,7 @@ const MAX_POOL_BYTES: usize = 8 << 20;
 
 impl<G: Copy + Default> Pool<G> {
     fn new(max_grains: f32) -> Pool<G> {
-        let max = crate::osc::tables::f2i(max_grains).max(0) as usize;
+        let max = crate::common::math::f2i(max_grains).max(0) as usize;
         let max = if max.saturating_mul(std::mem::size_of::<G>()) > MAX_POOL_BYTES { 0 } else { max };
         Pool { grains: magnetar_rt::fallible::filled(G::default(), max), active: 0 }
     }
@@ -330,7 +330,7 @@ fn run_granular<U: Granular>(unit: &mut U, curtrig: &mut f32, audio_trig: bool, 
 /// past the world's buffers and the synth's local ones fall back to 0.
 #[inline]
 fn grain_buffer(world: &World, bufnum: i32) -> Option<&SndBuf> {
-    let index = crate::info::resolve_buffer_index(world, bufnum.max(0) as f32)?;
+    let index = crate::common::buffer::resolve_buffer_index(world, bufnum.max(0) as f32)?;
     world.buf(index)
 }
 
@@ -341,7 +341,8 @@ fn grain_buffer(world: &World, bufnum: i32) -> Option<&SndBuf> {
 /// its first sample, as scsynth does.
 #[inline(always)]
 fn buffer_value(buf: &SndBuf, phase: f64, interp: i32, ch: usize) -> f32 {
-    use crate::bufio::{cubicinterp, sample};
+    use crate::common::buffer::sample;
+    use crate::common::math::cubicinterp;
     let data = &buf.data[..];
     let chans = buf.channels as isize;
     let samples = data.len() as isize;

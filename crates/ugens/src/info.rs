@@ -10,7 +10,7 @@ mod checks;
 pub use checks::{CheckBadValues, Sanitize};
 
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
-use crate::world::{SndBuf, World};
+use crate::common::buffer::{buf_sample_dur, resolve_buffer};
 
 /// DC: outputs its input's value, fixed at construction.
 pub struct Dc {
@@ -83,46 +83,6 @@ pub(crate) fn num_running_synths(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &m
     let mut unit = NumRunningSynths;
     unit.next(io, cx);
     Box::new(unit)
-}
-
-// ---- buffer information ---------------------------------------------------
-
-/// The buffer a unit's first input names, resolved as scsynth does: negative
-/// numbers mean 0, numbers past the last buffer fall back to buffer 0.
-pub(crate) fn resolve_buffer(world: &World, fbufnum: f32) -> Option<&SndBuf> {
-    world.buf(resolve_buffer_index(world, fbufnum)?)
-}
-
-/// The index [`resolve_buffer`] picks, if the world has any buffers; the
-/// running synth's local buffers follow the world's.
-pub(crate) fn resolve_buffer_index(world: &World, fbufnum: f32) -> Option<usize> {
-    buffer_index(fbufnum, world.num_bufs() + world.num_local_bufs())
-}
-
-/// The buffer a unit given buffer number `fbufnum` uses among `count`:
-/// negative numbers and numbers past the last buffer mean buffer 0, as in
-/// scsynth; `None` when there are no buffers.
-pub fn buffer_index(fbufnum: f32, count: usize) -> Option<usize> {
-    let f = if fbufnum < 0.0 { 0.0 } else { fbufnum };
-    let index = f as u32 as usize;
-    if index < count {
-        Some(index)
-    } else if count == 0 {
-        None
-    } else {
-        Some(0)
-    }
-}
-
-/// `1 / sample_rate`, or 0 for a buffer that was never allocated (scsynth's
-/// buffers start zero-filled).
-#[inline]
-pub(crate) fn buf_sample_dur(buf: &SndBuf) -> f64 {
-    if buf.sample_rate == 0.0 {
-        0.0
-    } else {
-        1.0 / buf.sample_rate
-    }
 }
 
 /// What a buffer information unit reports.

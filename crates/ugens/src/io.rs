@@ -11,6 +11,7 @@ mod bus_read;
 
 pub use bus_read::{InTrig, LagIn};
 
+use crate::common::signal::zap_f32;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::ControlMap;
 
@@ -157,22 +158,10 @@ impl LagControl {
         for i in 0..io.num_outputs().min(self.y1.len()) {
             let z = control_value(cx, self.first + i);
             let x = z + self.b1[i] * (self.y1[i] - z);
-            let x = zap(x);
+            let x = zap_f32(x);
             self.y1[i] = x;
             io.out(i)[0] = x;
         }
-    }
-}
-
-/// Flushes denormals, infinities and NaN to zero (thresholds 1e-15 and
-/// 1e15), as scsynth does to state kept from block to block.
-#[inline]
-pub(crate) fn zap(x: f32) -> f32 {
-    let a = x.abs();
-    if a > 1e-15 && a < 1e15 {
-        x
-    } else {
-        0.0
     }
 }
 

@@ -51,6 +51,7 @@ pub mod unit;
 pub mod decl;
 pub mod world;
 pub mod registry;
+pub mod common;
 mod simd;
 mod catalog;
 pub mod testing;

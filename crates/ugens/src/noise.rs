@@ -17,7 +17,7 @@ pub use random::{
     CoinGate, ExpRand, IRand, LinRand, NRand, Rand, RandID, RandSeed, TExpRand, TIRand, TRand,
 };
 
-use crate::osc::tables::{d2i, sc_max};
+use crate::common::math::{d2i, sc_max};
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 

@@ -2,7 +2,6 @@
 //! range units Clip, Wrap, Fold and InRange ([`ranges`]).
 
 pub mod binary;
-pub mod math;
 pub mod muladd;
 mod ranges;
 pub mod unary;

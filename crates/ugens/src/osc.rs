@@ -14,20 +14,19 @@ mod dsf_x8;
 mod feedback;
 mod lf_shapes;
 mod vosc;
-pub mod tables;
 
 pub use banks::{Klang, Klank};
 pub use feedback::SinOscFB;
 pub use lf_shapes::{LFGauss, Vibrato};
 pub use vosc::{VOsc, VOsc3};
 
-use crate::info::resolve_buffer;
+use crate::common::buffer::resolve_buffer;
 use crate::unit::{Lanes, MAX_LANES};
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
-use tables::{
-    d2i, f2i, lookup13, lookupi1, pair13, phase_frac, sine_tables, sc_clip, sc_max, SineTables, BAD_VALUE, SINE_MASK,
-    SINE_SIZE,
+use crate::common::math::{d2i, f2i, sc_clip, sc_max};
+use crate::common::wavetable::{
+    lookup13, lookupi1, pair13, phase_frac, sine_tables, SineTables, BAD_VALUE, SINE_MASK, SINE_SIZE,
 };
 
 const RTWOPI: f64 = 1.0 / (std::f64::consts::PI * 2.0);
@@ -1902,7 +1901,7 @@ impl Construct for Impulse {
         let offset = io.in0(1) as f64;
         let freqmul = cx.rate.sample_dur as f32;
         let inc = (io.in0(0) * freqmul) as f64;
-        let mut phase = crate::ops::math::sc_wrap_f64(offset, 0.0, 1.0);
+        let mut phase = crate::common::math::sc_wrap_f64(offset, 0.0, 1.0);
         // An offset of 0 fires on the very first sample.
         if phase == 0.0 && inc >= 0.0 {
             phase = 1.0;

@@ -10,8 +10,8 @@ mod multichannel;
 
 pub use multichannel::{BiPanB2, DecodeB2, PanAz, PanB, PanB2, Rotate2};
 
-use crate::ops::math::sc_max;
-use crate::ops::math::sc_min;
+use crate::common::math::sc_max;
+use crate::common::math::sc_min;
 use crate::simd::ramp;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::sync::OnceLock;

@@ -4,12 +4,8 @@
 pub(crate) mod peak_rms;
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
-use crate::world::{PollLine, Trigger};
+use crate::world::{PollLine, Trigger, MAX_TRIGGERS_PER_BLOCK};
 use std::sync::Arc;
-
-/// Most messages queued in one block; past that a trigger is dropped
-/// rather than growing the queue on the audio thread.
-pub const MAX_TRIGGERS_PER_BLOCK: usize = 256;
 
 #[inline]
 fn input_at(x: &[f32], i: usize) -> f32 {

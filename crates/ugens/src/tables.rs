@@ -27,7 +27,7 @@ impl LookupMode {
     fn pick(io: &crate::unit::Wires<'_>, cx: &crate::unit::UnitCtx<'_>) -> LookupMode {
         if cx.rate.buf_length == 1 {
             LookupMode::One
-        } else if crate::filters::sig::in_rate(io, 1) == crate::unit::Rate::Audio {
+        } else if crate::common::signal::in_rate(io, 1) == crate::unit::Rate::Audio {
             LookupMode::Audio
         } else {
             LookupMode::Block
@@ -42,7 +42,7 @@ fn entry(table: &[f32], i: i32) -> f32 {
     usize::try_from(i).ok().and_then(|i| table.get(i)).copied().unwrap_or(0.0)
 }
 
-use crate::ops::math::sc_mod_i32 as imod;
+use crate::common::math::sc_mod_i32 as imod;
 
 /// Integer wrap into [lo, hi].
 #[inline]

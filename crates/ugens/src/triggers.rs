@@ -775,7 +775,7 @@ impl Unit for Phasor {
                     level = reset_pos as f64;
                 }
                 for o in out.iter_mut() {
-                    level = crate::ops::math::sc_wrap_f64(level, start, end);
+                    level = crate::common::math::sc_wrap_f64(level, start, end);
                     *o = level as f32;
                     level += rate;
                 }
@@ -793,7 +793,7 @@ impl Unit for Phasor {
                     }
                     out[j] = level as f32;
                     level += rate;
-                    level = crate::ops::math::sc_wrap_f64(level, start, end);
+                    level = crate::common::math::sc_wrap_f64(level, start, end);
                     prev = cur;
                 }
                 self.prev_in = prev;

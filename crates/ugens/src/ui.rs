@@ -5,7 +5,7 @@
 //! then glide (exponential lag, 60 dB in `lag` seconds) towards the value
 //! their inputs give for that state: `minval` for all four.
 
-use crate::io::zap;
+use crate::common::signal::zap_f32;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 const LOG001: f64 = -6.907_755_278_982_137; // ln(0.001)
@@ -34,7 +34,7 @@ impl Glide {
             self.lag = lag;
         }
         let y = target + b1 * (self.y1 - target);
-        self.y1 = zap(y);
+        self.y1 = zap_f32(y);
         y
     }
 }

@@ -106,6 +106,11 @@ pub enum ControlMap {
     AudioBus(u32),
 }
 
+/// Most `/tr` and SendReply messages (and Poll lines) queued in one block;
+/// past that a unit drops its message rather than grow the queue on the
+/// audio thread.
+pub const MAX_TRIGGERS_PER_BLOCK: usize = 256;
+
 /// A `/tr` or SendReply message that units queue for the engine to send.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trigger {
@@ -332,8 +337,8 @@ impl World {
             rgens: Vec::new(),
             rgen_slot: 0,
             // Room for the most a block may queue (see `reply`), so pushing never grows them.
-            triggers: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
-            polls: Vec::with_capacity(crate::reply::MAX_TRIGGERS_PER_BLOCK),
+            triggers: Vec::with_capacity(MAX_TRIGGERS_PER_BLOCK),
+            polls: Vec::with_capacity(MAX_TRIGGERS_PER_BLOCK),
             disk_requests: Vec::with_capacity(crate::disk::MAX_DISK_REQUESTS),
             real_time: false,
             disk_underruns: 0,

@@ -3,7 +3,7 @@
 //! They live as long as the synth, and units reach them by the numbers
 //! after the world's buffers.
 
-use crate::info::resolve_buffer_index;
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{unit_samples, Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 

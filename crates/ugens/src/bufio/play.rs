@@ -1,6 +1,8 @@
 //! PlayBuf: plays a buffer at a variable rate with cubic interpolation.
 
-use super::{at, buffer, out_ptrs, read_frame, sc_loop};
+use crate::common::buffer::{buffer, out_ptrs, read_frame, sc_loop};
+
+use crate::common::signal::at;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// PlayBuf (`bufnum, rate, trigger, startPos, loop, doneAction`).

@@ -1,7 +1,9 @@
 //! BufRd, BufWr and RecordBuf.
 
-use super::{at, buffer, out_ptrs, read_frame, sc_loop};
-use crate::info::resolve_buffer_index;
+use crate::common::buffer::{buffer, out_ptrs, read_frame, sc_loop};
+
+use crate::common::signal::at;
+use crate::common::buffer::resolve_buffer_index;
 use crate::simd::ramp;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 

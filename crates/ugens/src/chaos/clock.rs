@@ -3,7 +3,7 @@
 //! cubic). The maps keep their state in double precision and count samples
 //! in single precision, as scsynth does, so that orbits agree bit for bit.
 
-use crate::osc::tables::{d2i, sc_max};
+use crate::common::math::{d2i, sc_max};
 
 // scsynth's own decimal constants, kept as written so the doubles agree.
 #[allow(clippy::approx_constant)]

@@ -3,8 +3,8 @@
 //! walks, steps drawn from one of seven distributions. All draw from the
 //! synth's random generator, in scsynth's order.
 
-use crate::filters::sig::in0;
-use crate::osc::tables::{d2i, f2i};
+use crate::common::signal::in0;
+use crate::common::math::{d2i, f2i};
 use crate::rgen::RGen;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;

@@ -6,8 +6,8 @@
 use std::marker::PhantomData;
 
 use super::clock::{cubic_at, cubic_coefs, mod2pi, run_hold, sc_mod_f64, timing, Curve, Line, ONE_SIXTH, PI, RECIP_PI};
-use crate::filters::sig::in0;
-use crate::osc::tables::sc_max;
+use crate::common::signal::in0;
+use crate::common::math::sc_max;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Input `i` as the double the maps compute with.

@@ -3,8 +3,8 @@
 //! such a ball gives off when it hits the floor). The balls add a little
 //! random dither at each bounce, drawn from the synth's generator.
 
-use crate::filters::sig::{in0, In};
-use crate::osc::tables::sc_clip;
+use crate::common::signal::{in0, In};
+use crate::common::math::sc_clip;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Spring: outputs the force the spring exerts on a mass pushed by the

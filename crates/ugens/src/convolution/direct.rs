@@ -27,7 +27,7 @@ impl Construct for Convolution3 {
             cx.set_done(true);
             return off;
         };
-        let mut framesize = crate::fft::coord::trunc_i32(io.in0(3) as f64);
+        let mut framesize = crate::common::signal::trunc_i32(io.in0(3) as f64);
         if framesize <= 0 {
             framesize = buf.frames as i32;
         }

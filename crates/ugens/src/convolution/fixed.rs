@@ -81,7 +81,7 @@ fn copy_block(dst: &mut [f32], input: &[f32]) {
 
 /// The frame size input as scsynth reads it (an int; negatives mean none).
 fn int_input(v: f32) -> i32 {
-    crate::fft::coord::trunc_i32(v as f64)
+    crate::common::signal::trunc_i32(v as f64)
 }
 
 fn size_of(v: i32) -> usize {

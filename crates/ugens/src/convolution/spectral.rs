@@ -1,7 +1,7 @@
 //! What the FFT convolvers share: an in-place transform with scsynth's
 //! scaling, the product of two packed spectra, and the kernel buffer lookup.
 
-use crate::fft::transform::{RealFft, MAX_SIZE, MIN_SIZE};
+use crate::common::real_fft::{RealFft, MAX_SIZE, MIN_SIZE};
 use crate::world::{SndBuf, World};
 use magnetar_rt::fallible;
 

@@ -10,8 +10,8 @@
 //! one holding data the unit outputs silence and marks itself done.
 
 use super::{DelayCore, Line, Signals, ALLPASS, COMB, CUBIC, DELAY, LINEAR, NEAREST};
-use crate::filters::sig::{in0, in_rate, In};
-use crate::info::{resolve_buffer, resolve_buffer_index};
+use crate::common::signal::{in0, in_rate, In};
+use crate::common::buffer::{resolve_buffer, resolve_buffer_index};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// A buffer-backed delay of kind `KIND` (plain, comb, allpass) reading

@@ -2,10 +2,10 @@
 //! input into a cubic-interpolated feedback delay whose loop is damped by a
 //! one-pole filter.
 
-use crate::bufio::cubicinterp;
+use crate::common::math::cubicinterp;
 use crate::delays::line_size;
-use crate::filters::sig::{calc_feedback, clip_f32 as clip};
-use crate::io::zap;
+use crate::common::signal::{calc_feedback, clip_f32 as clip};
+use crate::common::signal::zap_f32;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;
 
@@ -143,7 +143,7 @@ impl Pluck {
         }
         self.prevtrig = prevtrig;
         self.inputsamps = inputsamps;
-        self.lastsamp = zap(lastsamp);
+        self.lastsamp = zap_f32(lastsamp);
         self.wr = wr;
         if checked {
             self.written += io.n() as i64;

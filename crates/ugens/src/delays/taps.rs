@@ -8,8 +8,12 @@
 //! it, with no (interp 1), linear (2) or cubic (4) interpolation. Without a
 //! mono buffer holding data both output silence and mark themselves done.
 
-use crate::bufio::{at, cubicinterp, sample};
-use crate::info::resolve_buffer_index;
+use crate::common::buffer::sample;
+
+use crate::common::math::cubicinterp;
+
+use crate::common::signal::at;
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 

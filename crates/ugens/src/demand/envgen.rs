@@ -2,7 +2,7 @@
 //! curve) come from demand-rate units, one segment after another.
 
 use super::at;
-use crate::ops::math::c_int;
+use crate::common::math::c_int;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::f64::consts::PI;
 

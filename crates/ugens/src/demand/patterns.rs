@@ -36,7 +36,7 @@ fn reset_at(io: &Wires<'_>, cx: &mut UnitCtx<'_>, input: usize) {
     }
 }
 
-use crate::ops::math::c_int;
+use crate::common::math::c_int;
 
 /// The nearest integer to `x` (halves up), as an int32.
 fn round_index(x: f32) -> i32 {

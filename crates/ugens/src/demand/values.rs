@@ -2,9 +2,9 @@
 //! buffer frames (read or written).
 
 use super::{sc_mod_int, Pattern, Repeats};
-use crate::bufio::sc_loop;
-use crate::info::resolve_buffer_index;
-use crate::ops::math::{c_int, sc_fold, sc_max};
+use crate::common::buffer::sc_loop;
+use crate::common::buffer::resolve_buffer_index;
+use crate::common::math::{c_int, sc_fold, sc_max};
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 

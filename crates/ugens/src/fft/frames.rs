@@ -5,8 +5,9 @@
 //! that one block (-1 on every other block). IFFT transforms each frame it is
 //! handed back, windows it and overlap-adds it into the signal it plays.
 
-use super::coord::{self, Coord};
-use super::transform::{apply_window, RealFft, Window, MAX_SIZE, MIN_SIZE};
+use crate::common::signal::trunc_i32;
+use crate::common::spectrum::{self as coord, Coord};
+use crate::common::real_fft::{apply_window, RealFft, Window, MAX_SIZE, MIN_SIZE};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::World;
 use magnetar_rt::fallible;
@@ -45,7 +46,7 @@ impl Frame {
     fn open(world: &World, fbufnum: f32, frame_size: f32, window: Window) -> Option<Frame> {
         let buf = frame_buffer(world, fbufnum)?;
         let full = world.buf(buf)?.samples();
-        let frame_size = coord::trunc_i32(frame_size as f64);
+        let frame_size = trunc_i32(frame_size as f64);
         let audio = if frame_size < 1 { full } else { full.min(frame_size as usize) };
         let block = world.block_size;
         if !full.is_power_of_two() || !audio.is_power_of_two() || audio < MIN_SIZE || audio % block != 0 {
@@ -216,7 +217,7 @@ impl Construct for FftTrigger {
             }
             None => 0,
         };
-        let periods = coord::trunc_i32(((samples as f32 * hop) / block) as f64).wrapping_sub(1);
+        let periods = trunc_i32(((samples as f32 * hop) / block) as f64).wrapping_sub(1);
         io.out(0)[0] = fbufnum;
         FftTrigger { bufnum: index as f32, periods, remain: periods }
     }

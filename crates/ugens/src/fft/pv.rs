@@ -6,8 +6,9 @@
 //! outputs -1 and does nothing; otherwise it outputs the chain's buffer
 //! number and transforms that buffer in place.
 
-use super::coord::{self, num_bins};
-use crate::info::resolve_buffer_index;
+use crate::common::signal::trunc_i32;
+use crate::common::spectrum::{self as coord, num_bins};
+use crate::common::buffer::resolve_buffer_index;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, World};
@@ -241,7 +242,7 @@ impl<'a> Spec<'a> {
 /// `(int)(x * numbins)` as scsynth computes a bin count from a fraction.
 #[inline]
 pub(crate) fn bins_of(fraction: f32, numbins: usize) -> i32 {
-    coord::trunc_i32((fraction * numbins as f32) as f64)
+    trunc_i32((fraction * numbins as f32) as f64)
 }
 
 /// scsynth's `sc_clip` for ints: never panics, even when `lo > hi`.

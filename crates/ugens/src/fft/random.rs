@@ -2,7 +2,9 @@
 //! noise units do): PV_MagNoise on every frame, the others when their
 //! trigger fires (and on their first frame).
 
-use super::coord::{self, trunc_i32, Coord};
+use crate::common::signal::trunc_i32;
+
+use crate::common::spectrum::{self as coord, Coord};
 use super::pv::{bins_of, clip_i32, Form, OneBuffer, Room, Spec, Trigger, TwoBuffers};
 use crate::rgen::RGen;
 use crate::unit::Wires;

@@ -1,6 +1,8 @@
 //! PV units that transform one spectrum with no randomness.
 
-use super::coord::{self, trunc_i32};
+use crate::common::signal::trunc_i32;
+
+use crate::common::spectrum::{self as coord};
 use super::pv::{bins_of, clip_i32, Form, OneBuffer, Room, Spec};
 use crate::rgen::RGen;
 use crate::unit::Wires;

@@ -1,4 +1,4 @@
-use super::coord::{self, Coord};
+use crate::common::spectrum::{self as coord, Coord};
 use crate::testing::{TestInput, UnitHarness};
 use crate::unit::Rate;
 use crate::world::SndBuf;

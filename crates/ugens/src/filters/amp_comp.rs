@@ -1,7 +1,7 @@
 //! The loudness compensations AmpComp (a power law of frequency) and
 //! AmpCompA (the inverse A-weighting curve).
 
-use crate::filters::sig::{in0, in_rate, In};
+use crate::common::signal::{in0, in_rate, In};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// AmpComp: `(root / freq) ^ exp`, sign kept for negative ratios.

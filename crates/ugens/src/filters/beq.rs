@@ -8,7 +8,7 @@
 //! one (two for some units when the coefficients change), so it samples the
 //! first part of the parameter block only; this is reproduced.
 
-use super::sig::{in0, in_rate, zap, In, Loops};
+use crate::common::signal::{in0, in_rate, zap, In, Loops};
 use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use std::f64::consts::TAU;
 use std::marker::PhantomData;

@@ -1,7 +1,7 @@
 //! Dynamics: Amplitude (an envelope follower), Compander, and the look-ahead
 //! Limiter and Normalizer, following scsynth's FilterUGens (3.13).
 
-use super::sig::{in0, in_rate, In};
+use crate::common::signal::{in0, in_rate, In};
 use crate::simd::ramp::calc_slope;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;

@@ -3,7 +3,7 @@
 //! first input sample, so a constant input gives a steady output from the
 //! first sample on.
 
-use super::sig::{in0, In};
+use crate::common::signal::{in0, In};
 use crate::unit::{Construct, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use std::marker::PhantomData;
 

@@ -1,9 +1,10 @@
 //! Hilbert (a pair of 90°-apart all-pass chains) and FreqShift (single-
 //! sideband shifting built on it).
 
-use super::sig::zap as zap64;
-use crate::io::zap as zap32;
-use crate::osc::tables::{d2i, lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
+use crate::common::signal::zap as zap64;
+use crate::common::signal::zap_f32 as zap32;
+use crate::common::math::d2i;
+use crate::common::wavetable::{lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
 use crate::simd::ramp::calc_slope;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use std::f64::consts::PI;

@@ -1,8 +1,8 @@
 //! Smoothing units: exponential lags (one, two and three stages, and with
 //! separate rise and fall times), linear Ramp and the Slew rate limiter.
 
-use super::sig::{clip_f64, decay_coef, in0, in_rate, zap, In};
-use crate::osc::tables::{d2i, f2i};
+use crate::common::signal::{clip_f64, decay_coef, in0, in_rate, zap, In};
+use crate::common::math::{d2i, f2i};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Lag: one-pole smoothing that moves 60 dB of the way in `lagTime`.
@@ -239,7 +239,7 @@ pub struct Ramp {
 
 impl Ramp {
     fn segment_length(period: f32, sample_rate: f64) -> i32 {
-        super::sig::trunc_i32(period as f64 * sample_rate).max(1)
+        crate::common::signal::trunc_i32(period as f64 * sample_rate).max(1)
     }
 }
 

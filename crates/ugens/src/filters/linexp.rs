@@ -1,7 +1,7 @@
 //! LinExp: maps a linear range onto an exponential one.
 
-use super::sig::{in0, in_rate, In};
-use crate::ops::math::sc_reciprocal;
+use crate::common::signal::{in0, in_rate, In};
+use crate::common::math::sc_reciprocal;
 use crate::simd::math;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 

@@ -1,7 +1,7 @@
 //! MoogFF: a digital model of the Moog ladder filter (four one-pole
 //! sections in a feedback loop, bilinear transform).
 
-use super::sig::{clip_f32, in0, zap, In};
+use crate::common::signal::{clip_f32, in0, zap, In};
 use crate::simd::ramp::calc_slope;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 

@@ -1,6 +1,6 @@
 //! Flip (every other sample negated) and MantissaMask (mantissa bits dropped).
 
-use crate::bufio::at;
+use crate::common::signal::at;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Flip: negates every other sample. With an even block length the first

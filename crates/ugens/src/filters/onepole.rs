@@ -1,7 +1,7 @@
 //! First-order filters: OnePole, OneZero, Integrator, Decay, Decay2 and
 //! the DC blocker LeakDC.
 
-use super::sig::{decay_coef, in0, in_rate, zap, In};
+use crate::common::signal::{decay_coef, in0, in_rate, zap, In};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// OnePole: y = (1 - |b1|) x + b1 y[-1], written so that the gain at DC is

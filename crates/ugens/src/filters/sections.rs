@@ -1,7 +1,7 @@
 //! Sections with their coefficients as inputs: the first-order FOS, the
 //! second-order SOS (a general biquad), and the two-pole allpass APF.
 
-use super::sig::{in0, in_rate, zap, In, Loops};
+use crate::common::signal::{in0, in_rate, zap, In, Loops};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 #[derive(Clone, Copy, PartialEq)]

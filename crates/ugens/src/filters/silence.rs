@@ -1,7 +1,7 @@
 //! DetectSilence: watches a signal and, once it has stayed at or below a
 //! threshold for a given time, outputs 1 and carries out a done action.
 
-use super::sig::{in0, in_rate, trunc_i32, In};
+use crate::common::signal::{in0, in_rate, trunc_i32, In};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Input index of the done action.

@@ -2,7 +2,7 @@
 //! TwoPole, TwoZero, and Formlet (two Ringz sections).
 
 use super::lanes4::Sample;
-use super::sig::{decay_coef, zap, In, Loops};
+use crate::common::signal::{decay_coef, zap, In, Loops};
 use crate::unit::{Construct, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use std::marker::PhantomData;
 
@@ -39,7 +39,7 @@ impl<D: Design> Section<D> {
     fn read_params(io: &Wires<'_>) -> ([f32; 3], bool) {
         let mut p = [0.0f32; 3];
         for (k, v) in p.iter_mut().enumerate().take(D::NP) {
-            *v = super::sig::in0(io, k + 1);
+            *v = crate::common::signal::in0(io, k + 1);
         }
         (p, false)
     }
@@ -82,7 +82,7 @@ impl<D: Design> Section<D> {
     }
 
     fn next_single(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
-        let x = super::sig::in0(io, 0);
+        let x = crate::common::signal::in0(io, 0);
         let (p, _) = Self::read_params(io);
         if self.changed(&p) {
             self.c = D::coefs(&p, rate, true);
@@ -622,7 +622,7 @@ impl Formlet {
     }
 
     fn params(io: &Wires<'_>) -> (f32, f32, f32) {
-        (super::sig::in0(io, 1), super::sig::in0(io, 2), super::sig::in0(io, 3))
+        (crate::common::signal::in0(io, 1), crate::common::signal::in0(io, 2), crate::common::signal::in0(io, 3))
     }
 
     fn next_block(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
@@ -659,7 +659,7 @@ impl Formlet {
     }
 
     fn next_single(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
-        let ain = super::sig::in0(io, 0) as f64;
+        let ain = crate::common::signal::in0(io, 0) as f64;
         let (freq, attack, decay) = Self::params(io);
         if freq != self.freq || decay != self.decay || attack != self.attack {
             self.b = self.coefs(freq, attack, decay, rate);
@@ -716,7 +716,7 @@ impl Design for MidEqDesign {
     const SINGLE: bool = false;
     fn coefs(p: &[f32; 3], rate: &RateInfo, _single: bool) -> [f64; 3] {
         // The gain minus one is a single-precision difference.
-        let amp = (crate::ops::math::sc_dbamp(p[2]) - 1.0) as f64;
+        let amp = (crate::common::math::sc_dbamp(p[2]) - 1.0) as f64;
         let [a0, b1, b2] = bandpass_coefs(p[0], p[1], rate);
         [a0 * amp, b1, b2]
     }

@@ -4,8 +4,8 @@ use super::envelope::{active_window, choose, start_window, Envelope};
 use super::{
     at_least_four, buffer_value, gloop, grain_buffer, input_at, run_granular, Granular, Outs, Placement, Pool,
 };
-use crate::bufio::at;
-use crate::osc::tables::{d2i, f2i};
+use crate::common::signal::at;
+use crate::common::math::{d2i, f2i};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 

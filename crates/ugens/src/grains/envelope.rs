@@ -1,7 +1,7 @@
 //! Grain envelopes: the built-in sine-squared bump, or a buffer stretched
 //! over the grain's length.
 
-use crate::bufio::sample;
+use crate::common::buffer::sample;
 use crate::world::{SndBuf, World};
 
 /// What a grain's envelope number names.
@@ -30,7 +30,7 @@ pub(super) fn choose(world: &World, win_type: f32) -> Option<EnvChoice> {
 /// The envelope buffer a running grain reads, fetched anew each block;
 /// `None` if it lost its data (the caller then stops for this block).
 pub(super) fn window(world: &World, win_type: f32) -> Option<&SndBuf> {
-    let index = crate::osc::tables::f2i(win_type);
+    let index = crate::common::math::f2i(win_type);
     if index < 0 {
         return None;
     }

@@ -2,7 +2,8 @@
 
 use super::envelope::{choose, start_window, Envelope};
 use super::{at_least_four, input_at, run_granular, Granular, Outs, Placement, Pool};
-use crate::osc::tables::{d2i, lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
+use crate::common::math::d2i;
+use crate::common::wavetable::{lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 

@@ -2,8 +2,8 @@
 //! faded in and out by a triangle, a quarter window apart.
 
 use super::MAX_POOL_BYTES;
-use crate::bufio::at;
-use crate::osc::tables::sc_clip;
+use crate::common::signal::at;
+use crate::common::math::sc_clip;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;
 

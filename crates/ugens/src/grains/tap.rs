@@ -1,6 +1,6 @@
 //! GrainTap: granular pitch shifting of a delay line kept in a buffer.
 
-use crate::info::resolve_buffer_index;
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 const MAX_GRAINS: usize = 32;

@@ -135,7 +135,7 @@ impl TGrains {
                 let center = (input_at(cx, io, 3, i) * buf_sr) as f64;
                 let pan = input_at(cx, io, 5, i);
                 let amp = input_at(cx, io, 6, i);
-                let interp = crate::osc::tables::f2i(input_at(cx, io, 7, i));
+                let interp = crate::common::math::f2i(input_at(cx, io, 7, i));
                 let place = pan_place(pan, num_outputs);
                 let (pan1, pan2) = match place.angle {
                     Some(a) => (amp * a.cos(), amp * a.sin()),
@@ -152,7 +152,7 @@ impl TGrains {
                     y2: 0.0,
                     pan1,
                     pan2,
-                    counter: crate::osc::tables::d2i(counter),
+                    counter: crate::common::math::d2i(counter),
                     bufnum,
                     chan: place.chan,
                     interp,

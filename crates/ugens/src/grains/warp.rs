@@ -3,7 +3,7 @@
 
 use super::envelope::{active_window, Envelope};
 use super::{at_least_four, buffer_value, gloop, input_at, Outs};
-use crate::osc::tables::f2i;
+use crate::common::math::f2i;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Channels Warp1 serves at most.
@@ -39,7 +39,7 @@ impl Warp1 {
         let num_outputs = io.num_outputs();
         let mut outs = Outs::cleared(io);
         let io: &Wires<'_> = io;
-        let Some(bufidx) = crate::info::resolve_buffer_index(cx.world, io.in0(0)) else {
+        let Some(bufidx) = crate::common::buffer::resolve_buffer_index(cx.world, io.in0(0)) else {
             cx.set_done(true);
             return;
         };

@@ -1,6 +1,6 @@
 //! Bad-value checks: CheckBadValues and Sanitize.
 
-use crate::filters::sig::{in_rate, In};
+use crate::common::signal::{in_rate, In};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// NaN, infinities and denormals: the values these units catch.

@@ -1,9 +1,9 @@
 //! Control-bus readers with a twist: InTrig (only values written in this
 //! block) and LagIn (smoothed by a one-pole lag).
 
-use crate::filters::sig::{decay_coef, in0};
-use crate::io::zap;
-use crate::ops::math::c_int;
+use crate::common::signal::{decay_coef, in0};
+use crate::common::signal::zap_f32;
+use crate::common::math::c_int;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::World;
 
@@ -98,7 +98,7 @@ impl LagIn {
         self.buses.update(fbus, channels, w);
         for i in 0..channels {
             let z = self.buses.channel(fbus, i, w).map_or(0.0, |c| w.control_bus[c]);
-            self.y1[i] = if smooth { zap(z + self.b1 * (self.y1[i] - z)) } else { z };
+            self.y1[i] = if smooth { zap_f32(z + self.b1 * (self.y1[i] - z)) } else { z };
             let y = self.y1[i];
             io.out(i).fill(y);
         }

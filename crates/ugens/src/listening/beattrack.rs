@@ -9,7 +9,7 @@
 //! quarter-beat triggers and the tempo in beats per second.
 
 use super::beat_tables::{CONTEXT_MODEL, GENERAL_MODEL};
-use crate::info::resolve_buffer_index;
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 const HALF: usize = 512;

@@ -4,8 +4,8 @@
 //! further detections for a wait time.
 
 use super::spectral::ctor_samples;
-use crate::fft::coord::{self, num_bins};
-use crate::info::resolve_buffer_index;
+use crate::common::spectrum::{self as coord, num_bins};
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use magnetar_rt::fallible;
 

@@ -4,8 +4,8 @@
 //! histogram whose best entry is the key (0-11 major, 12-23 minor, from C).
 
 use super::key_tables as kt;
-use crate::fft::coord;
-use crate::info::resolve_buffer_index;
+use crate::common::spectrum as coord;
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 const HALF: usize = 2048;

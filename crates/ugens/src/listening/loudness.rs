@@ -2,8 +2,8 @@
 
 use super::eql_tables::{CONTOURS, EQL_BAND_BINS, EQL_BAND_SIZES, PHONS};
 use super::mfcc_tables as mt;
-use crate::fft::coord;
-use crate::info::resolve_buffer_index;
+use crate::common::spectrum as coord;
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 

@@ -3,8 +3,8 @@
 //! functions, and a threshold on the function minus its running median.
 
 use super::spectral::ctor_samples;
-use crate::fft::coord::{self, num_bins};
-use crate::info::resolve_buffer_index;
+use crate::common::spectrum::{self as coord, num_bins};
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 const PI: f32 = 3.141_592_653_589_8;

@@ -7,7 +7,7 @@
 //! keeps the result if it lies within the frequency range. The window then
 //! slides by the execution period.
 
-use crate::filters::MedianWindow;
+use crate::common::median::MedianWindow;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 const MAX_MEDIAN: usize = 32;

@@ -3,8 +3,8 @@
 //! Each runs on the blocks where its chain carries a frame and holds its
 //! last value on the others.
 
-use crate::fft::coord::{self, num_bins};
-use crate::info::resolve_buffer_index;
+use crate::common::spectrum::{self as coord, num_bins};
+use crate::common::buffer::resolve_buffer_index;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;
 

@@ -2,7 +2,7 @@
 //! LFDNoise0, LFDNoise1, LFDNoise3 and LFDClipNoise.
 
 use super::{at, with_rgen};
-use crate::bufio::cubicinterp;
+use crate::common::math::cubicinterp;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Wraps a phase that has just gone below zero back into [0, 1).

@@ -3,7 +3,7 @@
 //! units that choose the generator others draw from (RandSeed, RandID).
 
 use super::at;
-use crate::osc::tables::{f2i, sc_max, sc_min};
+use crate::common::math::{f2i, sc_max, sc_min};
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// RandSeed: on a rising trigger, reseeds the shared generator, so that the

@@ -1,6 +1,6 @@
 //! TWindex: on each trigger, a random index chosen with the given weights.
 
-use crate::filters::sig::In;
+use crate::common::signal::In;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// Inputs: trig, normalize, weights... A rising trigger picks index k with

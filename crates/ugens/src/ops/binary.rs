@@ -7,7 +7,7 @@
 //! interpolated and, for some operators, in the arithmetic itself, so both
 //! are reproduced.
 
-use super::math::*;
+use crate::common::math::*;
 use crate::simd::math as simd_math;
 use crate::simd::ramp;
 use crate::rgen::RGen;

@@ -240,14 +240,14 @@ pub struct Wrap {
 impl Construct for Wrap {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Self {
         let (lo, hi) = (io.in0(1), io.in0(2));
-        io.out(0)[0] = crate::ops::math::sc_wrap(io.in0(0), lo, hi);
+        io.out(0)[0] = crate::common::math::sc_wrap(io.in0(0), lo, hi);
         Wrap { lo, hi }
     }
 }
 
 impl Unit for Wrap {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        run_bounded(io, cx, &mut self.lo, &mut self.hi, crate::ops::math::sc_wrap);
+        run_bounded(io, cx, &mut self.lo, &mut self.hi, crate::common::math::sc_wrap);
     }
 }
 

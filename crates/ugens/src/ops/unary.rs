@@ -4,7 +4,7 @@
 //! scsynth takes at block sizes that are multiples of 16 is reproduced where
 //! its arithmetic differs from the plain loop.
 
-use super::math::*;
+use crate::common::math::*;
 use crate::simd::math as simd_math;
 use crate::simd::ramp;
 use crate::unit::{Rate, Unit, UnitCtx, UnitSpec, Wires};

@@ -5,8 +5,8 @@
 //! (the count modulo four) summed first; the sums here follow the same
 //! grouping so that rounding matches.
 
-use crate::filters::sig::log001;
-use crate::io::zap;
+use crate::common::signal::log001;
+use crate::common::signal::zap_f32;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 
 /// The order in which scsynth adds the partials: first the leftover ones,
@@ -170,8 +170,8 @@ impl Klank {
             x1 = acc;
         }
         for r in res.iter_mut() {
-            r.y1 = zap(r.y1);
-            r.y2 = zap(r.y2);
+            r.y1 = zap_f32(r.y1);
+            r.y2 = zap_f32(r.y2);
         }
         self.x1 = x1;
         self.x2 = x2;

@@ -8,7 +8,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use super::tables::{SineTables, BAD_VALUE, SINE_MASK, SINE_SIZE};
+use crate::common::wavetable::{SineTables, BAD_VALUE, SINE_MASK, SINE_SIZE};
 use crate::unit::MAX_LANES;
 use std::arch::x86_64::*;
 
@@ -233,7 +233,7 @@ pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize
 
 #[cfg(test)]
 mod tests {
-    use super::super::tables::sine_tables;
+    use crate::common::wavetable::sine_tables;
     use super::super::{dsf_denom, dsf_ratio};
     use super::*;
 

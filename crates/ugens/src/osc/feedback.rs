@@ -1,6 +1,8 @@
 //! SinOscFB: a sine whose phase is pushed by its own previous output.
 
-use super::tables::{d2i, f2i, lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
+use crate::common::math::{d2i, f2i};
+
+use crate::common::wavetable::{lookupi1, sine_tables, SINE_MASK, SINE_SIZE};
 use super::RTWOPI;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 

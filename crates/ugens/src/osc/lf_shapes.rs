@@ -1,9 +1,9 @@
 //! LFGauss (a Gaussian bump per period) and Vibrato (a randomised vibrato
 //! on a frequency, with delay and onset).
 
-use crate::filters::sig::{in0, in_rate, In};
-use crate::ops::math::sc_wrap;
-use crate::osc::tables::{d2i, f2i};
+use crate::common::signal::{in0, in_rate, In};
+use crate::common::math::sc_wrap;
+use crate::common::math::{d2i, f2i};
 use crate::rgen::RGen;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 

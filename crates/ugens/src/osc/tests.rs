@@ -1,4 +1,4 @@
-use super::tables::{signal_as_wavetable, sine_tables, SINE_SIZE};
+use crate::common::wavetable::{signal_as_wavetable, sine_tables, SINE_SIZE};
 use crate::testing::{HarnessRun, TestInput, UnitHarness};
 use crate::unit::Rate;
 use crate::world::SndBuf;

@@ -5,8 +5,9 @@
 //! the position crosses an integer: each piece reads its own pair of buffers
 //! and moves the crossfade level linearly, as scsynth does.
 
-use crate::filters::sig::{in0, in_rate, In};
-use crate::osc::tables::{d2i, f2i, phase_frac1, sc_max, sc_min};
+use crate::common::signal::{in0, in_rate, In};
+use crate::common::math::{d2i, f2i, sc_max, sc_min};
+use crate::common::wavetable::phase_frac1;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::World;
 
@@ -290,7 +291,7 @@ impl Unit for VOsc3 {
 
 #[cfg(test)]
 mod tests {
-    use crate::osc::tables::signal_as_wavetable;
+    use crate::common::wavetable::signal_as_wavetable;
     use crate::testing::{TestInput, UnitHarness};
     use crate::unit::Rate;
     use crate::world::SndBuf;

@@ -7,8 +7,8 @@
 //! changes. Where scsynth's SIMD build takes its vector path (blocks of a
 //! multiple of 16 samples) the glide accumulates in four lanes, as it does.
 
-use crate::filters::sig::{in0, In};
-use crate::ops::math::{c_int, c_long};
+use crate::common::signal::{in0, In};
+use crate::common::math::{c_int, c_long};
 use crate::simd::ramp;
 use crate::pan::sine_table;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};

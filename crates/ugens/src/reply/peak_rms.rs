@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::reply::MAX_TRIGGERS_PER_BLOCK;
+use crate::world::MAX_TRIGGERS_PER_BLOCK;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::Trigger;
 

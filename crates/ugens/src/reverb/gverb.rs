@@ -6,7 +6,7 @@
 //! changes update gains before ramping them, and the ramps' end values are
 //! what the next block starts from.
 
-use crate::io::zap;
+use crate::common::signal::zap_f32;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 
 const ORDER: usize = 4;
@@ -51,7 +51,7 @@ impl FixedDelay {
     #[inline(always)]
     fn write(&mut self, x: f32) {
         if let Some(cell) = usize::try_from(self.idx).ok().and_then(|i| self.buf.get_mut(i)) {
-            *cell = zap(x);
+            *cell = zap_f32(x);
         }
         self.idx = c_rem(self.idx + 1, self.size);
     }
@@ -76,7 +76,7 @@ impl Diffuser {
         let held = self.buf[i];
         let w = flush_to_zero(x - held * self.coef);
         let y = held + w * self.coef;
-        self.buf[i] = zap(w);
+        self.buf[i] = zap_f32(w);
         self.idx = c_rem(self.idx + 1, self.size);
         y
     }
@@ -92,7 +92,7 @@ impl Damper {
     #[inline(always)]
     fn run(&mut self, x: f32) -> f32 {
         let y = (x as f64 * (1.0 - self.damping as f64) + (self.delay * self.damping) as f64) as f32;
-        self.delay = zap(y);
+        self.delay = zap_f32(y);
         y
     }
 }

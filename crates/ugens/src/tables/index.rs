@@ -3,9 +3,9 @@
 //! transfer function in wavetable format. Inputs: bufnum, in (, octave).
 
 use super::{entry, ifold, iwrap, LookupMode};
-use crate::bufio::buffer;
-use crate::filters::sig::{in0, In};
-use crate::osc::tables::{f2i, sc_clip};
+use crate::common::buffer::buffer;
+use crate::common::signal::{in0, In};
+use crate::common::math::{f2i, sc_clip};
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use std::marker::PhantomData;
 

@@ -1,5 +1,5 @@
 use super::{ifold, imod, iwrap};
-use crate::osc::tables::signal_as_wavetable;
+use crate::common::wavetable::signal_as_wavetable;
 use crate::testing::{TestInput, UnitHarness};
 use crate::unit::Rate;
 use crate::world::SndBuf;

@@ -1,8 +1,8 @@
 //! Units that follow a signal's history: LastValue, RunningSum,
 //! ZeroCrossing, PeakFollower, MostChange, LeastChange and ModDif.
 
-use crate::filters::sig::{in0, in_rate, In};
-use crate::ops::math::c_int;
+use crate::common::signal::{in0, in_rate, In};
+use crate::common::math::c_int;
 use crate::simd::ramp;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 

@@ -1,6 +1,6 @@
-//! Small numeric helpers shared by the filter and delay families: input
-//! access that never reads past a wire, and the exact arithmetic of
-//! scsynth's inline helpers (clipping, denormal flushing, decay constants).
+//! Small signal helpers shared by many families: input access that never
+//! reads past a wire, and the exact arithmetic of scsynth's inline helpers
+//! (clipping, denormal flushing, decay constants).
 
 use crate::unit::{Rate, Wires};
 
@@ -71,6 +71,17 @@ pub(crate) fn log001() -> f64 {
 /// variables at the end of each block (thresholds 1e-15 and 1e15).
 #[inline(always)]
 pub(crate) fn zap(x: f64) -> f64 {
+    let a = x.abs();
+    if a > 1e-15 && a < 1e15 {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// [`zap`] in single precision.
+#[inline]
+pub(crate) fn zap_f32(x: f32) -> f32 {
     let a = x.abs();
     if a > 1e-15 && a < 1e15 {
         x
@@ -193,5 +204,15 @@ pub(crate) fn trunc_i32(x: f64) -> i32 {
         x as i32
     } else {
         i32::MIN
+    }
+}
+
+/// Sample `i` of an input that should be audio; a control or constant
+/// input reads as its single value.
+#[inline(always)]
+pub(crate) fn at(s: &[f32], i: usize) -> f32 {
+    match s.get(i) {
+        Some(&v) => v,
+        None => s.first().copied().unwrap_or(0.0),
     }
 }

@@ -1,5 +1,6 @@
 //! Scalar math in single precision, with the exact branch structure of
-//! SuperCollider's inline operators so results agree bit for bit.
+//! SuperCollider's inline operators so results agree bit for bit, and C's
+//! float-to-int conversions as x86 performs them.
 
 /// `sc_mod`: modulo into [0, hi), avoiding the division when one wrap suffices.
 #[inline]
@@ -46,7 +47,7 @@ pub fn sc_mod_i32(x: i32, hi: i32) -> i32 {
         return 0;
     }
     let r = x as f64 - hi as f64 * (x as f64 / hi as f64).floor();
-    crate::osc::tables::d2i(r)
+    d2i(r)
 }
 
 /// Defines `sc_wrap` for one float type: wraps into [lo, hi), with one
@@ -414,6 +415,49 @@ pub fn sc_ramp(x: f32) -> f32 {
     }
 }
 
+/// C's truncating double-to-int32 conversion as x86 does it: values out
+/// of range (and NaN) give `i32::MIN`.
+#[inline(always)]
+pub fn d2i(x: f64) -> i32 {
+    if x > -2_147_483_649.0 && x < 2_147_483_648.0 {
+        x as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// C's truncating float-to-int32 conversion as x86 does it.
+#[inline(always)]
+pub fn f2i(x: f32) -> i32 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
+        x as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// SuperCollider's `sc_clip` on floats, built on `std::min`/`std::max`
+/// (a NaN input stays NaN).
+#[inline(always)]
+pub fn sc_clip(x: f32, lo: f32, hi: f32) -> f32 {
+    let m = if hi < x { hi } else { x };
+    if m < lo {
+        lo
+    } else {
+        m
+    }
+}
+
+/// 4-point, 3rd-order Hermite interpolation (x-form).
+#[inline(always)]
+pub(crate) fn cubicinterp(x: f32, y0: f32, y1: f32, y2: f32, y3: f32) -> f32 {
+    let c0 = y1;
+    let c1 = 0.5 * (y2 - y0);
+    let c2 = y0 - 2.5 * y1 + 2.0 * y2 - 0.5 * y3;
+    let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2);
+    ((c3 * x + c2) * x + c1) * x + c0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +490,14 @@ mod tests {
         for x in [0.1f32, 1.0, 3.0, -7.5, 1000.0] {
             assert!((sc_reciprocal(x) * x - 1.0).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn out_of_range_conversions_behave_like_x86() {
+        assert_eq!(d2i(1e10), i32::MIN);
+        assert_eq!(d2i(f64::NAN), i32::MIN);
+        assert_eq!(d2i(-2.7), -2);
+        assert_eq!(f2i(3e9), i32::MIN);
+        assert_eq!(f2i(7.9), 7);
     }
 }

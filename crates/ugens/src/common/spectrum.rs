@@ -24,9 +24,8 @@ pub(crate) fn set_coord(buf: &mut SndBuf, c: Coord) {
     buf.spectrum = c;
 }
 
-use crate::osc::tables::{sine_tables, SINE_SIZE};
-/// C's `(int)x` as x86 computes it (out of range and NaN give `i32::MIN`).
-pub(crate) use crate::osc::tables::d2i as trunc_i32;
+use crate::common::signal::trunc_i32;
+use crate::common::wavetable::{sine_tables, SINE_SIZE};
 
 const SINE_MASK: i32 = SINE_SIZE as i32 - 1;
 const LUT_SIZE: usize = 2049;

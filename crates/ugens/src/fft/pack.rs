@@ -2,9 +2,9 @@
 //! Unpack1FFT) and PV_ConformalMap, which maps every bin through a Möbius
 //! transform of the unit disc.
 
-use crate::fft::coord::{self, num_bins};
-use crate::fft::pv::{Form, OneBuffer, Spec};
-use crate::info::resolve_buffer_index;
+use crate::common::spectrum::{self as coord, num_bins};
+use super::pv::{Form, OneBuffer, Spec};
+use crate::common::buffer::resolve_buffer_index;
 use crate::rgen::RGen;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::SndBuf;

@@ -121,59 +121,6 @@ pub fn lookup13(table: &[f32; SINE_SIZE + 1], phase: i32) -> f32 {
     a + phase_frac(phase as u32) * (b - a)
 }
 
-/// C's truncating double-to-int32 conversion as x86 does it: values out
-/// of range (and NaN) give `i32::MIN`.
-#[inline(always)]
-pub fn d2i(x: f64) -> i32 {
-    if x > -2_147_483_649.0 && x < 2_147_483_648.0 {
-        x as i32
-    } else {
-        i32::MIN
-    }
-}
-
-/// C's truncating float-to-int32 conversion as x86 does it.
-#[inline(always)]
-pub fn f2i(x: f32) -> i32 {
-    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
-        x as i32
-    } else {
-        i32::MIN
-    }
-}
-
-/// SuperCollider's `sc_max` macro: `a > b ? a : b` (so NaN gives `b`).
-#[inline(always)]
-pub fn sc_max(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-/// SuperCollider's `sc_min` macro: `a < b ? a : b`.
-#[inline(always)]
-pub fn sc_min(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-/// SuperCollider's `sc_clip` on floats, built on `std::min`/`std::max`
-/// (a NaN input stays NaN).
-#[inline(always)]
-pub fn sc_clip(x: f32, lo: f32, hi: f32) -> f32 {
-    let m = if hi < x { hi } else { x };
-    if m < lo {
-        lo
-    } else {
-        m
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,14 +154,5 @@ mod tests {
             let want = (cycle / SINE_SIZE as f64 * std::f64::consts::TAU).sin();
             assert!((v as f64 - want).abs() < 1e-5, "{v} vs {want}");
         }
-    }
-
-    #[test]
-    fn out_of_range_conversions_behave_like_x86() {
-        assert_eq!(d2i(1e10), i32::MIN);
-        assert_eq!(d2i(f64::NAN), i32::MIN);
-        assert_eq!(d2i(-2.7), -2);
-        assert_eq!(f2i(3e9), i32::MIN);
-        assert_eq!(f2i(7.9), 7);
     }
 }

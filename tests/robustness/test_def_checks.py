@@ -9,14 +9,16 @@ import struct
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile
 from supriya.osc import OscMessage as M
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from nrt import Score, assert_same, magnetar_binary, msg, render, render_both  # noqa: E402
+from nrt import SR, Score, assert_same, magnetar_binary, msg, render, render_both  # noqa: E402
 from rtserver import OscClient  # noqa: E402
 
 SCALAR, CONTROL, AUDIO = 0, 1, 2
@@ -154,4 +156,28 @@ def test_units_given_more_inputs_and_outputs_than_they_use_render_as_in_scsynth(
     assert not pair.dut.errors(), pair.dut.log[-2000:]
     ref, dut = pair.read()
     assert abs(ref).max() > 0.1
+    assert_same(ref, dut, label=name)
+
+
+def test_a_vdisk_in_def_without_a_send_id_streams_and_loops_as_in_scsynth(tmp_path):
+    """Defs written before VDiskIn had a sendID give it three inputs (bufnum,
+    rate, loop); scsynth plays them, looping as the third input says."""
+    src = tmp_path / "src.wav"
+    t = np.arange(6000)
+    soundfile.write(str(src), 0.5 * (t % 1000) / 1000.0 + 0.3 * np.sin(2 * np.pi * 220.0 * t / SR), SR, subtype="FLOAT")
+    name = "vdisk_three"
+    data = def_bytes(
+        name,
+        [0.0, 1.0],
+        [("VDiskIn", AUDIO, [(-1, 0), (-1, 1), (-1, 1)], [AUDIO]), ("Out", AUDIO, [(-1, 0), (0, 0)], [])],
+    )
+    score = Score()
+    score.add(0.0, msg("/b_alloc", 0, 2048, 1), msg("/b_read", 0, str(src), 0, 2048, 0, 1), msg("/d_recv", data))
+    score.add(0.0, msg("/s_new", name, 1000, 0, 0))
+    # The render outlasts the file: only a stream that loops is still playing at the end.
+    score.add(0.45, msg("/n_free", 1000)).add(0.46, msg("/b_close", 0)).end(0.5)
+    pair = render_both(score, tmp_path, options=("-o", "1"))
+    assert not pair.dut.errors(), pair.dut.log[-2000:]
+    ref, dut = pair.read()
+    assert np.any(ref[int(0.3 * SR) : int(0.4 * SR)] != 0.0), "scsynth did not loop: the case is broken"
     assert_same(ref, dut, label=name)

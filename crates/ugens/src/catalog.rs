@@ -568,5 +568,7 @@ fn disk(r: &mut Registry) {
     // for, where the file ends) besides its samples.
     r.add::<DiskIn>("DiskIn").buffer(0, BufferUse::Write).disk().inputs(2);
     r.add::<DiskOut>("DiskOut").buffer(0, BufferUse::Write).disk().inputs(1);
+    // VDiskIn's loop and sendID are optional: defs from before sendID
+    // existed give it three inputs.
     r.add::<VDiskIn>("VDiskIn").buffer(0, BufferUse::Write).disk().replies().inputs(2);
 }

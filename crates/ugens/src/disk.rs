@@ -7,10 +7,10 @@
 //! in the world, and the server serves it (at once in non-real-time mode, on
 //! its disk thread in real time).
 
-use crate::common::buffer::MAX_CHANNELS;
 
 use crate::common::math::cubicinterp;
-use crate::common::buffer::resolve_buffer_index;
+use crate::common::buffer::{resolve_buffer_index, MAX_CHANNELS};
+use crate::common::signal::in0;
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{SndBuf, Trigger};
 
@@ -281,7 +281,9 @@ enum VMode {
 
 /// VDiskIn (`bufnum, rate, loop, sendID`): plays the buffer at a variable
 /// rate with cubic interpolation; with a sendID, reports each refill to
-/// clients as `/diskin node sendID frame`.
+/// clients as `/diskin node sendID frame`. Defs written before sendID
+/// existed give it three inputs, and loop and sendID are read only when
+/// given (0 otherwise: no loop, no reply).
 pub struct VDiskIn {
     mode: VMode,
     pch_ratio: f32,
@@ -320,11 +322,11 @@ impl VDiskIn {
             arm_end(buf);
         }
         self.count = self.count.wrapping_add(1);
-        let op = if io.in0(2) as i32 != 0 { DiskOp::ReadLoop } else { DiskOp::Read };
+        let op = if in0(io, 2) as i32 != 0 { DiskOp::ReadLoop } else { DiskOp::Read };
         let pos = if buf_pos as u32 >= half { 0 } else { half };
         let rate = if self.mode == VMode::Rate1 { 1.0 } else { self.pch_ratio };
         queue(cx, DiskRequest { op, bufnum: index as u32, channels, pos, frames: half, rate });
-        let send_id = io.in0(3) as i32;
+        let send_id = in0(io, 3) as i32;
         // scsynth replies in real time only; nobody listens to a render.
         if send_id != 0 && cx.world.real_time && cx.world.triggers.len() < crate::world::MAX_TRIGGERS_PER_BLOCK {
             let value = (buf_pos + self.count.wrapping_mul(half) as f32 as f64) as f32;
@@ -499,3 +501,39 @@ impl Unit for VDiskIn {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::DiskOp;
+    use crate::testing::{TestInput, UnitHarness};
+    use crate::unit::Rate;
+    use crate::world::SndBuf;
+
+    /// VDiskIn given `inputs` of (bufnum 0, rate 1, loop 1, sendID 5) over a
+    /// 256-frame ramp, four blocks in real time.
+    fn vdisk_in(inputs: usize) -> crate::testing::HarnessRun {
+        let all = [0.0, 1.0, 1.0, 5.0];
+        let mut h = UnitHarness::new("VDiskIn", Rate::Audio).inputs(all[..inputs].iter().map(|&v| TestInput::Const(v)));
+        let mut buf = SndBuf::new(256, 1, 48_000.0);
+        for (i, x) in buf.data.iter_mut().enumerate() {
+            *x = i as f32;
+        }
+        h.world.buffers[0] = buf;
+        h.world.real_time = true;
+        h.run_full(4)
+    }
+
+    #[test]
+    fn vdisk_in_reads_loop_and_send_id_only_when_the_def_gives_them() {
+        for inputs in [2, 3, 4] {
+            let run = vdisk_in(inputs);
+            let ramp: Vec<f32> = (0..256).map(|i| i as f32).collect();
+            assert_eq!(run.outputs[0], ramp, "{inputs} inputs");
+            let ops: Vec<DiskOp> = run.world.disk_requests.iter().map(|r| r.op).collect();
+            let want = if inputs >= 3 { DiskOp::ReadLoop } else { DiskOp::Read };
+            assert_eq!(ops, [want, want], "{inputs} inputs");
+            // Only a def that gives a sendID hears about the refills.
+            assert_eq!(run.world.triggers.len(), if inputs == 4 { 2 } else { 0 }, "{inputs} inputs");
+        }
+    }
+}

@@ -71,18 +71,7 @@ fn frexp(x: f32) -> (f32, i32) {
 /// `e^x`.
 #[inline]
 pub fn exp(arg: f32) -> f32 {
-    let mut x = arg;
-    let z = round(1.442_695_040_888_963_4_f32 * x);
-    let n = truncate_to_int(z);
-    x -= z * 0.693_359_375f32;
-    x -= z * -2.121_944_4e-4f32;
-    let p = 1.0f32
-        + x * (1.000_000_357_627_868_7_f32
-            + x * (0.499_999_672_174_453_7_f32
-                + x * (0.166_655_614_972_114_56_f32
-                    + x * (4.167_006_909_847_259_5e-2_f32
-                        + x * (8.420_792_408_287_525e-3_f32 + x * 1.386_119_984_090_328_2e-3_f32)))));
-    let approx = ldexp(p, n);
+    let approx = exp_unchecked(arg);
     if arg > 88.722_839_052_068_35_f32 {
         f32::MAX
     } else if arg < -88.0 {
@@ -175,7 +164,7 @@ pub fn reciprocal(x: f32) -> f32 {
     diff * approx + approx
 }
 
-/// `e^x` without the range checks (used inside `tanh`).
+/// `e^x` without the range checks (used inside `tanh`, and by `exp`).
 #[inline]
 fn exp_unchecked(arg: f32) -> f32 {
     let mut x = arg;

@@ -301,6 +301,14 @@ def load_defs(client: OscClient, *defs) -> None:
     client.wait_for("/done", lambda m: m.contents[0] == "/d_recv", timeout=5)
 
 
+# How long a server may take to leave after /quit: closing a JACK client waits
+# for jackd, and the recording is finished by a thread that may be starved on a
+# loaded machine. A server still running at the deadline is terminated, and
+# its exit status then fails the test as a crash: the deadline is for a hung
+# server only.
+QUIT_TIMEOUT = 30.0
+
+
 def quit_server(server: ServerProcess, client: OscClient | None = None) -> None:
     """Asks the server to quit (closing its JACK client properly), then makes sure it is gone."""
     if server.alive():
@@ -308,7 +316,7 @@ def quit_server(server: ServerProcess, client: OscClient | None = None) -> None:
         c = client or OscClient(server.port)
         try:
             c.send(("/quit",))
-            server.wait_exit(5)
+            server.wait_exit(QUIT_TIMEOUT)
         finally:
             if own:
                 c.close()

@@ -26,6 +26,11 @@ from rtserver import OscClient  # noqa: E402
 
 DEEP = 1_000_000
 WIDE = 100_000
+# How long a reply may take while the big tree runs: every block walks every
+# running group and /status and /g_queryTree walk the whole tree, so one block
+# takes tens of milliseconds here and seconds on a loaded two-core machine.
+# A reply that is late is not lost; the deadline only bounds a hung server.
+TREE_REPLY_TIMEOUT = 60
 
 
 def counter_def():
@@ -136,22 +141,22 @@ def test_deep_and_wide_trees_in_real_time(magnetar, shape):
                 client.request(M("/sync", k), "/synced", timeout=30)
         client.request(M("/sync", 1), "/synced", timeout=30)
         client.send(M("/n_run", 10, 1))
-        status = client.request(M("/status"), "/status.reply", timeout=10).contents
+        status = client.request(M("/status"), "/status.reply", timeout=TREE_REPLY_TIMEOUT).contents
         assert status[3] == n + 1 + 1, status  # groups: the root, group 10 and the new ones
         client.send(M("/s_new", "counter", 2, 0, 10 + n, "bus", 1))
         # Walked without recursion too (a reply this large does not fit a datagram).
         client.send(M("/g_dumpTree", 0, 0) if shape == "wide" else M("/g_queryTree", 0, 0))
         # Both synths play (a million running groups take longer than a block
         # to walk on a small machine, so the server falls behind real time).
-        before = client.request(M("/c_get", 0), "/c_set").contents[1]
+        before = client.request(M("/c_get", 0), "/c_set", timeout=TREE_REPLY_TIMEOUT).contents[1]
         time.sleep(0.3)
-        assert client.request(M("/c_get", 0), "/c_set").contents[1] > before
-        assert client.request(M("/c_get", 1), "/c_set").contents[1] > 0
+        assert client.request(M("/c_get", 0), "/c_set", timeout=TREE_REPLY_TIMEOUT).contents[1] > before
+        assert client.request(M("/c_get", 1), "/c_set", timeout=TREE_REPLY_TIMEOUT).contents[1] > 0
         client.send(M("/n_free", 10))
         client.send(M("/g_freeAll", 0))
-        client.request(M("/sync", 2), "/synced", timeout=60)
+        client.request(M("/sync", 2), "/synced", timeout=TREE_REPLY_TIMEOUT)
         client.clear()
-        status = client.request(M("/status"), "/status.reply", timeout=10).contents
+        status = client.request(M("/status"), "/status.reply", timeout=TREE_REPLY_TIMEOUT).contents
         assert status[2:4] == (0, 1), status
         assert server.alive()
     finally:

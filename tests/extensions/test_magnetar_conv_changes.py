@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from test_magnetar_conv_nrt import SR, conv_def, fft_convolve, room, snr_db  # noqa: E402
+from supriya import ugens as U  # noqa: E402
+from supriya.ugens import SynthDefBuilder  # noqa: E402
 from magnetar_conv import MagnetarConv, MagnetarConvTD, prepare_message  # noqa: E402
 from nrt import Score, magnetar_binary, msg, render  # noqa: E402
 
@@ -54,16 +56,19 @@ def spectra_range(lv: list[tuple[int, int, int]], level: int) -> tuple[int, int]
     return start, c * (2 * m + 2)
 
 
-def render_changes(tmp_path: Path, unit, changes: list, setup: list = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def render_changes(
+    tmp_path: Path, unit, changes: list, setup: list = (), defs: list = ()
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Renders `unit` on buffer 2 (the response `h1` of buffer 0, prepared), with each
     `(block, messages)` of `changes` performed at that block; buffer 3 holds a second response
-    `h2` of the same length. Returns the output, the input and both responses."""
+    `h2` of the same length; `defs` are loaded beside the unit's. Returns the output, the input
+    and both responses."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     h1, h2 = room(IR_SECONDS, 11), room(IR_SECONDS, 12)
     x = np.random.default_rng(13).uniform(-0.5, 0.5, int(SECONDS * SR) + 4 * BLOCK).astype(np.float32)
     for name, data in (("h1", h1), ("h2", h2), ("x", x)):
         soundfile.write(tmp_path / f"{name}.wav", data, SR, subtype="FLOAT")
-    score = Score([conv_def(unit)])
+    score = Score([conv_def(unit), *defs])
     score.add(
         0.0,
         msg("/b_allocRead", 0, str(tmp_path / "h1.wav")),
@@ -175,3 +180,38 @@ def test_a_silenced_instance_resumes_with_its_input_history_when_a_response_of_i
     resumed = slice((back + SETTLE) * BLOCK, len(out))
     # The full convolution at once, not one that builds up from the return.
     assert snr_db(conv(x, h2)[resumed], out[resumed]) >= 120.0
+
+
+def zero_writer(bufnum: int, start: int, count: int):
+    """A synth that writes zeros (BufWr, one frame per sample) over frames start..start+count of
+    buffer `bufnum`, over and over."""
+    with SynthDefBuilder() as b:
+        phase = U.Phasor.ar(rate=1.0, start=start, stop=start + count)
+        U.BufWr.ar(buffer_id=bufnum, phase=phase, loop=0, source=U.DC.ar(source=0.0))
+    return b.build(name="zero_writer")
+
+
+@pytest.mark.parametrize("unit", [MagnetarConv, MagnetarConvTD], ids=["PE", "TD"])
+def test_a_unit_writing_into_the_buffer_changes_the_response_only_at_the_next_command(tmp_path, unit):
+    """BufWr zeroing the last level's spectra leaves the response alone (unlike PartConv, which
+    would convolve with what the unit wrote); a later /b_set of one of those frames, to the value
+    the unit already wrote, remakes the response from everything the buffer holds then, the
+    unit's writes included."""
+    lv = levels(BLOCK, int(IR_SECONDS * SR), SIZES)
+    start, count = spectra_range(lv, len(lv) - 1)
+    # The writer has covered the whole level long before the command.
+    command = CHANGE_BLOCK + 4 * SETTLE
+    assert count < (command - CHANGE_BLOCK) * BLOCK
+    changes = [
+        (CHANGE_BLOCK, [msg("/s_new", "zero_writer", 1001, 1, 0)]),
+        (command, [msg("/b_set", 2, start, 0.0)]),
+    ]
+    out, x, h1, _ = render_changes(tmp_path, unit, changes, defs=[zero_writer(2, start, count)])
+    cut = h1.copy()
+    cut[lv[-1][2] :] = 0.0
+    written = slice(0, command * BLOCK)
+    snr = snr_db(conv(x, h1)[written], out[written])
+    assert snr >= 120.0, f"the prepared response while the unit writes: SNR {snr:.1f} dB"
+    after = slice((command + SETTLE) * BLOCK, len(out))
+    snr = snr_db(conv(x, cut)[after], out[after])
+    assert snr >= 120.0, f"the response with the unit's zeros after the command: SNR {snr:.1f} dB"

@@ -443,6 +443,8 @@ def capacity_table(caps: dict[str, dict]) -> list[str]:
         variant, block, ir = (m[1], m[2], m[3] + " s") if m else (label, "256", "5 s")
         rel = "not measured (no reference)" if c["relative"] is None else at(c["relative"])
         load = f"{c['start']} → {c['end']}" if "start" in c and "end" in c else ""
+        if "start" in c and "end" not in c:
+            load = f"{c['start']} → search cut short (no bisection)"
         lines.append(f"| {variant} | {block} | {ir} | {c['criterion']} | {c['channels']} | {at(c['strict'])} | {rel} | {load} |")
     for label, c in sorted(caps.items(), key=lambda kv: key(kv[0])):
         if label.startswith("PE tuned -T 2"):

@@ -36,7 +36,14 @@
 //! spins for [`ExecutorConfig::spin`] after its last block or last signal,
 //! then sleeps on its binary event. A driver that knows when the next period
 //! starts can call [`Executor::wake_helpers`] a little ahead of it, so that
-//! helpers are already spinning when the block opens.
+//! helpers are already spinning when the block opens. A helper that joined
+//! a few blocks in a row without finding anything to run (the caller ran
+//! every item before it came) sleeps at once instead: spinning would only
+//! take CPU time from the caller on a busy machine.
+//!
+//! The caller measures how long it had nothing to run in each block
+//! ([`Executor::last_wait`]): what the helpers cost it beyond the hand-over,
+//! for a user that decides whether a block is worth the threads.
 
 use crate::queue::{ItemId, Plan};
 use crate::shares::Shares;
@@ -193,6 +200,7 @@ pub struct Executor {
     helpers: Vec<std::thread::JoinHandle<()>>,
     setups: Vec<HelperSetup>,
     config: ExecutorConfig,
+    last_wait: Duration,
 }
 
 impl std::fmt::Debug for Executor {
@@ -217,7 +225,14 @@ impl Executor {
             job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing }),
             spin: config.spin,
         });
-        let mut executor = Self { shared, wake: Vec::new(), helpers: Vec::new(), setups: Vec::new(), config: config.clone() };
+        let mut executor = Self {
+            shared,
+            wake: Vec::new(),
+            helpers: Vec::new(),
+            setups: Vec::new(),
+            config: config.clone(),
+            last_wait: Duration::ZERO,
+        };
         let cpus = online_cpus();
         if config.fifo_priority.is_some() && config.threads > cpus {
             return Err(ExecutorError::TooManyThreads { threads: config.threads, cpus });
@@ -324,15 +339,30 @@ impl Executor {
             // budget longer after the block.
             self.wake_helpers();
         }
-        work_loop(plan, &sh.shares, 0, &sh.remaining, |item, worker| work.run(item, worker));
+        let mut waited = Duration::ZERO;
+        work_loop(plan, &sh.shares, 0, &sh.remaining, Some(&mut waited), |item, worker| work.run(item, worker));
         if helpers {
             sh.open.store(false, Ordering::SeqCst);
-            let mut spins = 0;
-            while sh.inside.load(Ordering::SeqCst) != 0 {
-                backoff(&mut spins);
+            if sh.inside.load(Ordering::SeqCst) != 0 {
+                let since = Instant::now();
+                let mut spins = 0;
+                while sh.inside.load(Ordering::SeqCst) != 0 {
+                    backoff(&mut spins);
+                }
+                waited += since.elapsed();
             }
         }
+        self.last_wait = waited;
         std::mem::forget(guard);
+    }
+
+    /// How long the caller of the last [`run_block`](Self::run_block) had
+    /// nothing to run: waiting for items that other threads held, and for
+    /// the helpers to leave the block. What the helpers cost the block
+    /// beyond their hand-over, including a helper that the system
+    /// pre-empted in the middle of an item.
+    pub fn last_wait(&self) -> Duration {
+        self.last_wait
     }
 }
 
@@ -384,9 +414,21 @@ fn setup_helper(cpu: Option<usize>, fifo: Option<i32>) -> HelperSetup {
     setup
 }
 
-/// Runs ready items until the block's sinks have all run.
+/// Runs ready items until the block's sinks have all run; returns how many
+/// items this thread ran. With `waited`, adds to it the time this thread
+/// had nothing to run while the block went on.
 #[inline]
-fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32, run: impl Fn(ItemId, usize)) {
+fn work_loop(
+    plan: &Plan,
+    shares: &Shares,
+    worker: usize,
+    remaining: &AtomicU32,
+    mut waited: Option<&mut Duration>,
+    run: impl Fn(ItemId, usize),
+) -> u32 {
+    let mut ran = 0u32;
+    // When this thread last ran out of work, if it is measuring its waits.
+    let mut idle_at: Option<Instant> = None;
     let mut spins = 0;
     // Sinks this thread ran and has not yet subtracted from `remaining`:
     // flushed only when it runs out of work, so the shared counter sees one
@@ -417,11 +459,17 @@ fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32,
             if trace::on() && idle_since.is_none() {
                 idle_since = Some(trace::now());
             }
+            if waited.is_some() && idle_at.is_none() {
+                idle_at = Some(Instant::now());
+            }
             if remaining.load(Ordering::Acquire) == 0 {
                 if let Some(t) = idle_since {
                     trace::span(trace::Kind::Wait, t, 0, 0);
                 }
-                return;
+                if let (Some(w), Some(at)) = (waited.as_deref_mut(), idle_at) {
+                    *w += at.elapsed();
+                }
+                return ran;
             }
             backoff(&mut spins);
             continue;
@@ -429,11 +477,15 @@ fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32,
         if let Some(t) = idle_since.take() {
             trace::span(trace::Kind::Wait, t, 0, 0);
         }
+        if let (Some(w), Some(at)) = (waited.as_deref_mut(), idle_at.take()) {
+            *w += at.elapsed();
+        }
         loop {
             for &item in plan.run(q) {
                 let t = trace::now();
                 run(item, worker);
                 trace::span(trace::Kind::Item, t, item.0, 0);
+                ran += 1;
             }
             let successors = plan.successors(q);
             if successors.is_empty() {
@@ -458,8 +510,17 @@ fn work_loop(plan: &Plan, shares: &Shares, worker: usize, remaining: &AtomicU32,
     }
 }
 
+/// Blocks in a row that a helper joined without finding an item to run,
+/// after which it sleeps at once instead of spinning for the next block:
+/// the caller ran the items before it came (the blocks are too short for
+/// it, or the system gives it the CPU too late), so its spinning would only
+/// take CPU time from other threads, the caller's among them on a busy
+/// machine. The next block's signal wakes it again.
+const FRUITLESS_BLOCKS: u32 = 3;
+
 fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
     let mut served = 0u64;
+    let mut fruitless = 0u32;
     trace::set_role(trace::Role::Helper, worker);
     loop {
         let asleep = trace::now();
@@ -472,9 +533,27 @@ fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
                 return;
             }
             if sh.open.load(Ordering::Acquire) && sh.block.load(Ordering::Relaxed) != served {
-                if let Some(block) = join_block(sh, worker, served) {
+                if let Some((block, ran)) = join_block(sh, worker, served) {
                     served = block;
                     since = Instant::now();
+                    fruitless = if ran == 0 { fruitless + 1 } else { 0 };
+                    if fruitless >= FRUITLESS_BLOCKS {
+                        fruitless = 0;
+                        // The signals of the block just served may still be
+                        // latched: take them, unless the next block opened
+                        // meanwhile (then its signal is the one taken, and
+                        // the helper joins it).
+                        // A signal taken here may be the one that asks the
+                        // helper to end: look at that first.
+                        waiter.try_wait();
+                        if sh.shutdown.load(Ordering::Acquire) {
+                            return;
+                        }
+                        if !(sh.open.load(Ordering::SeqCst) && sh.block.load(Ordering::Relaxed) != served) {
+                            break;
+                        }
+                        continue;
+                    }
                 }
             }
             spins = spins.wrapping_add(1);
@@ -491,9 +570,10 @@ fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
     }
 }
 
-/// Checks in to the open block and works in it; returns its number, or
-/// `None` if it closed first or was already served.
-fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<u64> {
+/// Checks in to the open block and works in it; returns its number and the
+/// items this helper ran in it, or `None` if it closed first or was already
+/// served.
+fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<(u64, u32)> {
     sh.inside.fetch_add(1, Ordering::SeqCst);
     let mut joined = None;
     if sh.open.load(Ordering::SeqCst) {
@@ -506,13 +586,13 @@ fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<u64> {
             // SAFETY: `job.plan` comes from the `&Plan` of the running block.
             let plan = unsafe { &*job.plan };
             let guard = AbortOnUnwind;
-            work_loop(plan, &sh.shares, worker, &sh.remaining, |item, w| {
+            let ran = work_loop(plan, &sh.shares, worker, &sh.remaining, None, |item, w| {
                 // SAFETY: `job.work` and `job.run` were made together from
                 // the block's `&W`, alive until the block ends.
                 unsafe { (job.run)(job.work, item, w) }
             });
             std::mem::forget(guard);
-            joined = Some(block);
+            joined = Some((block, ran));
         }
     }
     // Release: everything this helper did in the block happens before the

@@ -209,6 +209,11 @@ pub struct Engine {
     /// A parallel group the chooser gave one thread this block: the walk
     /// goes through its children in order.
     run_here: Option<NodeIdx>,
+    /// Inside a parallel group the chooser gave one thread: the parallel
+    /// groups nested in it run on this thread too. Their time is part of
+    /// the one-thread way the chooser measured for the outer group, and
+    /// spreading them alone hands over less work for the same cost.
+    serial: bool,
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
     /// The work of the parallel groups computed lately, the most recent
@@ -288,6 +293,7 @@ impl Engine {
             lockstep: true,
             tracing: false,
             run_here: None,
+            serial: false,
             parallel: None,
             parallel_jobs: Vec::new(),
             latency: Default::default(),
@@ -604,6 +610,7 @@ impl Engine {
         let parallel = !traced
             && self.parallel.is_some()
             && !self.tracing
+            && !self.serial
             && self.tree.group(group).is_some_and(|g| g.parallel)
             && self.calc_parallel(group);
         (!parallel).then_some(traced)
@@ -799,16 +806,15 @@ impl Engine {
         if way == crate::spread::Way::One {
             // The walk goes through the children in order, lane batches
             // and all, as on one thread.
+            // The parallel groups inside run on this thread too (`serial`).
             self.run_here = Some(group);
+            self.serial = true;
             self.calc_group(group);
+            self.serial = false;
             self.run_here = None;
             trace::span(trace::Kind::GroupOne, traced, id, items);
             let ns = ran.elapsed().as_nanos() as u64;
-            // Parallel groups inside may have run meanwhile and moved the
-            // kept jobs around.
-            if let Some(j) = self.parallel_jobs.iter_mut().find(|j| j.prepared_for() == Some(group)) {
-                j.chooser.record(way, ns);
-            }
+            self.parallel_jobs[0].chooser.record(way, ns, 0);
             return true;
         }
         // Checked above (`matches`): the pool is there.
@@ -835,7 +841,8 @@ impl Engine {
         }
         trace::span(trace::Kind::GroupSpread, traced, id, items);
         let ns = ran.elapsed().as_nanos() as u64;
-        self.parallel_jobs[0].chooser.record(way, ns);
+        let wait = self.parallel.as_ref().map_or(0, |p| p.last_wait_ns());
+        self.parallel_jobs[0].chooser.record(way, ns, wait);
         true
     }
 

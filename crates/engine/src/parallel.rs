@@ -760,6 +760,12 @@ impl Parallel {
         self.executor.threads()
     }
 
+    /// How long the audio thread waited for the other threads in the last
+    /// group run on them (ns; see `Executor::last_wait`).
+    pub fn last_wait_ns(&self) -> u64 {
+        self.executor.last_wait().as_nanos() as u64
+    }
+
     /// Kernel thread ids of the helper threads.
     pub fn helper_tids(&self) -> Vec<i32> {
         self.executor.helper_setups().iter().map(|s| s.tid).collect()

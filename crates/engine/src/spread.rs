@@ -11,23 +11,40 @@
 //! then (more rarely each time), so that a group that grows, or a machine
 //! that calms down, gets its threads back.
 //!
-//! A way's cost is its mean block time, not its median: a helper pre-empted
-//! now and then stalls one block in a hundred by milliseconds, which the
-//! median never shows and the render time always does. The chosen way is
-//! measured over its whole stretch between two looks, the other over a
-//! probe that grows with the stretch, so that rare stalls show in it too.
+//! A way's cost must see what the threads cost without drowning in what a
+//! busy machine does to every block. The thread that runs blocks may be
+//! pre-empted for milliseconds in any block, whichever way it runs: that
+//! is the same for both ways, and a mean over a few dozen blocks is mostly
+//! made of it, so a way's typical block is its median, which leaves such
+//! stalls out. What only the threads cost is the time the block's thread
+//! waits for the others, a helper pre-empted in the middle of an item
+//! above all: rare, long, and paid in full by the render, so it counts by
+//! its mean. A spread block's cost is thus the median of its time less its
+//! wait, plus the mean wait; a one-thread block has no wait.
+//!
+//! The choice leans to one thread: the threads must be clearly faster to
+//! be taken (`TO_SPREAD`), and lose them as soon as they are not faster
+//! (`TO_ONE`), so that noise left in the measurements costs at most a few
+//! percent of the gain, never a loss against one thread. The chosen way is
+//! measured over its stretch between two looks (its last `SAMPLES` blocks
+//! for the median), the other over a probe that grows with the stretch.
 
 /// Blocks of the other way in a probe, at least (after one left out: the
 /// first block of a run warms the caches of the other way).
-const PROBE: u32 = 8;
+const PROBE: u32 = 16;
 /// Blocks between two looks at the other way: from `FIRST_INTERVAL`,
 /// doubled at every look, up to `MAX_INTERVAL`; a probe lasts a
 /// thirty-second of the interval (at least `PROBE`): the worse way costs
 /// about 3 % of the blocks.
 const FIRST_INTERVAL: u32 = 32;
 const MAX_INTERVAL: u32 = 4096;
-/// The other way must be this much faster to be taken (hysteresis).
-const MARGIN: f64 = 0.96;
+/// Blocks whose times the median is taken over: the most recent ones.
+const SAMPLES: usize = 64;
+/// The threads are taken when they cost less than this share of one
+/// thread's block; one thread is taken back when it costs less than this
+/// share of the threads' (hysteresis between the two).
+const TO_SPREAD: f64 = 0.92;
+const TO_ONE: f64 = 1.0;
 
 /// How a group's block runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +64,40 @@ impl Way {
     }
 }
 
+/// The blocks of one stretch or probe: the last `SAMPLES` times less
+/// their waits, and the waits' sum.
+#[derive(Clone, Debug)]
+struct Tally {
+    busy: [u32; SAMPLES],
+    /// Blocks counted.
+    n: u64,
+    wait: u64,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally { busy: [0; SAMPLES], n: 0, wait: 0 }
+    }
+
+    fn add(&mut self, ns: u64, wait_ns: u64) {
+        let wait_ns = wait_ns.min(ns);
+        self.busy[(self.n % SAMPLES as u64) as usize] = (ns - wait_ns).min(u32::MAX as u64) as u32;
+        self.n += 1;
+        self.wait += wait_ns;
+    }
+
+    /// Median time less wait, plus mean wait (ns).
+    fn cost(&self) -> u64 {
+        let k = (self.n as usize).min(SAMPLES);
+        if k == 0 {
+            return 0;
+        }
+        let mut busy = self.busy;
+        let (_, median, _) = busy[..k].select_nth_unstable(k / 2);
+        *median as u64 + self.wait / self.n
+    }
+}
+
 /// One parallel group's choice and the measurements behind it.
 #[derive(Clone, Debug)]
 pub struct Chooser {
@@ -58,13 +109,15 @@ pub struct Chooser {
     left: u32,
     /// The first block of a stretch or probe is not counted.
     warm: bool,
-    sum: u64,
-    counted: u64,
-    /// Mean block time (ns) of the chosen way over its last stretch, and
-    /// of the spread way when last measured.
-    chosen_mean: Option<u64>,
-    spread_mean: Option<u64>,
+    tally: Tally,
+    /// Cost (ns, see the module docs) of the chosen way over its last
+    /// stretch, and of the spread way when last measured.
+    chosen_cost: Option<u64>,
+    spread_cost: Option<u64>,
     interval: u32,
+    /// Whether a look has chosen a way yet (the first stretch runs on the
+    /// threads, without having been chosen).
+    settled: bool,
     /// Work items of the group when it was last measured.
     items: usize,
     /// Choices made that changed the way, for statistics and tests.
@@ -85,11 +138,11 @@ impl Chooser {
             probing: false,
             left: FIRST_INTERVAL,
             warm: true,
-            sum: 0,
-            counted: 0,
-            chosen_mean: None,
-            spread_mean: None,
+            tally: Tally::new(),
+            chosen_cost: None,
+            spread_cost: None,
             interval: FIRST_INTERVAL,
+            settled: false,
             items: 0,
             switches: 0,
         }
@@ -125,7 +178,7 @@ impl Chooser {
         }
         let other = self.chosen.other();
         if other == Way::One {
-            if let (Some(budget), Some(spread)) = (budget_ns, self.spread_mean) {
+            if let (Some(budget), Some(spread)) = (budget_ns, self.spread_cost) {
                 if spread.saturating_mul(threads as u64) > budget {
                     return Way::Spread;
                 }
@@ -134,8 +187,10 @@ impl Chooser {
         other
     }
 
-    /// Notes how long a block run `way` took (ns).
-    pub fn record(&mut self, way: Way, ns: u64) {
+    /// Notes how long a block run `way` took (ns), and how much of it the
+    /// block's thread waited for the others (`Executor::last_wait`; 0 on
+    /// one thread).
+    pub fn record(&mut self, way: Way, ns: u64, wait_ns: u64) {
         let expected = if self.probing { self.chosen.other() } else { self.chosen };
         if way != expected {
             // The budget kept the one-thread way from being tried.
@@ -146,30 +201,43 @@ impl Chooser {
         if self.warm {
             self.warm = false;
         } else {
-            self.sum += ns;
-            self.counted += 1;
+            self.tally.add(ns, wait_ns);
         }
         self.left = self.left.saturating_sub(1);
         if self.left > 0 {
             return;
         }
-        let mean = self.sum / self.counted.max(1);
+        let cost = self.tally.cost();
         if way == Way::Spread {
-            self.spread_mean = Some(mean);
+            self.spread_cost = Some(cost);
         }
         if !self.probing {
-            self.chosen_mean = Some(mean);
+            self.chosen_cost = Some(cost);
             self.probing = true;
             self.left = 1 + (self.interval / 32).max(PROBE);
             self.warm = true;
-            self.sum = 0;
-            self.counted = 0;
+            self.tally = Tally::new();
             return;
         }
-        if self.chosen_mean.is_some_and(|c| (mean as f64) < c as f64 * MARGIN) {
-            self.chosen = way;
+        let Some(chosen_cost) = self.chosen_cost else {
+            self.start_stretch();
+            return;
+        };
+        let (spread, one) = if way == Way::Spread { (cost, chosen_cost) } else { (chosen_cost, cost) };
+        // The threads are kept while not slower, taken only when clearly
+        // faster; the first look takes them as if from one thread.
+        let keep_spread = self.chosen == Way::Spread && self.settled;
+        let spread_wins = if keep_spread {
+            (one as f64) >= spread as f64 * TO_ONE
+        } else {
+            (spread as f64) < one as f64 * TO_SPREAD
+        };
+        let best = if spread_wins { Way::Spread } else { Way::One };
+        if best != self.chosen {
+            self.chosen = best;
             self.switches += 1;
         }
+        self.settled = true;
         self.interval = (self.interval * 2).min(MAX_INTERVAL);
         self.start_stretch();
     }
@@ -178,8 +246,7 @@ impl Chooser {
         self.probing = false;
         self.left = self.interval;
         self.warm = true;
-        self.sum = 0;
-        self.counted = 0;
+        self.tally = Tally::new();
     }
 
     /// The way blocks run between looks.
@@ -207,7 +274,7 @@ mod tests {
         for _ in 0..blocks {
             let w = c.way(2, c_budget(c));
             n[w as usize] += 1;
-            c.record(w, if w == Way::Spread { spread } else { one });
+            c.record(w, if w == Way::Spread { spread } else { one }, 0);
         }
         n
     }
@@ -247,13 +314,14 @@ mod tests {
         for _ in 0..20_000 {
             let w = c.way(2, None);
             n[w as usize] += 1;
-            let ns = if w == Way::Spread {
+            // The stall is time the block's thread waits for the helper.
+            let (ns, wait) = if w == Way::Spread {
                 spread_blocks += 1;
-                if spread_blocks.is_multiple_of(50) { 2_000_000 } else { 10_000 }
+                if spread_blocks.is_multiple_of(50) { (2_000_000, 1_990_000) } else { (10_000, 0) }
             } else {
-                20_000
+                (20_000, 0)
             };
-            c.record(w, ns);
+            c.record(w, ns, wait);
         }
         assert_eq!(c.chosen(), Way::One);
         assert!(n[Way::Spread as usize] < 20_000 / 10, "spread blocks: {n:?}");
@@ -266,5 +334,58 @@ mod tests {
         let n = run(&mut c, 5_000, 40_000, 1_000);
         assert_eq!(n[Way::One as usize], 0);
         assert_eq!(c.chosen(), Way::Spread);
+    }
+
+    /// A small generator for the tests' noise (xorshift).
+    fn noise(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// Runs `blocks` blocks of a busy machine: the block's thread is
+    /// pre-empted for 1-5 ms in one block of eight whichever way it runs;
+    /// otherwise spread blocks take `spread` ns and one-thread blocks `one`.
+    fn run_busy(c: &mut Chooser, blocks: usize, spread: u64, one: u64, seed: u64) -> [usize; 2] {
+        let mut state = seed;
+        let mut n = [0, 0];
+        for _ in 0..blocks {
+            let w = c.way(2, None);
+            n[w as usize] += 1;
+            let r = noise(&mut state);
+            let stall = if r % 8 == 0 { 1_000_000 + (r >> 8) % 4_000_000 } else { 0 };
+            c.record(w, stall + if w == Way::Spread { spread } else { one }, 0);
+        }
+        n
+    }
+
+    #[test]
+    fn on_a_busy_machine_a_group_slower_on_the_threads_stays_on_one_thread() {
+        for seed in 1..20 {
+            let mut c = Chooser::new();
+            let n = run_busy(&mut c, 20_000, 95_000, 85_000, seed);
+            assert_eq!(c.chosen(), Way::One, "seed {seed}");
+            assert!(n[Way::Spread as usize] < 20_000 / 20, "seed {seed}: spread blocks: {n:?}");
+        }
+    }
+
+    #[test]
+    fn on_a_busy_machine_a_group_that_gains_from_threads_keeps_them() {
+        for seed in 1..20 {
+            let mut c = Chooser::new();
+            let n = run_busy(&mut c, 20_000, 60_000, 85_000, seed);
+            assert_eq!(c.chosen(), Way::Spread, "seed {seed}");
+            assert!(n[Way::One as usize] < 20_000 / 20, "seed {seed}: one-thread blocks: {n:?}");
+        }
+    }
+
+    #[test]
+    fn threads_barely_faster_than_one_thread_are_left_alone() {
+        // 3 % faster on the threads is within what measurements miss: one
+        // thread saves the second thread's time for nothing lost.
+        let mut c = Chooser::new();
+        run(&mut c, 20_000, 97_000, 100_000);
+        assert_eq!(c.chosen(), Way::One);
     }
 }

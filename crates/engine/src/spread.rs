@@ -354,7 +354,7 @@ mod tests {
             let w = c.way(2, None);
             n[w as usize] += 1;
             let r = noise(&mut state);
-            let stall = if r % 8 == 0 { 1_000_000 + (r >> 8) % 4_000_000 } else { 0 };
+            let stall = if r.is_multiple_of(8) { 1_000_000 + (r >> 8) % 4_000_000 } else { 0 };
             c.record(w, stall + if w == Way::Spread { spread } else { one }, 0);
         }
         n

@@ -40,7 +40,7 @@ fn s(v: &str) -> OscArg {
 
 fn timed(e: &mut OfflineEngine, m: &OscMessage, h: &mut Histogram) {
     let t = Instant::now();
-    e.perform_message(m).unwrap_or_else(|f| panic!("{}: {}", m.address, f.message));
+    e.perform_message(m).unwrap_or_else(|f| panic!("{}: {}", m.address, f.message()));
     h.record_duration(t.elapsed());
 }
 

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::replies::{BufferInfo, Reply};
+use magnetar_protocol::ArgBlock;
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
 use magnetar_ugens::{SndBuf, World};
 
@@ -24,14 +25,14 @@ use crate::limits::{MAX_BUFFER_SAMPLES, MAX_CHANNEL_SELECTION, MAX_SYMLINKS};
 /// What a successful command asks the engine to tell the client and do.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BufDone {
-    /// Arguments of the /done reply after the command name (e.g.
-    /// `[Int(bufnum)]`); `None` if the command sends no /done (e.g. /b_set).
-    pub done_args: Option<Vec<OscArg>>,
+    /// The buffer number the /done reply gives after the command name;
+    /// `None` if the command sends no /done (e.g. /b_set).
+    pub done_buffer: Option<i32>,
     /// Completion message (raw OSC packet bytes) the engine must perform
     /// afterwards, before sending the /done.
     pub completion: Option<Vec<u8>>,
     /// Replies such as /b_info, /b_set, /b_setn.
-    pub replies: Vec<OscMessage>,
+    pub replies: Vec<Reply>,
 }
 
 impl BufDone {
@@ -40,31 +41,57 @@ impl BufDone {
     }
 
     fn done(bufnum: i32, completion: Option<Vec<u8>>) -> BufDone {
-        BufDone { done_args: Some(vec![OscArg::Int(bufnum)]), completion, replies: Vec::new() }
+        BufDone { done_buffer: Some(bufnum), completion, replies: Vec::new() }
     }
 
-    fn reply(msg: OscMessage) -> BufDone {
-        BufDone { done_args: None, completion: None, replies: vec![msg] }
+    fn reply(reply: Reply) -> BufDone {
+        BufDone { done_buffer: None, completion: None, replies: vec![reply] }
+    }
+
+    /// The `/done` reply for command `command`, if the command sends one.
+    pub fn done_reply(&self, command: &'static str) -> Option<Reply> {
+        self.done_buffer.map(|b| Reply::Done { command: command.into(), args: vec![b] })
     }
 }
 
-/// A command that failed: the text of the /fail reply and the arguments
-/// that follow it (the buffer number, where scsynth sends one).
+/// A command that failed: the text of the /fail reply and the buffer
+/// number that follows it, where scsynth sends one.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct BufFail {
     pub message: String,
-    pub extra: Vec<OscArg>,
+    pub buffer: Option<i32>,
 }
 
 impl BufFail {
     fn plain(message: impl Into<String>) -> BufFail {
-        BufFail { message: message.into(), extra: Vec::new() }
+        BufFail { message: message.into(), buffer: None }
     }
 
     fn for_buffer(message: impl Into<String>, bufnum: i32) -> BufFail {
-        BufFail { message: message.into(), extra: vec![OscArg::Int(bufnum)] }
+        BufFail { message: message.into(), buffer: Some(bufnum) }
     }
+}
+
+/// A path `-P` refuses: the `/fail` text names it, the restricted
+/// directory, and why.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("File '{path}' is outside the restricted path '{}': {why}", restricted.display())]
+pub struct PathRefused {
+    pub path: String,
+    pub restricted: PathBuf,
+    pub why: &'static str,
+}
+
+/// Why `/b_alloc*` made no buffer.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AllocError {
+    #[error("cannot allocate {frames} frames of {channels} channels")]
+    Empty { frames: i64, channels: i64 },
+    #[error("memory allocation failed: {frames} frames of {channels} channels is more than {max} samples")]
+    TooLarge { frames: i64, channels: i64, max: i64 },
+    #[error("memory allocation failed: {frames} frames of {channels} channels")]
+    NoMemory { frames: i64, channels: i64 },
 }
 
 /// A sound file left open by `/b_read` or `/b_write` with the leave-open
@@ -190,20 +217,17 @@ fn file_range(total: i64, offset: i32, count: i32, zero_means_all: bool) -> (i64
 }
 
 /// A zeroed buffer of `frames` × `channels`, or why there is none.
-fn alloc_buffer(frames: i64, channels: i64, sample_rate: f64, max_samples: i64) -> Result<SndBuf, String> {
+fn alloc_buffer(frames: i64, channels: i64, sample_rate: f64, max_samples: i64) -> Result<SndBuf, AllocError> {
     if frames < 1 || channels < 1 {
-        return Err(format!("cannot allocate {frames} frames of {channels} channels"));
+        return Err(AllocError::Empty { frames, channels });
     }
     let samples = frames.saturating_mul(channels);
     if samples > max_samples {
-        return Err(format!(
-            "memory allocation failed: {frames} frames of {channels} channels is more than {max_samples} samples"
-        ));
+        return Err(AllocError::TooLarge { frames, channels, max: max_samples });
     }
     let samples = samples as usize;
     let mut data = Vec::new();
-    data.try_reserve_exact(samples)
-        .map_err(|_| format!("memory allocation failed: {frames} frames of {channels} channels"))?;
+    data.try_reserve_exact(samples).map_err(|_| AllocError::NoMemory { frames, channels })?;
     data.resize(samples, 0.0);
     Ok(SndBuf { data, channels: channels as u32, frames: frames as u32, sample_rate, ..SndBuf::default() })
 }
@@ -443,7 +467,7 @@ impl BufferCommands {
             C::BSet { buffer, samples } => set(world, *buffer, samples),
             C::BSetn { buffer, args } => setn(world, *buffer, args),
             C::BFill { buffer, fills } => fill(world, *buffer, fills),
-            C::BGen { buffer, command, args, rest } => gen(world, *buffer, command, args, rest),
+            C::BGen { buffer, command, args, rest } => gen(world, *buffer, command, args, || ArgBlock::of(rest)),
             C::BSetSampleRate { buffer, sample_rate } => set_sample_rate(world, *buffer, *sample_rate),
             C::BQuery { buffers } => query(world, buffers),
             C::BGet { buffer, indices } => get(world, *buffer, indices),
@@ -454,8 +478,8 @@ impl BufferCommands {
 
     /// A path another file command (`/d_load`, `/d_loadDir`) may use, under
     /// the same `-P` restriction as the buffer commands.
-    pub fn restrict(&self, path: &str) -> Result<PathBuf, String> {
-        self.resolve_path(path, -1).map_err(|f| f.message)
+    pub fn restrict(&self, path: &str) -> Result<PathBuf, PathRefused> {
+        self.restricted_path(path)
     }
 
     /// The path a file command uses: as given without `-P`; inside the
@@ -463,15 +487,14 @@ impl BufferCommands {
     /// `..` and re-roots absolute paths, paths that would lead elsewhere are
     /// refused, including through symlinks.
     fn resolve_path(&self, path: &str, bufnum: i32) -> Result<PathBuf, BufFail> {
+        self.restricted_path(path).map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))
+    }
+
+    fn restricted_path(&self, path: &str) -> Result<PathBuf, PathRefused> {
         let Some(restricted) = &self.restricted else {
             return Ok(PathBuf::from(path));
         };
-        let refuse = |why: &str| {
-            BufFail::for_buffer(
-                format!("File '{path}' is outside the restricted path '{}': {why}", restricted.given.display()),
-                bufnum,
-            )
-        };
+        let refuse = |why: &'static str| PathRefused { path: path.to_string(), restricted: restricted.given.clone(), why };
         let requested = Path::new(path);
         if requested.components().any(|c| c == Component::ParentDir) {
             return Err(refuse("'..' is not allowed"));
@@ -511,7 +534,7 @@ impl BufferCommands {
         let index = buffer_index(world, bufnum, true)?;
         self.check_total(world, index, i64::from(frames).max(0).saturating_mul(i64::from(channels).max(0)), bufnum)?;
         let buf =
-            alloc_buffer(i64::from(frames), i64::from(channels), rate, self.max_samples).map_err(|e| BufFail::for_buffer(e, bufnum))?;
+            alloc_buffer(i64::from(frames), i64::from(channels), rate, self.max_samples).map_err(|e| BufFail::for_buffer(e.to_string(), bufnum))?;
         world.buffers[index] = buf;
         Ok(BufDone::done(bufnum, completion))
     }
@@ -868,7 +891,9 @@ fn fill(world: &mut World, bufnum: i32, fills: &[ValueFill]) -> Result<BufDone, 
     Ok(BufDone::none())
 }
 
-fn gen(world: &mut World, bufnum: i32, command: &str, values: &[f32], rest: &[OscArg]) -> Result<BufDone, BufFail> {
+/// `/b_gen`: `rest` gives the arguments as they came, for a generator a
+/// plugin defined.
+fn gen(world: &mut World, bufnum: i32, command: &str, values: &[f32], rest: impl FnOnce() -> ArgBlock) -> Result<BufDone, BufFail> {
     let index = buffer_index(world, bufnum, true)?;
     if command == "MagnetarConvPrepare" {
         // Extension: makes the buffer (allocated or not) the prepared response.
@@ -881,7 +906,7 @@ fn gen(world: &mut World, bufnum: i32, command: &str, values: &[f32], rest: &[Os
     if !crate::bufgen::BUILTIN.contains(&command) {
         // A generator a plugin defined (`DefineBufGen`): it reads its own
         // arguments, and may give the buffer a new size (`BufAlloc`).
-        if let Some(result) = crate::plugin_hooks::plugin_buf_gen(command, world, index, rest) {
+        if let Some(result) = crate::plugin_hooks::plugin_buf_gen(command, world, index, &rest()) {
             return match result {
                 Ok(()) => Ok(BufDone::done(bufnum, None)),
                 Err(e) => Err(BufFail::for_buffer(e, bufnum)),
@@ -906,48 +931,47 @@ fn set_sample_rate(world: &mut World, bufnum: i32, rate: f32) -> Result<BufDone,
 /// One /b_info reply: bufnum, frames, channels, sample rate for each
 /// buffer asked about.
 fn query(world: &mut World, buffers: &[i32]) -> Result<BufDone, BufFail> {
-    let mut info = Vec::with_capacity(buffers.len() * 4);
+    let mut info = Vec::with_capacity(buffers.len());
     for &bufnum in buffers {
         let buf = &world.buffers[buffer_index(world, bufnum, false)?];
-        info.extend([
-            OscArg::Int(bufnum),
-            OscArg::Int(buf.frames as i32),
-            OscArg::Int(buf.channels as i32),
-            OscArg::Float(buf.sample_rate as f32),
-        ]);
+        info.push(BufferInfo {
+            buffer: bufnum,
+            frames: buf.frames as i32,
+            channels: buf.channels as i32,
+            sample_rate: buf.sample_rate as f32,
+        });
     }
-    Ok(BufDone::reply(OscMessage::new("/b_info", info)))
+    Ok(BufDone::reply(Reply::BufferInfo(info)))
 }
 
 /// Replies /b_set with index/value pairs; a bad index fails the whole
 /// request with no reply.
 fn get(world: &mut World, bufnum: i32, indices: &[i32]) -> Result<BufDone, BufFail> {
     let data = &world.buffers[buffer_index(world, bufnum, false)?].data;
-    let mut reply = vec![OscArg::Int(bufnum)];
+    let mut samples = Vec::with_capacity(indices.len());
     for &i in indices {
         let value = usize::try_from(i)
             .ok()
             .and_then(|i| data.get(i))
             .ok_or_else(|| index_out_of_range(i, bufnum, data.len()))?;
-        reply.extend([OscArg::Int(i), OscArg::Float(*value)]);
+        samples.push((i, *value));
     }
-    Ok(BufDone::reply(OscMessage::new("/b_set", reply)))
+    Ok(BufDone::reply(Reply::BufferSet { buffer: bufnum, samples }))
 }
 
 /// Replies /b_setn with start, count and values per range; a range that is
 /// not wholly inside the buffer fails the whole request.
 fn getn(world: &mut World, bufnum: i32, ranges: &[(i32, i32)]) -> Result<BufDone, BufFail> {
     let data = &world.buffers[buffer_index(world, bufnum, false)?].data;
-    let mut reply = vec![OscArg::Int(bufnum)];
+    let mut values = Vec::with_capacity(ranges.len());
     for &(start, n) in ranges {
         let last = i64::from(start) + i64::from(n) - 1;
         if start < 0 || last >= data.len() as i64 || i64::from(start) > last {
             return Err(BufFail::plain("index out of range"));
         }
-        reply.extend([OscArg::Int(start), OscArg::Int(n)]);
-        reply.extend(data[start as usize..=last as usize].iter().map(|&v| OscArg::Float(v)));
+        values.push((start, data[start as usize..=last as usize].to_vec()));
     }
-    Ok(BufDone::reply(OscMessage::new("/b_setn", reply)))
+    Ok(BufDone::reply(Reply::BufferSetn { buffer: bufnum, ranges: values }))
 }
 
 /// A command that reads or writes a buffer's samples needs them all: a world

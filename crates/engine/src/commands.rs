@@ -7,67 +7,21 @@ use magnetar_protocol::printed::terminal_safe;
 use crate::engine::Engine;
 use crate::node_tree::{NodeIdx, Position, ROOT};
 use crate::prepared::{Prepared, PreparedMessage};
-use magnetar_protocol::osc::{OscArg, OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::commands::{
     BusMap, BusMapRange, BusRanges, Command, ControlFill, ControlRef, ControlSets, ControlValue, NewGroup, NodeRef,
     ValueFill,
 };
-use magnetar_protocol::CommandKind;
+use magnetar_protocol::{ArgBlock, CommandKind, Reply};
 use magnetar_ugens::ControlMap;
 use std::path::Path;
 
-/// A command that did not succeed: what `/fail` would say.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CommandFailure {
-    pub command: String,
-    pub message: String,
-    pub extra: Vec<OscArg>,
-}
-
-impl std::fmt::Display for CommandFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (command, message) = (terminal_safe(&self.command), terminal_safe(&self.message));
-        if self.message == "Command not found" {
-            write!(f, "FAILURE IN SERVER: {command} {message}")
-        } else {
-            write!(f, "FAILURE IN SERVER {command} {message}")
-        }
-    }
-}
+pub use crate::failure::{CommandFailure, FailReason};
 
 use crate::limits::{MAX_CONTROL_RANGE, MAX_SATELLITE_NESTING};
 
-type CmdResult = Result<(), String>;
-
-/// A node placed before or after the root group would belong to no group:
-/// counted, never run, never listed and never freed (scsynth follows the
-/// root's missing parent and crashes).
-const ROOT_HAS_NO_SIBLINGS: &str = "Can't place a node before or after the root group";
-
-
-/// Calls `f` on each message of a packet in order, nested bundles too.
-pub fn for_each_osc_message(packet: &OscPacket, f: &mut impl FnMut(&OscMessage)) {
-    match packet {
-        OscPacket::Message(m) => f(m),
-        OscPacket::Bundle(b) => b.packets.iter().for_each(|p| for_each_osc_message(p, f)),
-    }
-}
+type CmdResult = Result<(), FailReason>;
 
 impl Engine {
-    /// Performs every message of a bundle (nested bundles too), returning
-    /// the failures, which scsynth would answer with `/fail`.
-    pub fn perform_bundle(&mut self, bundle: &OscBundle) -> Vec<CommandFailure> {
-        let mut failures = Vec::new();
-        for p in &bundle.packets {
-            self.perform_packet(p, &mut failures);
-        }
-        failures
-    }
-
-    pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<CommandFailure>) {
-        crate::commands::for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
-    }
-
     /// Performs a prepared packet (a bundle's elements in order), adding
     /// the failures, which scsynth would answer with `/fail`.
     pub fn perform_prepared(&mut self, packet: &Prepared, failures: &mut Vec<CommandFailure>) {
@@ -86,27 +40,22 @@ impl Engine {
         }
     }
 
-    /// Performs one command message, decoding it first.
-    pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
-        self.perform(&PreparedMessage::new(msg))
-    }
-
     /// Performs one prepared command message.
     pub fn perform(&mut self, m: &PreparedMessage) -> Result<(), CommandFailure> {
         use CommandKind as K;
         let Some(kind) = m.kind else {
-            return Err(CommandFailure { command: m.name().to_string(), message: "Command not found".into(), extra: vec![] });
+            return Err(CommandFailure::new(m.name().to_string(), FailReason::CommandNotFound));
         };
         let name = kind.name();
-        let fail = |message: String| CommandFailure { command: name.to_string(), message, extra: vec![] };
+        let fail = |reason: FailReason| CommandFailure::new(name, reason);
         // `/n_cmd` is numbered but not implemented, `/quit` and the
         // server's own extensions are answered around the engine.
         if matches!(kind, K::NCmd | K::Quit | K::SNewargs | K::MagnetarRtStats | K::MagnetarDiskStats) {
-            return Err(fail("Command not found".into()));
+            return Err(fail(FailReason::CommandNotFound));
         }
         let cmd = match &m.cmd {
             Ok(cmd) => cmd,
-            Err(e) => return Err(fail(e.message().to_string())),
+            Err(e) => return Err(fail(FailReason::Rejected(e.message().to_string()))),
         };
         use Command as C;
         let r: CmdResult = match cmd {
@@ -148,7 +97,7 @@ impl Engine {
             | C::BFree { .. }
             | C::BClose { .. }
             | C::BZero { .. }
-            | C::BGen { .. } => Err("is performed by the control side, not the audio side".into()),
+            | C::BGen { .. } => Err(FailReason::NotOnAudioSide),
             C::DFree { names } => self.cmd_d_free(names),
             C::DFreeAll => {
                 let Engine { defs, freed_defs, .. } = self;
@@ -165,8 +114,8 @@ impl Engine {
             C::NTrace { nodes } => self.cmd_n_trace(nodes),
             C::Status { extended } => self.cmd_status(*extended),
             C::RtMemoryStatus => self.cmd_rt_memory_status(),
-            C::Cmd { name, args } => self.cmd_plugin(name, args),
-            C::UCmd { node, unit, name, args } => self.cmd_u_cmd(*node, *unit, name, args),
+            C::Cmd { name, args } => self.cmd_plugin(name, &ArgBlock::of(args)),
+            C::UCmd { node, unit, name, args } => self.cmd_u_cmd(*node, *unit, name, &ArgBlock::of(args)),
             // Handled by the server around the engine (or meaningless in NRT).
             C::NrtEnd
             | C::MagnetarRtStats
@@ -192,24 +141,22 @@ impl Engine {
     }
 
     /// `/cmd name args...`: a command a UGen plugin defined.
-    fn cmd_plugin(&mut self, name: &str, args: &[OscArg]) -> CmdResult {
-        let handler = crate::plugin_hooks::plugin_command_handler().ok_or_else(|| "Command not found".to_string())?;
-        let args = crate::plugin_hooks::encode_args(args);
+    fn cmd_plugin(&mut self, name: &str, args: &ArgBlock) -> CmdResult {
+        let handler = crate::plugin_hooks::plugin_command_handler().ok_or(FailReason::CommandNotFound)?;
         // Offline, what its asynchronous commands left (completion messages
         // may hold stage-2 commands) is the control side's to perform.
-        let outcomes = handler(name, &args, &mut self.world)?;
+        let outcomes = handler(name, args.as_bytes(), &mut self.world).map_err(FailReason::Plugin)?;
         self.plugin_outcomes.extend(outcomes);
         Ok(())
     }
 
     /// `/u_cmd node unit name args...`: a command a plugin defined for one
     /// of its units, run on that unit of a running synth.
-    fn cmd_u_cmd(&mut self, node: i32, unit: i32, name: &str, args: &[OscArg]) -> CmdResult {
-        let idx = self.tree.lookup(node).ok_or_else(|| format!("Node {node} not found"))?;
-        let args = crate::plugin_hooks::encode_args(args);
+    fn cmd_u_cmd(&mut self, node: i32, unit: i32, name: &str, args: &ArgBlock) -> CmdResult {
+        let idx = self.tree.lookup(node).ok_or(FailReason::NodeNotFound(node))?;
         let world = &mut self.world;
-        let synth = self.tree.synth_to_run(idx).ok_or_else(|| format!("Node {node} is not a synth"))?;
-        synth.unit_command(world, &mut self.scratch, unit, name, &args)
+        let synth = self.tree.synth_to_run(idx).ok_or(FailReason::NotASynth(node))?;
+        synth.unit_command(world, &mut self.scratch, unit, name, args.as_bytes())
     }
 
     /// scsynth's node reference: an id, or a string of steps (`h` head, `t`
@@ -236,21 +183,21 @@ impl Engine {
 
 
     /// The node an argument names; tolerant callers use `.ok()`.
-    pub(crate) fn node_arg(&self, r: &NodeRef) -> Result<NodeIdx, String> {
-        self.node_ref(r).map_err(|id| format!("Node {id} not found"))
+    pub(crate) fn node_arg(&self, r: &NodeRef) -> Result<NodeIdx, FailReason> {
+        self.node_ref(r).map_err(FailReason::NodeNotFound)
     }
 
-    pub(crate) fn group_arg(&self, r: &NodeRef) -> Result<NodeIdx, String> {
+    pub(crate) fn group_arg(&self, r: &NodeRef) -> Result<NodeIdx, FailReason> {
         match self.node_ref(r) {
             Ok(n) if self.tree.node(n).is_group() => Ok(n),
-            Ok(n) => Err(format!("Group {} not found", self.tree.node(n).id)),
-            Err(id) => Err(format!("Group {id} not found")),
+            Ok(n) => Err(FailReason::GroupNotFound(self.tree.node(n).id)),
+            Err(id) => Err(FailReason::GroupNotFound(id)),
         }
     }
 
     /// Resolves an add action and target to a position, as scsynth does:
     /// head/tail need a group, before/after/replace any node.
-    fn position(&self, action: i32, target: &NodeRef) -> Result<(Position, Option<NodeIdx>), String> {
+    fn position(&self, action: i32, target: &NodeRef) -> Result<(Position, Option<NodeIdx>), FailReason> {
         match action {
             0 | 1 => {
                 let g = self.group_arg(target)?;
@@ -259,14 +206,14 @@ impl Engine {
             2 | 3 => {
                 let n = self.node_arg(target)?;
                 if n == ROOT {
-                    return Err(ROOT_HAS_NO_SIBLINGS.into());
+                    return Err(FailReason::RootHasNoSiblings);
                 }
                 Ok((if action == 2 { Position::Before(n) } else { Position::After(n) }, None))
             }
             4 => {
                 let n = self.node_arg(target)?;
                 if n == ROOT {
-                    return Err("Can't replace the root group".into());
+                    return Err(FailReason::ReplaceRoot);
                 }
                 Ok((Position::Before(n), Some(n)))
             }
@@ -275,7 +222,7 @@ impl Engine {
             5 | 6 => {
                 let n = self.node_arg(target)?;
                 if n == ROOT {
-                    return Err("the root group can't have satellites".into());
+                    return Err(FailReason::RootSatellite);
                 }
                 // Satellites of satellites run nested: their depth is bounded.
                 let mut depth = 0;
@@ -283,27 +230,27 @@ impl Engine {
                 while let Some(r) = cur {
                     depth += 1;
                     if depth >= MAX_SATELLITE_NESTING {
-                        return Err(format!("satellites nest at most {MAX_SATELLITE_NESTING} deep"));
+                        return Err(FailReason::SatellitesTooDeep);
                     }
                     cur = self.tree.node(r).satellite_of;
                 }
                 Ok((if action == 5 { Position::SatelliteBefore(n) } else { Position::SatelliteAfter(n) }, None))
             }
-            _ => Err(format!("add action {action} is not one of 0-4 (or 5-6 for satellites)")),
+            _ => Err(FailReason::AddAction(action)),
         }
     }
 
-    fn new_node_id(&mut self, id: i32) -> Result<i32, String> {
+    fn new_node_id(&mut self, id: i32) -> Result<i32, FailReason> {
         if id < -1 {
-            return Err(format!("Node id {id} is reserved"));
+            return Err(FailReason::ReservedNodeId(id));
         }
         if id >= 0 && self.tree.contains_id(id) {
-            return Err("duplicate node ID".into());
+            return Err(FailReason::DuplicateNodeId);
         }
         // Every way of making a node counts against -n, server-assigned ids
         // included (the tables and the tree walk are reserved for that many).
         if self.tree.num_groups + self.tree.num_synths >= self.options.max_nodes {
-            return Err("too many nodes".into());
+            return Err(FailReason::TooManyNodes);
         }
         if id == -1 {
             return Ok(self.tree.next_hidden_id());
@@ -321,7 +268,7 @@ impl Engine {
     ) -> CmdResult {
         let Some(def) = self.defs.get(def_name).cloned() else {
             self.print(format!("*** ERROR: SynthDef {} not found\n", terminal_safe(def_name)));
-            return Err("SynthDef not found".to_string());
+            return Err(FailReason::SynthDefNotFound);
         };
         let (pos, replaced) = self.position(action, target)?;
         // scsynth moves the replaced node to a hidden id first (so the new
@@ -342,7 +289,7 @@ impl Engine {
                 // Synths made but not built yet (several /s_new in one block)
                 // will take theirs from the same pool.
                 if largest.saturating_sub(self.pending_construct) < def.expected_bytes() + self.pool_headroom {
-                    return Err("out of real time memory".into());
+                    return Err(FailReason::OutOfRealTimeMemory);
                 }
                 Some(used)
             }
@@ -396,7 +343,7 @@ impl Engine {
                 if same {
                     continue;
                 }
-                return Err("duplicate node ID".into());
+                return Err(FailReason::DuplicateNodeId);
             }
             if let Some(r) = replaced {
                 let hidden = self.tree.next_hidden_id();
@@ -601,7 +548,7 @@ impl Engine {
             }
         }
         if beside_root {
-            return Err(ROOT_HAS_NO_SIBLINGS.into());
+            return Err(FailReason::RootHasNoSiblings);
         }
         Ok(())
     }
@@ -619,7 +566,7 @@ impl Engine {
             2 | 3 => {
                 let t = self.node_arg(target)?;
                 if t == ROOT {
-                    return Err(ROOT_HAS_NO_SIBLINGS.into());
+                    return Err(FailReason::RootHasNoSiblings);
                 }
                 if action == 2 {
                     Position::Before(t)
@@ -627,10 +574,10 @@ impl Engine {
                     Position::After(t)
                 }
             }
-            _ => return Err(format!("add action {action} is not one of 0-3")),
+            _ => return Err(FailReason::OrderAction(action)),
         };
         let mut rest = nodes.iter();
-        let first = rest.by_ref().find_map(|r| self.node_arg(r).ok()).ok_or("Node not found")?;
+        let first = rest.by_ref().find_map(|r| self.node_arg(r).ok()).ok_or(FailReason::NoNodeFound)?;
         let movable = |this: &Engine, n: NodeIdx, p: Position| {
             let anchor_node = match p {
                 Position::Head(g) | Position::Tail(g) => g,
@@ -682,7 +629,7 @@ impl Engine {
         for &(index, value) in values {
             let index = index as u32 as usize;
             if index >= self.world.num_control_buses() {
-                return Err("index out of range".into());
+                return Err(FailReason::IndexOutOfRange);
             }
             self.world.control_bus[index] = value;
             self.world.control_touched[index] = counter;
@@ -697,7 +644,7 @@ impl Engine {
             let start = i64::from(start);
             let end = start + i64::from(count) - 1;
             if start < 0 || end >= max || start > end {
-                return Err("index out of range".into());
+                return Err(FailReason::IndexOutOfRange);
             }
             for (i, value) in (start as usize..).zip(values) {
                 self.world.control_bus[i] = value;
@@ -714,7 +661,7 @@ impl Engine {
             let start = i64::from(f.start);
             let end = start + i64::from(f.count) - 1;
             if start < 0 || end >= max || start > end {
-                return Err("index out of range".into());
+                return Err(FailReason::IndexOutOfRange);
             }
             for i in start..=end {
                 self.world.control_bus[i as usize] = f.value;
@@ -726,10 +673,10 @@ impl Engine {
 
     fn cmd_d_free(&mut self, names: &[Option<String>]) -> CmdResult {
         for name in names {
-            let name = name.as_deref().ok_or("SynthDef not found")?;
+            let name = name.as_deref().ok_or(FailReason::SynthDefNotFound)?;
             match self.defs.remove(name) {
                 Some(def) => self.removed_defs.push(def),
-                None => return Err(format!("SynthDef {name} not found")),
+                None => return Err(FailReason::NamedSynthDefNotFound(name.to_string())),
             }
         }
         Ok(())
@@ -743,16 +690,13 @@ impl Engine {
             self.responses.changed(&mut self.world, *buffer);
         }
         match result {
-            Ok(done) => {
-                self.replies.extend(done.replies);
-                if let Some(done_args) = done.done_args {
-                    let mut a = vec![OscArg::Str(name.to_string())];
-                    a.extend(done_args);
-                    self.replies.push(OscMessage::new("/done", a));
-                }
+            Ok(mut done) => {
+                let done_reply: Option<Reply> = done.done_reply(name);
+                self.replies.append(&mut done.replies);
+                self.replies.extend(done_reply);
                 Ok(())
             }
-            Err(f) => Err(CommandFailure { command: name.to_string(), message: f.message, extra: f.extra }),
+            Err(f) => Err(CommandFailure::new(name, f)),
         }
     }
 }
@@ -773,21 +717,26 @@ fn map_control_to(s: &mut crate::synth::Synth, k: usize, bus: i32, buses: usize,
 /// names, under `-P`: the pattern or directory must lie inside the
 /// restricted directory, and so must each file found (a symlink leading out
 /// is left out with an error). The errors say what was refused or missing.
-pub fn def_files(commands: &crate::buffer_cmds::BufferCommands, path: &str, dir: bool) -> (Vec<std::path::PathBuf>, Vec<String>) {
+pub fn def_files(
+    commands: &crate::buffer_cmds::BufferCommands,
+    path: &str,
+    dir: bool,
+) -> (Vec<std::path::PathBuf>, Vec<crate::control::DefLoadError>) {
+    use crate::control::DefLoadError;
     let mut errors = Vec::new();
     let path = match commands.restrict(path) {
         Ok(p) => p,
-        Err(e) => return (Vec::new(), vec![e]),
+        Err(e) => return (Vec::new(), vec![e.into()]),
     };
     let found = if dir { synthdef_files_in(&path) } else { glob_files(&path.to_string_lossy()) };
     if found.is_empty() && !dir {
-        errors.push(format!("no SynthDef file matches '{}'", path.display()));
+        errors.push(DefLoadError::NoMatch(path));
     }
     let mut files = Vec::with_capacity(found.len());
     for f in found {
         match commands.restrict(&f.to_string_lossy()) {
             Ok(_) => files.push(f),
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(e.into()),
         }
     }
     (files, errors)

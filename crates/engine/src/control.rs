@@ -11,13 +11,57 @@
 //! and installs what the control side prepared, so a file read or a def
 //! compilation cannot be reached from it.
 
-use crate::buffer_cmds::{BufDone, BufFail, BufferCommands};
+use crate::buffer_cmds::{BufDone, BufFail, BufferCommands, PathRefused};
 use crate::engine::EngineOptions;
 use crate::graph_def::{DefError, GraphDef};
 use magnetar_protocol::commands::{Command, CommandError};
 use magnetar_protocol::CommandKind;
 use magnetar_ugens::{Registry, World, MAX_LANES};
+use std::path::PathBuf;
 use std::sync::Arc;
+
+/// Why `/d_recv`, `/d_load` or `/d_loadDir` left a file or a def out; the
+/// text is the `/fail` message's (or its part, see [`DefLoadErrors`]).
+#[derive(Debug, thiserror::Error)]
+pub enum DefLoadError {
+    #[error("wrong argument type: /d_recv needs a blob of SynthDef data")]
+    NotABlob,
+    #[error("wrong argument type: the path must be a string")]
+    NotAPath,
+    /// Outside the directory `-P` allows.
+    #[error(transparent)]
+    Refused(#[from] PathRefused),
+    /// `/d_load`'s pattern matched no file.
+    #[error("no SynthDef file matches '{}'", .0.display())]
+    NoMatch(PathBuf),
+    #[error("{}: {error}", path.display())]
+    Read { path: PathBuf, error: std::io::Error },
+    /// A file (or `/d_recv`'s data) that does not parse.
+    #[error("{origin}: {error}")]
+    File { origin: String, error: magnetar_synthdef::SynthDefError },
+    /// A def that does not compile.
+    #[error(transparent)]
+    Def(#[from] DefError),
+}
+
+/// Every reason a load left something out, in order: one `/fail`, its
+/// message the reasons joined by `; `.
+#[derive(Debug)]
+pub struct DefLoadErrors(pub Vec<DefLoadError>);
+
+impl std::fmt::Display for DefLoadErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DefLoadErrors {}
 
 /// What `/d_recv`, `/d_load` or `/d_loadDir` prepared for the audio side.
 pub struct LoadedDefs {
@@ -27,8 +71,8 @@ pub struct LoadedDefs {
     /// synths run side by side) when a def needs more than the audio side
     /// has; swapped in before the defs are installed.
     pub scratch: Option<(Vec<f32>, Vec<f32>)>,
-    /// Why a file or a def was not loaded (every reason, joined by `; `).
-    pub result: Result<(), String>,
+    /// Why files or defs were not loaded (every reason).
+    pub result: Result<(), DefLoadErrors>,
     /// The command's completion message, as received.
     pub completion: Option<Vec<u8>>,
 }
@@ -96,15 +140,15 @@ impl ControlEngine {
                 for f in files {
                     match std::fs::read(&f) {
                         Ok(bytes) => sources.push((f.display().to_string(), bytes)),
-                        Err(e) => errors.push(format!("{}: {e}", f.display())),
+                        Err(error) => errors.push(DefLoadError::Read { path: f, error }),
                     }
                 }
                 completion.clone_from(c);
             }
             _ if kind == CommandKind::DRecv => {
-                errors.push("wrong argument type: /d_recv needs a blob of SynthDef data".to_string());
+                errors.push(DefLoadError::NotABlob);
             }
-            _ => errors.push("wrong argument type: the path must be a string".to_string()),
+            _ => errors.push(DefLoadError::NotAPath),
         }
         let mut defs = Vec::new();
         for (origin, bytes) in sources {
@@ -113,15 +157,15 @@ impl ControlEngine {
                     for r in list {
                         match r {
                             Ok(g) => defs.push(Arc::new(g)),
-                            Err(e) => errors.push(e.to_string()),
+                            Err(e) => errors.push(e.into()),
                         }
                     }
                 }
-                Err(e) => errors.push(format!("{origin}: {e}")),
+                Err(error) => errors.push(DefLoadError::File { origin, error }),
             }
         }
         let scratch = self.grow_scratch(&defs);
-        let result = if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) };
+        let result = if errors.is_empty() { Ok(()) } else { Err(DefLoadErrors(errors)) };
         LoadedDefs { defs, scratch, result, completion }
     }
 

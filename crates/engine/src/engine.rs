@@ -171,7 +171,8 @@ pub struct Engine {
     /// Notifications dropped because `events` was full.
     pub events_dropped: u64,
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
-    pub replies: Vec<magnetar_protocol::osc::OscMessage>,
+    /// Typed: the control side encodes them (`Reply::to_message`).
+    pub replies: Vec<magnetar_protocol::Reply>,
     /// What `/b_set`, `/b_setn` and `/b_fill` do about a convolution
     /// response prepared from the buffer they change (inline; the real-time
     /// server defers it to the control thread).

@@ -17,6 +17,7 @@ pub mod disk_io;
 pub mod contain;
 pub mod control;
 pub mod engine;
+pub mod failure;
 pub mod graph_def;
 pub mod limits;
 pub mod node_tree;

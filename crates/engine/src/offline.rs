@@ -5,14 +5,14 @@
 //! real-time server runs the same two types on two threads.
 
 use crate::buffer_cmds::BufferCommands;
-use crate::commands::CommandFailure;
+use crate::failure::{CommandFailure, FailReason};
 use crate::control::ControlEngine;
 use crate::engine::{Engine, EngineOptions};
 use crate::graph_def::DefError;
 use crate::prepared::{Prepared, PreparedMessage};
-use magnetar_protocol::osc::{OscArg, OscBundle, OscMessage, OscPacket};
+use magnetar_protocol::osc::{OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::commands::{Command, CommandError};
-use magnetar_protocol::CommandKind;
+use magnetar_protocol::{CommandKind, Reply};
 use std::ops::{Deref, DerefMut};
 
 /// An engine whose control side and audio side take turns on one thread.
@@ -86,7 +86,7 @@ impl OfflineEngine {
     }
 
     pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<CommandFailure>) {
-        crate::commands::for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
+        crate::prepared::for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
     }
 
     /// Performs a prepared packet (a bundle's elements in order), adding
@@ -118,33 +118,29 @@ impl OfflineEngine {
     /// completion message) and the replies on the audio side.
     fn stage2(&mut self, kind: CommandKind, cmd: &Result<Command, CommandError>) -> Result<(), CommandFailure> {
         let name = kind.name();
-        let fail = |message: String, extra: Vec<OscArg>| CommandFailure { command: name.to_string(), message, extra };
         match kind {
             CommandKind::DRecv | CommandKind::DLoad | CommandKind::DLoadDir => {
                 let loaded = self.control.load_defs(kind, cmd);
                 let refused = self.install(loaded.defs, loaded.scratch);
                 self.completion(loaded.completion.as_deref());
-                let mut errors: Vec<String> = loaded.result.err().into_iter().collect();
+                let mut errors: Vec<String> = loaded.result.err().into_iter().map(|e| e.to_string()).collect();
                 errors.extend(refused.into_iter().map(|def| DefError::TooManyDefs { def }.to_string()));
                 if errors.is_empty() {
                     Ok(())
                 } else {
-                    Err(fail(errors.join("; "), vec![]))
+                    Err(CommandFailure::new(name, FailReason::Rejected(errors.join("; "))))
                 }
             }
             _ => match self.control.perform_buffer(cmd, &mut self.engine.world) {
                 Ok(done) => {
+                    let done_reply = done.done_reply(name);
                     self.engine.replies.extend(done.replies);
                     // The completion message runs a stage before /done is sent.
                     self.completion(done.completion.as_deref());
-                    if let Some(done_args) = done.done_args {
-                        let mut a = vec![OscArg::Str(name.to_string())];
-                        a.extend(done_args);
-                        self.engine.replies.push(OscMessage::new("/done", a));
-                    }
+                    self.engine.replies.extend(done_reply);
                     Ok(())
                 }
-                Err(f) => Err(fail(f.message, f.extra)),
+                Err(f) => Err(CommandFailure::new(name, f)),
             },
         }
     }
@@ -156,11 +152,10 @@ impl OfflineEngine {
         let mut failures = Vec::new();
         match Prepared::decode(bytes) {
             Ok(p) => self.perform_prepared(&p, &mut failures),
-            Err(e) => failures.push(CommandFailure {
-                command: "completion message".into(),
-                message: format!("could not be decoded: {e}"),
-                extra: vec![],
-            }),
+            Err(e) => failures.push(CommandFailure::new(
+                "completion message",
+                FailReason::Rejected(format!("could not be decoded: {e}")),
+            )),
         }
         for f in failures {
             eprintln!("{f}");
@@ -176,7 +171,7 @@ impl OfflineEngine {
         for (completion, done) in std::mem::take(&mut self.engine.plugin_outcomes) {
             self.completion(completion.as_deref());
             if let Some(name) = done {
-                self.engine.replies.push(OscMessage::new("/done", vec![OscArg::Str(name)]));
+                self.engine.replies.push(Reply::done(name));
             }
         }
     }

@@ -2,7 +2,7 @@
 //! does not depend on: the handlers of plugin commands (`/cmd`) and of
 //! plugins' buffer generators (`/b_gen`), set at boot.
 
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::ArgBlock;
 use magnetar_ugens::World;
 use std::sync::OnceLock;
 
@@ -41,15 +41,7 @@ pub fn set_buf_gen_handler(f: BufGenHandler) {
 }
 
 /// Runs plugin generator `name` (see [`BufGenHandler`]).
-pub(crate) fn plugin_buf_gen(name: &str, world: &mut World, index: usize, args: &[OscArg]) -> Option<Result<(), String>> {
+pub(crate) fn plugin_buf_gen(name: &str, world: &mut World, index: usize, args: &ArgBlock) -> Option<Result<(), String>> {
     let handler = BUF_GEN.get()?;
-    handler(name, world, index, &encode_args(args))
-}
-
-/// `args` as the argument part of an OSC message (the type tag string and
-/// the values), the block a plugin's argument iterator reads.
-pub(crate) fn encode_args(args: &[OscArg]) -> Vec<u8> {
-    let bytes = OscMessage::new("/", args.to_vec()).encode();
-    // The address "/" takes the first four bytes.
-    bytes.get(4..).map(<[u8]>::to_vec).unwrap_or_default()
+    handler(name, world, index, args.as_bytes())
 }

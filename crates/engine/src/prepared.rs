@@ -149,6 +149,37 @@ impl Prepared {
     }
 }
 
+/// Calls `f` on each message of a packet in order, nested bundles too.
+pub fn for_each_osc_message(packet: &OscPacket, f: &mut impl FnMut(&OscMessage)) {
+    match packet {
+        OscPacket::Message(m) => f(m),
+        OscPacket::Bundle(b) => b.packets.iter().for_each(|p| for_each_osc_message(p, f)),
+    }
+}
+
+/// The audio side's entry points for OSC as received (tests, tools): each
+/// message is prepared first, as the control side prepares it.
+impl crate::Engine {
+    /// Performs every message of a bundle (nested bundles too), returning
+    /// the failures, which scsynth would answer with `/fail`.
+    pub fn perform_bundle(&mut self, bundle: &OscBundle) -> Vec<crate::commands::CommandFailure> {
+        let mut failures = Vec::new();
+        for p in &bundle.packets {
+            self.perform_packet(p, &mut failures);
+        }
+        failures
+    }
+
+    pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<crate::commands::CommandFailure>) {
+        for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
+    }
+
+    /// Performs one command message, decoding it first.
+    pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), crate::commands::CommandFailure> {
+        self.perform(&PreparedMessage::new(msg))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

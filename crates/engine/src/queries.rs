@@ -5,8 +5,8 @@ use crate::engine::Engine;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, PrintNext};
 use magnetar_protocol::printed::c_g;
 use magnetar_protocol::commands::{ControlId, ControlValue, NodeRef};
-use magnetar_protocol::osc::{OscArg, OscMessage};
-use magnetar_protocol::replies::{NodeState, Reply};
+use magnetar_protocol::replies::{NodeState, QueryTreeNode, QueryTreeReply, Reply, StatusExtension};
+use crate::failure::FailReason;
 use magnetar_ugens::ControlMap;
 
 use crate::limits::{MAX_DUMP_INDENT, MAX_S_GETN_VALUES};
@@ -35,10 +35,10 @@ impl Engine {
     }
 
     fn reply(&mut self, r: Reply) {
-        self.replies.push(r.to_message());
+        self.replies.push(r);
     }
 
-    pub(crate) fn cmd_n_query(&mut self, nodes: &[NodeRef]) -> Result<(), String> {
+    pub(crate) fn cmd_n_query(&mut self, nodes: &[NodeRef]) -> Result<(), FailReason> {
         for r in nodes {
             let n = self.node_arg(r)?;
             self.announce_info(n);
@@ -61,10 +61,10 @@ impl Engine {
         s.ctx.controls.get(usize::try_from(k).ok()?).copied()
     }
 
-    fn synth_arg(&self, r: &NodeRef) -> Result<NodeIdx, String> {
+    fn synth_arg(&self, r: &NodeRef) -> Result<NodeIdx, FailReason> {
         let n = self.node_arg(r)?;
         if self.tree.node(n).is_group() {
-            return Err(format!("Node {} is a group, not a synth", self.tree.node(n).id));
+            return Err(FailReason::IsAGroup(self.tree.node(n).id));
         }
         Ok(n)
     }
@@ -72,7 +72,7 @@ impl Engine {
     /// `/s_get`: a control that does not exist (an unknown name, an index
     /// past the synth's controls) reads 0, as in scsynth, which answers
     /// every request.
-    pub(crate) fn cmd_s_get(&mut self, node: &NodeRef, ids: &[ControlId]) -> Result<(), String> {
+    pub(crate) fn cmd_s_get(&mut self, node: &NodeRef, ids: &[ControlId]) -> Result<(), FailReason> {
         let n = self.synth_arg(node)?;
         let mut controls = Vec::with_capacity(ids.len());
         for ctl in ids {
@@ -87,7 +87,7 @@ impl Engine {
     /// `/s_getn`: values past a named control's channels or past the synth's
     /// controls read 0, as in scsynth; the count is honoured up to
     /// [`MAX_S_GETN_VALUES`] so that the reply still fits a datagram.
-    pub(crate) fn cmd_s_getn(&mut self, node: &NodeRef, ranges: &[(ControlId, i32)]) -> Result<(), String> {
+    pub(crate) fn cmd_s_getn(&mut self, node: &NodeRef, ranges: &[(ControlId, i32)]) -> Result<(), FailReason> {
         let n = self.synth_arg(node)?;
         let mut controls = Vec::with_capacity(ranges.len());
         let mut budget = MAX_S_GETN_VALUES;
@@ -102,25 +102,25 @@ impl Engine {
         Ok(())
     }
 
-    pub(crate) fn cmd_c_get(&mut self, buses: &[i32]) -> Result<(), String> {
+    pub(crate) fn cmd_c_get(&mut self, buses: &[i32]) -> Result<(), FailReason> {
         let mut values = Vec::with_capacity(buses.len());
         for &index in buses {
             let v = usize::try_from(index)
                 .ok()
                 .and_then(|i| self.world.control_bus.get(i).copied())
-                .ok_or("index out of range")?;
+                .ok_or(FailReason::IndexOutOfRange)?;
             values.push((index, v));
         }
         self.reply(Reply::ControlSet { values });
         Ok(())
     }
 
-    pub(crate) fn cmd_c_getn(&mut self, wanted: &[(i32, i32)]) -> Result<(), String> {
+    pub(crate) fn cmd_c_getn(&mut self, wanted: &[(i32, i32)]) -> Result<(), FailReason> {
         let mut ranges = Vec::with_capacity(wanted.len());
         for &(start, count) in wanted {
             let end = start as i64 + count as i64;
             if start < 0 || count < 0 || end > self.world.num_control_buses() as i64 {
-                return Err("index out of range".into());
+                return Err(FailReason::IndexOutOfRange);
             }
             ranges.push((start, self.world.control_bus[start as usize..end as usize].to_vec()));
         }
@@ -130,7 +130,7 @@ impl Engine {
 
     /// One node of a `/g_queryTree.reply`, as the reply lists it: a
     /// group's entry counts its children, which follow it in pre order.
-    fn push_query_node(&self, idx: NodeIdx, with_controls: bool, a: &mut Vec<OscArg>) {
+    fn query_node(&self, idx: NodeIdx, with_controls: bool) -> QueryTreeNode {
         let n = self.tree.node(idx);
         match &n.kind {
             NodeKind::Group(g) => {
@@ -140,7 +140,7 @@ impl Engine {
                     count += 1;
                     c = self.tree.node(x).next;
                 }
-                a.extend([OscArg::Int(n.id), OscArg::Int(count)]);
+                QueryTreeNode::Group { id: n.id, num_children: count }
             }
             NodeKind::Synth(s) => {
                 let controls = with_controls.then(|| {
@@ -165,31 +165,23 @@ impl Engine {
                         })
                         .collect::<Vec<_>>()
                 });
-                a.extend([OscArg::Int(n.id), OscArg::Int(-1), OscArg::Str(s.def.name.clone())]);
-                if let Some(controls) = controls {
-                    a.push(OscArg::Int(controls.len() as i32));
-                    for (c, v) in &controls {
-                        a.push(c.to_arg());
-                        a.push(v.to_arg());
-                    }
-                }
+                QueryTreeNode::Synth { id: n.id, def_name: s.def.name.clone(), controls }
             }
         }
     }
 
-    pub(crate) fn cmd_g_query_tree(&mut self, groups: &[(NodeRef, bool)]) -> Result<(), String> {
+    pub(crate) fn cmd_g_query_tree(&mut self, groups: &[(NodeRef, bool)]) -> Result<(), FailReason> {
         for &(ref r, with_controls) in groups {
             let g = self.group_arg(r)?;
             // Node by node in pre order, without recursion: a deep tree
             // costs memory, not stack.
-            let mut a = vec![OscArg::Int(with_controls as i32)];
-            self.push_query_node(g, with_controls, &mut a);
+            let mut nodes = vec![self.query_node(g, with_controls)];
             let mut cur = self.tree.group(g).and_then(|gd| gd.head);
             while let Some(c) = cur {
-                self.push_query_node(c, with_controls, &mut a);
+                nodes.push(self.query_node(c, with_controls));
                 cur = self.tree.pre_order_next(g, c, true);
             }
-            self.replies.push(OscMessage::new("/g_queryTree.reply", a));
+            self.reply(Reply::QueryTree(QueryTreeReply { with_controls, nodes }));
         }
         Ok(())
     }
@@ -266,7 +258,7 @@ impl Engine {
 
     /// `/g_dumpTree`: scsynth prints when the group next runs (so after the
     /// rest of the bundle), and a paused group prints nothing.
-    pub(crate) fn cmd_g_dump_tree(&mut self, groups: &[(NodeRef, bool)]) -> Result<(), String> {
+    pub(crate) fn cmd_g_dump_tree(&mut self, groups: &[(NodeRef, bool)]) -> Result<(), FailReason> {
         for &(ref r, controls) in groups {
             let g = self.group_arg(r)?;
             self.print_next(g, PrintNext::DumpTree { controls });
@@ -277,7 +269,7 @@ impl Engine {
     /// `/n_trace`: the node prints its next block (see `Engine::calc_group`
     /// and `Synth::calc_traced`). As in scsynth, a node that is paused or
     /// not yet built ignores the request.
-    pub(crate) fn cmd_n_trace(&mut self, nodes: &[NodeRef]) -> Result<(), String> {
+    pub(crate) fn cmd_n_trace(&mut self, nodes: &[NodeRef]) -> Result<(), FailReason> {
         for r in nodes {
             let n = self.node_arg(r)?;
             self.print_next(n, PrintNext::Trace);
@@ -310,10 +302,11 @@ impl Engine {
 
     /// `/status`; `/status 1` (an extension) appends the xrun count, disk
     /// underruns and task deadline misses.
-    pub(crate) fn cmd_status(&mut self, with_xruns: bool) -> Result<(), String> {
+    pub(crate) fn cmd_status(&mut self, with_xruns: bool) -> Result<(), FailReason> {
         let (ugens, synths, groups, synthdefs) = self.status_counts();
         let load = self.driver_load;
-        let mut msg = Reply::Status {
+        let clamp = |v: u64| v.min(i32::MAX as u64) as i32;
+        let reply = Reply::Status {
             ugens,
             synths,
             groups,
@@ -322,20 +315,17 @@ impl Engine {
             peak_cpu: load.peak_cpu,
             nominal_sample_rate: self.world.sample_rate,
             actual_sample_rate: if load.actual_sample_rate > 0.0 { load.actual_sample_rate } else { self.world.sample_rate },
-        }
-        .to_message();
-        if with_xruns {
-            msg.args.push(magnetar_protocol::osc::OscArg::Int(load.xruns.min(i32::MAX as u64) as i32));
-            // Then the halves disk streams found undelivered when due.
-            msg.args.push(magnetar_protocol::osc::OscArg::Int(self.world.disk_underruns.min(i32::MAX as u64) as i32));
-            // Then the periodic tasks found unfinished at their deadlines.
-            msg.args.push(magnetar_protocol::osc::OscArg::Int(self.tasks.deadline_misses().min(i32::MAX as u64) as i32));
-        }
-        self.replies.push(msg);
+            extension: with_xruns.then(|| StatusExtension {
+                xruns: clamp(load.xruns),
+                disk_underruns: clamp(self.world.disk_underruns),
+                deadline_misses: clamp(self.tasks.deadline_misses()),
+            }),
+        };
+        self.reply(reply);
         Ok(())
     }
 
-    pub(crate) fn cmd_rt_memory_status(&mut self) -> Result<(), String> {
+    pub(crate) fn cmd_rt_memory_status(&mut self) -> Result<(), FailReason> {
         let free = match self.memory_probe {
             Some(probe) => probe().0,
             None => self.options.rt_memory_kb * 1024,
@@ -347,7 +337,7 @@ impl Engine {
     }
 
     /// Replies produced so far, taken out.
-    pub fn take_replies(&mut self) -> Vec<OscMessage> {
+    pub fn take_replies(&mut self) -> Vec<Reply> {
         std::mem::take(&mut self.replies)
     }
 }

@@ -1,6 +1,7 @@
 //! A running instance of a GraphDef: its wires, its units and its controls.
 
 use crate::graph_def::{GraphDef, Step};
+use crate::failure::FailReason;
 use magnetar_protocol::printed::c_g;
 use magnetar_ugens::unit::SCRATCH;
 use magnetar_ugens::{
@@ -150,17 +151,18 @@ impl Synth {
 
     /// Runs unit command `name` (`/u_cmd`) on unit `unit` (its index in
     /// the def), between blocks.
-    pub fn unit_command(&mut self, world: &mut World, scratch: &mut [f32], unit: i32, name: &str, args: &[u8]) -> Result<(), String> {
+    pub fn unit_command(&mut self, world: &mut World, scratch: &mut [f32], unit: i32, name: &str, args: &[u8]) -> Result<(), FailReason> {
         let def = Arc::clone(&self.def);
-        let u = usize::try_from(unit).ok().filter(|&u| u < def.units.len()).ok_or_else(|| format!("Unit index {unit} out of range"))?;
+        let u = usize::try_from(unit).ok().filter(|&u| u < def.units.len()).ok_or(FailReason::UnitIndex(unit))?;
         if !self.is_constructed() {
             // scsynth fails it too: the units do not exist before the synth's first block.
-            return Err("the synth has not computed its first block yet".into());
+            return Err(FailReason::NotBuilt);
         }
+        let no_command = || FailReason::NoUnitCommand { unit, name: name.to_string() };
         let si = def.step_of_unit[u] as usize;
         let step = &def.steps[si];
         if step.lanes != 1 || step.unit as usize != u || si >= self.units.len() {
-            return Err(format!("unit {unit} has no command {name}"));
+            return Err(no_command());
         }
         assert!(scratch.len() >= def.scratch_len, "scratch smaller than the def needs");
         let bs = world.block_size;
@@ -184,7 +186,7 @@ impl Synth {
         if handled {
             Ok(())
         } else {
-            Err(format!("unit {unit} has no command {name}"))
+            Err(no_command())
         }
     }
 

@@ -10,6 +10,11 @@ use magnetar_ugens::World;
 
 use OscArg::{Float as F, Int as I};
 
+/// Replies as they go on the wire.
+fn messages(replies: &[magnetar_protocol::Reply]) -> Vec<OscMessage> {
+    replies.iter().map(magnetar_protocol::Reply::to_message).collect()
+}
+
 fn world() -> World {
     World::new(48000.0, 64, 16, 16, 8, 2, 2, 1)
 }
@@ -74,7 +79,7 @@ fn read_file(path: &Path) -> (SoundFileReader, Vec<f32>) {
 fn alloc_makes_a_zeroed_interleaved_buffer_and_answers_done() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     let done = ok(&mut c, &mut w, "/b_alloc", vec![I(1), I(100), I(2)]);
-    assert_eq!(done.done_args, Some(vec![I(1)]));
+    assert_eq!(done.done_buffer, Some(1));
     assert_eq!(done.completion, None);
     let b = &w.buffers[1];
     assert_eq!((b.frames, b.channels, b.data.len(), b.sample_rate), (100, 2, 200, 48000.0));
@@ -126,7 +131,7 @@ fn alloc_of_nothing_fails_and_leaves_the_buffer_alone() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(4)]);
     let f = fail(&mut c, &mut w, "/b_alloc", vec![I(0), I(0), I(1)]);
-    assert_eq!(f.extra, vec![I(0)]);
+    assert_eq!(f.buffer, Some(0));
     assert_eq!(w.buffers[0].frames, 4);
 }
 
@@ -136,7 +141,7 @@ fn buffer_numbers_out_of_range_fail() {
     for bufnum in [8, -1] {
         let f = fail(&mut c, &mut w, "/b_alloc", vec![I(bufnum), I(4)]);
         assert!(f.message.contains("out of range"), "{}", f.message);
-        assert_eq!(f.extra, vec![I(bufnum)]);
+        assert_eq!(f.buffer, Some(bufnum));
         fail(&mut c, &mut w, "/b_set", vec![I(bufnum), I(0), F(1.0)]);
         fail(&mut c, &mut w, "/b_query", vec![I(bufnum)]);
     }
@@ -147,7 +152,7 @@ fn set_writes_pairs_and_stops_at_an_index_past_the_end() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(4)]);
     let done = ok(&mut c, &mut w, "/b_set", vec![I(0), I(1), F(0.5), I(3), F(0.25)]);
-    assert_eq!(done.done_args, None, "/b_set sends no /done");
+    assert_eq!(done.done_buffer, None, "/b_set sends no /done");
     assert_eq!(w.buffers[0].data, vec![0.0, 0.5, 0.0, 0.25]);
 
     let f = fail(&mut c, &mut w, "/b_set", vec![I(0), I(0), F(1.0), I(4), F(2.0), I(2), F(3.0)]);
@@ -185,7 +190,7 @@ fn fill_sets_clipped_ranges_and_skips_ranges_outside() {
         "/b_fill",
         vec![I(0), I(-3), I(5), F(1.0), I(8), I(10), F(2.0), I(10), I(1), F(3.0), I(4), I(1), F(4.0)],
     );
-    assert_eq!(done.done_args, None);
+    assert_eq!(done.done_buffer, None);
     assert_eq!(w.buffers[0].data, vec![1.0, 1.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0, 2.0, 2.0]);
 }
 
@@ -195,7 +200,7 @@ fn zero_clears_the_buffer_and_answers_done() {
     ok(&mut c, &mut w, "/b_alloc", vec![I(3), I(4)]);
     ok(&mut c, &mut w, "/b_fill", vec![I(3), I(0), I(4), F(1.0)]);
     let done = ok(&mut c, &mut w, "/b_zero", vec![I(3)]);
-    assert_eq!(done.done_args, Some(vec![I(3)]));
+    assert_eq!(done.done_buffer, Some(3));
     assert!(w.buffers[3].data.iter().all(|&v| v == 0.0));
     assert_eq!(w.buffers[3].frames, 4);
 }
@@ -207,11 +212,11 @@ fn get_and_getn_reply_with_set_and_setn_messages() {
     ok(&mut c, &mut w, "/b_setn", vec![I(2), I(0), I(4), F(0.1), F(0.2), F(0.3), F(0.4)]);
 
     let done = ok(&mut c, &mut w, "/b_get", vec![I(2), I(3), I(0)]);
-    assert_eq!(done.replies, vec![OscMessage::new("/b_set", vec![I(2), I(3), F(0.4), I(0), F(0.1)])]);
+    assert_eq!(messages(&done.replies), vec![OscMessage::new("/b_set", vec![I(2), I(3), F(0.4), I(0), F(0.1)])]);
 
     let done = ok(&mut c, &mut w, "/b_getn", vec![I(2), I(1), I(2), I(3), I(1)]);
     assert_eq!(
-        done.replies,
+        messages(&done.replies),
         vec![OscMessage::new("/b_setn", vec![I(2), I(1), I(2), F(0.2), F(0.3), I(3), I(1), F(0.4)])]
     );
 
@@ -227,9 +232,9 @@ fn query_reports_frames_channels_and_rate_per_buffer() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(512), I(2)]);
     let done = ok(&mut c, &mut w, "/b_query", vec![I(0), I(5)]);
-    assert_eq!(done.done_args, None);
+    assert_eq!(done.done_buffer, None);
     assert_eq!(
-        done.replies,
+        messages(&done.replies),
         vec![OscMessage::new("/b_info", vec![I(0), I(512), I(2), F(48000.0), I(5), I(0), I(0), F(0.0)])]
     );
 }
@@ -239,9 +244,9 @@ fn free_empties_the_buffer_but_keeps_its_rate() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(16), I(1), I(0), F(44100.0)]);
     let done = ok(&mut c, &mut w, "/b_free", vec![I(0)]);
-    assert_eq!(done.done_args, Some(vec![I(0)]));
+    assert_eq!(done.done_buffer, Some(0));
     let done = ok(&mut c, &mut w, "/b_query", vec![I(0)]);
-    assert_eq!(done.replies[0].args, vec![I(0), I(0), I(0), F(44100.0)]);
+    assert_eq!(done.replies[0].to_message().args, vec![I(0), I(0), I(0), F(44100.0)]);
     assert!(!w.buffers[0].is_allocated());
 }
 
@@ -250,7 +255,7 @@ fn set_sample_rate_changes_the_rate_and_zero_means_the_servers() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(16)]);
     let done = ok(&mut c, &mut w, "/b_setSampleRate", vec![I(0), F(96000.0)]);
-    assert_eq!(done.done_args, None);
+    assert_eq!(done.done_buffer, None);
     assert_eq!(w.buffers[0].sample_rate, 96000.0);
     ok(&mut c, &mut w, "/b_setSampleRate", vec![I(0), F(0.0)]);
     assert_eq!(w.buffers[0].sample_rate, 48000.0);
@@ -261,7 +266,7 @@ fn gen_runs_the_generator_and_fails_for_unknown_ones() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(64)]);
     let done = ok(&mut c, &mut w, "/b_gen", vec![I(0), s("sine1"), I(5), F(1.0)]);
-    assert_eq!(done.done_args, Some(vec![I(0)]));
+    assert_eq!(done.done_buffer, Some(0));
     let peak = w.buffers[0].data.iter().fold(0.0f32, |m, v| m.max(v.abs()));
     assert!((peak - 1.0).abs() < 1e-3, "normalised sine, peak {peak}");
 
@@ -277,7 +282,7 @@ fn alloc_read_reads_the_requested_frames_at_the_files_rate() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
 
     let done = ok(&mut c, &mut w, "/b_allocRead", vec![I(1), path_arg(&file), I(10), I(5)]);
-    assert_eq!(done.done_args, Some(vec![I(1)]));
+    assert_eq!(done.done_buffer, Some(1));
     let b = &w.buffers[1];
     assert_eq!((b.frames, b.channels, b.sample_rate), (5, 2, 44100.0));
     assert_eq!((b.data[0], b.data[1]), ramp(10));
@@ -315,7 +320,7 @@ fn alloc_read_channel_picks_and_orders_channels() {
 
     let f = fail(&mut c, &mut w, "/b_allocReadChannel", vec![I(0), path_arg(&file), I(0), I(0), I(2)]);
     assert!(f.message.contains("Channel index out of range"), "{}", f.message);
-    assert_eq!(f.extra, vec![I(0)]);
+    assert_eq!(f.buffer, Some(0));
 }
 
 #[test]
@@ -326,7 +331,7 @@ fn read_fills_an_allocated_buffer_from_its_start_frame_and_stops_at_its_end() {
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(20), I(2)]);
 
     let done = ok(&mut c, &mut w, "/b_read", vec![I(0), path_arg(&file), I(5), I(-1), I(15)]);
-    assert_eq!(done.done_args, Some(vec![I(0)]));
+    assert_eq!(done.done_buffer, Some(0));
     let b = &w.buffers[0];
     assert_eq!((b.frames, b.sample_rate), (20, 44100.0), "the buffer keeps its size and takes the file's rate");
     assert!(b.data[..30].iter().all(|&v| v == 0.0));
@@ -348,7 +353,7 @@ fn read_into_a_buffer_with_other_channels_fails_with_a_mismatch() {
     let f = fail(&mut c, &mut w, "/b_read", vec![I(0), path_arg(&file)]);
     assert!(f.message.starts_with("Channel mismatch."), "{}", f.message);
     assert!(f.message.contains("has 2 channels") && f.message.contains("Buffer has 1 channels"), "{}", f.message);
-    assert_eq!(f.extra, vec![I(0)]);
+    assert_eq!(f.buffer, Some(0));
 }
 
 #[test]
@@ -358,7 +363,7 @@ fn read_channel_reads_the_selected_channel_into_a_mono_buffer() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(4), I(1)]);
     let done = ok(&mut c, &mut w, "/b_readChannel", vec![I(0), path_arg(&file), I(10), I(2), I(1), I(0), I(1)]);
-    assert_eq!(done.done_args, Some(vec![I(0)]));
+    assert_eq!(done.done_buffer, Some(0));
     assert_eq!(w.buffers[0].data, vec![0.0, ramp(10).1, ramp(11).1, 0.0]);
 
     let f = fail(&mut c, &mut w, "/b_readChannel", vec![I(0), path_arg(&file), I(0), I(-1), I(0), I(0), I(5)]);
@@ -369,7 +374,7 @@ fn read_channel_reads_the_selected_channel_into_a_mono_buffer() {
 fn read_into_an_unallocated_buffer_does_nothing_and_answers_done() {
     let (mut c, mut w) = (BufferCommands::new(None), world());
     let done = ok(&mut c, &mut w, "/b_read", vec![I(0), s("/no/such/file.wav")]);
-    assert_eq!(done.done_args, Some(vec![I(0)]));
+    assert_eq!(done.done_buffer, Some(0));
     assert!(!w.buffers[0].is_allocated());
 }
 
@@ -383,7 +388,7 @@ fn missing_files_fail_with_the_file_name() {
         let f = fail(&mut c, &mut w, cmd, vec![I(2), path_arg(&missing)]);
         let expected = format!("File '{}' could not be opened: ", missing.display());
         assert!(f.message.starts_with(&expected), "{cmd}: {}", f.message);
-        assert_eq!(f.extra, vec![I(2)]);
+        assert_eq!(f.buffer, Some(2));
     }
     assert_eq!(w.buffers[2].frames, 8, "a failed read leaves the buffer as it was");
     let f = fail(&mut c, &mut w, "/b_allocRead", vec![I(2), I(0)]);
@@ -398,7 +403,7 @@ fn write_defaults_to_16_bit_aiff_of_the_whole_buffer() {
     ok(&mut c, &mut w, "/b_alloc", vec![I(0), I(8), I(2), I(0), F(44100.0)]);
     ok(&mut c, &mut w, "/b_fill", vec![I(0), I(0), I(16), F(0.5)]);
     let done = ok(&mut c, &mut w, "/b_write", vec![I(0), path_arg(&out)]);
-    assert_eq!(done.done_args, Some(vec![I(0)]));
+    assert_eq!(done.done_buffer, Some(0));
     let (r, data) = read_file(&out);
     assert_eq!(r.header_format(), Some(HeaderFormat::Aiff));
     assert_eq!(r.sample_format(), Some(SampleFormat::Int16));
@@ -453,7 +458,7 @@ fn write_left_open_keeps_the_file_until_close() {
     ok(&mut c, &mut w, "/b_write", vec![I(4), path_arg(&out), s("wav"), s("float"), I(0), I(0), I(1)]);
     assert!(c.has_open_file(4));
     let done = ok(&mut c, &mut w, "/b_close", vec![I(4)]);
-    assert_eq!(done.done_args, Some(vec![I(4)]));
+    assert_eq!(done.done_buffer, Some(4));
     assert!(!c.has_open_file(4));
     let r = SoundFileReader::open(&out).expect("closed file opens");
     assert_eq!((r.frames(), r.channels()), (0, 1));
@@ -491,7 +496,7 @@ fn restricted_path_keeps_files_inside_its_directory() {
     for escape in ["../ramp.wav", "sub/../../ramp.wav", outside.to_str().unwrap_or_default()] {
         let f = fail(&mut c, &mut w, "/b_allocRead", vec![I(1), s(escape)]);
         assert!(f.message.contains("outside the restricted path"), "{escape}: {}", f.message);
-        assert_eq!(f.extra, vec![I(1)]);
+        assert_eq!(f.buffer, Some(1));
         fail(&mut c, &mut w, "/b_write", vec![I(0), s(escape)]);
     }
 

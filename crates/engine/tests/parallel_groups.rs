@@ -189,8 +189,8 @@ fn parallel_groups_render_exactly_what_one_thread_renders() {
         if block % 4 == 0 {
             for _ in 0..r.below(4) {
                 let m = random_edit(&mut r, &mut next_id, &mut groups, &mut nodes);
-                let a = one.perform_message(&m).map_err(|f| f.message);
-                let b = two.perform_message(&m).map_err(|f| f.message);
+                let a = one.perform_message(&m).map_err(|f| f.message());
+                let b = two.perform_message(&m).map_err(|f| f.message());
                 assert_eq!(a, b, "both engines answer {m:?} alike");
             }
         }

@@ -25,6 +25,7 @@ pub use commands::{
     Completion, ControlFill, ControlId, ControlRef, ControlSets, ControlValue, NewGroup, NodeRef, Number, ValueFill,
 };
 pub use kind::CommandKind;
+pub use sc_args::ArgBlock;
 pub use osc::{decode, encode, Address, DecodeError, DecodeErrorKind, OscArg, OscBundle, OscMessage, OscPacket};
-pub use replies::{BufferInfo, NodeState, QueryTreeNode, QueryTreeReply, Reply};
+pub use replies::{BufferInfo, NodeState, QueryTreeNode, QueryTreeReply, Reply, StatusExtension};
 pub use score::{ScoreError, ScoreReader, ScoreWriter};

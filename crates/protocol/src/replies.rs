@@ -3,6 +3,7 @@
 
 use crate::commands::{ControlId, ControlValue};
 use crate::osc::{OscArg, OscMessage, OscPacket};
+use std::borrow::Cow;
 
 /// Where a node sits, as reported by `/n_go`, `/n_end`, `/n_off`, `/n_on`,
 /// `/n_move` and `/n_info`. IDs are -1 where there is no such node.
@@ -25,12 +26,16 @@ pub struct BufferInfo {
     pub sample_rate: f32,
 }
 
-/// A node in a `/g_queryTree.reply`, children in execution order.
+/// A node in a `/g_queryTree.reply`, as the reply lists it: in pre order,
+/// each group followed by its children in execution order (a flat list, so
+/// that a deep tree costs memory, not stack, to build and to encode).
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueryTreeNode {
     Group {
         id: i32,
-        children: Vec<QueryTreeNode>,
+        /// How many of the entries that follow are its children (theirs
+        /// follow each of them in turn).
+        num_children: i32,
     },
     Synth {
         id: i32,
@@ -45,17 +50,30 @@ pub enum QueryTreeNode {
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryTreeReply {
     pub with_controls: bool,
-    /// Normally a [`QueryTreeNode::Group`].
-    pub root: QueryTreeNode,
+    /// The queried group first, then its subtree in pre order.
+    pub nodes: Vec<QueryTreeNode>,
+}
+
+/// What `/status 1` (an extension) adds after scsynth's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusExtension {
+    /// Periods the driver finished late, or that the audio server dropped.
+    pub xruns: i32,
+    /// Halves disk streams found undelivered when due.
+    pub disk_underruns: i32,
+    /// Periodic tasks found unfinished at their deadlines.
+    pub deadline_misses: i32,
 }
 
 /// A message from the server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    /// `/done command extra...`
-    Done { command: String, args: Vec<OscArg> },
-    /// `/fail command message extra...`
-    Fail { command: String, message: String, args: Vec<OscArg> },
+    /// `/done command extra...`: the extra arguments are integers (a
+    /// buffer number, `/notify`'s client id and maximum).
+    Done { command: Cow<'static, str>, args: Vec<i32> },
+    /// `/fail command message extra...`: the extra arguments are integers
+    /// (the buffer number, where scsynth sends one).
+    Fail { command: Cow<'static, str>, message: String, args: Vec<i32> },
     /// `/synced id`
     Synced { id: i32 },
     /// `/status.reply 1 ugens synths groups synthdefs avg_cpu peak_cpu
@@ -69,6 +87,8 @@ pub enum Reply {
         peak_cpu: f32,
         nominal_sample_rate: f64,
         actual_sample_rate: f64,
+        /// `/status 1`'s extra counts, as integers after the rest.
+        extension: Option<StatusExtension>,
     },
     /// `/version.reply program major minor patch branch commit`
     Version { program: String, major: i32, minor: i32, patch: String, branch: String, commit: String },
@@ -104,6 +124,8 @@ pub enum Reply {
     BufferSetn { buffer: i32, ranges: Vec<(i32, Vec<f32>)> },
     /// `/g_queryTree.reply`
     QueryTree(QueryTreeReply),
+    /// `/d_removed name`: a def `/d_free` removed is no longer used.
+    DefRemoved { name: String },
     /// `/late`: as documented in the command reference, the bundle's time
     /// tag and the time it ran, each as (high, low) 32-bit halves.
     Late { bundle_time: u64, executed_time: u64 },
@@ -111,13 +133,18 @@ pub enum Reply {
 
 impl Reply {
     /// `/done` for a command with no extra arguments.
-    pub fn done(command: &str) -> Reply {
-        Reply::Done { command: command.to_owned(), args: Vec::new() }
+    pub fn done(command: impl Into<Cow<'static, str>>) -> Reply {
+        Reply::Done { command: command.into(), args: Vec::new() }
     }
 
     /// `/fail` for a command with no extra arguments.
-    pub fn fail(command: &str, message: impl Into<String>) -> Reply {
-        Reply::Fail { command: command.to_owned(), message: message.into(), args: Vec::new() }
+    pub fn fail(command: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Reply {
+        Reply::Fail { command: command.into(), message: message.into(), args: Vec::new() }
+    }
+
+    /// Whether this is a `/fail` (which `/error 0` silences).
+    pub fn is_fail(&self) -> bool {
+        matches!(self, Reply::Fail { .. })
     }
 
     /// The OSC address of this reply.
@@ -144,6 +171,7 @@ impl Reply {
             Reply::BufferSet { .. } => "/b_set",
             Reply::BufferSetn { .. } => "/b_setn",
             Reply::QueryTree(_) => "/g_queryTree.reply",
+            Reply::DefRemoved { .. } => "/d_removed",
             Reply::Late { .. } => "/late",
         }
     }
@@ -153,13 +181,13 @@ impl Reply {
         let mut a: Vec<OscArg> = Vec::new();
         match self {
             Reply::Done { command, args } => {
-                a.push(command.as_str().into());
-                a.extend(args.iter().cloned());
+                a.push(command.as_ref().into());
+                a.extend(args.iter().map(|&i| OscArg::Int(i)));
             }
             Reply::Fail { command, message, args } => {
-                a.push(command.as_str().into());
+                a.push(command.as_ref().into());
                 a.push(message.as_str().into());
-                a.extend(args.iter().cloned());
+                a.extend(args.iter().map(|&i| OscArg::Int(i)));
             }
             Reply::Synced { id } => a.push((*id).into()),
             Reply::Status {
@@ -171,6 +199,7 @@ impl Reply {
                 peak_cpu,
                 nominal_sample_rate,
                 actual_sample_rate,
+                extension,
             } => {
                 // The leading 1 is historical: "audio is running".
                 a.extend([
@@ -184,6 +213,9 @@ impl Reply {
                     OscArg::Double(*nominal_sample_rate),
                     OscArg::Double(*actual_sample_rate),
                 ]);
+                if let Some(x) = extension {
+                    a.extend([OscArg::Int(x.xruns), OscArg::Int(x.disk_underruns), OscArg::Int(x.deadline_misses)]);
+                }
             }
             Reply::Version { program, major, minor, patch, branch, commit } => {
                 a.extend([
@@ -261,8 +293,11 @@ impl Reply {
             }
             Reply::QueryTree(q) => {
                 a.push(OscArg::Int(q.with_controls as i32));
-                push_tree(&mut a, &q.root, q.with_controls);
+                for node in &q.nodes {
+                    push_tree_node(&mut a, node, q.with_controls);
+                }
             }
+            Reply::DefRemoved { name } => a.push(name.as_str().into()),
             Reply::Late { bundle_time, executed_time } => {
                 a.extend([
                     OscArg::Int((bundle_time >> 32) as u32 as i32),
@@ -294,14 +329,11 @@ fn push_ranges(a: &mut Vec<OscArg>, ranges: &[(i32, Vec<f32>)]) {
     }
 }
 
-fn push_tree(a: &mut Vec<OscArg>, node: &QueryTreeNode, with_controls: bool) {
+fn push_tree_node(a: &mut Vec<OscArg>, node: &QueryTreeNode, with_controls: bool) {
     match node {
-        QueryTreeNode::Group { id, children } => {
+        QueryTreeNode::Group { id, num_children } => {
             a.push(OscArg::Int(*id));
-            a.push(OscArg::Int(children.len() as i32));
-            for c in children {
-                push_tree(a, c, with_controls);
-            }
+            a.push(OscArg::Int(*num_children));
         }
         QueryTreeNode::Synth { id, def_name, controls } => {
             a.push(OscArg::Int(*id));
@@ -339,7 +371,7 @@ mod tests {
 
     #[test]
     fn done_and_fail_carry_command_name_first() {
-        let m = Reply::Done { command: "/b_alloc".into(), args: vec![OscArg::Int(3)] }.to_message();
+        let m = Reply::Done { command: "/b_alloc".into(), args: vec![3] }.to_message();
         assert_eq!(m.args, vec![OscArg::Str("/b_alloc".into()), OscArg::Int(3)]);
         let m = Reply::fail("/s_new", "SynthDef not found").to_message();
         assert_eq!(m.address.as_name(), Some("/fail"));
@@ -348,7 +380,7 @@ mod tests {
 
     #[test]
     fn status_reply_has_scsynth_types() {
-        let m = Reply::Status {
+        let mut status = Reply::Status {
             ugens: 1,
             synths: 2,
             groups: 3,
@@ -357,34 +389,37 @@ mod tests {
             peak_cpu: 1.0,
             nominal_sample_rate: 48000.0,
             actual_sample_rate: 48000.1,
-        }
-        .to_message();
+            extension: None,
+        };
+        let m = status.to_message();
         let tags: String = m.args.iter().map(|a| a.type_tag()).collect();
         assert_eq!(tags, "iiiiiffdd");
         assert_eq!(m.args[0], OscArg::Int(1));
+        let Reply::Status { extension, .. } = &mut status else { unreachable!() };
+        *extension = Some(StatusExtension { xruns: 7, disk_underruns: 8, deadline_misses: 9 });
+        let m = status.to_message();
+        let tags: String = m.args.iter().map(|a| a.type_tag()).collect();
+        assert_eq!(tags, "iiiiiffddiii");
+        assert_eq!(m.args[9..], [OscArg::Int(7), OscArg::Int(8), OscArg::Int(9)]);
     }
 
     #[test]
     fn query_tree_is_flattened_in_execution_order() {
         let tree = QueryTreeReply {
             with_controls: true,
-            root: QueryTreeNode::Group {
-                id: 0,
-                children: vec![
-                    QueryTreeNode::Group {
-                        id: 1,
-                        children: vec![QueryTreeNode::Synth {
-                            id: 1000,
-                            def_name: "sine".into(),
-                            controls: Some(vec![
-                                ("freq".into(), ControlValue::Value(440.0)),
-                                (1.into(), ControlValue::ControlBus(3)),
-                            ]),
-                        }],
-                    },
-                    QueryTreeNode::Group { id: 2, children: vec![] },
-                ],
-            },
+            nodes: vec![
+                QueryTreeNode::Group { id: 0, num_children: 2 },
+                QueryTreeNode::Group { id: 1, num_children: 1 },
+                QueryTreeNode::Synth {
+                    id: 1000,
+                    def_name: "sine".into(),
+                    controls: Some(vec![
+                        ("freq".into(), ControlValue::Value(440.0)),
+                        (1.into(), ControlValue::ControlBus(3)),
+                    ]),
+                },
+                QueryTreeNode::Group { id: 2, num_children: 0 },
+            ],
         };
         let m = Reply::QueryTree(tree).to_message();
         assert_eq!(

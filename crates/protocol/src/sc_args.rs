@@ -262,6 +262,28 @@ pub fn atoi(s: &str) -> i32 {
     (if neg { -v } else { v }) as i32
 }
 
+/// Arguments as a plugin reads them with scsynth's argument iterator: the
+/// argument part of an OSC message (the type tag string from its comma on,
+/// then the values), as `/cmd`, `/u_cmd` and a plugin's `/b_gen` generator
+/// receive it. The typed command keeps the arguments as they came; this is
+/// their encoding for the plugin host.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArgBlock(Vec<u8>);
+
+impl ArgBlock {
+    /// The block holding `args` (nested arrays kept as `[` `]` tags).
+    pub fn of(args: &[OscArg]) -> ArgBlock {
+        let bytes = crate::osc::OscMessage::new("/", args.to_vec()).encode();
+        // The address "/" takes the first four bytes.
+        ArgBlock(bytes.get(4..).map(<[u8]>::to_vec).unwrap_or_default())
+    }
+
+    /// The bytes, from the type tag string on.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,5 +335,12 @@ mod tests {
     #[test]
     fn atoi_reads_leading_digits() {
         assert_eq!([atoi("12"), atoi("3x"), atoi(""), atoi("-1"), atoi(" +7")], [12, 3, 0, -1, 7]);
+    }
+
+    #[test]
+    fn arg_block_is_the_message_after_its_address() {
+        let block = super::ArgBlock::of(&[OscArg::Int(7), OscArg::Str("ab".into())]);
+        assert_eq!(block.as_bytes(), b",is\0\0\0\0\x07ab\0\0");
+        assert_eq!(super::ArgBlock::of(&[]).as_bytes(), b",\0\0\0");
     }
 }

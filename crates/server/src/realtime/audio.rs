@@ -185,8 +185,8 @@ impl Audio {
         }
         // Drained rather than taken, so the list keeps its capacity.
         let mut replies = std::mem::take(&mut self.engine.replies);
-        for msg in replies.drain(..) {
-            self.send(FromAudio::Reply { to: to.clone(), msg });
+        for reply in replies.drain(..) {
+            self.send(FromAudio::Reply { to: to.clone(), reply });
         }
         self.engine.replies = replies;
     }
@@ -447,10 +447,10 @@ impl Audio {
             Some(Err(line)) => self.send(FromAudio::Log(line)),
             None => {}
         }
-        for msg in replies.drain(..) {
-            self.send(FromAudio::Reply { to: from.clone(), msg });
+        for reply in replies.drain(..) {
+            self.send(FromAudio::Reply { to: from.clone(), reply });
         }
-        self.send(FromAudio::Garbage(Garbage::Messages(replies)));
+        self.send(FromAudio::Garbage(Garbage::Replies(replies)));
     }
 
     /// What `/magnetar_rtStats` reports, as of now.

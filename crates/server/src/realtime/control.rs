@@ -10,12 +10,13 @@ use magnetar_protocol::osc::{self, Address, OscArg, OscMessage, OscPacket};
 use magnetar_protocol::{Command, CommandKind};
 use magnetar_protocol::printed;
 use magnetar_protocol::replies::Reply;
+use std::borrow::Cow;
 use magnetar_rt::spsc;
 use magnetar_ugens::world::Trigger;
 use magnetar_ugens::{SndBuf, World};
 use std::collections::HashSet;
 
-fn event_message(e: &NodeEvent) -> OscMessage {
+fn event_reply(e: &NodeEvent) -> Reply {
     let state = magnetar_protocol::replies::NodeState {
         node: e.id,
         parent: e.parent,
@@ -31,7 +32,6 @@ fn event_message(e: &NodeEvent) -> OscMessage {
         NodeEventKind::Move => Reply::NodeMove(state),
         NodeEventKind::Info => Reply::NodeInfo(state),
     }
-    .to_message()
 }
 
 fn trigger_message(t: &Trigger) -> OscMessage {
@@ -148,11 +148,16 @@ impl Control {
         }
     }
 
-    fn send_reply(&self, to: &ReplyAddr, msg: &OscMessage) {
+    fn send_reply(&self, to: &ReplyAddr, reply: &Reply) {
         // `/error 0` silences failure replies (the console still shows them).
-        if self.error_mode == 0 && msg.address.as_name() == Some("/fail") {
+        if self.error_mode == 0 && reply.is_fail() {
             return;
         }
+        self.send_message(to, &reply.to_message());
+    }
+
+    /// Sends a message that is no [`Reply`] (the server's own statistics).
+    fn send_message(&self, to: &ReplyAddr, msg: &OscMessage) {
         let _ = to.send(&msg.encode());
     }
 
@@ -189,11 +194,8 @@ impl Control {
                 if self.verbosity >= -1 {
                     crate::printer::errln!("ERROR: could not decode OSC packet from {}: {e}", inc.from.peer());
                 }
-                let msg = OscMessage::new(
-                    "/fail",
-                    vec![OscArg::Str(undecodable_command_name(&inc.data)), OscArg::Str(e.to_string())],
-                );
-                return self.send_reply(&inc.from, &msg);
+                let reply = Reply::fail(undecodable_command_name(&inc.data), e.to_string());
+                return self.send_reply(&inc.from, &reply);
             }
         };
         if self.dump_osc & 1 != 0 {
@@ -207,8 +209,7 @@ impl Control {
             if matches!(m.address, Address::Number(_)) && CommandKind::of(&m.address).is_none() {
                 let address = m.address.to_string();
                 crate::printer::errln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
-                let msg = OscMessage::new("/fail", vec![OscArg::Str(address), OscArg::Str("Command not found".into())]);
-                return self.send_reply(&inc.from, &msg);
+                return self.send_reply(&inc.from, &Reply::fail(address, "Command not found"));
             }
         }
         // The one place a packet's commands are found and decoded.
@@ -218,7 +219,7 @@ impl Control {
             match &m.cmd {
                 Ok(Command::Notify { on, .. }) => return self.notify(*on, &inc.from),
                 Ok(Command::Quit) => {
-                    self.send_reply(&inc.from, &Reply::done("/quit").to_message());
+                    self.send_reply(&inc.from, &Reply::done("/quit"));
                     self.quit = Some(inc.from);
                     return;
                 }
@@ -246,42 +247,34 @@ impl Control {
     fn notify(&mut self, on: bool, from: &ReplyAddr) {
         if on {
             if !self.notified.contains(from) && self.notified.len() >= self.max_logins {
-                let msg = OscMessage::new(
-                    "/fail",
-                    vec![OscArg::Str("/notify".into()), OscArg::Str("too many users".into())],
-                );
-                return self.send_reply(from, &msg);
+                return self.send_reply(from, &Reply::fail("/notify", "too many users"));
             }
             self.notified.insert(from.clone());
             let id = self.notified.len() as i32 - 1;
-            let msg = OscMessage::new(
-                "/done",
-                vec![OscArg::Str("/notify".into()), OscArg::Int(id), OscArg::Int(self.max_logins as i32)],
-            );
-            self.send_reply(from, &msg);
+            let reply = Reply::Done { command: "/notify".into(), args: vec![id, self.max_logins as i32] };
+            self.send_reply(from, &reply);
         } else {
             self.notified.remove(from);
-            self.send_reply(from, &OscMessage::new("/done", vec![OscArg::Str("/notify".into())]));
+            self.send_reply(from, &Reply::done("/notify"));
         }
     }
 
     pub(super) fn handle_audio(&mut self, m: FromAudio) {
         match m {
-            FromAudio::Reply { to, msg } => self.send_reply(&to, &msg),
+            FromAudio::Reply { to, reply } => self.send_reply(&to, &reply),
             FromAudio::Failed { to, failure } => {
+                // The failure's text is made here, off the audio thread.
                 if self.verbosity >= -1 {
                     crate::printer::out(format!("{failure}\n"));
                 }
-                let mut args = vec![OscArg::Str(failure.command), OscArg::Str(failure.message)];
-                args.extend(failure.extra);
-                self.send_reply(&to, &OscMessage::new("/fail", args));
+                self.send_reply(&to, &failure.to_reply());
             }
-            FromAudio::RtStats { to, stats } => self.send_reply(&to, &stats.reply()),
-            FromAudio::DiskStats { to, values } => self.send_reply(&to, &disk_stats_reply(&values[..])),
-            FromAudio::Event(e) => self.broadcast(&event_message(&e)),
+            FromAudio::RtStats { to, stats } => self.send_message(&to, &stats.reply()),
+            FromAudio::DiskStats { to, values } => self.send_message(&to, &disk_stats_reply(&values[..])),
+            FromAudio::Event(e) => self.broadcast(&event_reply(&e).to_message()),
             FromAudio::UnitFailed(f) => {
                 crate::printer::errln!("FAILURE IN SERVER /s_new {}", f.message());
-                self.broadcast(&OscMessage::new("/fail", vec![OscArg::Str("/s_new".into()), OscArg::Str(f.fail_text())]));
+                self.broadcast(&Reply::fail("/s_new", f.fail_text()).to_message());
             }
             FromAudio::Trigger(t) => self.broadcast(&trigger_message(&t)),
             FromAudio::Poll(p) => {
@@ -294,16 +287,14 @@ impl Control {
                 if self.verbosity >= 0 {
                     crate::printer::outln!("late {late:.9}");
                 }
-                self.send_reply(&to, &Reply::Late { bundle_time, executed_time: executed }.to_message());
+                self.send_reply(&to, &Reply::Late { bundle_time, executed_time: executed });
             }
             FromAudio::DefRefused { to, def } => {
                 let message = magnetar_engine::graph_def::DefError::TooManyDefs { def: def.name.clone() }.to_string();
                 crate::printer::errln!("ERROR: {message}");
-                self.send_reply(&to, &OscMessage::new("/fail", vec![OscArg::Str("/d_recv".into()), OscArg::Str(message)]));
+                self.send_reply(&to, &Reply::fail("/d_recv", message));
             }
-            FromAudio::DefRemoved(def) => {
-                self.broadcast(&OscMessage::new("/d_removed", vec![OscArg::Str(def.name.clone())]))
-            }
+            FromAudio::DefRemoved(def) => self.broadcast(&Reply::DefRemoved { name: def.name.clone() }.to_message()),
             FromAudio::StaleResponse(b) => {
                 if !self.stale_responses.contains(&b) {
                     self.stale_responses.push(b);
@@ -322,7 +313,7 @@ impl Control {
                 if run.is_err() {
                     let message = "internal error, the command was abandoned".to_string();
                     crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
-                    let reply = OscMessage::new("/fail", vec![OscArg::Str(command), OscArg::Str(message)]);
+                    let reply = Reply::fail(command, message);
                     self.to_audio(ToAudio::Finish { done: Done { from, replies: vec![reply], completion: None } });
                 }
             }
@@ -341,7 +332,7 @@ impl Control {
                 // Back first: a client that answers `/done` finds the cleanup done.
                 self.to_audio(ToAudio::PluginAsync(PluginAsync { cmd, from: from.clone(), completion }));
                 if let (Some(name), Some(to), true) = (done, &from, cmd_replies) {
-                    self.send_reply(to, &OscMessage::new("/done", vec![OscArg::Str(name)]));
+                    self.send_reply(to, &Reply::done(name));
                 }
             }
             FromAudio::PluginMsgPerform(mut msg) => {
@@ -373,11 +364,9 @@ impl Control {
         let Some(kind) = req.cmd.kind else { return };
         let name = kind.name();
         let from = req.from.clone();
-        let fail = |command: &str, message: String, extra: Vec<OscArg>| {
-            let mut args = vec![OscArg::Str(command.into()), OscArg::Str(message.clone())];
-            args.extend(extra);
+        let fail = |command: &'static str, message: String, buffer: Option<i32>| {
             crate::printer::errln!("FAILURE IN SERVER {command} {}", printed::terminal_safe(&message));
-            OscMessage::new("/fail", args)
+            Reply::Fail { command: Cow::Borrowed(command), message, args: buffer.into_iter().collect() }
         };
         // The buffer a buffer command works on, as its decoding read it.
         let bufnum = req.cmd.cmd.as_ref().ok().and_then(magnetar_engine::prepared::stage2_buffer).unwrap_or(-1);
@@ -387,14 +376,14 @@ impl Control {
                     Ok(Command::Sync { id }) => id,
                     _ => 0,
                 };
-                let done = Done { from, replies: vec![Reply::Synced { id }.to_message()], completion: None };
+                let done = Done { from, replies: vec![Reply::Synced { id }], completion: None };
                 self.to_audio(ToAudio::Finish { done });
             }
             CommandKind::DRecv | CommandKind::DLoad | CommandKind::DLoadDir => {
                 let loaded = self.engine.load_defs(kind, &req.cmd.cmd);
                 let replies = match loaded.result {
-                    Ok(()) => vec![Reply::done(name).to_message()],
-                    Err(message) => vec![fail(name, message, vec![])],
+                    Ok(()) => vec![Reply::done(name)],
+                    Err(e) => vec![fail(name, e.to_string(), None)],
                 };
                 let completion = prepare_completion(loaded.completion);
                 let done = Done { from, replies, completion };
@@ -450,12 +439,9 @@ impl Control {
                 }
                 match self.engine.perform_buffer(&req.cmd.cmd, &mut self.mirror) {
                     Ok(done) => {
+                        let done_reply = done.done_reply(name);
                         let mut replies = done.replies;
-                        if let Some(done_args) = done.done_args {
-                            let mut a = vec![OscArg::Str(name.into())];
-                            a.extend(done_args);
-                            replies.push(OscMessage::new("/done", a));
-                        }
+                        replies.extend(done_reply);
                         let done = Done { from, replies, completion: prepare_completion(done.completion) };
                         let installs = kind != CommandKind::BWrite && kind != CommandKind::BClose;
                         match usize::try_from(bufnum).ok().filter(|&b| installs && b < self.mirror.buffers.len()) {
@@ -482,7 +468,7 @@ impl Control {
                         }
                     }
                     Err(f) => {
-                        let done = Done { from, replies: vec![fail(name, f.message, f.extra)], completion: None };
+                        let done = Done { from, replies: vec![fail(name, f.message, f.buffer)], completion: None };
                         self.to_audio(ToAudio::Finish { done });
                     }
                 }
@@ -500,7 +486,7 @@ impl Control {
 /// `/version.reply`: the version numbers are those of the SuperCollider
 /// protocol magnetar speaks (clients compare them to pick features); the
 /// commit field carries magnetar's own version.
-fn version_reply() -> OscMessage {
+fn version_reply() -> Reply {
     Reply::Version {
         program: "magnetar".into(),
         major: 3,
@@ -509,7 +495,6 @@ fn version_reply() -> OscMessage {
         branch: String::new(),
         commit: concat!("magnetar-", env!("CARGO_PKG_VERSION")).into(),
     }
-    .to_message()
 }
 
 

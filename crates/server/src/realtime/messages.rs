@@ -4,6 +4,7 @@
 use crate::net::ReplyAddr;
 use magnetar_engine::{GraphDef, NodeEvent, Prepared, PreparedMessage};
 use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::Reply;
 use magnetar_ugens::world::{PollLine, Trigger};
 use magnetar_ugens::convolution::PreparedResponse;
 use magnetar_ugens::SndBuf;
@@ -48,8 +49,8 @@ pub(super) struct PluginAsync {
 /// Replies owed once a prepared object is installed.
 pub(super) struct Done {
     pub(super) from: ReplyAddr,
-    /// `/done` (or `/synced`, `/fail`) messages, sent after the completion runs.
-    pub(super) replies: Vec<OscMessage>,
+    /// `/done` (or `/synced`, `/fail`) replies, sent after the completion runs.
+    pub(super) replies: Vec<Reply>,
     /// The completion message, decoded on the control thread (or the line
     /// to print when it does not decode).
     pub(super) completion: Option<Result<Prepared, String>>,
@@ -71,7 +72,8 @@ pub(super) struct AsyncRequest {
 
 /// What the audio thread sends the control thread.
 pub(super) enum FromAudio {
-    Reply { to: ReplyAddr, msg: OscMessage },
+    /// A reply, typed: the control thread encodes it.
+    Reply { to: ReplyAddr, reply: Reply },
     /// A command the audio thread performed failed: a line on the console,
     /// then `/fail` to its sender.
     Failed { to: ReplyAddr, failure: Box<magnetar_engine::commands::CommandFailure> },
@@ -121,7 +123,7 @@ pub(super) enum Garbage {
     Defs(Vec<Arc<GraphDef>>),
     Def(Arc<GraphDef>),
     Scratch(Vec<f32>),
-    Messages(Vec<OscMessage>),
+    Replies(Vec<Reply>),
     Completion(Option<Result<Prepared, String>>),
     Bytes(Vec<u8>),
     Response(Arc<PreparedResponse>),

@@ -220,8 +220,8 @@ fn envelopes(r: &mut Registry) {
     use crate::envelopes::*;
     r.add::<Line>("Line").done_action(3).inputs(4).outputs(1);
     r.add::<XLine>("XLine").done_action(3).inputs(4).outputs(1);
-    r.add::<EnvGen>("EnvGen").done_action(4).inputs(8).outputs(1);
-    r.add::<Linen>("Linen").done_action(4).inputs(1).outputs(1);
+    r.add::<EnvGen>("EnvGen").done_action(4).inputs(9).outputs(1);
+    r.add::<Linen>("Linen").done_action(4).inputs(5).outputs(1);
     r.add::<ienv_gen::IEnvGen>("IEnvGen").inputs(5).outputs(1);
 }
 
@@ -250,7 +250,7 @@ fn triggers(r: &mut Registry) {
     r.add::<PauseSelf>("PauseSelf").own_synth().inputs(1);
     r.add_ctor("FreeSelfWhenDone", ActWhenDone::new_free).own_synth().inputs(1);
     r.add_ctor("PauseSelfWhenDone", ActWhenDone::new_pause).own_synth().inputs(1);
-    r.add::<Free>("Free").inputs(1);
+    r.add::<Free>("Free").inputs(2);
     r.add::<Pause>("Pause").inputs(2);
     r.add::<LastValue>("LastValue").pure().outputs(1);
     r.add::<RunningSum>("RunningSum").pure().outputs(1);
@@ -286,7 +286,7 @@ fn io(r: &mut Registry) {
     r.add_ctor("ReplaceOut", new_replace_out).bus(0, BusUse::Write { replace: true }).inputs(1);
     r.add::<XOut>("XOut").bus(0, BusUse::WriteMixed).inputs(2);
     // It writes audio buses a block at a time, from audio-rate inputs.
-    r.add::<OffsetOut>("OffsetOut").bus(0, BusUse::WriteMixed).rates(Rates::of(&[Rate::Scalar, Rate::Audio, Rate::Demand]));
+    r.add::<OffsetOut>("OffsetOut").bus(0, BusUse::WriteMixed).inputs(1).rates(Rates::of(&[Rate::Scalar, Rate::Audio, Rate::Demand]));
     r.add::<LocalIn>("LocalIn").local_buses();
     r.add::<LocalOut>("LocalOut").local_buses();
     r.add::<InTrig>("InTrig").bus(0, BusUse::ReadControl);
@@ -417,7 +417,7 @@ fn demand_values(r: &mut Registry) {
 
 fn demand_envgen(r: &mut Registry) {
     use crate::demand::envgen::*;
-    r.add::<DemandEnvGen>("DemandEnvGen").inputs(6).outputs(1);
+    r.add::<DemandEnvGen>("DemandEnvGen").inputs(10).outputs(1);
 }
 
 fn tables(r: &mut Registry) {
@@ -512,7 +512,7 @@ fn grains(r: &mut Registry) {
     r.add::<GrainIn>("GrainIn").inputs(6);
     r.add::<GrainBuf>("GrainBuf").inputs(9);
     // Its channel count is the number of outputs the def gives it.
-    r.add::<Warp1>("Warp1").random().inputs(1).outputs(1);
+    r.add::<Warp1>("Warp1").random().inputs(8).outputs(1);
     r.add::<TGrains>("TGrains").inputs(1);
     r.add::<PitchShift>("PitchShift").random().inputs(5).outputs(1);
     r.add::<psin::PSinGrain>("PSinGrain").inputs(3).outputs(1);

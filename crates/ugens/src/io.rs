@@ -587,6 +587,31 @@ impl Unit for OffsetOut {
             let ch = self.bus.first + i;
             let input = io.inp(i + 1);
             let saved = &mut self.saved[i * offset..(i + 1) * offset];
+            if input.len() < bs {
+                // An input below audio rate: its value over the whole block.
+                let v = input.first().copied().unwrap_or(0.0);
+                if self.bus.valid(fbus, i, nb) && ch < nb {
+                    let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
+                    if w.audio_touched[ch] == counter {
+                        if !self.empty {
+                            for (o, s) in out[..offset].iter_mut().zip(saved.iter()) {
+                                *o += *s;
+                            }
+                        }
+                        out[offset..].iter_mut().for_each(|o| *o += v);
+                    } else {
+                        if self.empty {
+                            out[..offset].fill(0.0);
+                        } else {
+                            out[..offset].copy_from_slice(saved);
+                        }
+                        out[offset..].fill(v);
+                        w.audio_touched[ch] = counter;
+                    }
+                }
+                saved.fill(v);
+                continue;
+            }
             if self.bus.valid(fbus, i, nb) && ch < nb {
                 let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
                 if w.audio_touched[ch] == counter {
@@ -735,7 +760,16 @@ impl Unit for LocalOut {
         for i in 0..channels {
             let input = io.inp(i);
             let out = &mut data[i * len..(i + 1) * len];
-            if touched[i] == counter {
+            if input.len() < len {
+                // An input below audio rate: its value over the whole block.
+                let v = input.first().copied().unwrap_or(0.0);
+                if touched[i] == counter {
+                    out.iter_mut().for_each(|o| *o += v);
+                } else {
+                    out.fill(v);
+                    touched[i] = counter;
+                }
+            } else if touched[i] == counter {
                 for (o, x) in out.iter_mut().zip(input) {
                     *o += *x;
                 }

@@ -33,6 +33,12 @@ fn build<T: Construct>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx
 impl Registry {
     /// Every UGen of every family.
     pub fn with_all() -> Registry {
+        // Tables units share, built once per process here, where the
+        // registry is made (off the audio thread), rather than by the first
+        // synth that uses them.
+        crate::common::wavetable::sine_tables();
+        crate::pan::sine_table();
+        crate::common::spectrum::tables();
         let mut r = Registry::default();
         crate::catalog::register_all(&mut r);
         if let Some(extend) = EXTENSION.get() {

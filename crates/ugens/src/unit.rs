@@ -98,13 +98,15 @@ pub const NO_UNIT: u32 = u32::MAX;
 /// terabytes, which would end the process.
 pub const MAX_UNIT_SAMPLES: usize = 1 << 27;
 
-/// `n` zeroed samples for a unit's own memory, within [`MAX_UNIT_SAMPLES`].
-/// Past it this panics, which the engine contains as the unit's failure.
-/// The size is one the synth chose: on the audio thread the real-time pool
-/// refuses it when it cannot hold it (`magnetar_rt::fallible`), and the
-/// unit unwinds, reported as "out of real time memory".
+/// `n` zeroed samples for a unit's own memory. The size is one the synth
+/// chose: on the audio thread the real-time pool refuses it when it cannot
+/// hold it (`magnetar_rt::fallible`), as it is refused anywhere past
+/// [`MAX_UNIT_SAMPLES`], and the unit unwinds, reported as "out of real
+/// time memory".
 pub fn unit_samples(n: usize) -> Vec<f32> {
-    assert!(n <= MAX_UNIT_SAMPLES, "{n} samples is more than a unit may take ({MAX_UNIT_SAMPLES})");
+    if n > MAX_UNIT_SAMPLES {
+        magnetar_rt::fallible::unwind(magnetar_rt::fallible::OutOfMemory);
+    }
     magnetar_rt::fallible::zeroed(n)
 }
 

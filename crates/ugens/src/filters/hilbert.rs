@@ -58,7 +58,7 @@ impl Hilbert {
         let input = io.inp(0);
         let [cos, sin] = io.outs::<2>();
         for i in 0..n {
-            let x = input[i];
+            let x = crate::common::signal::at(input, i);
             let [c, s] = chains!(x, coefs, y1, f32);
             cos[i] = c as f32;
             sin[i] = s as f32;
@@ -116,7 +116,7 @@ impl FreqShift {
         let kk_inc = freq_inc.wrapping_add(d2i(phase_slope as f64 * self.rad_to_inc));
         let out = io.out(0);
         for i in 0..n {
-            let [c, s] = chains!(input[i] as f64, coefs, y1, f64);
+            let [c, s] = chains!(crate::common::signal::at(input, i) as f64, coefs, y1, f64);
             let (outcos, outsin) = (c as f32, s as f32);
             let offset = if kk {
                 phase

@@ -435,6 +435,15 @@ impl<const N: usize> Sum<N> {
         let l3 = materialise(args[3], simd, &mut s3[..n]);
         let Arg::Audio(a0) = args[0] else { return };
         let out = io.out(0);
+        if a0.len() < out.len() {
+            // A first input below audio rate (sclang puts an audio-rate one
+            // first): its value held over the block.
+            let v = a0.first().copied().unwrap_or(0.0);
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = if N == 4 { (v + at(l1, i)) + (at(l2, i) + at(l3, i)) } else { (v + at(l1, i)) + at(l2, i) };
+            }
+            return;
+        }
         // scsynth's vector sum groups three terms as (a + b) + c and four
         // as (a + b) + (c + d); rounding depends on it.
         match (N, l1, l2, l3) {

@@ -67,6 +67,8 @@ struct Diffuser {
 
 impl Diffuser {
     fn new(size: i32, coef: f32) -> Diffuser {
+        // A room too small for a cell (or a NaN size) keeps one.
+        let size = size.max(1);
         Diffuser { size, coef, idx: 0, buf: crate::unit::unit_samples(size.max(1) as usize) }
     }
 
@@ -346,7 +348,8 @@ impl Unit for GVerb {
         let input = io.inp(0);
         let [outl, outr] = io.outs::<2>();
         for i in 0..outl.len() {
-            let x = if input[i].is_nan() { 0.0 } else { input[i] };
+            let x = crate::common::signal::at(input, i);
+            let x = if x.is_nan() { 0.0 } else { x };
             let z = self.input_damper.run(x);
             let z = self.ldifs[0].run(z);
             for j in 0..ORDER {

@@ -169,7 +169,8 @@ def test_units_take_memory_from_the_pool_only_and_fail_cleanly_when_it_is_full(m
         client.request(("/notify", 1), "/done", timeout=3)
         client.send(M("/d_recv", compile_synthdefs(comb_def())))
         client.wait_for("/done")
-        # 200 synths in one bundle: none is built before the last /s_new.
+        # 200 synths in one bundle, before any synth of the def was built: those
+        # the pool cannot hold end as they are built (or are refused at /s_new).
         client.send(bundle(None, *[("/s_new", "comb", 1000 + k, 0, 0) for k in range(200)]))
         client.request(M("/sync", 1), "/synced", timeout=5)
         fails = client.messages("/fail")
@@ -195,12 +196,13 @@ def test_a_window_larger_than_the_pool_fails_and_the_server_goes_on(magnetar):
     client = OscClient(server.port)
     try:
         client.request(("/notify", 1), "/done", timeout=3)
-        # Known when the def is loaded: refused at /s_new.
+        # A default window larger than the pool: the synth ends as it is built.
         client.send(M("/d_recv", compile_synthdefs(running_sum_def(1e8))))
         client.wait_for("/done")
         client.send(M("/s_new", "rsum", 1000, 0, 0))
-        assert client.wait_for("/fail", timeout=3).contents == ("/s_new", "out of real time memory")
-        # Known only when the synth is built: it ends with the same /fail.
+        assert client.wait_for("/fail", timeout=5).contents == ("/s_new", "out of real time memory")
+        client.wait_for("/n_end", lambda m: m.contents[0] == 1000, timeout=3)
+        # A window /s_new sets: the same.
         client.send(M("/d_recv", compile_synthdefs(running_sum_def(40))))
         client.wait_for("/done")
         client.send(M("/s_new", "rsum", 1001, 0, 0, "window", 1e8))

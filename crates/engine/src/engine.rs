@@ -917,8 +917,7 @@ impl Engine {
                 self.pending_construct = self.pending_construct.saturating_sub(std::mem::take(&mut synth.reserved));
                 let misses_before = self.pool_misses_probe.map(|p| p());
                 if let Some(reserve) = self.pool_reserve {
-                    let fixed = synth.def.fixed_bytes.load(std::sync::atomic::Ordering::Relaxed);
-                    reserve(self.pending_construct + fixed);
+                    reserve(self.pending_construct + synth.def.fixed_estimate());
                 }
                 let fallible_before = magnetar_rt::fallible::bytes_allocated();
                 let started = Instant::now();

@@ -20,11 +20,6 @@ use std::collections::{BTreeSet, HashMap};
 pub enum DefError {
     #[error("synthdef \"{def}\": UGen '{ugen}' not installed")]
     UnknownUGen { def: String, ugen: String },
-    #[error(
-        "synthdef \"{def}\": UGen {unit} ({ugen}) cannot run with the {inputs} inputs and {outputs} outputs \
-         the def gives it"
-    )]
-    CannotRun { def: String, unit: usize, ugen: String, inputs: usize, outputs: usize },
     /// A unit given a rate it does not run at, or fewer inputs or outputs
     /// than it declared.
     #[error("synthdef \"{def}\": UGen {unit} ({ugen}) {mismatch}")]
@@ -133,7 +128,7 @@ pub struct GraphDef {
     /// only when no other work item uses the buffers they write.
     pub buffer_accesses: Vec<BufAccess>,
     /// Real-time memory a synth of this def took when created and when its
-    /// units were built, as last measured (0 until one was).
+    /// units were built, the most measured so far (0 until one was built).
     pub new_bytes: std::sync::atomic::AtomicUsize,
     pub construct_bytes: std::sync::atomic::AtomicUsize,
     /// The part of `construct_bytes` whose size does not depend on the
@@ -272,16 +267,36 @@ impl GraphDef {
         })
     }
 
-    /// Real-time memory a new synth of this def is expected to need: what
-    /// the last one took, or a generous guess before any was made.
+    /// Real-time memory a new synth of this def is expected to need: the
+    /// most a synth of it took so far, or [`Self::unmeasured_bytes`] before
+    /// the first one was built.
     pub fn expected_bytes(&self) -> usize {
         use std::sync::atomic::Ordering::Relaxed;
         let measured = self.new_bytes.load(Relaxed) + self.construct_bytes.load(Relaxed);
         if measured > 0 {
             measured
         } else {
-            self.local_len * 4 + self.steps.len() * 512 + 4096
+            self.unmeasured_bytes()
         }
+    }
+
+    /// What building a synth of this def takes whatever its controls say
+    /// (`fixed_bytes`), or [`Self::unmeasured_bytes`] before the first one
+    /// was built.
+    pub fn fixed_estimate(&self) -> usize {
+        match self.fixed_bytes.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => self.unmeasured_bytes(),
+            fixed => fixed,
+        }
+    }
+
+    /// A generous guess at a synth's memory before one was built: its wires
+    /// and a unit's state per step. Sizes its controls or constants choose
+    /// (delay lines, windows, local buffers) are asked for while it is built
+    /// and refused there when the pool cannot hold them
+    /// (`magnetar_rt::fallible`); the first synth built measures the rest.
+    pub fn unmeasured_bytes(&self) -> usize {
+        self.local_len * 4 + self.steps.len() * 512 + 4096
     }
 
     /// The first control index and count for a control name.

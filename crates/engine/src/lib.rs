@@ -31,8 +31,6 @@ pub mod spread;
 pub mod synth;
 pub mod tasks;
 pub mod wire_bufs;
-mod trial;
-pub use trial::set_heap_counter;
 
 pub use control::{compile_synthdefs, compile_synthdefs_limited};
 pub use engine::{flush_denormals_on_this_thread, Engine, EngineOptions, NodeEvent, NodeEventKind};

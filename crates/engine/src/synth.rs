@@ -90,11 +90,6 @@ impl Synth {
         }
     }
 
-    /// How many of the def's steps have their units built.
-    pub(crate) fn units_built(&self) -> usize {
-        self.units.len()
-    }
-
     pub fn is_constructed(&self) -> bool {
         !self.units.is_empty() || self.def.units.is_empty()
     }

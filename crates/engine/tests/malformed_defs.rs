@@ -118,8 +118,8 @@ fn extra_inputs_and_outputs_are_left_alone_as_scsynth_does() {
 #[test]
 fn a_well_formed_def_loads_whatever_its_units_do_in_their_first_blocks() {
     // A def that frees itself at once and draws random numbers still loads,
-    // and the trial leaves the world's generator alone: two engines, one of
-    // which loaded the def first, draw the same numbers.
+    // and loading it leaves the world's generator alone: two engines, one
+    // of which loaded the def first, draw the same numbers.
     let noisy = def_bytes(
         "noisy",
         &[0.0, 2.0],

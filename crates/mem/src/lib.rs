@@ -38,18 +38,6 @@ const DEFERRED_CAPACITY: usize = 1 << 16;
 thread_local! {
     // const-initialised without a destructor: safe to read inside the allocator.
     static ON_POOL: Cell<bool> = const { Cell::new(false) };
-    // Bytes this thread has had from the inner allocator, for measuring what
-    // building something takes (see `heap_bytes_allocated`).
-    static HEAP_BYTES: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Bytes the calling thread has had from the system heap through this
-/// allocator so far, as the pool would count them (header and rounding
-/// included; never decreasing): the difference around a piece of
-/// work is what it allocated. Always 0 on the pool's thread, and where
-/// [`RoutingAlloc`] is not the global allocator.
-pub fn heap_bytes_allocated() -> u64 {
-    HEAP_BYTES.with(Cell::get)
 }
 
 struct PoolState {
@@ -384,8 +372,6 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for RoutingAlloc<A> {
                 }
                 p.misses.fetch_add(1, Ordering::Relaxed);
             }
-        } else {
-            HEAP_BYTES.with(|b| b.set(b.get() + accounted(layout.size()) as u64));
         }
         // SAFETY: forwarded with the caller's valid layout.
         unsafe { self.inner.alloc(layout) }
@@ -401,7 +387,6 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for RoutingAlloc<A> {
             }
             return ptr;
         }
-        HEAP_BYTES.with(|b| b.set(b.get() + accounted(layout.size()) as u64));
         // SAFETY: forwarded with the caller's valid layout; the kernel's
         // zeroed pages are not touched here.
         unsafe { self.inner.alloc_zeroed(layout) }

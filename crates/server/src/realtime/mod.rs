@@ -157,7 +157,6 @@ pub fn run(cli: &Cli) -> i32 {
     engine.pool_misses_probe = Some(|| magnetar_mem::status().misses);
     engine.pool_reserve = Some(magnetar_mem::set_reserve);
     engine.pool_headroom = magnetar_mem::FALLIBLE_HEADROOM;
-    magnetar_engine::set_heap_counter(magnetar_mem::heap_bytes_allocated);
     // The engine's two sides: the control thread's owns the compiler and
     // the files, the audio thread's only renders and installs.
     let control_engine = ControlEngine::new(&engine_opts, buffer_commands);

@@ -513,7 +513,7 @@ fn grains(r: &mut Registry) {
     r.add::<GrainBuf>("GrainBuf").inputs(9);
     // Its channel count is the number of outputs the def gives it.
     r.add::<Warp1>("Warp1").random().inputs(8).outputs(1);
-    r.add::<TGrains>("TGrains").inputs(1);
+    r.add::<TGrains>("TGrains").inputs(8);
     r.add::<PitchShift>("PitchShift").random().inputs(5).outputs(1);
     r.add::<psin::PSinGrain>("PSinGrain").inputs(3).outputs(1);
     r.add::<tap::GrainTap>("GrainTap").random().inputs(6).outputs(1);
@@ -521,7 +521,7 @@ fn grains(r: &mut Registry) {
 
 fn listening(r: &mut Registry) {
     use crate::listening::*;
-    r.add::<pitch::Pitch>("Pitch");
+    r.add::<pitch::Pitch>("Pitch").inputs(11).outputs(2);
     r.add::<spectral::SpecCentroid>("SpecCentroid").inputs(1).outputs(1);
     r.add::<spectral::SpecFlatness>("SpecFlatness").inputs(1).outputs(1);
     r.add::<spectral::SpecPcile>("SpecPcile").inputs(2).outputs(1);
@@ -542,7 +542,7 @@ fn convolution(r: &mut Registry) {
     r.add::<fixed::Convolution2L>("Convolution2L").inputs(5).outputs(1);
     r.add::<stereo::StereoConvolution2L>("StereoConvolution2L").inputs(6).outputs(2);
     r.add::<direct::Convolution3>("Convolution3").inputs(4).outputs(1);
-    r.add::<partitioned::PartConv>("PartConv").inputs(2).outputs(1);
+    r.add::<partitioned::PartConv>("PartConv").inputs(3).outputs(1);
     // Extensions (paper 003): zero-latency non-uniformly partitioned convolution.
     r.add::<nupc_unit::MagnetarConv>("MagnetarConv").inputs(2).outputs(1);
     r.add::<nupc_unit::MagnetarConvTd>("MagnetarConvTD").inputs(2).outputs(1);

@@ -519,6 +519,24 @@ impl Unit for XOut {
             let input = io.inp(i + 2);
             let touched = w.audio_touched[ch] == counter;
             let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
+            if input.len() < bs {
+                // An input below audio rate: its value over the whole block.
+                let v = input.first().copied().unwrap_or(0.0);
+                let ramp = xfade0 != next_xfade;
+                if !ramp && xfade0 == 0.0 {
+                    continue;
+                }
+                let mut xf = xfade0;
+                for o in out.iter_mut() {
+                    let z = if touched { *o } else { 0.0 };
+                    *o = z + xf * (v - z);
+                    if ramp {
+                        xf += slope;
+                    }
+                }
+                w.audio_touched[ch] = counter;
+                continue;
+            }
             if xfade0 != next_xfade {
                 let mut xf = xfade0;
                 if touched {

@@ -311,7 +311,7 @@ fn pan(r: &mut Registry) {
 
 fn bufio(r: &mut Registry) {
     use crate::bufio::*;
-    r.add::<PlayBuf>("PlayBuf").buffer(0, BufferUse::Read).done_action(5).inputs(5);
+    r.add::<PlayBuf>("PlayBuf").buffer(0, BufferUse::Read).done_action(5).inputs(6);
     r.add::<BufRd>("BufRd").buffer(0, BufferUse::Read).inputs(4);
     r.add::<BufWr>("BufWr").buffer(0, BufferUse::Write).inputs(3);
     r.add::<RecordBuf>("RecordBuf").buffer(0, BufferUse::Write).done_action(7).inputs(4);

@@ -99,7 +99,7 @@ pub fn commands(data: &[u8]) {
     run_block(&mut engine);
 }
 
-/// A SynthDef file as `/d_recv` takes it: parsed, compiled and tried
+/// A SynthDef file as `/d_recv` takes it: parsed and compiled
 /// (`compile_synthdefs`), then each def that loads is played for two blocks,
 /// once with no buffers and once with buffer 0 holding a sine.
 pub fn synthdef(data: &[u8]) {

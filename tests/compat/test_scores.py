@@ -128,6 +128,46 @@ def test_many_voices_of_one_def_side_by_side(tmp_path, monkeypatch, voices, bloc
     check_score(tmp_path, s.end(0.25), channels=2, options=["-z", block])
 
 
+# Independent units of one kind in one synth (a filter bank on one source, a mix of
+# oscillators) run as one step, several per instruction; FSinOsc banks of consecutive synths
+# of one def run side by side across the synths as well.
+
+
+def inner_bank_def():
+    def body(b):
+        f = b["freq"]
+        saws = U.Mix.new([U.Saw.ar(frequency=f * (1 + 0.013 * i)) for i in range(8)])
+        pulses = U.Mix.new([U.Pulse.ar(frequency=f * (1.5 + 0.02 * i), width=0.2 + 0.2 * i) for i in range(3)])
+        src = saws * 0.05 + pulses * 0.1
+        moving = b["cut"] * (U.SinOsc.kr(frequency=1.7) * 0.4 + 1.0)
+        # Same source (the lanes read it once) and a constant-coefficient set next to moving ones.
+        rings = U.Mix.new([U.Ringz.ar(source=src * 0.02, frequency=b["cut"] * (i + 1) * 0.5, decay_time=0.05 + 0.02 * i)
+                           for i in range(6)])
+        # Different sources, some coefficients moving.
+        bands = U.Mix.new([U.BPF.ar(source=src if i % 2 else saws, frequency=moving * (1 + 0.3 * i), reciprocal_of_q=b["rq"])
+                           for i in range(5)])
+        lows = U.Mix.new([U.LPF.ar(source=pulses, frequency=moving * (0.5 + i)) for i in range(2)])
+        sines = U.Mix.new([U.FSinOsc.ar(frequency=f * (i + 1)) for i in range(5)])
+        U.Out.ar(bus=b["out"], source=(rings + bands + lows) * 0.05 + sines * 0.01)
+
+    return build("inner", body, freq=220.0, cut=900.0, rq=0.3, out=0.0)
+
+
+@pytest.mark.parametrize("kernels", ["vector", "scalar"])
+@pytest.mark.parametrize("block", ["64", "16", "1"])
+@pytest.mark.parametrize("voices", [2, 5, 19])
+def test_unit_banks_inside_one_synth(tmp_path, monkeypatch, voices, block, kernels):
+    monkeypatch.setenv("MAGNETAR_SCALAR_KERNELS", "1" if kernels == "scalar" else "0")
+    s = Score([inner_bank_def()])
+    for i in range(voices):
+        s.add(0.0, msg("/s_new", "inner", 1000 + i, 1, 0, "freq", 70.0 + 31.3 * i, "cut", 400.0 + 173.0 * i,
+                       "rq", 0.2 + 0.05 * (i % 5), "out", float(i % 2)))
+    # Pitch jumps (harmonic counts and FSinOsc coefficients change) and moving cutoffs in some voices.
+    s.add(0.08, *(msg("/n_set", 1000 + i, "freq", 1500.0 + 61.0 * i) for i in range(0, voices, 2)))
+    s.add(0.15, *(msg("/n_set", 1000 + i, "cut", 3000.0 - 70.0 * i) for i in range(0, voices, 3)))
+    check_score(tmp_path, s.end(0.22), channels=2, options=["-z", block])
+
+
 # ------------------------------------------------------------------------------ controls
 
 

@@ -2,6 +2,7 @@
 //! (see [`crate::decl`]): the one list a new unit is added to. The families
 //! know nothing of the registry; [`Registry::with_all`] runs [`register_all`].
 
+use crate::batch::{lane_batchable, new_lane_batch};
 use crate::decl::{BufferUse, BusUse, Rates};
 use crate::registry::Registry;
 use crate::unit::Rate;
@@ -53,8 +54,10 @@ fn osc(r: &mut Registry) {
     r.add::<VOsc3>("VOsc3").outputs(1);
     r.add::<Saw>("Saw").pure().inputs(1).outputs(1);
     r.add_lanes("Saw", saw_lanes);
+    r.add_batch("Saw", lane_batchable, new_lane_batch::<Saw>);
     r.add::<Pulse>("Pulse").pure().inputs(2).outputs(1);
     r.add_lanes("Pulse", pulse_lanes);
+    r.add_batch("Pulse", lane_batchable, new_lane_batch::<Pulse>);
     r.add::<Blip>("Blip").pure().inputs(2).outputs(1);
     r.add::<Formant>("Formant").pure().inputs(3).outputs(1);
     r.add::<LFSaw>("LFSaw").pure().inputs(2).outputs(1);
@@ -126,6 +129,16 @@ fn filters(r: &mut Registry) {
     r.add_lanes("RHPF", twopole::section_lanes::<twopole::RhpfDesign>);
     r.add_lanes("Resonz", twopole::section_lanes::<twopole::ResonzDesign>);
     r.add_lanes("Ringz", twopole::section_lanes::<twopole::RingzDesign>);
+    // Several of one section in one synth (a filter bank on one source) run
+    // as one step, by the same kernels.
+    r.add_batch("LPF", lane_batchable, new_lane_batch::<Lpf>);
+    r.add_batch("HPF", lane_batchable, new_lane_batch::<Hpf>);
+    r.add_batch("BPF", lane_batchable, new_lane_batch::<Bpf>);
+    r.add_batch("BRF", lane_batchable, new_lane_batch::<Brf>);
+    r.add_batch("RLPF", lane_batchable, new_lane_batch::<Rlpf>);
+    r.add_batch("RHPF", lane_batchable, new_lane_batch::<Rhpf>);
+    r.add_batch("Resonz", lane_batchable, new_lane_batch::<Resonz>);
+    r.add_batch("Ringz", lane_batchable, new_lane_batch::<Ringz>);
     r.add::<Hpf>("HPF").pure().outputs(1);
     r.add::<Bpf>("BPF").pure().outputs(1);
     r.add::<Brf>("BRF").pure().outputs(1);

@@ -290,7 +290,7 @@ impl<const KIND: u8> DelayCore<KIND> {
         let Signals { inp, delay: delay_in, decaytime } = sig;
         let decaytime = if KIND == DELAY { 0.0 } else { decaytime };
         let n = out.len();
-        let (buf, mask, max_delay) = (&mut *line.data, line.mask, line.max_delay);
+        let (buf, mask, max_delay, len) = (&mut *line.data, line.mask, line.max_delay, line.len);
         let mut wr = self.wr;
 
         if self.audio_delay {
@@ -312,9 +312,13 @@ impl<const KIND: u8> DelayCore<KIND> {
             if same_delay && same_decay {
                 let idsamp = dsamp as i64;
                 let frac = dsamp - idsamp as f32;
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = Self::perform::<INTERP, CHECKED>(buf, mask, wr, inp.at(i), idsamp, frac, fb);
-                    wr += 1;
+                if !CHECKED && straight::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out) {
+                    wr += n as i64;
+                } else {
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = Self::perform::<INTERP, CHECKED>(buf, mask, wr, inp.at(i), idsamp, frac, fb);
+                        wr += 1;
+                    }
                 }
             } else if same_delay && INTERP == NEAREST {
                 // Only the decay moved: the nearest-sample comb and allpass
@@ -362,6 +366,86 @@ impl<const KIND: u8> DelayCore<KIND> {
             }
         }
     }
+}
+
+/// A steady block (delay and decay unchanged, the line full) whose reads
+/// all come before its writes and neither of which wraps round the line:
+/// the same per-sample arithmetic as `DelayCore::perform`, over plain
+/// slices, which lets the compiler run several samples per instruction.
+/// Returns false, having done nothing, for blocks that do not qualify.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn straight<const KIND: u8, const INTERP: u8>(
+    buf: &mut [f32],
+    mask: i64,
+    len: i64,
+    wr: i64,
+    inp: In<'_>,
+    idsamp: i64,
+    frac: f32,
+    fb: f32,
+    out: &mut [f32],
+) -> bool {
+    const CHUNK: usize = 64;
+    let n = out.len() as i64;
+    // Samples read behind and ahead of the read point.
+    let (back, ahead) = match INTERP {
+        NEAREST => (0i64, 0i64),
+        LINEAR => (1, 0),
+        _ => (2, 1),
+    };
+    // As positions in the line, the block's last read comes before its
+    // first write, and its first read after the last write one turn before.
+    if idsamp <= n + ahead || idsamp + back + n >= len || len as usize > buf.len() {
+        return false;
+    }
+    let (w0, r0) = ((wr & mask) as usize, ((wr - idsamp - back) & mask) as usize);
+    let (nu, span, l) = (n as usize, (n + back + ahead) as usize, len as usize);
+    if w0 + nu > l || r0 + span > l || (r0 < w0 && r0 + span > w0) || (w0 < r0 && w0 + nu > r0) {
+        return false;
+    }
+    let (read, write): (&[f32], &mut [f32]) = if r0 < w0 {
+        let (a, b) = buf.split_at_mut(w0);
+        (&a[r0..r0 + span], &mut b[..nu])
+    } else {
+        let (a, b) = buf.split_at_mut(r0);
+        (&b[..span], &mut a[w0..w0 + nu])
+    };
+    let extra = (back + ahead) as usize;
+    let mut xs = [0.0f32; CHUNK];
+    let mut i0 = 0;
+    while i0 < nu {
+        let m = (nu - i0).min(CHUNK);
+        for (j, x) in xs[..m].iter_mut().enumerate() {
+            *x = inp.at(i0 + j);
+        }
+        let (o, w, r) = (&mut out[i0..i0 + m], &mut write[i0..i0 + m], &read[i0..i0 + m + extra]);
+        for j in 0..m {
+            let x = xs[j];
+            let value = match INTERP {
+                NEAREST => r[j],
+                LINEAR => lininterp(frac, r[j + 1], r[j]),
+                _ => cubicinterp(frac, r[j + 3], r[j + 2], r[j + 1], r[j]),
+            };
+            match KIND {
+                DELAY => {
+                    w[j] = x;
+                    o[j] = value;
+                }
+                COMB => {
+                    w[j] = x + fb * value;
+                    o[j] = value;
+                }
+                _ => {
+                    let dwr = if INTERP == NEAREST { value * fb + x } else { x + fb * value };
+                    w[j] = dwr;
+                    o[j] = value - fb * dwr;
+                }
+            }
+        }
+        i0 += m;
+    }
+    true
 }
 
 /// CombN before the line is full, decay changing: the stretch of the

@@ -52,6 +52,7 @@ pub mod decl;
 pub mod world;
 pub mod registry;
 pub mod common;
+mod batch;
 mod simd;
 mod catalog;
 pub mod testing;

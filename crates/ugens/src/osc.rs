@@ -832,6 +832,10 @@ impl Saw {
     }
 }
 
+impl crate::batch::LaneUnit for Saw {
+    const KERNEL: crate::unit::LaneKernel = saw_lanes;
+}
+
 /// The same Saw step of several synths: lanes whose harmonic count holds
 /// this block run side by side, sample by sample, each with exactly its own
 /// arithmetic; a lane that crossfades to a new count runs alone.
@@ -992,6 +996,10 @@ impl Unit for Pulse {
         let (p, phaseoff, phaseoff_slope) = self.begin(io, cx.rate);
         self.block(&p, phaseoff, phaseoff_slope, io.out(0), cx.rate.slope_factor);
     }
+}
+
+impl crate::batch::LaneUnit for Pulse {
+    const KERNEL: crate::unit::LaneKernel = pulse_lanes;
 }
 
 /// The same Pulse step of several synths, side by side as in `saw_lanes`.

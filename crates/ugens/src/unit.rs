@@ -245,6 +245,26 @@ impl<'a> Wires<'a> {
         self.ptr(self.outputs[i])
     }
 
+    /// Inputs `inputs` and outputs `outputs` of these wires as wires of
+    /// their own: one member of a batch, as the member's unit would see
+    /// them if it ran alone.
+    ///
+    /// # Safety
+    /// Views taken at the same time, and these wires, must not be used to
+    /// write the same output (members' output ranges are disjoint).
+    #[inline]
+    pub unsafe fn part(&self, inputs: std::ops::Range<usize>, outputs: std::ops::Range<usize>) -> Wires<'a> {
+        Wires {
+            base: self.base,
+            scratch: self.scratch,
+            inputs: &self.inputs[inputs],
+            outputs: &self.outputs[outputs],
+            block_size: self.block_size,
+            n: self.n,
+            _wires: PhantomData,
+        }
+    }
+
     /// Sets every output to zero for this call.
     pub fn clear_outputs(&mut self) {
         for i in 0..self.outputs.len() {

@@ -132,6 +132,10 @@ impl<D: Design> Unit for Section<D> {
 
 use crate::unit::{Lanes, MAX_LANES};
 
+impl<D: Design> crate::batch::LaneUnit for Section<D> {
+    const KERNEL: crate::unit::LaneKernel = section_lanes::<D>;
+}
+
 /// The same Section step of several synths, computed side by side: each
 /// lane does exactly the ticks and coefficient steps its unit would do
 /// alone, so the latency of one filter's recurrence hides behind the others.
@@ -171,11 +175,21 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut s1 = [0.0f64; MAX_LANES];
     let mut s2 = [0.0f64; MAX_LANES];
     let mut params = [[0.0f32; 3]; MAX_LANES];
+    // Whether every lane filters the same signal (a filter bank of one
+    // synth on one source): then each sample's input is read once.
+    let mut shared = true;
+    let mut first_in: Option<(*const f32, bool)> = None;
     for l in 0..k {
         // SAFETY: each pointer came from a distinct unit borrowed mutably
         // by `units`, which outlives this function's use of it.
         let sec = unsafe { &*secs[l] };
         let Some(io) = ios[l].as_mut() else { return };
+        let this_in = (io.num_inputs() > 0).then(|| (io.inp(0).as_ptr(), io.inp(0).len() > 1 && io.in_rate(0) == crate::unit::Rate::Audio));
+        match (first_in, this_in) {
+            (None, Some(t)) if l == 0 => first_in = Some(t),
+            (Some(f), Some(t)) if f == t => {}
+            _ => shared = false,
+        }
         out[l] = io.out_ptr(0);
         inp[l] = In::new(io, 0);
         let (p, _) = Section::<D>::read_params(io);
@@ -193,12 +207,17 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     }
     #[cfg(target_arch = "x86_64")]
     if crate::vector::avx2() {
-        let lanes = SectionLanes { k, inp: &inp, out: &out, c: &c, slope: &slope, changed: &changed };
+        let lanes = SectionLanes { k, inp: &inp, out: &out, c: &c, slope: &slope, changed: &changed, shared };
         // SAFETY: AVX2 is present; out[l], l < k, is lane l's own output,
         // valid for the block.
         unsafe { section_ticks_x4::<D>(lanes, &mut s1, &mut s2, lp) };
     } else {
-        section_ticks::<D>(SectionLanes { k, inp: &inp, out: &out, c: &c, slope: &slope, changed: &changed }, &mut s1, &mut s2, lp);
+        section_ticks::<D>(
+            SectionLanes { k, inp: &inp, out: &out, c: &c, slope: &slope, changed: &changed, shared },
+            &mut s1,
+            &mut s2,
+            lp,
+        );
     }
     for l in 0..k {
         // SAFETY: as above; no other reference to the unit is live now.
@@ -220,6 +239,8 @@ struct SectionLanes<'a, 'b> {
     c: &'a [[f64; 3]; MAX_LANES],
     slope: &'a [[f64; 3]; MAX_LANES],
     changed: &'a [bool; MAX_LANES],
+    /// Every lane's input is the same signal.
+    shared: bool,
 }
 
 /// The block's ticks, lane after lane within each sample.
@@ -229,7 +250,7 @@ fn section_ticks<D: Design>(
     s2: &mut [f64; MAX_LANES],
     lp: Loops,
 ) {
-    let SectionLanes { k, inp, out, c, slope, changed } = lanes;
+    let SectionLanes { k, inp, out, c, slope, changed, .. } = lanes;
     let mut c = *c;
     let c = &mut c;
     let tick_all = |i: usize, c: &[[f64; 3]; MAX_LANES]| {
@@ -255,9 +276,9 @@ fn section_ticks<D: Design>(
 /// `section_ticks` four lanes per vector: the same ticks and coefficient
 /// steps, in the same order within each lane.
 ///
-/// Vectors run one after another over the block. Interleaving two of them
-/// sample by sample, or transposing inputs and outputs four samples at a
-/// time, measured no faster here.
+/// Two vectors (eight lanes) advance together sample by sample, so that
+/// one's recurrence latency hides behind the other's; four lanes or fewer
+/// left over run as one vector.
 ///
 /// # Safety
 /// The CPU has AVX2; `out[l]`, l < k, is valid for the block and written
@@ -270,19 +291,29 @@ unsafe fn section_ticks_x4<D: Design>(
     s2: &mut [f64; MAX_LANES],
     lp: Loops,
 ) {
-    for base in (0..lanes.k).step_by(4) {
-        // SAFETY: forwarded contract.
-        unsafe { section_vector::<D>(lanes, base, s1, s2, lp) };
+    const { assert!(MAX_LANES % 8 == 0) };
+    let mut base = 0;
+    while base < lanes.k {
+        if lanes.k - base > 4 {
+            // SAFETY: forwarded contract; base + 8 <= MAX_LANES.
+            unsafe { section_vector::<D, 2>(lanes, base, s1, s2, lp) };
+            base += 8;
+        } else {
+            // SAFETY: forwarded contract; base + 4 <= MAX_LANES.
+            unsafe { section_vector::<D, 1>(lanes, base, s1, s2, lp) };
+            base += 4;
+        }
     }
 }
 
-/// Lanes `base..base + 4` (those below k) through the whole block.
+/// Lanes `base..base + 4 * V` (those below k) through the whole block, `V`
+/// vectors of four side by side.
 ///
 /// # Safety
-/// As for `section_ticks_x4`.
+/// As for `section_ticks_x4`, and base + 4 * V <= MAX_LANES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn section_vector<D: Design>(
+unsafe fn section_vector<D: Design, const V: usize>(
     lanes: SectionLanes<'_, '_>,
     base: usize,
     s1: &mut [f64; MAX_LANES],
@@ -291,52 +322,79 @@ unsafe fn section_vector<D: Design>(
 ) {
     use super::lanes4::F64x4;
     use std::arch::x86_64::*;
-    const { assert!(MAX_LANES % 4 == 0) };
-    let SectionLanes { k, inp, out, c, slope, changed } = lanes;
-    let end = k.min(base + 4);
-    let quad = |a: &[f64; MAX_LANES]| {
-        // SAFETY: four doubles of a MAX_LANES array, base + 4 <= MAX_LANES.
-        F64x4(unsafe { _mm256_loadu_pd(a[base..base + 4].as_ptr()) })
+    let SectionLanes { k, inp, out, c, slope, changed, shared } = lanes;
+    let end = k.min(base + 4 * V);
+    let quad = |a: &[f64; MAX_LANES], v: usize| {
+        let b = base + 4 * v;
+        // SAFETY: four doubles of a MAX_LANES array, b + 4 <= MAX_LANES.
+        F64x4(unsafe { _mm256_loadu_pd(a[b..b + 4].as_ptr()) })
     };
-    let coef = |c: &[[f64; 3]; MAX_LANES], kk: usize| {
-        F64x4(_mm256_setr_pd(c[base][kk], c[base + 1][kk], c[base + 2][kk], c[base + 3][kk]))
+    let coef = |c: &[[f64; 3]; MAX_LANES], v: usize, kk: usize| {
+        let b = base + 4 * v;
+        F64x4(_mm256_setr_pd(c[b][kk], c[b + 1][kk], c[b + 2][kk], c[b + 3][kk]))
     };
-    let mut cv = [coef(c, 0), coef(c, 1), coef(c, 2)];
-    let sv = [coef(slope, 0), coef(slope, 1), coef(slope, 2)];
-    let m = |l: usize| -i64::from(changed[base + l]);
-    let mask = _mm256_castsi256_pd(_mm256_setr_epi64x(m(0), m(1), m(2), m(3)));
+    let mut cv: [[F64x4; 3]; V] = std::array::from_fn(|v| [coef(c, v, 0), coef(c, v, 1), coef(c, v, 2)]);
+    let sv: [[F64x4; 3]; V] = std::array::from_fn(|v| [coef(slope, v, 0), coef(slope, v, 1), coef(slope, v, 2)]);
+    let m = |l: usize| -i64::from(changed[l]);
+    let mask: [__m256d; V] = std::array::from_fn(|v| {
+        let b = base + 4 * v;
+        _mm256_castsi256_pd(_mm256_setr_epi64x(m(b), m(b + 1), m(b + 2), m(b + 3)))
+    });
     let moving = changed[base..end].iter().any(|&b| b);
-    let (mut y1, mut y2) = (quad(s1), quad(s2));
-    let mut tmp = [0.0f32; 4];
-    let tick = |i: usize, cv: &[F64x4; 3]| {
-        let ins = &inp[base..base + 4];
-        let x = F64x4(_mm256_setr_pd(
-            ins[0].at(i) as f64,
-            ins[1].at(i) as f64,
-            ins[2].at(i) as f64,
-            ins[3].at(i) as f64,
-        ));
-        let (y0, y) = D::tick(x, cv, y1, y2);
-        // SAFETY: a store into a local array of four.
-        unsafe { _mm_storeu_ps(tmp.as_mut_ptr(), _mm256_cvtpd_ps(y.0)) };
-        y2 = y1;
-        y1 = y0;
-        for (l, &o) in out[base..end].iter().enumerate() {
-            // SAFETY: the caller's contract on `out`.
-            unsafe { *o.add(i) = tmp[l] };
-        }
-    };
-    lp.schedule(&mut cv, tick, |cv| {
+    let mut y1: [F64x4; V] = std::array::from_fn(|v| quad(s1, v));
+    let mut y2: [F64x4; V] = std::array::from_fn(|v| quad(s2, v));
+    let mut tmp = [[0.0f32; 4]; V];
+    let shared_in = inp[base];
+    // scsynth's filter loop (`Loops::schedule`), written out so that the
+    // per-sample work stays inside this AVX2 function.
+    macro_rules! tick {
+        ($i:expr) => {{
+            let i = $i;
+            let one = if shared { F64x4(_mm256_set1_pd(shared_in.at(i) as f64)) } else { F64x4(_mm256_setzero_pd()) };
+            for v in 0..V {
+                let x = if shared {
+                    one
+                } else {
+                    let ins = &inp[base + 4 * v..base + 4 * v + 4];
+                    F64x4(_mm256_setr_pd(ins[0].at(i) as f64, ins[1].at(i) as f64, ins[2].at(i) as f64, ins[3].at(i) as f64))
+                };
+                let (y0, y) = D::tick(x, &cv[v], y1[v], y2[v]);
+                // SAFETY: a store into a local array of four.
+                unsafe { _mm_storeu_ps(tmp[v].as_mut_ptr(), _mm256_cvtpd_ps(y.0)) };
+                y2[v] = y1[v];
+                y1[v] = y0;
+            }
+            for (l, &o) in out[base..end].iter().enumerate() {
+                // SAFETY: the caller's contract on `out`.
+                unsafe { *o.add(i) = tmp[l / 4][l % 4] };
+            }
+        }};
+    }
+    let mut i = 0;
+    for _ in 0..lp.loops {
+        tick!(i);
+        tick!(i + 1);
+        tick!(i + 2);
+        i += 3;
         if moving {
-            for kk in 0..3 {
-                cv[kk] = F64x4(_mm256_blendv_pd(cv[kk].0, (cv[kk] + sv[kk]).0, mask));
+            for v in 0..V {
+                for kk in 0..3 {
+                    cv[v][kk] = F64x4(_mm256_blendv_pd(cv[v][kk].0, (cv[v][kk] + sv[v][kk]).0, mask[v]));
+                }
             }
         }
-    });
-    // SAFETY: four doubles into MAX_LANES arrays, base + 4 <= MAX_LANES.
-    unsafe {
-        _mm256_storeu_pd(s1[base..base + 4].as_mut_ptr(), y1.0);
-        _mm256_storeu_pd(s2[base..base + 4].as_mut_ptr(), y2.0);
+    }
+    for _ in 0..lp.remain {
+        tick!(i);
+        i += 1;
+    }
+    for v in 0..V {
+        let b = base + 4 * v;
+        // SAFETY: four doubles into MAX_LANES arrays, b + 4 <= MAX_LANES.
+        unsafe {
+            _mm256_storeu_pd(s1[b..b + 4].as_mut_ptr(), y1[v].0);
+            _mm256_storeu_pd(s2[b..b + 4].as_mut_ptr(), y2[v].0);
+        }
     }
 }
 

@@ -1,0 +1,73 @@
+//! Several instances of one unit inside one synth, run by the unit's lane
+//! kernel: the per-synth form of the kernels that compute the same step of
+//! several synths side by side.
+//!
+//! A synth with six `Ringz` on one source, or a `Mix` of eight `Saw`s, has
+//! independent units of one kind that are ready at the same time. The def's
+//! scheduler puts them in one step (see [`crate::registry::Registry::add_batch`]);
+//! this unit builds one ordinary unit per member and hands the members to
+//! the lane kernel, up to [`MAX_LANES`] at a time. Each member does exactly
+//! the arithmetic it would do alone (the lane kernels' contract), so the
+//! output is the same bit for bit; the lanes hide the latency of each
+//! member's recurrence behind the others'.
+
+use crate::unit::{Construct, LaneKernel, Lanes, Rate, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
+
+/// A unit with a lane kernel that may also batch within a synth.
+pub trait LaneUnit: Construct {
+    /// The unit's lane kernel.
+    const KERNEL: LaneKernel;
+}
+
+/// Whether a unit may join a batch of its kind: an audio-rate unit with one
+/// output. (The scheduler only batches units whose inputs have the same
+/// rates, so every member has as many inputs as the first.)
+pub(crate) fn lane_batchable(spec: &UnitSpec<'_>, _input_rates: &[Rate]) -> bool {
+    spec.rate == Rate::Audio && spec.num_outputs == 1 && spec.num_inputs >= 1
+}
+
+/// Builds the batch of `spec.lanes` members of unit `U`.
+pub(crate) fn new_lane_batch<U: LaneUnit>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    let lanes = spec.lanes.max(1);
+    let ni = io.num_inputs() / lanes;
+    let no = io.num_outputs() / lanes;
+    let member = UnitSpec { num_inputs: ni, num_outputs: no, lanes: 1, ..*spec };
+    let mut members: Vec<U> = Vec::with_capacity(lanes);
+    for l in 0..lanes {
+        // SAFETY: member l's outputs are its own (the def gives every output
+        // of a step its own span), and only this view is used meanwhile.
+        let mut part = unsafe { io.part(l * ni..(l + 1) * ni, l * no..(l + 1) * no) };
+        members.push(U::new(&member, &mut part, cx));
+    }
+    Box::new(LaneBatch { members, ni, no })
+}
+
+/// The members of one batch step.
+pub struct LaneBatch<U: LaneUnit> {
+    members: Vec<U>,
+    ni: usize,
+    no: usize,
+}
+
+impl<U: LaneUnit> Unit for LaneBatch<U> {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let (ni, no) = (self.ni, self.no);
+        for (c, chunk) in self.members.chunks_mut(MAX_LANES).enumerate() {
+            let mut lanes = Lanes::new();
+            for (j, unit) in chunk.iter_mut().enumerate() {
+                let l = c * MAX_LANES + j;
+                // SAFETY: as in `new_lane_batch`: the members' output spans
+                // are disjoint, and `io` itself is not used while `lanes` lives.
+                let part = unsafe { io.part(l * ni..(l + 1) * ni, l * no..(l + 1) * no) };
+                lanes.push(unit, part);
+            }
+            (U::KERNEL)(&mut lanes, cx.rate);
+        }
+    }
+
+    fn dtor(&mut self, cx: &mut UnitCtx<'_>) {
+        for m in &mut self.members {
+            m.dtor(cx);
+        }
+    }
+}

@@ -437,7 +437,7 @@ fn straight<const KIND: u8, const INTERP: u8>(
                     o[j] = value;
                 }
                 _ => {
-                    let dwr = if INTERP == NEAREST { value * fb + x } else { x + fb * value };
+                    let dwr = x + fb * value;
                     w[j] = dwr;
                     o[j] = value - fb * dwr;
                 }

@@ -9,6 +9,8 @@ echo "== cargo clippy (warnings are errors; the lints are in Cargo.toml)"
 cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test"
 cargo test --workspace -q
+echo "== every unit against hostile inputs (release: the server as built)"
+cargo test -q --release -p magnetar-engine --test unit_sweep
 echo "== loom model checks (lock-free structures under every interleaving)"
 # A target directory of its own: --cfg loom rebuilds every crate, and sharing the
 # normal one would throw away its cache on each run.

@@ -91,7 +91,12 @@ fn sweep_def(unit: &str, rate: Rate, outputs: usize, values: &[f32], source: Sou
     )
 }
 
+// Unoptimised builds check integer arithmetic for overflow, which the
+// release server, like scsynth's C++, wraps: hostile values make such a
+// build's units stop where the server's run on. The verdict is about the
+// server as built, so the sweep runs in release (scripts/test.sh does).
 #[test]
+#[cfg_attr(debug_assertions, ignore = "release only: run with --release")]
 fn every_unit_runs_with_what_its_declaration_allows() {
     let registry = Registry::with_all();
     let mut names: Vec<&str> = registry.names().collect();
@@ -99,12 +104,7 @@ fn every_unit_runs_with_what_its_declaration_allows() {
     let only = std::env::var("SWEEP_UNITS").ok();
     let mut failures = BTreeSet::new();
     let mut rng = Rng(0x5eed);
-    // Unoptimised builds try each input rate apart only in release tests.
-    let sources: &[Source] = if cfg!(debug_assertions) {
-        &[Source::Constant, Source::Mixed]
-    } else {
-        &[Source::Constant, Source::Audio, Source::Control, Source::Mixed]
-    };
+    let sources = [Source::Constant, Source::Audio, Source::Control, Source::Mixed];
     for name in names {
         if only.as_deref().is_some_and(|o| !o.split(',').any(|n| n == name)) {
             continue;
@@ -126,7 +126,7 @@ fn every_unit_runs_with_what_its_declaration_allows() {
                     patterns.push((0..n_in).map(|_| VALUES[rng.below(VALUES.len() as u64) as usize]).collect());
                 }
                 for values in &patterns {
-                    for &source in sources {
+                    for &source in &sources {
                         let bytes = sweep_def(name, rate, n_out, values, source);
                         let Ok(loaded) = e.add_synthdefs(&bytes) else { continue };
                         if !loaded.iter().all(Result::is_ok) {

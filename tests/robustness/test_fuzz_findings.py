@@ -26,7 +26,7 @@ def local_buf_def(name, frames):
     return b.build(name=name)
 
 
-def test_a_def_asking_for_terabytes_is_refused_and_the_server_goes_on(magnetar):
+def test_a_def_asking_for_terabytes_fails_its_synth_and_the_server_goes_on(magnetar):
     """A MaxLocalBufs count or a LocalBuf size of billions used to make the
     server ask the allocator for terabytes when the def was tried, and abort."""
     server = magnetar()
@@ -34,8 +34,12 @@ def test_a_def_asking_for_terabytes_is_refused_and_the_server_goes_on(magnetar):
     try:
         client.request(("/notify", 1), "/done", timeout=3)
         client.send(M("/d_recv", compile_synthdefs(local_buf_def("huge_local", 2.0**31))))
-        fail = client.wait_for(["/done", "/fail"], timeout=10)
-        assert fail.address == "/fail" and "huge_local" in fail.contents[1], fail
+        client.wait_for("/done", timeout=10)
+        # The def is well formed; its synth cannot be built, and says so.
+        client.send(M("/s_new", "huge_local", 999, 0, 0))
+        fail = client.wait_for("/fail", timeout=5)
+        assert fail.contents[0] == "/s_new" and "memory" in fail.contents[1], fail
+        client.wait_for("/n_end", lambda m: m.contents[0] == 999, timeout=5)
         # Known only at /s_new: the synth fails, the server plays on.
         with SynthDefBuilder(frames=64.0) as b:
             buf = U.LocalBuf.ir(frame_count=b["frames"], channel_count=8)
@@ -53,19 +57,25 @@ def test_a_def_asking_for_terabytes_is_refused_and_the_server_goes_on(magnetar):
         client.close()
 
 
-def test_a_pitch_tracker_with_a_vanishing_lowest_frequency_is_refused(magnetar):
-    """Pitch sizes its window from minFreq: 1e-5 Hz asked for 8 GiB."""
+def test_a_pitch_tracker_with_a_vanishing_lowest_frequency_fails_its_synth(magnetar):
+    """Pitch sizes its window from minFreq: 1e-5 Hz asked for 8 GiB, and
+    aborted the server when the def was tried."""
     server = magnetar()
     client = OscClient(server.port)
     try:
         with SynthDefBuilder() as b:
             freq, _ = U.Pitch.kr(source=U.SinOsc.ar(), min_frequency=1e-5)
             U.Out.kr(bus=0, source=freq)
+        client.request(("/notify", 1), "/done", timeout=3)
         client.send(M("/d_recv", compile_synthdefs(b.build(name="deep_pitch"))))
-        fail = client.wait_for(["/done", "/fail"], timeout=10)
-        assert fail.address == "/fail" and "deep_pitch" in fail.contents[1], fail
+        client.wait_for("/done", timeout=10)
+        client.send(M("/s_new", "deep_pitch", 999, 0, 0))
+        fail = client.wait_for("/fail", timeout=5)
+        assert fail.contents[0] == "/s_new" and "memory" in fail.contents[1], fail
+        client.wait_for("/n_end", lambda m: m.contents[0] == 999, timeout=5)
         client.sync()
-        assert client.status().contents[3] >= 1
+        status = client.status().contents
+        assert status[2] == 0 and status[3] >= 1, status
     finally:
         client.close()
 

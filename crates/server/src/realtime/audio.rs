@@ -484,12 +484,15 @@ impl Audio {
             }
             self.engine.unit_failures = failures;
         }
-        // A few thousand notifications per period at most, so that a tree
-        // freed at once cannot fill the queue to the control thread and
-        // crowd out the replies (`/synced`, `/done`) behind them.
+        // A few thousand notifications per period at most, and only while
+        // the queue is less than half full, so that a tree freed at once
+        // cannot fill the queue to the control thread and crowd out the
+        // replies (`/synced`, `/done`) behind them, however long the control
+        // thread takes to catch up.
         let pending = self.engine.events.len();
-        if pending > self.events_sent {
-            let end = pending.min(self.events_sent + EVENTS_PER_PERIOD);
+        let room = self.to_control.slots().saturating_sub(FROM_AUDIO_CAPACITY / 2);
+        if pending > self.events_sent && room > 0 {
+            let end = pending.min(self.events_sent + EVENTS_PER_PERIOD.min(room));
             for i in self.events_sent..end {
                 let e = self.engine.events[i];
                 self.send(FromAudio::Event(e));

@@ -70,6 +70,23 @@ pub fn buffer_gen(buffers: &mut [SndBuf], bufnum: usize, command: &str, args: &[
     Ok(())
 }
 
+/// The buffer a `/b_gen` generator reads besides its own, as it reads it
+/// from its arguments (`args` as `buffer_gen` takes them): `copy`'s source
+/// (the second argument), `PreparePartConv`'s and `MagnetarConvPrepare`'s
+/// impulse response (the first). The number is read as unsigned, and one
+/// past the last buffer (a negative one too) means buffer 0, as in scsynth.
+/// None for generators that read no other buffer.
+pub fn source_buffer(command: &str, args: &[f32], num_buffers: usize) -> Option<usize> {
+    let position = match command {
+        "copy" => 1,
+        "PreparePartConv" | "MagnetarConvPrepare" => 0,
+        _ => return None,
+    };
+    let mut args = Args::new(args.get(position..).unwrap_or(&[]));
+    let source = args.geti() as u32 as usize;
+    Some(if source >= num_buffers { 0 } else { source })
+}
+
 /// Reads arguments in order; past the end every read is 0, like scsynth's
 /// message iterator.
 struct Args<'a> {
@@ -282,13 +299,11 @@ fn scale_to_peak(data: &mut [f32], max: f32, peak: f32) {
 /// from another buffer (or this one) with the same channel count. Positions
 /// are clamped into the buffers; `frames < 0` copies as much as fits.
 fn copy(buffers: &mut [SndBuf], dest: usize, args: &mut Args<'_>) {
+    let source = source_buffer("copy", args.rest, buffers.len()).unwrap_or(0);
     let to_pos = args.geti();
-    // scsynth reads the number as unsigned, so negatives are out of range too.
-    let source = args.geti() as u32 as usize;
+    let _source = args.geti();
     let from_pos = args.geti();
     let length = args.geti();
-    // An out-of-range source means buffer 0, as in scsynth.
-    let source = if source >= buffers.len() { 0 } else { source };
 
     let (dest_frames, channels) = (buffers[dest].frames as i64, buffers[dest].channels);
     let (source_frames, source_channels) = (buffers[source].frames as i64, buffers[source].channels);

@@ -65,21 +65,11 @@ pub fn stage2_buffer(cmd: &Command) -> Option<i32> {
     }
 }
 
-/// The buffer a `/b_gen` reads besides its own (`copy`'s source,
-/// `PreparePartConv`'s and `MagnetarConvPrepare`'s impulse response), as the
-/// generator reads its arguments: the control side brings its contents.
-/// `copy` reads an out-of-range source as buffer 0, as scsynth does.
+/// The buffer a `/b_gen` reads besides its own, as the generator reads it
+/// (`bufgen::source_buffer`): the control side brings its contents.
 pub fn gen_source_buffer(cmd: &Command, num_buffers: usize) -> Option<usize> {
     let Command::BGen { command, args, .. } = cmd else { return None };
-    let source = match command.as_str() {
-        "copy" => {
-            let b = args.get(1).map_or(0, |&v| v as i32) as u32 as usize;
-            return Some(if b >= num_buffers { 0 } else { b });
-        }
-        "PreparePartConv" | "MagnetarConvPrepare" => args.first().map_or(0, |&v| v as i32),
-        _ => return None,
-    };
-    usize::try_from(source).ok().filter(|&b| b < num_buffers)
+    crate::bufgen::source_buffer(command, args, num_buffers)
 }
 
 /// One message, the command it names (`kind` `None`: a command the server
@@ -231,7 +221,9 @@ mod tests {
         assert_eq!(s(vec![i(0), st("copy"), i(0), i(99)]), Some(0));
         assert_eq!(s(vec![i(0), st("copy"), i(0), i(-2)]), Some(0));
         assert_eq!(s(vec![i(1), st("PreparePartConv"), i(4), i(2048)]), Some(4));
-        assert_eq!(s(vec![i(1), st("PreparePartConv"), i(40), i(2048)]), None);
+        // Out of range: buffer 0, which the generator then reads.
+        assert_eq!(s(vec![i(1), st("PreparePartConv"), i(40), i(2048)]), Some(0));
+        assert_eq!(s(vec![i(1), st("MagnetarConvPrepare"), i(-3)]), Some(0));
         assert_eq!(s(vec![i(1), st("sine1"), i(7), f(1.0)]), None);
     }
 }

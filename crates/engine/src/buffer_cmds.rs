@@ -909,7 +909,7 @@ fn gen(world: &mut World, bufnum: i32, command: &str, values: &[f32], rest: impl
         if let Some(result) = crate::plugin_hooks::plugin_buf_gen(command, world, index, &rest()) {
             return match result {
                 Ok(()) => Ok(BufDone::done(bufnum, None)),
-                Err(e) => Err(BufFail::for_buffer(e, bufnum)),
+                Err(e) => Err(BufFail::for_buffer(e.to_string(), bufnum)),
             };
         }
     }

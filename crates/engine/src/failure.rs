@@ -5,6 +5,7 @@
 
 use crate::buffer_cmds::BufFail;
 use crate::limits::MAX_SATELLITE_NESTING;
+use crate::plugin_hooks::PluginFailure;
 use magnetar_protocol::printed::terminal_safe;
 use magnetar_protocol::Reply;
 use std::borrow::Cow;
@@ -75,8 +76,8 @@ pub enum FailReason {
     #[error("unit {unit} has no command {name}")]
     NoUnitCommand { unit: i32, name: String },
     /// What the plugin host said about a plugin's command.
-    #[error("{0}")]
-    Plugin(String),
+    #[error(transparent)]
+    Plugin(#[from] PluginFailure),
     /// A buffer command's failure (with the buffer number scsynth sends).
     #[error(transparent)]
     Buffer(#[from] BufFail),

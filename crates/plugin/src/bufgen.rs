@@ -52,13 +52,23 @@ pub(crate) unsafe extern "C" fn buf_alloc(buf: *mut SndBuf, channels: c_int, fra
     0
 }
 
+/// Why a plugin's `/b_gen` generator did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BufGenError {
+    #[error("buffer number {0} out of range")]
+    BufferOutOfRange(usize),
+    /// The generator threw a C++ exception (stopped at the boundary).
+    #[error("{0} threw an exception")]
+    Threw(String),
+}
+
 /// Runs `/b_gen` generator `name`, if a plugin defined it, on buffer
 /// `index` of `world` with its OSC arguments `args` (from the type tag
 /// string on). Call off the audio thread.
-pub fn run(name: &str, world: &mut magnetar_ugens::World, index: usize, args: &[u8]) -> Option<Result<(), String>> {
+pub fn run(name: &str, world: &mut magnetar_ugens::World, index: usize, args: &[u8]) -> Option<Result<(), BufGenError>> {
     let func = *crate::host()?.buf_gens.get(name)?;
     if index >= world.buffers.len() {
-        return Some(Err(format!("buffer number {index} out of range")));
+        return Some(Err(BufGenError::BufferOutOfRange(index)));
     }
     let cworld = crate::unit::sync_world(world, true);
     // SAFETY: the C world's non-real-time mirror holds one entry per buffer of `world`.
@@ -107,7 +117,7 @@ pub fn run(name: &str, world: &mut magnetar_ugens::World, index: usize, args: &[
     unsafe { *cbuf = SndBuf::EMPTY };
     if threw != 0 {
         print::line(&format!("plugins: /b_gen {name} threw an exception\n"));
-        return Some(Err(format!("{name} threw an exception")));
+        return Some(Err(BufGenError::Threw(name.to_string())));
     }
     Some(Ok(()))
 }

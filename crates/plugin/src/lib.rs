@@ -37,7 +37,7 @@ mod unit_cmds;
 pub use async_cmds::{
     start as start_async_commands, take_unit_completions, AsyncCommand, AsyncQueue, InPlaceOutcome, RtStep,
 };
-pub use bufgen::run as run_buf_gen;
+pub use bufgen::{run as run_buf_gen, BufGenError};
 pub use fifo::{start as start_fifos, Fifos, Message as FifoMessage};
 pub use loader::{default_search_paths, unload_all, LoadReport, Options, Prefer, CORE_LIBRARIES};
 pub use print::flush as flush_prints;
@@ -113,9 +113,3 @@ pub fn has_plugin_command(name: &str) -> bool {
 }
 
 pub use unit::{run_plugin_command, PluginCommandError};
-
-/// [`run_plugin_command`] with the error as text, the shape of the
-/// engine's plugin command handler.
-pub fn plugin_command_handler(name: &str, args: &[u8], world: &mut magnetar_ugens::World) -> Result<Vec<InPlaceOutcome>, String> {
-    run_plugin_command(name, args, world).map_err(|e| e.to_string())
-}

@@ -504,19 +504,12 @@ impl Drop for ForeignUnit {
 }
 
 /// Why a `/cmd` could not run.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum PluginCommandError {
+    #[error("no plugin command named {0}")]
     Unknown(String),
+    #[error("plugin command {0} threw an exception")]
     Threw(String),
-}
-
-impl std::fmt::Display for PluginCommandError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PluginCommandError::Unknown(n) => write!(f, "no plugin command named {n}"),
-            PluginCommandError::Threw(n) => write!(f, "plugin command {n} threw an exception"),
-        }
-    }
 }
 
 /// Runs `/cmd name args...` (`args` the OSC block from the type tags on).

@@ -1,6 +1,7 @@
 //! `magnetar`: a SuperCollider-compatible synthesis server.
 
 use magnetar_server::cli::{Cli, USAGE};
+use magnetar_engine::plugin_hooks::PluginFailure;
 use magnetar_server::{nrt, realtime};
 
 mod c_heap;
@@ -86,8 +87,31 @@ fn load_plugins(cli: &Cli) {
     };
     magnetar_plugin::load(&options);
     magnetar_ugens::registry::set_extension(magnetar_plugin::install);
-    magnetar_engine::plugin_hooks::set_plugin_command_handler(magnetar_plugin::plugin_command_handler);
-    magnetar_engine::plugin_hooks::set_buf_gen_handler(magnetar_plugin::run_buf_gen);
+    magnetar_engine::plugin_hooks::set_plugin_command_handler(plugin_command);
+    magnetar_engine::plugin_hooks::set_buf_gen_handler(plugin_buf_gen);
+}
+
+/// The plugin host's `/cmd`, its errors as the engine reports them.
+fn plugin_command(
+    name: &str,
+    args: &[u8],
+    world: &mut magnetar_ugens::World,
+) -> Result<Vec<magnetar_engine::plugin_hooks::AsyncOutcome>, PluginFailure> {
+    use magnetar_plugin::PluginCommandError as E;
+    magnetar_plugin::run_plugin_command(name, args, world).map_err(|e| match e {
+        E::Unknown(name) => PluginFailure::NoCommand(name),
+        E::Threw(name) => PluginFailure::CommandThrew(name),
+    })
+}
+
+/// The plugin host's `/b_gen` generators, their errors as the engine reports them.
+fn plugin_buf_gen(name: &str, world: &mut magnetar_ugens::World, index: usize, args: &[u8]) -> Option<Result<(), PluginFailure>> {
+    use magnetar_plugin::BufGenError as E;
+    let result = magnetar_plugin::run_buf_gen(name, world, index, args)?;
+    Some(result.map_err(|e| match e {
+        E::BufferOutOfRange(index) => PluginFailure::BufferOutOfRange(index),
+        E::Threw(name) => PluginFailure::GeneratorThrew(name),
+    }))
 }
 
 /// Prints what plugin units queued and lets libraries stop their threads.

@@ -379,15 +379,15 @@ impl Engine {
     /// value sets or maps the control so many places after the first.
     /// On a group, each synth in it (in its subgroups too) takes them.
     fn apply_controls(&mut self, node: NodeIdx, controls: &ControlSets) {
-        if self.tree.node(node).is_group() {
-            // Settings change no node's place, so the walk can follow the links.
-            let mut child = self.tree.group(node).and_then(|g| g.head);
-            while let Some(c) = child {
-                child = self.tree.node(c).next;
-                self.apply_controls(c, controls);
-            }
-            return;
+        // Settings change no node's place, so the walk can follow the links.
+        let mut cur = self.tree.next_synth_under(node, None);
+        while let Some(c) = cur {
+            self.apply_controls_to_synth(c, controls);
+            cur = self.tree.next_synth_under(node, Some(c));
         }
+    }
+
+    fn apply_controls_to_synth(&mut self, node: NodeIdx, controls: &ControlSets) {
         let (n_audio, n_control) = (self.world.num_audio_buses(), self.world.num_control_buses());
         let Some(s) = self.tree.synth_mut(node) else { return };
         for (ctl, values) in controls.iter() {
@@ -432,35 +432,38 @@ impl Engine {
         }
     }
 
+    /// Sets a control of a synth, or of every synth under a group (nested
+    /// groups too, as scsynth's group recursion reaches them), walking the
+    /// tree in place.
     fn set_control(&mut self, node: NodeIdx, ctl: ControlRef<'_>, i: i32, value: f32) {
-        if self.tree.node(node).is_group() {
-            for c in self.tree.children(node) {
-                self.set_control(c, ctl, i, value);
+        let mut cur = self.tree.next_synth_under(node, None);
+        while let Some(c) = cur {
+            if let Some(s) = self.tree.synth_mut(c) {
+                if let Some(k) = Self::control_index(&s.def, ctl, i) {
+                    s.set_control(k, value);
+                }
             }
-            return;
-        }
-        if let Some(s) = self.tree.synth_mut(node) {
-            if let Some(k) = Self::control_index(&s.def, ctl, i) {
-                s.set_control(k, value);
-            }
+            cur = self.tree.next_synth_under(node, Some(c));
         }
     }
 
+    /// Maps a control of a synth, or of every synth under a group, as
+    /// `set_control` reaches them.
     fn map_control(&mut self, node: NodeIdx, ctl: ControlRef<'_>, i: i32, bus: i32, audio: bool) {
-        if self.tree.node(node).is_group() {
-            for c in self.tree.children(node) {
-                self.map_control(c, ctl, i, bus, audio);
-            }
-            return;
-        }
         let n_audio = self.world.num_audio_buses();
         let n_control = self.world.num_control_buses();
-        let Some(s) = self.tree.synth_mut(node) else { return };
-        let Some(k) = Self::control_index(&s.def, ctl, i) else { return };
-        if audio {
-            map_control_to(s, k, bus, n_audio, ControlMap::AudioBus);
-        } else {
-            map_control_to(s, k, bus, n_control, ControlMap::ControlBus);
+        let mut cur = self.tree.next_synth_under(node, None);
+        while let Some(c) = cur {
+            if let Some(s) = self.tree.synth_mut(c) {
+                if let Some(k) = Self::control_index(&s.def, ctl, i) {
+                    if audio {
+                        map_control_to(s, k, bus, n_audio, ControlMap::AudioBus);
+                    } else {
+                        map_control_to(s, k, bus, n_control, ControlMap::ControlBus);
+                    }
+                }
+            }
+            cur = self.tree.next_synth_under(node, Some(c));
         }
     }
 

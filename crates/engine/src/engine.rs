@@ -173,6 +173,9 @@ pub struct Engine {
     /// Replies to send (`/done`, `/b_info`, ...), drained by the driver.
     /// Typed: the control side encodes them (`Reply::to_message`).
     pub replies: Vec<magnetar_protocol::Reply>,
+    /// `/g_queryTree` answers, as numbers and shared defs: the driver
+    /// makes each reply (`TreeQuery::to_reply`) where it encodes replies.
+    pub tree_queries: Vec<crate::queries::TreeQuery>,
     /// What `/b_set`, `/b_setn` and `/b_fill` do about a convolution
     /// response prepared from the buffer they change (inline; the real-time
     /// server defers it to the control thread).
@@ -287,6 +290,7 @@ impl Engine {
             record_events: false,
             events_dropped: 0,
             replies: Vec::with_capacity(256),
+            tree_queries: Vec::with_capacity(64),
             responses: crate::buffer_cmds::ResponseRefresh::Inline,
             plugin_outcomes: Vec::new(),
             scratch: Vec::new(),

@@ -88,6 +88,9 @@ pub struct NodeTree {
     hidden_id: i32,
     pub num_groups: usize,
     pub num_synths: usize,
+    /// Units of the synths in the tree (scsynth's `mNumUnits`), kept as
+    /// synths come and go so that `/status` walks nothing.
+    pub num_units: usize,
     /// Counts mutable accesses to nodes other than running a synth: a
     /// parallel group whose count did not change since its last block has
     /// the same shape, states and controls (see `edits`).
@@ -136,6 +139,7 @@ impl NodeTree {
             hidden_id: 0,
             num_groups: 1,
             num_synths: 0,
+            num_units: 0,
             edits: 0,
         }
     }
@@ -245,9 +249,12 @@ impl NodeTree {
 
     /// Inserts a new, unlinked node under `id`; the caller links it.
     pub fn insert(&mut self, id: i32, kind: NodeKind, state: CalcState) -> NodeIdx {
-        match kind {
+        match &kind {
             NodeKind::Group(_) => self.num_groups += 1,
-            NodeKind::Synth(_) => self.num_synths += 1,
+            NodeKind::Synth(s) => {
+                self.num_synths += 1;
+                self.num_units += s.num_units();
+            }
         }
         let node = Node {
             id,
@@ -490,9 +497,12 @@ impl NodeTree {
     fn delete_leaf(&mut self, idx: NodeIdx, ended: &mut Vec<i32>) {
         self.unlink(idx);
         let Some(node) = self.nodes.get_mut(idx as usize).and_then(Option::take) else { return };
-        match node.kind {
+        match &node.kind {
             NodeKind::Group(_) => self.num_groups -= 1,
-            NodeKind::Synth(_) => self.num_synths -= 1,
+            NodeKind::Synth(s) => {
+                self.num_synths -= 1;
+                self.num_units -= s.num_units();
+            }
         }
         self.by_id.remove(&node.id);
         self.free_slots.push(idx);
@@ -567,15 +577,29 @@ impl NodeTree {
         !n.sat_before.is_empty() || !n.sat_after.is_empty()
     }
 
-    /// Children of a group, in order.
-    pub fn children(&self, group: NodeIdx) -> Vec<NodeIdx> {
-        let mut out = Vec::new();
-        let mut child = self.group(group).and_then(|g| g.head);
-        while let Some(c) = child {
-            out.push(c);
-            child = self.node(c).next;
+    /// Children of a group, in order, read from the links as they go
+    /// (nothing is collected): none for a synth.
+    pub fn children(&self, group: NodeIdx) -> impl Iterator<Item = NodeIdx> + '_ {
+        let head = self.group(group).and_then(|g| g.head);
+        std::iter::successors(head, move |&c| self.node(c).next)
+    }
+
+    /// The synths of `top`'s subtree (`top` itself if it is one), in pre
+    /// order through group lists (no satellites), as `/n_set` and `/n_map`
+    /// on a group reach them; the next one after `idx` (None: start).
+    /// Walks the links in place: callers may change a synth between steps,
+    /// but not the tree's shape.
+    pub fn next_synth_under(&self, top: NodeIdx, idx: Option<NodeIdx>) -> Option<NodeIdx> {
+        let mut cur = match idx {
+            None => top,
+            Some(i) => self.pre_order_next(top, i, true)?,
+        };
+        loop {
+            if !self.node(cur).is_group() {
+                return Some(cur);
+            }
+            cur = self.pre_order_next(top, cur, true)?;
         }
-        out
     }
 }
 
@@ -594,7 +618,7 @@ mod tests {
     }
 
     fn ids(tree: &NodeTree, g: NodeIdx) -> Vec<i32> {
-        tree.children(g).into_iter().map(|c| tree.node(c).id).collect()
+        tree.children(g).map(|c| tree.node(c).id).collect()
     }
 
     #[test]

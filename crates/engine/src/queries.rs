@@ -8,6 +8,8 @@ use magnetar_protocol::commands::{ControlId, ControlValue, NodeRef};
 use magnetar_protocol::replies::{NodeState, QueryTreeNode, QueryTreeReply, Reply, StatusExtension};
 use crate::failure::FailReason;
 use magnetar_ugens::ControlMap;
+use crate::graph_def::GraphDef;
+use std::sync::Arc;
 
 use crate::limits::{MAX_DUMP_INDENT, MAX_S_GETN_VALUES};
 
@@ -21,6 +23,69 @@ pub struct DriverLoad {
     pub xruns: u64,
 }
 
+/// A `/g_queryTree` group's subtree as the audio side takes it: numbers,
+/// bus mappings and shared defs, no text. `to_reply` (on the control side)
+/// makes the typed reply, naming the controls.
+#[derive(Clone)]
+pub struct TreeQuery {
+    pub with_controls: bool,
+    /// The queried group first, then its subtree in pre order.
+    pub nodes: Vec<TreeQueryNode>,
+    /// Every listed synth's controls in turn (when asked for): value and mapping.
+    pub controls: Vec<(f32, ControlMap)>,
+}
+
+/// One node of a [`TreeQuery`].
+#[derive(Clone)]
+pub enum TreeQueryNode {
+    Group { id: i32, num_children: i32 },
+    /// `controls`: how many of the query's controls are this synth's.
+    Synth { id: i32, def: Arc<GraphDef>, controls: usize },
+}
+
+impl TreeQuery {
+    /// The `/g_queryTree.reply`: each control named by the def's first
+    /// name for it (by index when it has none).
+    pub fn to_reply(&self) -> Reply {
+        let mut controls = self.controls.iter();
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|node| match node {
+                TreeQueryNode::Group { id, num_children } => QueryTreeNode::Group { id: *id, num_children: *num_children },
+                TreeQueryNode::Synth { id, def, controls: count } => {
+                    let listed = self.with_controls.then(|| {
+                        let mut names: Vec<Option<&str>> = vec![None; *count];
+                        for (name, index) in &def.param_names {
+                            if let Some(slot) = names.get_mut(*index as usize) {
+                                slot.get_or_insert(name);
+                            }
+                        }
+                        names
+                            .iter()
+                            .enumerate()
+                            .zip(controls.by_ref())
+                            .map(|((i, name), &(v, map))| {
+                                let id = match name {
+                                    Some(name) => ControlId::Name(name.to_string()),
+                                    None => ControlId::Index(i as i32),
+                                };
+                                let value = match map {
+                                    ControlMap::Own => ControlValue::Value(v),
+                                    ControlMap::ControlBus(b) => ControlValue::ControlBus(b as i32),
+                                    ControlMap::AudioBus(b) => ControlValue::AudioBus(b as i32),
+                                };
+                                (id, value)
+                            })
+                            .collect::<Vec<_>>()
+                    });
+                    QueryTreeNode::Synth { id: *id, def_name: def.name.clone(), controls: listed }
+                }
+            })
+            .collect();
+        Reply::QueryTree(QueryTreeReply { with_controls: self.with_controls, nodes })
+    }
+}
 
 impl Engine {
     /// Where a node sits, as notifications and `/n_info` report it.
@@ -128,60 +193,48 @@ impl Engine {
         Ok(())
     }
 
-    /// One node of a `/g_queryTree.reply`, as the reply lists it: a
-    /// group's entry counts its children, which follow it in pre order.
-    fn query_node(&self, idx: NodeIdx, with_controls: bool) -> QueryTreeNode {
-        let n = self.tree.node(idx);
-        match &n.kind {
-            NodeKind::Group(g) => {
-                let mut count = 0;
-                let mut c = g.head;
-                while let Some(x) = c {
-                    count += 1;
-                    c = self.tree.node(x).next;
-                }
-                QueryTreeNode::Group { id: n.id, num_children: count }
-            }
-            NodeKind::Synth(s) => {
-                let controls = with_controls.then(|| {
-                    let mut names: Vec<Option<&str>> = vec![None; s.ctx.controls.len()];
-                    for (name, index) in &s.def.param_names {
-                        if let Some(slot) = names.get_mut(*index as usize) {
-                            slot.get_or_insert(name);
-                        }
-                    }
-                    (0..s.ctx.controls.len())
-                        .map(|i| {
-                            let id = match names[i] {
-                                Some(name) => ControlId::Name(name.to_string()),
-                                None => ControlId::Index(i as i32),
-                            };
-                            let value = match s.ctx.control_map[i] {
-                                ControlMap::Own => ControlValue::Value(s.ctx.controls[i]),
-                                ControlMap::ControlBus(b) => ControlValue::ControlBus(b as i32),
-                                ControlMap::AudioBus(b) => ControlValue::AudioBus(b as i32),
-                            };
-                            (id, value)
-                        })
-                        .collect::<Vec<_>>()
-                });
-                QueryTreeNode::Synth { id: n.id, def_name: s.def.name.clone(), controls }
-            }
-        }
-    }
-
+    /// `/g_queryTree`: each group's subtree, taken as numbers and shared
+    /// defs (`TreeQuery`) in two blocks of the pool counted first, so that
+    /// the audio side copies no name and makes no message whatever the
+    /// tree's size; the control side names the controls and encodes.
     pub(crate) fn cmd_g_query_tree(&mut self, groups: &[(NodeRef, bool)]) -> Result<(), FailReason> {
         for &(ref r, with_controls) in groups {
             let g = self.group_arg(r)?;
             // Node by node in pre order, without recursion: a deep tree
-            // costs memory, not stack.
-            let mut nodes = vec![self.query_node(g, with_controls)];
-            let mut cur = self.tree.group(g).and_then(|gd| gd.head);
+            // costs memory, not stack. Counted first, then taken.
+            let (mut num_nodes, mut num_controls) = (0usize, 0usize);
+            let mut cur = Some(g);
             while let Some(c) = cur {
-                nodes.push(self.query_node(c, with_controls));
+                num_nodes += 1;
+                if let (true, NodeKind::Synth(s)) = (with_controls, &self.tree.node(c).kind) {
+                    num_controls += s.ctx.controls.len();
+                }
                 cur = self.tree.pre_order_next(g, c, true);
             }
-            self.reply(Reply::QueryTree(QueryTreeReply { with_controls, nodes }));
+            let mut query = TreeQuery {
+                with_controls,
+                nodes: Vec::with_capacity(num_nodes),
+                controls: Vec::with_capacity(num_controls),
+            };
+            let mut cur = Some(g);
+            while let Some(c) = cur {
+                let n = self.tree.node(c);
+                let entry = match &n.kind {
+                    NodeKind::Group(_) => {
+                        let num_children = self.tree.children(c).count().min(i32::MAX as usize) as i32;
+                        TreeQueryNode::Group { id: n.id, num_children }
+                    }
+                    NodeKind::Synth(s) => {
+                        let values = s.ctx.controls.iter().zip(&s.ctx.control_map);
+                        let controls = if with_controls { values.len() } else { 0 };
+                        query.controls.extend(values.take(controls).map(|(&v, &m)| (v, m)));
+                        TreeQueryNode::Synth { id: n.id, def: Arc::clone(&s.def), controls }
+                    }
+                };
+                query.nodes.push(entry);
+                cur = self.tree.pre_order_next(g, c, true);
+            }
+            self.tree_queries.push(query);
         }
         Ok(())
     }
@@ -286,18 +339,11 @@ impl Engine {
     }
 
     /// Counts for `/status`: UGens, synths, groups, loaded SynthDefs.
+    /// The tree keeps them as nodes come and go, as scsynth's world does:
+    /// nothing is walked.
     pub fn status_counts(&self) -> (i32, i32, i32, i32) {
-        let mut ugens = 0usize;
-        let mut stack = vec![crate::node_tree::ROOT];
-        while let Some(g) = stack.pop() {
-            for c in self.tree.children(g) {
-                match &self.tree.node(c).kind {
-                    NodeKind::Group(_) => stack.push(c),
-                    NodeKind::Synth(s) => ugens += s.num_units(),
-                }
-            }
-        }
-        (ugens as i32, self.tree.num_synths as i32, self.tree.num_groups as i32, self.defs.len() as i32)
+        let count = |n: usize| n.min(i32::MAX as usize) as i32;
+        (count(self.tree.num_units), count(self.tree.num_synths), count(self.tree.num_groups), count(self.defs.len()))
     }
 
     /// `/status`; `/status 1` (an extension) appends the xrun count, disk
@@ -337,7 +383,10 @@ impl Engine {
     }
 
     /// Replies produced so far, taken out.
+    /// `/g_queryTree` answers are made here, after the others.
     pub fn take_replies(&mut self) -> Vec<Reply> {
-        std::mem::take(&mut self.replies)
+        let mut replies = std::mem::take(&mut self.replies);
+        replies.extend(self.tree_queries.drain(..).map(|q| q.to_reply()));
+        replies
     }
 }

@@ -297,6 +297,7 @@ fn run_block(engine: &mut OfflineEngine) {
 fn drain(engine: &mut OfflineEngine) {
     engine.serve_disk();
     engine.replies.clear();
+    engine.tree_queries.clear();
     engine.events.clear();
     engine.removed_defs.clear();
     engine.freed_defs.clear();

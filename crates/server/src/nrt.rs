@@ -137,6 +137,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                 engine.serve_disk();
                 // No client listens in NRT mode: replies go nowhere, text is printed.
                 engine.replies.clear();
+                engine.tree_queries.clear();
                 engine.events.clear();
                 engine.removed_defs.clear();
                 engine.freed_defs.clear();
@@ -193,6 +194,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                     eprintln!("{f}");
                 }
                 engine.replies.clear();
+                engine.tree_queries.clear();
             }
             engine.serve_disk();
             if cli.verbosity >= -1 {

@@ -180,15 +180,21 @@ impl Audio {
     }
 
     fn flush_replies(&mut self, to: &ReplyAddr) {
-        if self.engine.replies.is_empty() {
-            return;
+        if !self.engine.replies.is_empty() {
+            // Drained rather than taken, so the list keeps its capacity.
+            let mut replies = std::mem::take(&mut self.engine.replies);
+            for reply in replies.drain(..) {
+                self.send(FromAudio::Reply { to: to.clone(), reply });
+            }
+            self.engine.replies = replies;
         }
-        // Drained rather than taken, so the list keeps its capacity.
-        let mut replies = std::mem::take(&mut self.engine.replies);
-        for reply in replies.drain(..) {
-            self.send(FromAudio::Reply { to: to.clone(), reply });
+        if !self.engine.tree_queries.is_empty() {
+            let mut queries = std::mem::take(&mut self.engine.tree_queries);
+            for query in queries.drain(..) {
+                self.send(FromAudio::TreeQuery { to: to.clone(), query });
+            }
+            self.engine.tree_queries = queries;
         }
-        self.engine.replies = replies;
     }
 
     fn perform_message(&mut self, cmd: PreparedMessage, from: &ReplyAddr) {
@@ -243,6 +249,14 @@ impl Audio {
 
     /// A command the engine performs here and now.
     fn perform_engine(&mut self, cmd: PreparedMessage, from: &ReplyAddr) {
+        if cmd.kind.is_none() {
+            // A command the server does not know: its name is in the
+            // message, which goes back to the control thread anyway, and
+            // the failure is written there (nothing is formatted here).
+            self.flush_log();
+            self.send(FromAudio::NotFound { to: from.clone(), cmd });
+            return;
+        }
         let result = self.engine.perform(&cmd);
         // Responses the command left stale are remade on the control thread.
         while let Some(b) = self.engine.responses.pop() {

@@ -5,6 +5,7 @@
 
 use super::messages::{disk_stats_reply, header_of, prepare_completion, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
 use crate::net::{Incoming, ReplyAddr};
+use magnetar_engine::commands::{CommandFailure, FailReason};
 use magnetar_engine::{ControlEngine, NodeEvent, NodeEventKind, Prepared};
 use magnetar_protocol::osc::{self, Address, OscArg, OscMessage, OscPacket};
 use magnetar_protocol::{Command, CommandKind};
@@ -259,15 +260,23 @@ impl Control {
         }
     }
 
+    /// The console line and the `/fail` of a command the audio thread
+    /// performed: the failure's text is made here, off the audio thread.
+    fn command_failed(&mut self, to: &ReplyAddr, failure: &CommandFailure) {
+        if self.verbosity >= -1 {
+            crate::printer::out(format!("{failure}\n"));
+        }
+        self.send_reply(to, &failure.to_reply());
+    }
+
     pub(super) fn handle_audio(&mut self, m: FromAudio) {
         match m {
             FromAudio::Reply { to, reply } => self.send_reply(&to, &reply),
-            FromAudio::Failed { to, failure } => {
-                // The failure's text is made here, off the audio thread.
-                if self.verbosity >= -1 {
-                    crate::printer::out(format!("{failure}\n"));
-                }
-                self.send_reply(&to, &failure.to_reply());
+            FromAudio::TreeQuery { to, query } => self.send_reply(&to, &query.to_reply()),
+            FromAudio::Failed { to, failure } => self.command_failed(&to, &failure),
+            FromAudio::NotFound { to, cmd } => {
+                let failure = CommandFailure::new(cmd.name().to_string(), FailReason::CommandNotFound);
+                self.command_failed(&to, &failure);
             }
             FromAudio::RtStats { to, stats } => self.send_message(&to, &stats.reply()),
             FromAudio::DiskStats { to, values } => self.send_message(&to, &disk_stats_reply(&values[..])),

@@ -74,9 +74,16 @@ pub(super) struct AsyncRequest {
 pub(super) enum FromAudio {
     /// A reply, typed: the control thread encodes it.
     Reply { to: ReplyAddr, reply: Reply },
+    /// A `/g_queryTree` answer as the audio thread took it: the control
+    /// thread names the controls and encodes the reply.
+    TreeQuery { to: ReplyAddr, query: magnetar_engine::queries::TreeQuery },
     /// A command the audio thread performed failed: a line on the console,
     /// then `/fail` to its sender.
     Failed { to: ReplyAddr, failure: Box<magnetar_engine::commands::CommandFailure> },
+    /// A command the server does not know (its message, which holds the
+    /// name): a line on the console, then `/fail` to its sender, both
+    /// written here.
+    NotFound { to: ReplyAddr, cmd: PreparedMessage },
     /// A node notification for every client that asked for them.
     Event(NodeEvent),
     /// A synth that a failing unit ended: `/fail` to every client that asked

@@ -135,12 +135,13 @@ class RtStats:
     audio_tid: int
     xruns: int
     # Later fields, in the order the server sends them (README: poolUsed poolPeak poolMisses
-    # allPeriods allHeapOps parallelGroups diskUnderruns taskDeadlineMisses cHeapOps guardedSyscalls);
-    # older servers send none of them.
+    # allPeriods allHeapOps parallelGroups diskUnderruns taskDeadlineMisses cHeapOps droppedTriggers
+    # droppedMessages guardedSyscalls); older servers send none of them.
     more: tuple = ()
 
     def field(self, index: int) -> int | None:
-        """One of the later fields by its position after xruns (0 = poolUsed), or None."""
+        """One of the later fields by its position after xruns (0 = poolUsed; -1 = the last,
+        guardedSyscalls), or None."""
         return self.more[index] if index < len(self.more) else None
 
 

@@ -13,7 +13,7 @@ import soundfile
 from rtcheck import SAMPLE_RATE, load_defs, rt_stats, sine_def
 from rtserver import OscClient
 
-ALL_PERIODS, ALL_HEAP_OPS, GUARD = 3, 4, 8
+ALL_PERIODS, ALL_HEAP_OPS, GUARD = 3, 4, -1  # GUARD: guardedSyscalls, always the last value
 # Large enough that a copy of it could never come from the real-time pool.
 FRAMES = 1 << 20
 

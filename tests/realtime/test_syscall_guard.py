@@ -22,7 +22,7 @@ from rtcheck import SAMPLE_RATE, load_defs, quit_server, rt_stats, sine_def
 from rtserver import OscClient
 
 PERIOD = 256
-GUARD = 9  # position of the guard's count after xruns in /magnetar_rtStats.reply (the last, after cHeapOps)
+GUARD = -1  # the guard's count: always the last value of /magnetar_rtStats.reply
 PARALLEL_GROUPS = 5
 LOAD_SECONDS = 3.0
 CLIENTS = 4

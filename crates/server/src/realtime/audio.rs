@@ -5,7 +5,7 @@
 //! goes back to the control thread through a wait-free ring.
 
 use super::messages::{header_of, AsyncRequest, Done, FromAudio, Garbage, PluginAsync, RtStats, ToAudio};
-use super::{EVENTS_PER_PERIOD, FROM_AUDIO_CAPACITY, LOG_LINES_PER_PERIOD, PACKETS_PER_BLOCK, SCHEDULER_CAPACITY};
+use super::{EVENTS_PER_PERIOD, FROM_AUDIO_RESERVED, LOG_LINES_PER_PERIOD, PACKETS_PER_BLOCK, SCHEDULER_CAPACITY};
 use crate::driver::{DriverStats, PeriodIo, Process};
 use crate::net::ReplyAddr;
 use magnetar_engine::{Engine, GraphDef, Prepared, PreparedMessage};
@@ -97,7 +97,13 @@ pub(super) struct Audio {
     mono_to_unix_ns: i128,
     stats: Option<Arc<DriverStats>>,
     stats_slot: Arc<std::sync::OnceLock<Arc<DriverStats>>>,
+    /// Messages the full queue to the control thread refused (leaked, not
+    /// freed here); the reserved share keeps this at 0.
     dropped: u64,
+    /// Triggers (`/tr`, `SendReply`) and `Poll` values left out because
+    /// only the queue's reserved share was free, as scsynth drops them when
+    /// its trigger queue is full.
+    dropped_triggers: u64,
     /// Defs `-d` left out, on their way back to the control thread (room
     /// for 64 per install is reserved).
     refused_defs: Vec<Arc<GraphDef>>,
@@ -152,6 +158,7 @@ impl Audio {
             stats: None,
             stats_slot,
             dropped: 0,
+            dropped_triggers: 0,
             refused_defs: Vec::with_capacity(64),
             events_sent: 0,
             log_sent: 0,
@@ -177,6 +184,12 @@ impl Audio {
             std::mem::forget(lost);
             self.dropped += 1;
         }
+    }
+
+    /// How many messages that units produce at their own pace may still
+    /// go to the control thread now: what is free beyond the reserved share.
+    fn bulk_room(&self) -> usize {
+        self.to_control.slots().saturating_sub(FROM_AUDIO_RESERVED)
     }
 
     fn flush_replies(&mut self, to: &ReplyAddr) {
@@ -484,6 +497,8 @@ impl Audio {
             disk_underruns: self.engine.world.disk_underruns,
             deadline_misses: self.engine.tasks.deadline_misses(),
             c_heap_ops: magnetar_rt::guard::total_c_allocations_while_armed(),
+            dropped_triggers: self.dropped_triggers,
+            dropped_messages: self.dropped,
             guarded_syscalls: magnetar_rt::sysguard::caught_total(),
         }
     }
@@ -491,20 +506,23 @@ impl Audio {
     /// Hands node notifications, triggers and printed text to the control
     /// thread, which encodes and sends them (encoding allocates).
     fn notify_events(&mut self) {
-        if !self.engine.unit_failures.is_empty() {
+        // Unit failures wait (their list is bounded) while only the
+        // reserved share of the queue is free.
+        let failures_due = self.engine.unit_failures.len().min(self.bulk_room());
+        if failures_due > 0 {
             let mut failures = std::mem::take(&mut self.engine.unit_failures);
-            for f in failures.drain(..) {
+            for f in failures.drain(..failures_due) {
                 self.send(FromAudio::UnitFailed(f));
             }
             self.engine.unit_failures = failures;
         }
         // A few thousand notifications per period at most, and only while
-        // the queue is less than half full, so that a tree freed at once
-        // cannot fill the queue to the control thread and crowd out the
-        // replies (`/synced`, `/done`) behind them, however long the control
-        // thread takes to catch up.
+        // more than the reserved share of the queue is free, so that a tree
+        // freed at once cannot fill the queue to the control thread and
+        // crowd out the replies (`/synced`, `/done`) behind them, however
+        // long the control thread takes to catch up.
         let pending = self.engine.events.len();
-        let room = self.to_control.slots().saturating_sub(FROM_AUDIO_CAPACITY / 2);
+        let room = self.bulk_room();
         if pending > self.events_sent && room > 0 {
             let end = pending.min(self.events_sent + EVENTS_PER_PERIOD.min(room));
             for i in self.events_sent..end {
@@ -517,18 +535,27 @@ impl Audio {
             self.engine.events.clear();
             self.events_sent = 0;
         }
+        // Triggers and `Poll` values past the room are dropped and counted
+        // (they were made here, from the pool: dropping them is no
+        // system-heap call), as scsynth drops them when its queue is full.
         if !self.engine.world.triggers.is_empty() {
             let mut triggers = std::mem::take(&mut self.engine.world.triggers);
-            for t in triggers.drain(..) {
+            let due = triggers.len().min(self.bulk_room());
+            for t in triggers.drain(..due) {
                 self.send(FromAudio::Trigger(t));
             }
+            self.dropped_triggers += triggers.len() as u64;
+            triggers.clear();
             self.engine.world.triggers = triggers;
         }
         if !self.engine.world.polls.is_empty() {
             let mut polls = std::mem::take(&mut self.engine.world.polls);
-            for p in polls.drain(..) {
+            let due = polls.len().min(self.bulk_room());
+            for p in polls.drain(..due) {
                 self.send(FromAudio::Poll(p));
             }
+            self.dropped_triggers += polls.len() as u64;
+            polls.clear();
             self.engine.world.polls = polls;
         }
         // Defs `/d_freeAll` let go of go to the control thread to be dropped
@@ -549,9 +576,9 @@ impl Audio {
     /// fill the queue and lose lines or crowd out the replies behind them.
     fn flush_log(&mut self) {
         let pending = self.engine.log.len();
-        // Half the queue stays free for replies, whatever the control
+        // The reserved share stays free for replies, whatever the control
         // thread has not taken yet.
-        let room = self.to_control.slots().saturating_sub(FROM_AUDIO_CAPACITY / 2);
+        let room = self.bulk_room();
         if pending > self.log_sent && room > 0 {
             let end = pending.min(self.log_sent + LOG_LINES_PER_PERIOD.min(room));
             for i in self.log_sent..end {

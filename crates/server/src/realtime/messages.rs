@@ -156,6 +156,11 @@ pub(super) struct RtStats {
     pub(super) deadline_misses: u64,
     /// C and C++ code's (plugins') heap operations on the audio thread and DSP helpers.
     pub(super) c_heap_ops: u64,
+    /// Triggers and `Poll` values left out to keep the queue's reserved
+    /// share free, and messages the full queue refused (0 while the share
+    /// holds).
+    pub(super) dropped_triggers: u64,
+    pub(super) dropped_messages: u64,
     /// System calls the guard caught (`MAGNETAR_RT_GUARD=1`): always last.
     pub(super) guarded_syscalls: u64,
 }
@@ -179,6 +184,8 @@ impl RtStats {
                 long(self.disk_underruns),
                 long(self.deadline_misses),
                 long(self.c_heap_ops),
+                long(self.dropped_triggers),
+                long(self.dropped_messages),
                 long(self.guarded_syscalls),
             ],
         )

@@ -42,6 +42,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
+/// Packets from the network waiting for the control thread; past that the
+/// network threads drop them (and count them).
+const NET_CAPACITY: usize = 4096;
 /// Packets waiting for the audio thread; past that the control thread
 /// waits (it is not real-time, the network threads drop instead).
 const TO_AUDIO_CAPACITY: usize = 4096;
@@ -59,6 +62,13 @@ const EVENTS_PER_PERIOD: usize = FROM_AUDIO_CAPACITY / 4;
 /// Printed lines handed to the control thread per period (`/n_trace` of a
 /// large group prints a line per child), another quarter of its queue.
 const LOG_LINES_PER_PERIOD: usize = FROM_AUDIO_CAPACITY / 4;
+/// Of the queue from the audio thread, the share that only messages a
+/// client waits for or that must not be lost (replies, `/fail`, asynchronous
+/// requests, garbage) may take: what units produce however fast they like
+/// (`/tr` and `SendReply`, `Poll` values, node notifications, printed
+/// lines, unit failures) is handed on only while more is free, so that a
+/// flood of it cannot fill the queue and lose a `/synced` behind it.
+const FROM_AUDIO_RESERVED: usize = FROM_AUDIO_CAPACITY / 2;
 /// Timed bundles the audio thread holds at once.
 const SCHEDULER_CAPACITY: usize = 8192;
 /// Packets the audio thread takes from its queue per block, so that a flood
@@ -207,7 +217,7 @@ pub fn run(cli: &Cli) -> i32 {
 
     // The network threads' packets; the control thread waits on this queue
     // at most CONTROL_POLL, then empties the audio thread's ring.
-    let (net_tx, net_rx) = mpsc::sync_channel::<Incoming>(4096);
+    let (net_tx, net_rx) = mpsc::sync_channel::<Incoming>(NET_CAPACITY);
     let bind = cli.bind_address.parse().unwrap_or(std::net::IpAddr::from([127, 0, 0, 1]));
     let net_cfg = NetConfig {
         udp_port: cli.udp_port,
@@ -257,11 +267,26 @@ pub fn run(cli: &Cli) -> i32 {
     let mut watchdog = crate::watchdog::Watchdog::new(std::time::Instant::now());
     while control.quit.is_none() && !STOP_SIGNALLED.load(Ordering::SeqCst) {
         match net_rx.recv_timeout(CONTROL_POLL) {
-            Ok(inc) => control.handle_net(inc),
+            Ok(inc) => {
+                control.handle_net(inc);
+                // And every packet that came meanwhile (as many as the
+                // channel holds at most): while the audio thread's ring
+                // keeps this thread busy, a burst of packets is not taken
+                // one per round.
+                for _ in 0..NET_CAPACITY {
+                    let Ok(inc) = net_rx.try_recv() else { break };
+                    control.handle_net(inc);
+                }
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        while let Some(m) = from_audio_rx.pop() {
+        // What the ring held on arrival, no more: an audio thread that
+        // refills it as fast as it empties (a flood of `/tr`) must not keep
+        // this thread from the network, or the `/sync` it is to answer
+        // would never reach the audio thread.
+        for _ in 0..from_audio_rx.len() {
+            let Some(m) = from_audio_rx.pop() else { break };
             control.handle_audio(m);
         }
         control.remake_stale_responses();

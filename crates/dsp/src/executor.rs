@@ -39,7 +39,10 @@
 //! helpers are already spinning when the block opens. A helper that joined
 //! a few blocks in a row without finding anything to run (the caller ran
 //! every item before it came) sleeps at once instead: spinning would only
-//! take CPU time from the caller on a busy machine.
+//! take CPU time from the caller on a busy machine. So does every helper
+//! while the user has turned lingering off ([`Executor::set_linger`]): it
+//! knows that its next blocks do not come to the pool (it runs them on one
+//! thread), and turns lingering on, which wakes the helpers, before one does.
 //!
 //! The caller measures how long it had nothing to run in each block
 //! ([`Executor::last_wait`]): what the helpers cost it beyond the hand-over,
@@ -167,6 +170,9 @@ struct Shared {
     /// The current block's initially ready items, one share per thread.
     shares: Shares,
     shutdown: AtomicBool,
+    /// Whether idle helpers spin between blocks (for their budget) or go
+    /// to sleep as soon as they leave one (`Executor::set_linger`).
+    linger: AtomicBool,
     job: UnsafeCell<Job>,
     spin: Duration,
 }
@@ -222,6 +228,7 @@ impl Executor {
             remaining: CachePadded::new(AtomicU32::new(0)),
             shares: Shares::new(config.threads),
             shutdown: AtomicBool::new(false),
+            linger: AtomicBool::new(true),
             job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing }),
             spin: config.spin,
         });
@@ -295,6 +302,19 @@ impl Executor {
         }
     }
 
+    /// Whether idle helpers spin between blocks, ready for the next one
+    /// (the default), or sleep as soon as they leave a block: a user that
+    /// knows no block is coming soon (its next blocks run on one thread)
+    /// keeps them from burning a core meanwhile. Turning it back on wakes
+    /// sleeping helpers, so that they spin when the next block opens;
+    /// [`run_block`](Self::run_block) turns it on for its block.
+    pub fn set_linger(&self, linger: bool) {
+        let was = self.shared.linger.swap(linger, Ordering::Relaxed);
+        if linger && !was {
+            self.wake_helpers();
+        }
+    }
+
     /// Runs every item of `plan` once, in an order that respects the plan's
     /// dependencies, on all threads; returns when all items ran.
     ///
@@ -308,6 +328,8 @@ impl Executor {
         let sh = &*self.shared;
         let helpers = !self.wake.is_empty();
         if helpers {
+            // The block's helpers spin until it opens.
+            sh.linger.store(true, Ordering::Relaxed);
             // First, so that the wake-up overlaps with the resets below.
             self.wake_helpers();
         }
@@ -537,7 +559,10 @@ fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
                     served = block;
                     since = Instant::now();
                     fruitless = if ran == 0 { fruitless + 1 } else { 0 };
-                    if fruitless >= FRUITLESS_BLOCKS {
+                    // Nothing to spin for (`Executor::set_linger`), or nothing
+                    // found to run several blocks in a row: sleep now.
+                    let linger = sh.linger.load(Ordering::Relaxed);
+                    if fruitless >= FRUITLESS_BLOCKS || !linger {
                         fruitless = 0;
                         // The signals of the block just served may still be
                         // latched: take them, unless the next block opened
@@ -561,7 +586,7 @@ fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
                 // A new signal (the next block, or an early wake) restarts the budget.
                 if waiter.try_wait() {
                     since = Instant::now();
-                } else if since.elapsed() >= sh.spin {
+                } else if !sh.linger.load(Ordering::Relaxed) || since.elapsed() >= sh.spin {
                     break;
                 }
             }

@@ -60,6 +60,10 @@ pub struct EngineOptions {
     /// thread, and runs it the faster way (`spread`); false spreads every
     /// group that may be spread.
     pub parallel_measured: bool,
+    /// Runs every parallel group on one thread, children in order (with
+    /// the threads started all the same): measurements of the one-thread
+    /// way against `-T 1`.
+    pub parallel_never: bool,
 }
 
 impl Default for EngineOptions {
@@ -83,6 +87,7 @@ impl Default for EngineOptions {
             rgen_per_synth: false,
             parallel_exact: true,
             parallel_measured: true,
+            parallel_never: false,
         }
     }
 }
@@ -220,6 +225,10 @@ pub struct Engine {
     serial: bool,
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
+    /// Whether a parallel group of this block is to run on the threads in
+    /// the next block: if none is, the helpers sleep between blocks
+    /// instead of spinning (`Executor::set_linger`).
+    spread_next: bool,
     /// The work of the parallel groups computed lately, the most recent
     /// first: a group's is reused while the tree is not edited (empty
     /// without helper threads).
@@ -300,6 +309,7 @@ impl Engine {
             run_here: None,
             serial: false,
             parallel: None,
+            spread_next: false,
             parallel_jobs: Vec::new(),
             latency: Default::default(),
             log: Vec::with_capacity(16),
@@ -580,6 +590,11 @@ impl Engine {
             self.calc_group(ROOT);
         }
         self.tracing = false;
+        if let Some(p) = &self.parallel {
+            // Helpers spin for the next block only if a group will spread.
+            p.set_linger(self.spread_next);
+        }
+        self.spread_next = false;
         trace::span(trace::Kind::Block, traced, self.world.buf_counter as u32, 0);
         // Between this block and the next: the collector's snapshot (paper 000, ch. 10).
         if let Some(t) = started {
@@ -795,12 +810,13 @@ impl Engine {
         self.latency.parallel_prepare.record_duration(started.elapsed());
         let jobs = &mut self.parallel_jobs[0];
         jobs.chooser.note_items(jobs.items());
-        let way = if self.options.parallel_measured {
-            // In real time the one-thread way is tried only while it is
-            // sure to end well within the period.
-            let budget = self.options.realtime.then(|| {
-                (self.world.block_size as f64 / self.world.sample_rate * 0.5e9) as u64
-            });
+        // In real time the one-thread way is tried only while it is sure to
+        // end well within the period.
+        let budget =
+            self.options.realtime.then(|| (self.world.block_size as f64 / self.world.sample_rate * 0.5e9) as u64);
+        let way = if self.options.parallel_never {
+            crate::spread::Way::One
+        } else if self.options.parallel_measured {
             jobs.chooser.way(threads, budget)
         } else {
             crate::spread::Way::Spread
@@ -820,6 +836,7 @@ impl Engine {
             trace::span(trace::Kind::GroupOne, traced, id, items);
             let ns = ran.elapsed().as_nanos() as u64;
             self.parallel_jobs[0].chooser.record(way, ns, 0);
+            self.note_next_way(threads, budget);
             return true;
         }
         // Checked above (`matches`): the pool is there.
@@ -848,7 +865,21 @@ impl Engine {
         let ns = ran.elapsed().as_nanos() as u64;
         let wait = self.parallel.as_ref().map_or(0, |p| p.last_wait_ns());
         self.parallel_jobs[0].chooser.record(way, ns, wait);
+        self.note_next_way(threads, budget);
         true
+    }
+
+    /// Notes whether the group just run (`parallel_jobs[0]`) will run on
+    /// the threads in the next block, for the helpers' idling.
+    fn note_next_way(&mut self, threads: usize, budget: Option<u64>) {
+        let spread = if self.options.parallel_never {
+            false
+        } else if self.options.parallel_measured {
+            self.parallel_jobs[0].chooser.way(threads, budget) == crate::spread::Way::Spread
+        } else {
+            true
+        };
+        self.spread_next |= spread;
     }
 
     /// The def of a synth that may join a lockstep run: running, its def

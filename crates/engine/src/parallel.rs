@@ -766,6 +766,11 @@ impl Parallel {
         self.executor.last_wait().as_nanos() as u64
     }
 
+    /// Whether idle helpers spin between blocks (see `Executor::set_linger`).
+    pub fn set_linger(&self, linger: bool) {
+        self.executor.set_linger(linger);
+    }
+
     /// Kernel thread ids of the helper threads.
     pub fn helper_tids(&self) -> Vec<i32> {
         self.executor.helper_setups().iter().map(|s| s.tid).collect()

@@ -36,6 +36,11 @@ fn voice_def() -> Vec<u8> {
 }
 
 fn engine(threads: usize, measured: bool) -> OfflineEngine {
+    engine_with(threads, measured, false)
+}
+
+/// `never`: every parallel group on one thread, with the helpers started.
+fn engine_with(threads: usize, measured: bool, never: bool) -> OfflineEngine {
     let mut e = OfflineEngine::new(EngineOptions {
         sample_rate: 48_000.0,
         block_size: 64,
@@ -47,6 +52,7 @@ fn engine(threads: usize, measured: bool) -> OfflineEngine {
         threads,
         seed: Some(11),
         parallel_measured: measured,
+        parallel_never: never,
         ..Default::default()
     });
     let sine = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap();
@@ -190,12 +196,14 @@ fn random_trees_render_the_same_samples_on_one_two_and_four_threads() {
             ("-T 1".to_string(), engine(1, true)),
             ("-T 2".to_string(), engine(2, true)),
             ("-T 2, every group spread".to_string(), engine(2, false)),
+            ("-T 2, every group on one thread".to_string(), engine_with(2, true, true)),
             ("-T 4".to_string(), engine(4, true)),
             ("-T 4, every group spread".to_string(), engine(4, false)),
         ];
         assert_eq!(engines[2].1.threads(), 2, "the test needs helper threads");
         render_alike(seed, &mut engines);
-        spread += engines[2].1.parallel_groups_run() + engines[4].1.parallel_groups_run();
+        assert_eq!(engines[3].1.parallel_groups_run(), 0, "tree {seed:#x}: a group spread with MAGNETAR_SPREAD=never");
+        spread += engines[2].1.parallel_groups_run() + engines[5].1.parallel_groups_run();
     }
     assert!(spread > BLOCKS as u64, "the trees' groups ran on several threads in only {spread} blocks");
 }

@@ -31,6 +31,11 @@ fn main() {
     if std::env::var_os("MAGNETAR_SPREAD").is_some_and(|v| v == "always") {
         cli.engine.parallel_measured = false;
     }
+    // Every parallel group on one thread, with the threads started all the
+    // same (measurements of the one-thread way against -T 1).
+    if std::env::var_os("MAGNETAR_SPREAD").is_some_and(|v| v == "never") {
+        cli.engine.parallel_never = true;
+    }
     // Scalar lane kernels only (same output): lets tests compare both.
     if std::env::var_os("MAGNETAR_SCALAR_KERNELS").is_some_and(|v| v == "1") {
         magnetar_ugens::vector::set_scalar_only(true);

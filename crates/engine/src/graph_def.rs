@@ -200,10 +200,12 @@ impl GraphDef {
                     unit: last as u32,
                     lanes: members.len(),
                     audio: units[last].rate == Rate::Audio,
-                    lane: if members.len() == 1 && protos[last].pure {
+                    lane: if !protos[last].pure {
+                        None
+                    } else if members.len() == 1 {
                         registry.lanes(&units[last].name)
                     } else {
-                        None
+                        registry.batch_lanes(&units[last].name)
                     },
                     inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
                     outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),

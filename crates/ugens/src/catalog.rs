@@ -47,6 +47,7 @@ fn osc(r: &mut Registry) {
     r.add::<SinOsc>("SinOsc").pure().inputs(2).outputs(1);
     r.add::<FSinOsc>("FSinOsc").pure().inputs(2).outputs(1);
     r.add_batch("FSinOsc", fsinosc_batchable, new_fsinosc_batch);
+    r.add_batch_lanes("FSinOsc", fsinosc_batch_lanes);
     r.add::<Osc>("Osc").buffer(0, BufferUse::Read).inputs(3).outputs(1);
     r.add::<OscN>("OscN").buffer(0, BufferUse::Read).inputs(3).outputs(1);
     r.add::<COsc>("COsc").buffer(0, BufferUse::Read).inputs(3).outputs(1);

@@ -11,6 +11,8 @@
 mod banks;
 #[cfg(target_arch = "x86_64")]
 mod dsf_x8;
+#[cfg(target_arch = "x86_64")]
+mod fsin_x8;
 mod feedback;
 mod lf_shapes;
 mod vosc;
@@ -652,18 +654,52 @@ impl FSinOscBatch {
     }
 }
 
-impl Unit for FSinOscBatch {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        if !self.fixed {
-            for l in 0..self.lanes {
-                let freq = io.in0(2 * l) as f64;
-                if freq != self.freq[l] {
-                    self.freq[l] = freq;
-                    self.b1[l] = 2.0 * (freq * cx.rate.radians_per_sample).cos();
-                }
+impl FSinOscBatch {
+    /// New frequencies from the inputs (as a lone FSinOsc takes them).
+    fn follow_freqs(&mut self, io: &Wires<'_>, rate: &RateInfo) {
+        if self.fixed {
+            return;
+        }
+        for l in 0..self.lanes {
+            let freq = io.in0(2 * l) as f64;
+            if freq != self.freq[l] {
+                self.freq[l] = freq;
+                self.b1[l] = 2.0 * (freq * rate.radians_per_sample).cos();
             }
         }
+    }
+
+    fn run(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
+        self.follow_freqs(io, rate);
         let n = io.n();
+        #[cfg(target_arch = "x86_64")]
+        if crate::vector::avx2() {
+            let mut base = 0;
+            while base < self.lanes {
+                let live = (self.lanes - base).min(fsin_x8::WIDTH);
+                let mut st = fsin_x8::Fsin16 { b1: [0.0; 16], y1: [0.0; 16], y2: [0.0; 16] };
+                st.b1[..live].copy_from_slice(&self.b1[base..base + live]);
+                st.y1[..live].copy_from_slice(&self.y1[base..base + live]);
+                st.y2[..live].copy_from_slice(&self.y2[base..base + live]);
+                let mut out = [std::ptr::null_mut::<f32>(); fsin_x8::WIDTH];
+                for (j, o) in out.iter_mut().enumerate().take(live) {
+                    *o = io.out_ptr(base + j);
+                }
+                // SAFETY: AVX2 is present; each output pointer is lane
+                // base + j's own output, valid for the block's n samples.
+                unsafe {
+                    if live > 8 {
+                        fsin_x8::run::<2>(&mut st, &out[..live], n);
+                    } else {
+                        fsin_x8::run::<1>(&mut st, &out[..live], n);
+                    }
+                }
+                self.y1[base..base + live].copy_from_slice(&st.y1[..live]);
+                self.y2[base..base + live].copy_from_slice(&st.y2[..live]);
+                base += live;
+            }
+            return;
+        }
         let mut base = 0;
         while base < self.lanes {
             // Eight lanes at a time, or four when no more than four are left,
@@ -674,6 +710,99 @@ impl Unit for FSinOscBatch {
             } else {
                 self.run_chunk::<4>(io, base, n);
                 base += 4;
+            }
+        }
+    }
+}
+
+impl Unit for FSinOscBatch {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.run(io, cx.rate);
+    }
+}
+
+/// The FSinOsc batch step of several synths of one def: the oscillators of
+/// all of them, sixteen at a time, so that a synth with few oscillators
+/// still runs them beside enough others to hide the recurrence's latency.
+/// Each oscillator does exactly what it does in its own synth's batch.
+pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let k = lanes.len;
+    let mut units: [*mut FSinOscBatch; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    for l in 0..k {
+        let Some(io) = lanes.ios[l].as_mut() else { return };
+        let Some(u) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<FSinOscBatch>()) else {
+            return;
+        };
+        u.follow_freqs(io, rate);
+        units[l] = u;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        const W: usize = fsin_x8::WIDTH;
+        let mut st = fsin_x8::Fsin16 { b1: [0.0; W], y1: [0.0; W], y2: [0.0; W] };
+        let mut out = [std::ptr::null_mut::<f32>(); W];
+        // Which unit and lane each oscillator of the chunk came from.
+        let mut from = [(0usize, 0usize); W];
+        let mut live = 0;
+        let mut n = 0;
+        let mut flush = move |st: &mut fsin_x8::Fsin16, out: &[*mut f32], from: &[(usize, usize)], n: usize| {
+            // SAFETY: AVX2 is present; each pointer is one oscillator's own
+            // output, valid for the block's n samples.
+            unsafe {
+                if out.len() > 8 {
+                    fsin_x8::run::<2>(st, out, n);
+                } else {
+                    fsin_x8::run::<1>(st, out, n);
+                }
+            }
+            for (j, &(l, o)) in from.iter().enumerate() {
+                // SAFETY: distinct units borrowed through `lanes`; no other
+                // reference to them is live here.
+                let u = unsafe { &mut *units[l] };
+                u.y1[o] = st.y1[j];
+                u.y2[o] = st.y2[j];
+            }
+        };
+        for l in 0..k {
+            // SAFETY: as in `flush`.
+            let u = unsafe { &*units[l] };
+            let Some(io) = lanes.ios[l].as_mut() else { return };
+            n = io.n();
+            for o in 0..u.lanes {
+                st.b1[live] = u.b1[o];
+                st.y1[live] = u.y1[o];
+                st.y2[live] = u.y2[o];
+                out[live] = io.out_ptr(o);
+                from[live] = (l, o);
+                live += 1;
+                if live == W {
+                    flush(&mut st, &out, &from, n);
+                    live = 0;
+                }
+            }
+        }
+        if live > 0 {
+            st.b1[live..].fill(0.0);
+            st.y1[live..].fill(0.0);
+            st.y2[live..].fill(0.0);
+            flush(&mut st, &out[..live], &from[..live], n);
+        }
+        return;
+    }
+    for l in 0..k {
+        // SAFETY: as above.
+        let u = unsafe { &mut *units[l] };
+        if let Some(io) = lanes.ios[l].as_mut() {
+            let n = io.n();
+            let mut base = 0;
+            while base < u.lanes {
+                if u.lanes - base > 4 {
+                    u.run_chunk::<8>(io, base, n);
+                    base += 8;
+                } else {
+                    u.run_chunk::<4>(io, base, n);
+                    base += 4;
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ pub struct Registry {
     ctors: HashMap<&'static str, UnitCtor>,
     batches: HashMap<&'static str, BatchEntry>,
     lanes: HashMap<&'static str, LaneKernel>,
+    batch_lanes: HashMap<&'static str, LaneKernel>,
     /// What each unit declared at registration.
     decls: HashMap<&'static str, Decl>,
 }
@@ -57,6 +58,7 @@ impl Registry {
         self.ctors.insert(name, ctor);
         self.batches.remove(name);
         self.lanes.remove(name);
+        self.batch_lanes.remove(name);
         self.decls.insert(name, Decl::FOREIGN);
     }
 
@@ -101,6 +103,17 @@ impl Registry {
     pub fn add_lanes(&mut self, name: &'static str, kernel: LaneKernel) {
         let previous = self.lanes.insert(name, kernel);
         assert!(previous.is_none(), "lane kernel for UGen {name} registered twice");
+    }
+
+    /// Registers the lane kernel of a UGen's batch unit (see `add_batch`):
+    /// the batch step of several synths of one def computed together.
+    pub fn add_batch_lanes(&mut self, name: &'static str, kernel: LaneKernel) {
+        let previous = self.batch_lanes.insert(name, kernel);
+        assert!(previous.is_none(), "batch lane kernel for UGen {name} registered twice");
+    }
+
+    pub fn batch_lanes(&self, name: &str) -> Option<LaneKernel> {
+        self.batch_lanes.get(name).copied()
     }
 
     pub fn lanes(&self, name: &str) -> Option<LaneKernel> {

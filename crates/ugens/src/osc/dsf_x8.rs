@@ -31,24 +31,24 @@ fn frac(phase: __m256i) -> __m256 {
     _mm256_sub_ps(one_to_two, _mm256_set1_ps(1.0))
 }
 
-/// `pair13` for eight phases, from a table of side-by-side pairs: one
-/// 64-bit load per lane fetches both points.
+/// `pair13` for eight phases, from a table of side-by-side pairs: each
+/// lane's two points are one 64-bit element, gathered four at a time.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn pair(pairs: &[[f32; 2]; SINE_SIZE], phase: __m256i) -> (__m256, __m256) {
     let idx = _mm256_and_si256(_mm256_srli_epi32::<16>(phase), _mm256_set1_epi32(SINE_MASK as i32));
-    let mut at = [0u32; 8];
-    // SAFETY: a store into a local array of eight.
-    unsafe { _mm256_storeu_si256(at.as_mut_ptr().cast(), idx) };
-    let base = pairs.as_ptr().cast::<f64>();
-    // SAFETY: every index is at most SINE_MASK, inside the table.
-    let two = |j: usize| unsafe {
-        _mm_castpd_ps(_mm_loadh_pd(_mm_load_sd(base.add(at[j] as usize)), base.add(at[j + 1] as usize)))
-    };
-    // Loaded so that one shuffle per half yields the lanes in order:
+    // Gathered so that one shuffle per half yields the lanes in order:
     // lo = a0 b0 a1 b1 | a4 b4 a5 b5, hi = a2 b2 a3 b3 | a6 b6 a7 b7.
-    let lo = _mm256_set_m128(two(4), two(0));
-    let hi = _mm256_set_m128(two(6), two(2));
+    let idx = _mm256_permutevar8x32_epi32(idx, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+    let base = pairs.as_ptr().cast::<f64>();
+    // SAFETY: every index is at most SINE_MASK, inside the table of
+    // SINE_SIZE pairs of 8 bytes each.
+    let (lo, hi) = unsafe {
+        (
+            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_castsi256_si128(idx))),
+            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_extracti128_si256::<1>(idx))),
+        )
+    };
     (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi))
 }
 

@@ -883,7 +883,8 @@ impl Engine {
     }
 
     /// The def of a synth that may join a lockstep run: running, its def
-    /// lockstep-safe, and none of its controls mapped to a bus.
+    /// lockstep-safe (or safe but for random numbers, drawn from the
+    /// synth's own generator), and none of its controls mapped to a bus.
     fn lockstep_candidate(&self, idx: NodeIdx) -> Option<*const GraphDef> {
         let node = self.tree.node(idx);
         if !self.lockstep
@@ -894,7 +895,8 @@ impl Engine {
             return None;
         }
         let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };
-        if !s.def.lockstep || s.def.scratch_len * MAX_LANES > self.lane_scratch.len() {
+        let safe = s.def.lockstep || (s.def.lockstep_own_rng && s.rgen.is_some());
+        if !safe || s.def.scratch_len * MAX_LANES > self.lane_scratch.len() {
             return None;
         }
         if s.ctx.control_map.iter().any(|m| *m != magnetar_ugens::ControlMap::Own) {

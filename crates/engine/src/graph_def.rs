@@ -110,6 +110,9 @@ pub struct GraphDef {
     /// Whether synths of this def may run step by step side by side (see
     /// `lockstep_safe`).
     pub lockstep: bool,
+    /// Whether it may, as `lockstep`, when each synth has its own random
+    /// generator: each synth then draws from its own, in its own order.
+    pub lockstep_own_rng: bool,
     /// Whether synths of this def in a parallel group may run on any
     /// thread: lockstep-safe, or reading buses with `In`/`InFeedback`/`LagIn`/`InTrig`, with
     /// `Out` or `ReplaceOut` as the bus writer, whose writes the engine
@@ -213,7 +216,9 @@ impl GraphDef {
             })
             .collect();
         let safe = lockstep_safe(def, &protos);
-        let lockstep = safe && steps.iter().any(|st| st.lane.is_some());
+        let any_lane = steps.iter().any(|st| st.lane.is_some());
+        let lockstep = safe && any_lane;
+        let lockstep_own_rng = any_lane && units_safe(def, &protos, false, true);
         let (bus_reads, bus_write) = bus_accesses(def, &protos);
         let buffer_accesses = buffer_accesses(def, &protos);
         // Reading buses and buffers is allowed on top of what lockstep allows.
@@ -258,6 +263,7 @@ impl GraphDef {
             local_len,
             scratch_len,
             lockstep,
+            lockstep_own_rng,
             parallel,
             parallel_own_rng,
             bus_reads,

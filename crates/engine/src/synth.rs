@@ -317,8 +317,9 @@ impl Synth {
     /// def step by step side by side). `scratch` holds this synth's audio
     /// wires for the whole block; `step` is `def.steps[si]` and `rate` its
     /// rate, looked up once by the caller for all the synths it runs. Only
-    /// for lockstep-safe defs, which draw no random numbers per block, so the
-    /// synth's own generator (if any) is not swapped in.
+    /// for lockstep-safe defs, which draw no random numbers per block, and
+    /// for defs that draw when the synth has its own generator, which is
+    /// then swapped in for the step.
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else
@@ -332,8 +333,15 @@ impl Synth {
         self.at = si as u32;
         self.running = true;
         // Lockstep defs have no demand-rate units.
+        let own_rng = !self.def.lockstep && self.rgen.is_some();
+        if own_rng {
+            self.enter_rgen(world);
+        }
         let mut cx = UnitCtx::new(world, &mut self.ctx, rate, &mut self.done, step.unit as usize);
         self.units[si].next(&mut io, &mut cx);
+        if own_rng {
+            self.leave_rgen(world);
+        }
         self.running = false;
         self.local_bufs(world, false);
     }

@@ -8,10 +8,10 @@ Writes/updates the "Parallel groups" section of BENCHMARKS.md.
 """
 
 import argparse
+import os
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -216,14 +216,23 @@ ENGINES = [
 ]
 
 
-def render(cmd, score, out):
+def render(cmd, score, out, env=None):
+    """Renders `score` into `out` with server command `cmd`; returns (wall seconds, CPU seconds
+    of the server: user + system). The server's output is kept for the error message only."""
     full = [*cmd, "-o", "2", "-a", "1024", "-N", str(score), "_", str(out), "48000", "WAV", "float"]
-    t0 = time.perf_counter()
-    p = subprocess.run(full, capture_output=True, text=True, errors="replace")
-    dt = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(full)} failed ({p.returncode}): {(p.stdout + p.stderr)[-800:]}")
-    return dt
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        pid = os.posix_spawnp(full[0], full, env if env is not None else os.environ,
+                              file_actions=[(os.POSIX_SPAWN_DUP2, log.fileno(), 1),
+                                            (os.POSIX_SPAWN_DUP2, log.fileno(), 2)])
+        _, status, ru = os.wait4(pid, 0)
+        wall = time.perf_counter() - t0
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            log.seek(0)
+            tail = log.read().decode(errors="replace")[-800:]
+            raise RuntimeError(f"{' '.join(full)} failed ({code}): {tail}")
+    return wall, ru.ru_utime + ru.ru_stime
 
 
 def pair_speed(cmd, score, outs):
@@ -233,7 +242,7 @@ def pair_speed(cmd, score, outs):
     times = [0.0, 0.0]
 
     def one(k):
-        times[k] = render(cmd, score, outs[k])
+        times[k] = render(cmd, score, outs[k])[0]
 
     threads = [threading.Thread(target=one, args=(k,)) for k in range(2)]
     for t in threads:
@@ -272,7 +281,7 @@ def main():
             pairs = []
             for _ in range(args.reps):
                 for e, cmd in ENGINES:
-                    times[e].append(render(cmd, score, outs[e]))
+                    times[e].append(render(cmd, score, outs[e])[0])
                 pairs.append(pair_speed(dict(ENGINES)["magnetar -T 1"], score, [tmp / "pair0.wav", tmp / "pair1.wav"]))
             row = {e: statistics.median(ts) for e, ts in times.items()}
             best = {e: min(ts) for e, ts in times.items()}

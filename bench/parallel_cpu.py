@@ -15,27 +15,12 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from parallel_bench import SCORES, same_samples  # noqa: E402
+from parallel_bench import SCORES, render, same_samples  # noqa: E402
 from nrt import MAGNETAR  # noqa: E402
-
-
-def render(cmd, score, out, env=None):
-    """Runs one render; returns (wall seconds, CPU seconds of the child)."""
-    full = [*cmd, "-o", "2", "-a", "1024", "-N", str(score), "_", str(out), "48000", "WAV", "float"]
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(full[0], full, env if env is not None else os.environ,
-                         file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                                       (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-    _, status, ru = os.wait4(pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(full)} failed ({status})")
-    return wall, ru.ru_utime + ru.ru_stime
 
 
 def main():

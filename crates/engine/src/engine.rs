@@ -1206,7 +1206,10 @@ pub(crate) unsafe fn calc_lockstep_steps(synths: &[*mut Synth], world: &mut Worl
         let rate = if step.audio { &full } else { &block };
         // A synth whose unit failed takes no further steps; the others
         // finish their block.
-        match step.lane {
+        // A drawing step's kernel needs every synth's own generator.
+        // SAFETY: as below.
+        let kernel = step.lane.filter(|_| !step.draws || synths.iter().all(|&sp| unsafe { (*sp).rgen.is_some() }));
+        match kernel {
             Some(kernel) => {
                 let mut lanes = Lanes::new();
                 for (l, &sp) in synths.iter().enumerate() {
@@ -1217,6 +1220,12 @@ pub(crate) unsafe fn calc_lockstep_steps(synths: &[*mut Synth], world: &mut Worl
                     // SAFETY: as above.
                     let (unit, io) = unsafe { (*sp).lane_parts(si, bs, scratch.add(l * sl)) };
                     lanes.push(unit, io);
+                    if step.draws {
+                        // SAFETY: the generator is a field of synth `l` that
+                        // `lane_parts` does not borrow; nothing else uses it
+                        // during the step.
+                        lanes.rgens[lanes.len - 1] = unsafe { (*sp).rgen.as_mut() };
+                    }
                 }
                 let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
                 if failed {

@@ -78,6 +78,9 @@ pub struct Step {
     pub audio: bool,
     /// A kernel that runs this step for several synths of the def at once.
     pub lane: Option<magnetar_ugens::LaneKernel>,
+    /// Whether the step draws random numbers (its lane kernel, if any, then
+    /// needs every synth's own generator).
+    pub draws: bool,
     pub inputs: Vec<WireRef>,
     pub outputs: Vec<WireRef>,
 }
@@ -203,12 +206,16 @@ impl GraphDef {
                     unit: last as u32,
                     lanes: members.len(),
                     audio: units[last].rate == Rate::Audio,
-                    lane: if !protos[last].pure {
-                        None
-                    } else if members.len() == 1 {
+                    draws: protos[last].draws,
+                    // Kernels of units that draw take each synth's own
+                    // generator (lockstep runs of such defs hold only synths
+                    // that have one).
+                    lane: if members.len() == 1 && (protos[last].pure || protos[last].draws) {
                         registry.lanes(&units[last].name)
-                    } else {
+                    } else if members.len() > 1 && protos[last].pure {
                         registry.batch_lanes(&units[last].name)
+                    } else {
+                        None
                     },
                     inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
                     outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),

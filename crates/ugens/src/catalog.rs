@@ -86,11 +86,14 @@ fn reverb(r: &mut Registry) {
 fn noise(r: &mut Registry) {
     use crate::noise::*;
     r.add::<WhiteNoise>("WhiteNoise").random().outputs(1);
+    r.add_lanes("WhiteNoise", white_noise_lanes);
     r.add::<ClipNoise>("ClipNoise").random().outputs(1);
     r.add::<PinkNoise>("PinkNoise").random().outputs(1);
     r.add::<BrownNoise>("BrownNoise").random().outputs(1);
     r.add::<Dust>("Dust").random().inputs(1).outputs(1);
     r.add::<Dust2>("Dust2").random().inputs(1).outputs(1);
+    r.add_lanes("Dust", dust_lanes::<false>);
+    r.add_lanes("Dust2", dust_lanes::<true>);
     r.add::<LFNoise0>("LFNoise0").random().inputs(1).outputs(1);
     r.add::<LFNoise1>("LFNoise1").random().inputs(1).outputs(1);
     r.add::<LFNoise2>("LFNoise2").random().inputs(1).outputs(1);

@@ -8,6 +8,8 @@
 //! the synth runs).
 
 mod dynamic;
+#[cfg(target_arch = "x86_64")]
+mod draw_x8;
 mod random;
 mod twindex;
 
@@ -19,7 +21,7 @@ pub use random::{
 
 use crate::common::math::{d2i, sc_max};
 use crate::rgen::RGen;
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 
 /// Sample `i` of an input; control and scalar inputs hold one value.
 #[inline(always)]
@@ -170,15 +172,22 @@ impl<const BIPOLAR: bool> Construct for DustUnit<BIPOLAR> {
     }
 }
 
-impl<const BIPOLAR: bool> Unit for DustUnit<BIPOLAR> {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+impl<const BIPOLAR: bool> DustUnit<BIPOLAR> {
+    /// Threshold and scale for the density input.
+    fn follow(&mut self, io: &Wires<'_>, rate: &RateInfo) {
         let density = io.in0(0);
         if density != self.density {
-            self.thresh = (density as f64 * cx.rate.sample_dur) as f32;
+            self.thresh = (density as f64 * rate.sample_dur) as f32;
             let span = if BIPOLAR { 2.0 } else { 1.0 };
             self.scale = if self.thresh > 0.0 { span / self.thresh } else { 0.0 };
             self.density = density;
         }
+    }
+}
+
+impl<const BIPOLAR: bool> Unit for DustUnit<BIPOLAR> {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.follow(io, cx.rate);
         let (thresh, scale) = (self.thresh, self.scale);
         let out = io.out(0);
         with_rgen(cx, |g| {
@@ -195,6 +204,91 @@ impl<const BIPOLAR: bool> Unit for DustUnit<BIPOLAR> {
                 };
             }
         });
+    }
+}
+
+/// The outputs and generators of a drawing unit's lanes: `None` when a lane
+/// lacks either (the engine gives every lane both).
+fn draw_lanes(lanes: &mut Lanes<'_>) -> Option<([*mut f32; MAX_LANES], [*mut RGen; MAX_LANES], usize)> {
+    let mut out = [std::ptr::null_mut(); MAX_LANES];
+    let mut gens = [std::ptr::null_mut(); MAX_LANES];
+    let mut n = 0;
+    for l in 0..lanes.len {
+        let io = lanes.ios[l].as_mut()?;
+        gens[l] = std::ptr::from_mut(lanes.rgens[l].as_deref_mut()?);
+        out[l] = io.out_ptr(0);
+        n = io.n();
+    }
+    Some((out, gens, n))
+}
+
+/// WhiteNoise of several synths, each drawing from its own generator
+/// exactly the numbers it draws alone.
+pub(crate) fn white_noise_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+    let k = lanes.len;
+    let Some((out, gens, n)) = draw_lanes(lanes) else { return };
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        let none = [0.0f32; MAX_LANES];
+        // SAFETY: AVX2 is present; each output is lane l's own, valid for n
+        // samples, and each generator lane l's synth's own.
+        unsafe { draw_x8::draw::<{ draw_x8::WHITE }>(&gens[..k], &out[..k], &none, &none, n) };
+        return;
+    }
+    for l in 0..k {
+        // SAFETY: as above.
+        let g = unsafe { &mut *gens[l] };
+        for i in 0..n {
+            // SAFETY: as above.
+            unsafe { *out[l].add(i) = g.frand2() };
+        }
+    }
+}
+
+/// Dust or Dust2 of several synths, as `white_noise_lanes`.
+pub(crate) fn dust_lanes<const BIPOLAR: bool>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let k = lanes.len;
+    let mut thresh = [0.0f32; MAX_LANES];
+    let mut scale = [0.0f32; MAX_LANES];
+    for l in 0..k {
+        let Some(io) = lanes.ios[l].as_ref() else { return };
+        let Some(u) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<DustUnit<BIPOLAR>>()) else {
+            return;
+        };
+        u.follow(io, rate);
+        thresh[l] = u.thresh;
+        scale[l] = u.scale;
+    }
+    let Some((out, gens, n)) = draw_lanes(lanes) else { return };
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: as in `white_noise_lanes`.
+        unsafe {
+            if BIPOLAR {
+                draw_x8::draw::<{ draw_x8::DUST2 }>(&gens[..k], &out[..k], &thresh, &scale, n);
+            } else {
+                draw_x8::draw::<{ draw_x8::DUST }>(&gens[..k], &out[..k], &thresh, &scale, n);
+            }
+        }
+        return;
+    }
+    for l in 0..k {
+        // SAFETY: as in `white_noise_lanes`.
+        let g = unsafe { &mut *gens[l] };
+        for i in 0..n {
+            let z = g.frand();
+            let v = if z < thresh[l] {
+                if BIPOLAR {
+                    z * scale[l] - 1.0
+                } else {
+                    z * scale[l]
+                }
+            } else {
+                0.0
+            };
+            // SAFETY: as above.
+            unsafe { *out[l].add(i) = v };
+        }
     }
 }
 

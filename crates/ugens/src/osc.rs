@@ -10,7 +10,7 @@
 
 mod banks;
 #[cfg(target_arch = "x86_64")]
-mod dsf_x8;
+pub(crate) mod dsf_x8;
 #[cfg(target_arch = "x86_64")]
 mod fsin_x8;
 mod feedback;

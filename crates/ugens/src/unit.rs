@@ -443,12 +443,20 @@ pub const MAX_LANES: usize = 16;
 pub struct Lanes<'a> {
     pub units: [Option<&'a mut dyn Unit>; MAX_LANES],
     pub ios: [Option<Wires<'a>>; MAX_LANES],
+    /// Lane `l`'s synth's own random generator, for the kernels of units
+    /// that draw (given only to synths that have one, see `LaneKernel`).
+    pub rgens: [Option<&'a mut crate::rgen::RGen>; MAX_LANES],
     pub len: usize,
 }
 
 impl<'a> Lanes<'a> {
     pub fn new() -> Lanes<'a> {
-        Lanes { units: std::array::from_fn(|_| None), ios: std::array::from_fn(|_| None), len: 0 }
+        Lanes {
+            units: std::array::from_fn(|_| None),
+            ios: std::array::from_fn(|_| None),
+            rgens: std::array::from_fn(|_| None),
+            len: 0,
+        }
     }
 
     pub fn push(&mut self, unit: &'a mut dyn Unit, io: Wires<'a>) {
@@ -467,6 +475,8 @@ impl Default for Lanes<'_> {
 
 /// Computes the same step of several synths together, lane by lane, with
 /// exactly the arithmetic each unit would do alone. All units are of the
-/// UGen the kernel is registered for. Only for pure units: the kernel sees
-/// nothing of the world but the rate.
+/// UGen the kernel is registered for. Only for pure units, whose kernel
+/// sees nothing of the world but the rate, and for units that draw random
+/// numbers, whose kernel draws from each lane's synth's own generator
+/// (`Lanes::rgens`, which the engine fills for them).
 pub type LaneKernel = fn(lanes: &mut Lanes<'_>, rate: &RateInfo);

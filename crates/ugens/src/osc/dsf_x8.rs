@@ -90,7 +90,7 @@ fn dsf(t: &SineTables, phase: __m256i, n2: __m256i) -> Dsf8 {
 /// Each `out[j]` is valid for `n` writes and aliased by nothing live.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn emit(out: &[*mut f32], n: usize, mut next: impl FnMut() -> __m256) {
+pub(crate) unsafe fn emit(out: &[*mut f32], n: usize, mut next: impl FnMut() -> __m256) {
     let mut i = 0;
     while i + 8 <= n {
         let rows: [__m256; 8] = std::array::from_fn(|_| next());
@@ -118,7 +118,7 @@ unsafe fn emit(out: &[*mut f32], n: usize, mut next: impl FnMut() -> __m256) {
 /// input row.
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(super) fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
+pub(crate) fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
     let lo = |a, b| _mm256_unpacklo_ps(a, b);
     let hi = |a, b| _mm256_unpackhi_ps(a, b);
     let (t0, t1, t2, t3) = (lo(r[0], r[1]), hi(r[0], r[1]), lo(r[2], r[3]), hi(r[2], r[3]));

@@ -1018,3 +1018,36 @@ fn a_control_bus_reader_whose_bus_a_sibling_writes_runs_the_group_in_order() {
     // What the readers hear (InTrig: whether the bus was written yet this block) depends on the order.
     assert_eq!(one_vs_two_threads_with_defs(&setup, 100, &[ksource_def(), kreader_def()]), 0);
 }
+
+/// A def "convolver": `Out.ar(out, MagnetarConv.ar(SinOsc.ar(freq), buf) * amp)`.
+fn convolver_def() -> Vec<u8> {
+    def_bytes(
+        "convolver",
+        &[0.0],
+        &[("buf", 5.0), ("out", 0.0), ("freq", 300.0), ("amp", 0.5)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            ("SinOsc", 2, &[(0, 2), (-1, 0)], &[2], 0),
+            // input, bufnum
+            ("MagnetarConv", 2, &[(1, 0), (0, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(2, 0), (0, 3)], &[2], 2),
+            ("Out", 2, &[(0, 1), (3, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn convolvers_spread_over_a_parallel_groups_threads_and_match_one_thread() {
+    use magnetar_protocol::osc::OscArg::{Float, Str};
+    // Buffer 5: buffer 2's ramps prepared with a head of 3 blocks and two task levels.
+    let mut setup = vec![
+        OscMessage::new("/b_gen", vec![i(5), Str("MagnetarConvPrepare".into()), Float(2.0), Float(128.0), Float(512.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+    ];
+    for k in 0..6 {
+        let controls = [("out", (k % 2) as f32), ("freq", 200.0 + 70.0 * k as f32), ("amp", 0.1 * (k + 1) as f32)];
+        setup.push(new_synth("convolver", 100 + k, 1, 1, &controls));
+    }
+    // Bit for bit: every level's task runs in step on whichever thread released it.
+    assert_spread(one_vs_two_threads_with_defs(&setup, 300, &[convolver_def()]), 300, "the convolvers");
+}

@@ -561,8 +561,13 @@ fn convolution(r: &mut Registry) {
     r.add::<direct::Convolution3>("Convolution3").inputs(4).outputs(1);
     r.add::<partitioned::PartConv>("PartConv").inputs(3).outputs(1);
     // Extensions (paper 003): zero-latency non-uniformly partitioned convolution.
-    r.add::<nupc_unit::MagnetarConv>("MagnetarConv").inputs(2).outputs(1);
-    r.add::<nupc_unit::MagnetarConvTd>("MagnetarConvTD").inputs(2).outputs(1);
+    // Each reads the response its buffer holds and keeps the rest in its own
+    // state and task slots (atomics and a wake-up, from any thread): synths
+    // of them spread over a parallel group's threads. Building one takes a
+    // phase from the world and registers its tasks there; a synth's first
+    // block (its units built) always runs in order on the audio thread.
+    r.add::<nupc_unit::MagnetarConv>("MagnetarConv").buffer(1, BufferUse::Read).inputs(2).outputs(1);
+    r.add::<nupc_unit::MagnetarConvTd>("MagnetarConvTD").buffer(1, BufferUse::Read).inputs(2).outputs(1);
 }
 
 fn scope(r: &mut Registry) {

@@ -6,11 +6,19 @@
 //! time they run under SCHED_FIFO below the DSP helpers and the audio
 //! thread, shorter periods higher (rate-monotonic: 39 for 2 blocks down to
 //! 30 for 1024, lower when the audio thread itself runs lower, as JACK's
-//! clients do by default; `priorities` moves them), and are pinned over the CPUs `-T` gives
-//! the engine: all on CPU 0 with `-T 1`, the shortest period on CPU 1 and
-//! the rest in turn with `-T 2`. Without a real-time driver (NRT) there are
-//! no threads: a release runs its task at once, so renders do not depend on
-//! timing.
+//! clients do by default; `priorities` moves them). With `-T 1` they are
+//! pinned to CPU 0, the engine's one CPU. With more they may run on any of
+//! the CPUs `-T` gives the engine and the kernel's real-time scheduler
+//! places them: below the audio thread and the DSP helpers, a class thread
+//! runs on whichever of those CPUs is not busy with them at the moment. A
+//! class pinned to one CPU waits there whenever that CPU's audio work runs
+//! long (the audio thread, which is not pinned, mostly keeps the CPU it
+//! last ran on; a helper spins there between blocks), while the other CPU
+//! idles; with the synths in sequential groups the audio thread keeps its
+//! CPU busy for most of each block near capacity, so every class pinned
+//! beside it would miss deadlines first. Without a real-time driver (NRT)
+//! there are no threads: a release runs its task at once, so renders do not
+//! depend on timing.
 
 use magnetar_rt::periodic::TaskTable;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -47,7 +55,8 @@ pub fn class_priority(class: usize, audio: i32) -> i32 {
 }
 
 impl TaskThreads {
-    /// In real time, starts the class threads over `cpus` CPUs; otherwise
+    /// In real time, starts the class threads over `cpus` CPUs (and tells
+    /// the table, whose units weigh their work by it); otherwise
     /// makes an inline table. `MAGNETAR_TASK_STALL_US` (tests) makes every
     /// task run wait that long first, to starve them on purpose.
     pub fn new(realtime: bool, cpus: usize) -> TaskThreads {
@@ -59,11 +68,12 @@ impl TaskThreads {
         let mut tids = Vec::new();
         let audio_priority = Arc::new(AtomicI32::new(crate::priorities::UNKNOWN));
         if realtime {
-            let cpus = cpus.max(1);
+            // `-T` may ask for more threads than the machine has CPUs.
+            let cpus = cpus.clamp(1, magnetar_rt::thread::available_cpus().max(1));
+            table.set_cpus(cpus);
             let (report, reports) = std::sync::mpsc::channel();
             for (class, waiter) in waiters.into_iter().enumerate() {
                 let t = Arc::clone(&table);
-                let cpu = (1 + class) % cpus;
                 let report = report.clone();
                 let spawned = std::thread::Builder::new().name(format!("magnetar-task{}", 2 << class)).spawn(move || {
                     crate::flush_denormals_on_this_thread();
@@ -71,7 +81,11 @@ impl TaskThreads {
                     // normal priority (and deadline misses tell). The
                     // control thread moves them below the audio thread
                     // once that one's priority is known (`priorities`).
-                    let _ = magnetar_rt::thread::pin_to_cpu(cpu);
+                    let _ = if cpus == 1 {
+                        magnetar_rt::thread::pin_to_cpu(0)
+                    } else {
+                        magnetar_rt::thread::pin_to_cpus(0..cpus)
+                    };
                     let _ = magnetar_rt::thread::set_fifo_priority(class_priority(class, crate::priorities::UNKNOWN));
                     let _ = report.send((class, magnetar_rt::thread::current_tid()));
                     drop(report);

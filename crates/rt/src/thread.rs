@@ -167,6 +167,29 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), ThreadError> {
     Ok(())
 }
 
+/// Lets the calling thread run on CPUs `cpus` only (the kernel picks
+/// among them, and moves it between them).
+pub fn pin_to_cpus(cpus: std::ops::Range<usize>) -> Result<(), ThreadError> {
+    let max = libc::CPU_SETSIZE as usize;
+    if cpus.is_empty() || cpus.end > max {
+        return Err(ThreadError::CpuOutOfRange { cpu: cpus.end.saturating_sub(1), max });
+    }
+    // SAFETY: as in `pin_to_cpu`: an all-zero cpu_set_t is the empty set,
+    // every index given to CPU_SET is below its size (checked above), and
+    // sched_setaffinity reads exactly the size of the live local.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for cpu in cpus.clone() {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(ThreadError::Affinity { cpu: cpus.start, source: io::Error::last_os_error() });
+    }
+    Ok(())
+}
+
 /// The CPU the calling thread is running on right now.
 pub fn current_cpu() -> Option<usize> {
     // SAFETY: no arguments; returns -1 on failure.

@@ -76,7 +76,7 @@ fn main() {
     } else {
         let mut args = vec![0.0];
         args.extend(&sizes);
-        let l = prepare_magnetar_conv(&mut world.buffers, 1, &args, block, SR).expect("prepare");
+        let l = prepare_magnetar_conv(&mut world.buffers, 1, &args, block, SR, tasks.table.cpus()).expect("prepare");
         l.levels.iter().map(|v| format!("{}x{}", v.size, v.count)).collect::<Vec<_>>().join(" ")
     };
 

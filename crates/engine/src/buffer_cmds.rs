@@ -898,7 +898,9 @@ fn gen(world: &mut World, bufnum: i32, command: &str, values: &[f32], rest: impl
     if command == "MagnetarConvPrepare" {
         // Extension: makes the buffer (allocated or not) the prepared response.
         let (block, rate) = (world.block_size, world.sample_rate);
-        return match magnetar_ugens::convolution::prepare_magnetar_conv(&mut world.buffers, index, values, block, rate) {
+        // The tuner weighs the head against the tasks by where they run.
+        let cpus = world.tasks.as_ref().map_or(1, |t| t.cpus());
+        return match magnetar_ugens::convolution::prepare_magnetar_conv(&mut world.buffers, index, values, block, rate, cpus) {
             Ok(_) => Ok(BufDone::done(bufnum, None)),
             Err(e) => Err(BufFail::for_buffer(e.to_string(), bufnum)),
         };

@@ -144,6 +144,8 @@ pub struct TaskTable {
     shutdown: AtomicU32,
     /// Test hook: time each run is held back first (ns), to starve the threads.
     stall_ns: AtomicUsize,
+    /// CPUs the host spreads the class threads over (1 until it says).
+    cpus: AtomicUsize,
 }
 
 // SAFETY: entries' cells are reached under the FREE/CLAIMED/LIVE/RETIRED
@@ -190,6 +192,7 @@ impl TaskTable {
             releases: AtomicUsize::new(0),
             shutdown: AtomicU32::new(0),
             stall_ns: AtomicUsize::new(0),
+            cpus: AtomicUsize::new(1),
         };
         (Arc::new(table), waiters)
     }
@@ -197,6 +200,22 @@ impl TaskTable {
     /// Whether releases run at once on the caller (non-real-time).
     pub fn is_inline(&self) -> bool {
         self.inline
+    }
+
+    /// Records that the host runs the class threads over `cpus` CPUs (units
+    /// that weigh work in tasks against work in their own block read it).
+    pub fn set_cpus(&self, cpus: usize) {
+        self.cpus.store(cpus.max(1), Ordering::Relaxed);
+    }
+
+    /// The CPUs the class threads run over: 1 for an inline table (its
+    /// tasks run on the releasing thread) and until the host says more.
+    pub fn cpus(&self) -> usize {
+        if self.inline {
+            1
+        } else {
+            self.cpus.load(Ordering::Relaxed)
+        }
     }
 
     /// The periods (in blocks) the table has classes for, shortest first.

@@ -244,14 +244,16 @@ pub fn write_prepared(layout: &Layout, ir: &[f32], out: &mut [f32]) {
 
 /// `/b_gen dest "MagnetarConvPrepare" source [size ...]`: cuts `source`'s
 /// first channel as the sizes say (or as the tuner picks for this block
-/// size and length, when none are given) and makes `dest` the prepared
-/// buffer, one channel of `buffer_len` frames. Runs on the control thread.
+/// size and length, and task threads on `cpus` CPUs, when none are given)
+/// and makes `dest` the prepared buffer, one channel of `buffer_len`
+/// frames. Runs on the control thread.
 pub fn prepare_magnetar_conv(
     buffers: &mut [SndBuf],
     dest: usize,
     args: &[f32],
     block: usize,
     sample_rate: f64,
+    cpus: usize,
 ) -> Result<Layout, NupcError> {
     let source = args.first().map_or(0, |&v| v as i32 as u32 as usize);
     let source = if source >= buffers.len() { 0 } else { source };
@@ -272,7 +274,7 @@ pub fn prepare_magnetar_conv(
         sizes.push(v as usize);
     }
     let layout = if sizes.is_empty() {
-        super::nupc_tune::tuned_layout(block, ir.len(), sample_rate)?
+        super::nupc_tune::tuned_layout(block, ir.len(), sample_rate, cpus)?
     } else {
         Layout::from_sizes(block, ir.len(), &sizes)?
     };

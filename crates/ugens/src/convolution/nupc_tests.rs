@@ -65,7 +65,7 @@ fn render_nth(
     harness.world.buffers[0] = ir;
     let mut args = vec![0.0];
     args.extend_from_slice(sizes);
-    let layout = prepare_magnetar_conv(&mut harness.world.buffers, 1, &args, block, 48_000.0).unwrap();
+    let layout = prepare_magnetar_conv(&mut harness.world.buffers, 1, &args, block, 48_000.0, 1).unwrap();
     if !prepared {
         let mut by_hand = SndBuf::new(layout.buffer_len() as u32, 1, 48_000.0);
         by_hand.data.copy_from_slice(&harness.world.buffers[1].data);
@@ -99,7 +99,8 @@ fn magnetar_conv_equals_plain_convolution_with_no_latency_at_every_layout() {
         let mut layouts: Vec<Vec<usize>> = vec![vec![], cands[1..].to_vec()];
         layouts.extend(cands[1..].iter().map(|&m| vec![m]));
         layouts.extend(cands[1..].windows(2).map(|w| w.to_vec()));
-        layouts.push(tune(block, ir_len, 48_000.0, 12).unwrap().sizes());
+        layouts.push(tune(block, ir_len, 48_000.0, 12, 1).unwrap().sizes());
+        layouts.push(tune(block, ir_len, 48_000.0, 12, 2).unwrap().sizes());
         for sizes in layouts {
             let sizes_f: Vec<f32> = sizes.iter().map(|&v| v as f32).collect();
             for (name, tasks) in [("MagnetarConv", true), ("MagnetarConvTD", false)] {
@@ -146,7 +147,7 @@ fn instances_read_the_prepared_spectra_in_place_and_the_last_user_lets_them_go()
     let mut ir = SndBuf::new(20_000, 1, 48_000.0);
     ir.data.copy_from_slice(&response(20_000));
     world.buffers[0] = ir;
-    prepare_magnetar_conv(&mut world.buffers, 1, &[0.0, 512.0, 4096.0], 64, 48_000.0).unwrap();
+    prepare_magnetar_conv(&mut world.buffers, 1, &[0.0, 512.0, 4096.0], 64, 48_000.0, 1).unwrap();
     let spectra = world.buffers[1].prepared.clone().expect("a prepared buffer shares its spectra");
     // This handle, the buffer's and the list that frees them off the audio thread.
     assert_eq!(Arc::strong_count(&spectra), 3);
@@ -166,4 +167,18 @@ fn instances_read_the_prepared_spectra_in_place_and_the_last_user_lets_them_go()
     drop(spectra);
     // Only the list holds them now: freed by the thread that sweeps it.
     assert!(super::nupc::release_unused_spectra() >= 1);
+}
+
+#[test]
+fn with_task_threads_on_another_cpu_the_tuner_keeps_no_more_in_the_unit() {
+    use super::nupc_tune::tune_with_cost;
+    for &(block, ir_len) in &[(64usize, 48_000usize), (64, 240_000), (256, 48_000), (256, 576_000)] {
+        let (one, c1) = tune_with_cost(block, ir_len, 48_000.0, 12, 1).unwrap();
+        let (two, c2) = tune_with_cost(block, ir_len, 48_000.0, 12, 2).unwrap();
+        // The head is what the synth's thread computes every block.
+        assert!(two.levels[0].count <= one.levels[0].count, "block {block} IR {ir_len}: {two:?} against {one:?}");
+        assert!(c2.head <= c1.head && c2.score(2) <= c1.score(2), "block {block} IR {ir_len}: {c2:?} against {c1:?}");
+        // On one CPU the total decides.
+        assert!(c1.head + c1.tasks <= c2.head + c2.tasks);
+    }
 }

@@ -9,7 +9,11 @@
 //! path over the sizes (the paper's dynamic programming, exact here), with
 //! measured edge costs. Each level's work must fit in half its period
 //! (level 0: half a block), the deadline constraint with room for other
-//! work. Results are kept per (block size, response length).
+//! work. On one CPU the layout of least total time wins; when the task
+//! threads have other CPUs than the thread that runs the synths, the
+//! figure is the larger of the head's time and the total over the CPUs
+//! (`LayoutCost::score`), which moves work from the head into tasks.
+//! Results are kept per (block size, response length, CPUs).
 
 use super::nupc::{cmadd, Layout, NupcError, MAX_LEVELS, MAX_PARTITION};
 use realfft::num_complex::Complex;
@@ -93,10 +97,49 @@ pub fn candidate_sizes(block: usize, ir_len: usize) -> Vec<usize> {
     sizes
 }
 
+/// What a layout costs per block, as the tuner measures it: the head
+/// (level 0, in the unit on the thread that runs the synth) and the later
+/// levels (the task threads), in seconds per block of one instance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayoutCost {
+    pub head: f64,
+    pub tasks: f64,
+}
+
+impl LayoutCost {
+    /// The figure the tuner minimises with the task threads spread over
+    /// `cpus` CPUs. On one CPU everything shares it: the sum. On several,
+    /// the thread that runs the synths must fit every head in its block
+    /// while the task threads also use the other CPUs, so the channels that
+    /// fit are bounded by the head alone and by the whole work spread over
+    /// every CPU: the larger of the two bounds decides (paper 003's PE
+    /// moves work off the audio callback for that reason).
+    pub fn score(&self, cpus: usize) -> f64 {
+        if cpus <= 1 {
+            self.head + self.tasks
+        } else {
+            self.head.max((self.head + self.tasks) / cpus as f64)
+        }
+    }
+}
+
 /// Picks the layout of least measured time per block whose levels meet
 /// their deadlines, with at most `max_levels` levels (`sizes` of the
-/// result: at most `max_levels - 1`). Blocks last `block / sample_rate`.
-pub fn tune(block: usize, ir_len: usize, sample_rate: f64, max_levels: usize) -> Result<Layout, NupcError> {
+/// result: at most `max_levels - 1`), for task threads on `cpus` CPUs (see
+/// [`LayoutCost::score`]; 1 minimises the total). Blocks last
+/// `block / sample_rate`.
+pub fn tune(block: usize, ir_len: usize, sample_rate: f64, max_levels: usize, cpus: usize) -> Result<Layout, NupcError> {
+    Ok(tune_with_cost(block, ir_len, sample_rate, max_levels, cpus)?.0)
+}
+
+/// As [`tune`], with the measured cost of the layout picked.
+pub fn tune_with_cost(
+    block: usize,
+    ir_len: usize,
+    sample_rate: f64,
+    max_levels: usize,
+    cpus: usize,
+) -> Result<(Layout, LayoutCost), NupcError> {
     let sizes = candidate_sizes(block, ir_len);
     let period = block as f64 / sample_rate.max(1.0);
     let c: Vec<Costs> = sizes.iter().map(|&m| costs(m)).collect();
@@ -107,65 +150,87 @@ pub fn tune(block: usize, ir_len: usize, sample_rate: f64, max_levels: usize) ->
         (t <= DEADLINE_SHARE * k as f64 * period).then_some(t / k as f64)
     };
     let levels = max_levels.clamp(1, MAX_LEVELS);
-    // best[d][i]: least cost of levels before size i, when i is level d.
     let n = sizes.len();
-    let mut best = vec![vec![(f64::INFINITY, usize::MAX); n]; levels];
-    best[0][0] = (0.0, usize::MAX);
-    let mut end = (f64::INFINITY, 0, 0);
-    for d in 0..levels {
-        for i in 0..n {
-            let (so_far, _) = best[d][i];
-            if !so_far.is_finite() || offset(i) >= ir_len {
+    // tail[d][i]: least cost of the levels from size i (a level) to the
+    // end, with at most d of them, and the size of the one after i
+    // (usize::MAX: i is the last). The paper's dynamic programming, exact
+    // here since a level's cost depends only on its size and the next one's.
+    let mut tail = vec![vec![(f64::INFINITY, usize::MAX); n]; levels + 1];
+    for d in 1..=levels {
+        for i in (0..n).rev() {
+            if offset(i) >= ir_len {
                 continue;
             }
-            // Level i as the last one.
+            let mut best = (f64::INFINITY, usize::MAX);
             if let Some(t) = level_cost(i, (ir_len - offset(i)).div_ceil(sizes[i])) {
-                if so_far + t < end.0 {
-                    end = (so_far + t, d, i);
-                }
-            }
-            if d + 1 == levels {
-                continue;
+                best = (t, usize::MAX);
             }
             for j in i + 1..n {
                 if offset(j) >= ir_len {
                     break;
                 }
-                let count = (offset(j) - offset(i)) / sizes[i];
-                if let Some(t) = level_cost(i, count) {
-                    if so_far + t < best[d + 1][j].0 {
-                        best[d + 1][j] = (so_far + t, i);
+                let rest = tail[d - 1][j].0;
+                if !rest.is_finite() {
+                    continue;
+                }
+                if let Some(t) = level_cost(i, (offset(j) - offset(i)) / sizes[i]) {
+                    if t + rest < best.0 {
+                        best = (t + rest, j);
                     }
                 }
             }
+            tail[d][i] = best;
         }
     }
-    if !end.0.is_finite() {
+    // The head (level 0) with each possible next size, and the best tail after it.
+    let mut end: Option<(f64, LayoutCost, usize)> = None;
+    let mut consider = |cost: LayoutCost, next: usize| {
+        let s = cost.score(cpus);
+        if s.is_finite() && end.as_ref().is_none_or(|e| s < e.0) {
+            end = Some((s, cost, next));
+        }
+    };
+    if let Some(h) = level_cost(0, ir_len.div_ceil(block)) {
+        consider(LayoutCost { head: h, tasks: 0.0 }, usize::MAX);
+    }
+    for j in 1..n {
+        if offset(j) >= ir_len || levels < 2 {
+            break;
+        }
+        let (rest, _) = tail[levels - 1][j];
+        if let (Some(h), true) = (level_cost(0, offset(j) / block), rest.is_finite()) {
+            consider(LayoutCost { head: h, tasks: rest }, j);
+        }
+    }
+    let Some((_, cost, mut next)) = end else {
         // Nothing meets the deadlines on this machine: the cheapest plain
         // uniform layout, whose level 0 at least keeps the latency at zero.
-        return Layout::from_sizes(block, ir_len, &[]);
+        let layout = Layout::from_sizes(block, ir_len, &[])?;
+        let head = (c[0].fft + layout.levels[0].count as f64 * c[0].part).max(0.0);
+        return Ok((layout, LayoutCost { head, tasks: 0.0 }));
+    };
+    let mut picked = Vec::new();
+    let mut d = levels - 1;
+    while next != usize::MAX {
+        picked.push(sizes[next]);
+        next = tail[d][next].1;
+        d = d.saturating_sub(1);
     }
-    let (_, mut d, mut i) = end;
-    let mut picked = vec![sizes[i]];
-    while d > 0 {
-        i = best[d][i].1;
-        d -= 1;
-        picked.push(sizes[i]);
-    }
-    picked.reverse();
-    Layout::from_sizes(block, ir_len, &picked[1..])
+    Ok((Layout::from_sizes(block, ir_len, &picked)?, cost))
 }
 
-/// The tuned layout for `block` and `ir_len`, measured once and then kept.
-pub fn tuned_layout(block: usize, ir_len: usize, sample_rate: f64) -> Result<Layout, NupcError> {
-    static CACHE: OnceLock<Mutex<HashMap<(usize, usize), Layout>>> = OnceLock::new();
+/// The tuned layout for `block` and `ir_len` with task threads on `cpus`
+/// CPUs, measured once and then kept.
+pub fn tuned_layout(block: usize, ir_len: usize, sample_rate: f64, cpus: usize) -> Result<Layout, NupcError> {
+    static CACHE: OnceLock<Mutex<HashMap<(usize, usize, usize), Layout>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(l) = cache.lock().ok().and_then(|c| c.get(&(block, ir_len)).cloned()) {
+    let cpus = cpus.max(1);
+    if let Some(l) = cache.lock().ok().and_then(|c| c.get(&(block, ir_len, cpus)).cloned()) {
         return Ok(l);
     }
-    let layout = tune(block, ir_len, sample_rate, MAX_LEVELS)?;
+    let layout = tune(block, ir_len, sample_rate, MAX_LEVELS, cpus)?;
     if let Ok(mut c) = cache.lock() {
-        c.insert((block, ir_len), layout.clone());
+        c.insert((block, ir_len, cpus), layout.clone());
     }
     Ok(layout)
 }

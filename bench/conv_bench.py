@@ -16,7 +16,9 @@ cannot be timed from outside.
 Part 2, capacity: the largest number of channels (WhiteNoise into the unit, summed to the
 output) that plays on JACK's dummy backend (period = block) for SEARCH_SECONDS, every synth
 running (magnetar gets 2 GB of real-time memory, -m; instances share the response's spectra and
-keep their own input history), for PE tuned with -T 2, PE tuned with -T 1 (the whole server
+keep their own input history), for PE tuned with -T 2 (synths in the root group: their heads
+all on the audio thread), PE tuned with -T 2 in a parallel group (/p_new, with -g 1 since
+WhiteNoise draws: the heads spread over both DSP threads), PE tuned with -T 1 (the whole server
 pinned to one CPU), PE and TD with two sizes, TD tuned, and scsynth's PartConv. The machine's
 own jitter is measured beside each try: an idle scsynth on a JACK dummy server of its own, same
 period, runs through the search, and each try reports the client-late xruns ("was not
@@ -27,8 +29,17 @@ xruns than the idle reference; the search follows strict, or relative at the blo
 --relative-blocks (64 by default: this shared VM gives no client a clean minute at 1.33 ms),
 and the table shows both figures and which one each row searched by. The paper ran 60 s trials.
 
+Two CPUs against one in one run (the paper's Fig. 5.4; prints, writes nothing):
+  python3 bench/conv_bench.py --scaling --search-block 256 --search-ir 1 12 --search-seconds 60
+
+Part 3 (--profile CHANNELS), for a busy machine: no capacity search, but the CPU time (the
+scheduler's, per thread) that the audio thread, the DSP helper and the task threads spend per
+block, and the CPU per channel, for a fixed number of channels with -T 1, -T 2 and -T 2 in a
+parallel group, repeated in turn.
+
 Usage: python3 bench/conv_bench.py [--channels 8] [--seconds 3] [--search-seconds 10] [--no-search] [--no-write]
   [--search-block 256] [--search-ir 5] [--relative-blocks 64] [--no-reference] [--caps-from LOG ...]
+  [--scaling] [--profile CHANNELS --profile-seconds 10 --profile-reps 3]
 Updates the "conv" section of BENCHMARKS.md (--caps-from: earlier runs' logs, merged).
 """
 
@@ -207,7 +218,9 @@ class Capacity:
         self.ref, self.criterion = ref, criterion
         self.label = name
 
-    def try_channels(self, n: int, seconds: float) -> tuple[bool, str]:
+    def try_channels(self, n: int, seconds: float, measure=None) -> tuple[bool, str]:
+        """Plays `n` channels for `seconds` and judges the try; with `measure`, calls it
+        with the server and client instead, once every synth runs."""
         from supriya import ugens as U
         from supriya.ugens import SynthDefBuilder
         from supriya.ugens.core import UGen, param, ugen
@@ -235,6 +248,11 @@ class Capacity:
         env["SC_JACK_DEFAULT_OUTPUTS"] = "system"
         env.pop("MAGNETAR_RECORD", None)
         threads = [] if scsynth else ["-T", "1" if self.one_cpu else "2"]
+        # In a parallel group each synth may run on either DSP thread; WhiteNoise draws random
+        # numbers, so each synth takes its own generator (-g 1) to stay free of the order.
+        par = "parallel group" in self.name
+        if par:
+            threads += ["-g", "1"]
         extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 21), "-n", "4096", *threads]
         server = ServerProcess(SCSYNTH if scsynth else MAGNETAR, extra=extra, env=env)
         server.start()
@@ -255,14 +273,21 @@ class Capacity:
                 sizes = (32 * self.jack.period,) if "2 sizes" in self.name else ()
                 client.send(prepare_message(1, 0, sizes))
             client.wait_for("/done", lambda m: m.contents[0] == "/b_gen", timeout=30)
+            target = 0
+            if par:
+                client.send(("/p_new", 2, 0, 0))
+                target = 2
             for k in range(0, n, 16):
-                client.send(bundle(None, *[("/s_new", "cv", -1, 0, 0, "buf", 1) for _ in range(k, min(n, k + 16))]))
+                client.send(bundle(None, *[("/s_new", "cv", -1, 1, target, "buf", 1) for _ in range(k, min(n, k + 16))]))
                 client.sync(timeout=30)
             running = client.status(timeout=5).contents[2]
             if running != n:
                 # Out of real-time memory (each channel keeps its input spectra; the response's are shared).
                 return False, f"only {running} of {n} synths running; search {self.criterion}"
             time.sleep(1.5)
+            if measure is not None:
+                measure(server, client)
+                return True, "measured"
             ref_start = self.ref.mark() if self.ref else None
             log_start = len(self.jack.log_text())
             m0 = None if scsynth else rt_stats(server.port).field(MISSES_FIELD)
@@ -314,8 +339,10 @@ def search(cap: Capacity, seconds: float, start: int, log, factor: float = 2.0, 
     return good
 
 
-VARIANTS = ("PE tuned -T 2", "PE tuned -T 1 (one CPU)", "PE 2 sizes -T 2", "TD 2 sizes -T 2", "TD tuned -T 2",
-            "scsynth PartConv")
+VARIANTS = ("PE tuned -T 2", "PE tuned -T 2 (parallel group)", "PE tuned -T 1 (one CPU)", "PE 2 sizes -T 2",
+            "TD 2 sizes -T 2", "TD tuned -T 2", "scsynth PartConv")
+# `--scaling`: two CPUs against one, the paper's Fig. 5.4, in one run.
+SCALING = ("PE tuned -T 2", "PE tuned -T 2 (parallel group)", "PE tuned -T 1 (one CPU)")
 
 
 def uptime() -> str:
@@ -352,6 +379,101 @@ def part2(args, log) -> list[tuple[str, int]]:
                         ref.stop()
                     jack.stop()
     return out
+
+
+def thread_times(pid: int) -> dict[int, tuple[str, float]]:
+    """Each thread of a process: (name, seconds it has run on a CPU), from the scheduler's
+    own accounting (/proc/PID/task/TID/schedstat, nanoseconds): CPU time, not wall time, so
+    other work on the machine stretches it little."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            ns = int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        out[int(task.name)] = (name, ns * 1e-9)
+    return out
+
+
+PROFILES = ("-T 1 (one CPU)", "-T 2", "-T 2 (parallel group)")
+
+
+def profile_once(config: str, block: int, ir: float, n: int, seconds: float, tmp: Path) -> dict:
+    """Plays `n` PE channels (tuned layout) on a private JACK dummy server for `seconds` and
+    returns the CPU time of each kind of thread per block and per channel."""
+    jack = PrivateJack(period=block)
+    jack.start()
+    try:
+        cap = Capacity(f"PE tuned {config}", jack, "-T 1" in config, tmp)
+        held = {}
+
+        def measure(server, client) -> None:
+            stats = rt_stats(server.port)
+            t0, m0, p0 = thread_times(server.pid), stats.field(MISSES_FIELD), stats.field(5)
+            log_start = len(jack.log_text())
+            w0 = time.monotonic()
+            time.sleep(seconds)
+            wall = time.monotonic() - w0
+            t1 = thread_times(server.pid)
+            stats = rt_stats(server.port)
+            late, xruns = late_counts(jack.log_text()[log_start:])
+            kinds: dict[str, float] = {"audio": 0.0, "dsp helper": 0.0, "tasks": 0.0, "other": 0.0}
+            for tid, (name, sec) in t1.items():
+                d = sec - t0.get(tid, (name, 0.0))[1]
+                kind = ("audio" if tid == stats.audio_tid else "dsp helper" if name.startswith("mg-dsp")
+                        else "tasks" if name.startswith("magnetar-task") else "other")
+                kinds[kind] += d
+            blocks = wall * SR / block
+            held.update({
+                "config": config, "block": block, "ir": ir, "channels": n, "wall": wall,
+                **{f"{k} us/block": 1e6 * v / blocks for k, v in kinds.items()},
+                "cpu % per channel": 100.0 * sum(kinds.values()) / wall / n,
+                "client-late xruns": late, "xruns": xruns, "misses": stats.field(MISSES_FIELD) - m0,
+                "spread blocks %": 100.0 * (stats.field(5) - p0) / blocks,
+            })
+
+        ok, why = cap.try_channels(n, 0.0, measure)
+        if not held:
+            raise RuntimeError(f"{config}: {why}")
+        return held
+    finally:
+        jack.stop()
+
+
+def part3(args, log) -> list[dict]:
+    """Thread profile under the machine's load: interleaved repetitions of each placement."""
+    rows = []
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        for block in args.search_block:
+            for ir in args.search_ir:
+                soundfile.write(tmp / "ir.wav", response(ir), SR, subtype="FLOAT")
+                for rep in range(args.profile_reps):
+                    for config in PROFILES:
+                        r = profile_once(config, block, ir, args.profile, args.profile_seconds, tmp)
+                        r["rep"] = rep
+                        log(f"profile {uptime()}: {r}")
+                        rows.append(r)
+    return rows
+
+
+def profile_table(rows: list[dict]) -> list[str]:
+    import statistics
+
+    lines = ["| block | IR | channels | placement | audio thread µs/block | DSP helper µs/block | task threads µs/block "
+             "| other µs/block | CPU % per channel | client-late xruns | deadline misses | blocks spread % | reps |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    keys = sorted({(r["block"], r["ir"], r["channels"], r["config"]) for r in rows},
+                  key=lambda k: (k[0], k[1], k[2], PROFILES.index(k[3])))
+    for k in keys:
+        rs = [r for r in rows if (r["block"], r["ir"], r["channels"], r["config"]) == k]
+        med = lambda f: statistics.median(r[f] for r in rs)  # noqa: E731
+        lines.append(f"| {k[0]} | {k[1]:g} s | {k[2]} | {k[3]} | {med('audio us/block'):.0f} | {med('dsp helper us/block'):.0f} | "
+                     f"{med('tasks us/block'):.0f} | {med('other us/block'):.0f} | {med('cpu % per channel'):.2f} | "
+                     f"{sum(r['client-late xruns'] for r in rs)} | {sum(r['misses'] for r in rs)} | "
+                     f"{med('spread blocks %'):.0f} | {len(rs)} |")
+    return lines
 
 
 def rows_from_log(text: str) -> list[dict]:
@@ -447,12 +569,17 @@ def capacity_table(caps: dict[str, dict]) -> list[str]:
             load = f"{c['start']} → search cut short (no bisection)"
         lines.append(f"| {variant} | {block} | {ir} | {c['criterion']} | {c['channels']} | {at(c['strict'])} | {rel} | {load} |")
     for label, c in sorted(caps.items(), key=lambda kv: key(kv[0])):
-        if label.startswith("PE tuned -T 2"):
-            other = caps.get(label.replace("PE tuned -T 2", "PE tuned -T 1 (one CPU)"))
-            if other and other["channels"] and other["criterion"] == c["criterion"]:
-                where = label.split(" @ ")[1] if " @ " in label else "block 256, IR 5 s"
-                lines += ["", f"PE tuned, two CPUs against one ({where}, {c['criterion']}): "
-                              f"{c['channels']} / {other['channels']} = {c['channels'] / other['channels']:.2f}×."]
+        for two in ("PE tuned -T 2 (parallel group)", "PE tuned -T 2"):
+            if label.startswith(two):
+                break
+        else:
+            continue
+        other = caps.get(label.replace(two, "PE tuned -T 1 (one CPU)"))
+        if other and other["channels"] and other["criterion"] == c["criterion"]:
+            where = label.split(" @ ")[1] if " @ " in label else "block 256, IR 5 s"
+            how = " in a parallel group" if "parallel group" in two else ""
+            lines += ["", f"PE tuned, two CPUs{how} against one ({where}, {c['criterion']}): "
+                          f"{c['channels']} / {other['channels']} = {c['channels'] / other['channels']:.2f}×."]
     return lines
 
 
@@ -471,6 +598,15 @@ def main() -> int:
     ap.add_argument("--no-part1", action="store_true", help="skip part 1 (times per block)")
     ap.add_argument("--note", default="", help="a paragraph for the table's notes (the machine's load, say)")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--scaling", action="store_true",
+                    help="capacity of PE tuned with -T 2 (channels in the root group, and in a parallel group) "
+                         "against -T 1, nothing else (no part 1); prints the table and writes nothing")
+    ap.add_argument("--profile", type=int, default=0, metavar="CHANNELS",
+                    help="instead of capacity searches: CPU time of the audio thread, the DSP helper and the task "
+                         "threads per block, and CPU per channel, for CHANNELS channels with -T 1, -T 2 and -T 2 "
+                         "in a parallel group (interleaved repetitions); prints, writes nothing")
+    ap.add_argument("--profile-seconds", type=float, default=10.0)
+    ap.add_argument("--profile-reps", type=int, default=3)
     ap.add_argument("--rows-from", help="take part 1's results from an earlier run's log instead of measuring")
     ap.add_argument("--caps-from", nargs="+", default=[],
                     help="capacity results of earlier runs' logs (a later log's search replaces an earlier one's; "
@@ -481,12 +617,17 @@ def main() -> int:
                     help="block sizes whose search passes a count whose client-late xruns are not above the idle "
                          "reference's in the same window (the others: zero client-late xruns)")
     args = ap.parse_args()
+    if args.scaling:
+        args.variants, args.no_part1, args.no_write = list(SCALING), True, True
     logged: list[str] = []
 
     def log(m: str) -> None:
         logged.append(m)
         print(m, flush=True)
 
+    if args.profile:
+        print("\n".join(profile_table(part3(args, log))))
+        return 0
     if not (args.no_part1 or args.rows_from):
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "magnetar-engine", "--example", "conv_bench"], cwd=ROOT, check=True)
     if args.rows_from:

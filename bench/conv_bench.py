@@ -279,13 +279,22 @@ class Capacity:
                 target = 2
             for k in range(0, n, 16):
                 client.send(bundle(None, *[("/s_new", "cv", -1, 1, target, "buf", 1) for _ in range(k, min(n, k + 16))]))
-                client.sync(timeout=30)
+                try:
+                    client.sync(timeout=30)
+                except TimeoutError:
+                    # So loaded that the control thread gets no CPU time: the count fails.
+                    return False, f"only {k} of {n} synths running; search {self.criterion}"
             running = client.status(timeout=5).contents[2]
             if running != n:
                 # Out of real-time memory (each channel keeps its input spectra; the response's are shared).
                 return False, f"only {running} of {n} synths running; search {self.criterion}"
             time.sleep(1.5)
             if measure is not None:
+                if not scsynth:
+                    # The layout the server's tuner picked: the prepared buffer's header.
+                    head = client.request(("/b_getn", 1, 0, 5 + 3 * 12), "/b_setn", timeout=5).contents[3:]
+                    levels = int(head[4])
+                    self.layout = " ".join(f"{int(head[5 + 3 * i])}x{int(head[6 + 3 * i])}" for i in range(levels))
                 measure(server, client)
                 return True, "measured"
             ref_start = self.ref.mark() if self.ref else None
@@ -436,6 +445,7 @@ def profile_once(config: str, block: int, ir: float, n: int, seconds: float, tmp
         ok, why = cap.try_channels(n, 0.0, measure)
         if not held:
             raise RuntimeError(f"{config}: {why}")
+        held["layout"] = getattr(cap, "layout", "")
         return held
     finally:
         jack.stop()
@@ -450,7 +460,7 @@ def part3(args, log) -> list[dict]:
             for ir in args.search_ir:
                 soundfile.write(tmp / "ir.wav", response(ir), SR, subtype="FLOAT")
                 for rep in range(args.profile_reps):
-                    for config in PROFILES:
+                    for config in args.profile_configs:
                         r = profile_once(config, block, ir, args.profile, args.profile_seconds, tmp)
                         r["rep"] = rep
                         log(f"profile {uptime()}: {r}")
@@ -461,15 +471,16 @@ def part3(args, log) -> list[dict]:
 def profile_table(rows: list[dict]) -> list[str]:
     import statistics
 
-    lines = ["| block | IR | channels | placement | audio thread µs/block | DSP helper µs/block | task threads µs/block "
+    lines = ["| block | IR | channels | placement | layouts (size x count) | audio thread µs/block | DSP helper µs/block | task threads µs/block "
              "| other µs/block | CPU % per channel | client-late xruns | deadline misses | blocks spread % | reps |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     keys = sorted({(r["block"], r["ir"], r["channels"], r["config"]) for r in rows},
                   key=lambda k: (k[0], k[1], k[2], PROFILES.index(k[3])))
     for k in keys:
         rs = [r for r in rows if (r["block"], r["ir"], r["channels"], r["config"]) == k]
         med = lambda f: statistics.median(r[f] for r in rs)  # noqa: E731
-        lines.append(f"| {k[0]} | {k[1]:g} s | {k[2]} | {k[3]} | {med('audio us/block'):.0f} | {med('dsp helper us/block'):.0f} | "
+        layouts = "; ".join(sorted({r.get("layout", "") for r in rs}))
+        lines.append(f"| {k[0]} | {k[1]:g} s | {k[2]} | {k[3]} | {layouts} | {med('audio us/block'):.0f} | {med('dsp helper us/block'):.0f} | "
                      f"{med('tasks us/block'):.0f} | {med('other us/block'):.0f} | {med('cpu % per channel'):.2f} | "
                      f"{sum(r['client-late xruns'] for r in rs)} | {sum(r['misses'] for r in rs)} | "
                      f"{med('spread blocks %'):.0f} | {len(rs)} |")
@@ -607,6 +618,7 @@ def main() -> int:
                          "in a parallel group (interleaved repetitions); prints, writes nothing")
     ap.add_argument("--profile-seconds", type=float, default=10.0)
     ap.add_argument("--profile-reps", type=int, default=3)
+    ap.add_argument("--profile-configs", nargs="+", default=list(PROFILES), choices=PROFILES)
     ap.add_argument("--rows-from", help="take part 1's results from an earlier run's log instead of measuring")
     ap.add_argument("--caps-from", nargs="+", default=[],
                     help="capacity results of earlier runs' logs (a later log's search replaces an earlier one's; "

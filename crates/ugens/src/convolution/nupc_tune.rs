@@ -219,10 +219,13 @@ pub fn tune_with_cost(
     Ok((Layout::from_sizes(block, ir_len, &picked)?, cost))
 }
 
+/// Block size, response length, CPUs.
+type LayoutKey = (usize, usize, usize);
+
 /// The tuned layout for `block` and `ir_len` with task threads on `cpus`
 /// CPUs, measured once and then kept.
 pub fn tuned_layout(block: usize, ir_len: usize, sample_rate: f64, cpus: usize) -> Result<Layout, NupcError> {
-    static CACHE: OnceLock<Mutex<HashMap<(usize, usize, usize), Layout>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<LayoutKey, Layout>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let cpus = cpus.max(1);
     if let Some(l) = cache.lock().ok().and_then(|c| c.get(&(block, ir_len, cpus)).cloned()) {

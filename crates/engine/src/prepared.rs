@@ -9,7 +9,8 @@
 //! What a performed message owns goes back to be freed where it was made.
 
 use magnetar_protocol::commands::{parse_command, Command, CommandError};
-use magnetar_protocol::osc::{OscBundle, OscMessage, OscPacket};
+use magnetar_protocol::osc::{self, DecodeError, OscBundle, OscMessage, OscPacket, PacketBuilder};
+use magnetar_protocol::wire::decode_command;
 use magnetar_protocol::CommandKind;
 
 /// What the audio side needs to know of a message's arguments before it
@@ -133,9 +134,32 @@ impl Prepared {
         Prepared::Bundle { time: b.time, items: b.packets.into_iter().map(Prepared::new).collect() }
     }
 
-    /// Decodes packet bytes (a completion message, say) and finds their commands.
-    pub fn decode(bytes: &[u8]) -> Result<Prepared, magnetar_protocol::osc::DecodeError> {
-        magnetar_protocol::osc::decode(bytes).map(Prepared::new)
+    /// Decodes packet bytes (a client's packet, a score's bundle, a
+    /// completion message) and finds their commands: the common commands
+    /// are read straight from the bytes, the others through an
+    /// `OscMessage`; either way the packet decodes, or fails, as
+    /// `magnetar_protocol::osc::decode` decodes it.
+    pub fn decode(bytes: &[u8]) -> Result<Prepared, DecodeError> {
+        osc::decode_into(bytes, &mut Preparing)
+    }
+}
+
+/// The builder that prepares a packet's messages as it is decoded.
+struct Preparing;
+
+impl PacketBuilder for Preparing {
+    type Packet = Prepared;
+
+    fn message(&mut self, bytes: &[u8], base: usize) -> Result<Prepared, DecodeError> {
+        if let Some((kind, cmd)) = decode_command(bytes) {
+            let operand = Operand::of(Some(kind), &cmd);
+            return Ok(Prepared::Message(PreparedMessage { kind: Some(kind), cmd, operand }));
+        }
+        osc::decode_message_at(bytes, base).map(|m| Prepared::Message(PreparedMessage::new(&m)))
+    }
+
+    fn bundle(&mut self, time: u64, items: Vec<Prepared>) -> Prepared {
+        Prepared::Bundle { time, items }
     }
 }
 

@@ -14,7 +14,8 @@
 use magnetar_engine::buffer_cmds::BufferCommands;
 use magnetar_engine::{OfflineEngine, EngineOptions};
 use magnetar_protocol::framing::read_frame;
-use magnetar_protocol::osc::{self, OscArg, OscMessage, OscPacket};
+use magnetar_protocol::osc::{self, DecodeError, OscArg, OscMessage, OscPacket, PacketBuilder};
+use magnetar_protocol::CommandKind;
 use magnetar_protocol::score::ScoreReader;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -43,14 +44,44 @@ const MAX_BUFFER_SAMPLES: i64 = 1 << 18;
 const MAX_PACKETS: usize = 256;
 
 /// An OSC packet as UDP delivers it: decoded, and when it decodes, encoded
-/// again (the same packet must come back) and printed as `/dumpOSC` prints it.
+/// again (the same packet must come back) and printed as `/dumpOSC` prints it;
+/// each message read straight from its bytes as the server reads the common
+/// commands must read as its decoding does.
 pub fn osc_packet(data: &[u8]) {
-    let Ok(packet) = osc::decode(data) else { return };
+    let by_bytes = osc::decode_into(data, &mut WireAgrees).is_ok();
+    let Ok(packet) = osc::decode(data) else {
+        assert!(!by_bytes, "a packet decoded message by message but not whole");
+        return;
+    };
+    assert!(by_bytes, "a packet decoded whole but not message by message");
     let encoded = packet.encode();
     let again = osc::decode(&encoded).expect("an encoded packet decodes");
     assert!(again.encode() == encoded, "a packet encoded, decoded and encoded again changed");
     let _ = magnetar_protocol::printed::dump_osc_text(&packet);
     walk_messages(&packet, &mut typed_decode);
+}
+
+/// Checks that a message the server reads straight from its bytes
+/// (`magnetar_protocol::wire`) reads as its decoding through an
+/// `OscMessage` does.
+struct WireAgrees;
+
+impl PacketBuilder for WireAgrees {
+    type Packet = ();
+
+    fn message(&mut self, bytes: &[u8], base: usize) -> Result<(), DecodeError> {
+        let general = osc::decode_message_at(bytes, base);
+        if let Some((kind, cmd)) = magnetar_protocol::decode_command(bytes) {
+            let m = general.as_ref().expect("a message read from its bytes decodes");
+            // Compared as text, which NaN values pass.
+            let by_bytes = format!("{:?}", (Some(kind), cmd));
+            let decoded = format!("{:?}", (CommandKind::of(&m.address), magnetar_protocol::parse_command(m)));
+            assert!(by_bytes == decoded, "read from the bytes: {by_bytes}\ndecoded: {decoded}");
+        }
+        general.map(|_| ())
+    }
+
+    fn bundle(&mut self, _time: u64, _items: Vec<()>) {}
 }
 
 /// The typed decoding of a message (protocol's `parse_command`, what the

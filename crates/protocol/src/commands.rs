@@ -16,6 +16,7 @@ pub use crate::control_sets::{BusRanges, ControlRef, ControlSets};
 use crate::kind::CommandKind;
 use crate::osc::{OscArg, OscMessage};
 use crate::sc_args::{atoi, ScArgs};
+use smallvec::SmallVec;
 use thiserror::Error;
 
 /// Where a new node goes relative to its target (commands carry the raw
@@ -201,6 +202,9 @@ pub struct Number {
     /// and `I` take none, and a loop over what remains stops before them).
     pub sized: bool,
 }
+
+/// `/c_set`'s pairs of a bus and its value, the first few held in place.
+pub type IndexValues = SmallVec<[(i32, f32); 4]>;
 
 /// Raw bytes of an OSC packet to perform when an asynchronous command
 /// completes (an empty blob is none).
@@ -397,7 +401,7 @@ pub enum Command {
 
     // ---- control buses
     /// `/c_set (index value)...`
-    CSet { values: Vec<(i32, f32)> },
+    CSet { values: IndexValues },
     /// `/c_setn (start count values...)...`
     CSetn { ranges: BusRanges },
     /// `/c_fill (start count value)...`
@@ -1005,8 +1009,8 @@ fn int_pairs(a: &mut ScArgs<'_>) -> Vec<(i32, i32)> {
     out
 }
 
-fn index_values(a: &mut ScArgs<'_>) -> Vec<(i32, f32)> {
-    let mut out = Vec::new();
+fn index_values(a: &mut ScArgs<'_>) -> IndexValues {
+    let mut out = IndexValues::new();
     while a.remain() >= 8 {
         let i = a.geti(0);
         out.push((i, a.getf(0.0)));
@@ -1060,21 +1064,11 @@ fn channels(a: &mut ScArgs<'_>) -> Vec<i32> {
 pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
     let unknown = || CommandError::UnknownCommand { command: msg.address.to_string() };
     let kind = CommandKind::of(&msg.address).ok_or_else(unknown)?;
-    let name = kind.name();
-    let rejected = |message: &str| CommandError::Rejected { command: name, message: message.to_owned() };
-    let mut a = ScArgs::new(&msg.args);
-    let a = &mut a;
-    use Command as C;
-    use CommandKind as K;
-    let string = |a: &mut ScArgs<'_>, message: &str| a.gets().map(str::to_owned).ok_or_else(|| rejected(message));
-    Ok(match kind {
-        K::None => C::None,
-        K::Quit => C::Quit,
-        K::Notify => {
-            let on = a.geti(0) != 0;
-            C::Notify { on, client_id: a.geti(-1) }
-        }
-        K::Status => C::Status { extended: a.remain() > 0 && a.geti(0) == 1 },
+    if let Some(cmd) = parse_args(kind, &mut ScArgs::new(&msg.args)) {
+        return cmd;
+    }
+    let rejected = |message: &str| CommandError::Rejected { command: kind.name(), message: message.to_owned() };
+    match kind {
         K::Cmd | K::UCmd => {
             let all = &msg.args;
             let (skip, node, unit) = match kind {
@@ -1087,11 +1081,45 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
             };
             let name = all.get(skip).and_then(OscArg::as_str).ok_or_else(|| rejected(NO_COMMAND_NAME))?.to_owned();
             let args = all[skip + 1..].to_vec();
-            match kind {
-                K::Cmd => C::Cmd { name, args },
-                _ => C::UCmd { node, unit, name, args },
-            }
+            Ok(match kind {
+                K::Cmd => Command::Cmd { name, args },
+                _ => Command::UCmd { node, unit, name, args },
+            })
         }
+        _ => Err(unknown()),
+    }
+}
+
+use CommandKind as K;
+
+/// `?` for an argument refused inside [`parse_args`].
+macro_rules! try_arg {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Some(Err(e)),
+        }
+    };
+}
+
+/// The command of `kind` from its arguments, read as scsynth reads them;
+/// `None` for the commands that need the message itself (the plug-in
+/// commands keep their arguments as they came; `/n_cmd` fails naming the
+/// address as sent).
+pub(crate) fn parse_args(kind: CommandKind, a: &mut ScArgs<'_>) -> Option<Result<Command, CommandError>> {
+    let name = kind.name();
+    let rejected = |message: &str| CommandError::Rejected { command: name, message: message.to_owned() };
+    use Command as C;
+    let string = |a: &mut ScArgs<'_>, message: &str| a.gets().map(str::to_owned).ok_or_else(|| rejected(message));
+    Some(Ok(match kind {
+        K::None => C::None,
+        K::Quit => C::Quit,
+        K::Notify => {
+            let on = a.geti(0) != 0;
+            C::Notify { on, client_id: a.geti(-1) }
+        }
+        K::Status => C::Status { extended: a.remain() > 0 && a.geti(0) == 1 },
+        K::Cmd | K::UCmd | K::NCmd => return None,
         K::DumpOsc => C::DumpOsc { mode: a.geti(0) },
         K::Sync => C::Sync { id: a.geti(0) },
         K::ClearSched => C::ClearSched,
@@ -1100,11 +1128,11 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
         K::RtMemoryStatus => C::RtMemoryStatus,
 
         K::DRecv => {
-            let data = a.getb().ok_or_else(|| rejected(WRONG_ARGUMENT_TYPE))?.to_vec();
+            let data = try_arg!(a.getb().ok_or_else(|| rejected(WRONG_ARGUMENT_TYPE))).to_vec();
             C::DRecv { data, completion: completion(a) }
         }
         K::DLoad | K::DLoadDir => {
-            let path = string(a, WRONG_ARGUMENT_TYPE)?;
+            let path = try_arg!(string(a, WRONG_ARGUMENT_TYPE));
             let completion = completion(a);
             match kind {
                 K::DLoad => C::DLoad { path, completion },
@@ -1179,12 +1207,11 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
             let target = NodeRef::read(a);
             C::NOrder { add_action, target, nodes: node_refs(a) }
         }
-        K::NCmd => return Err(unknown()),
         K::MagnetarRtStats => C::MagnetarRtStats,
         K::MagnetarDiskStats => C::MagnetarDiskStats { reset: a.remain() > 0 && a.geti(0) == 1 },
 
         K::SNew | K::SNewargs => {
-            let def_name = string(a, WRONG_ARGUMENT_TYPE)?;
+            let def_name = try_arg!(string(a, WRONG_ARGUMENT_TYPE));
             let node = a.geti(0);
             let add_action = a.geti(0);
             let target = NodeRef::read(a);
@@ -1242,7 +1269,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
         }
         K::BAllocRead | K::BAllocReadChannel => {
             let buffer = a.geti(0);
-            let path = string(a, PATH_NOT_A_STRING)?;
+            let path = try_arg!(string(a, PATH_NOT_A_STRING));
             let start_frame = a.geti(0);
             let frames = a.geti(0);
             if kind == K::BAllocRead {
@@ -1254,7 +1281,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
         }
         K::BRead | K::BReadChannel => {
             let buffer = a.geti(0);
-            let path = string(a, PATH_NOT_A_STRING)?;
+            let path = try_arg!(string(a, PATH_NOT_A_STRING));
             let start_frame = a.geti(0);
             let frames = a.geti(-1);
             let buffer_start_frame = a.geti(0);
@@ -1270,7 +1297,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
         }
         K::BWrite => {
             let buffer = a.geti(0);
-            let path = string(a, PATH_NOT_A_STRING)?;
+            let path = try_arg!(string(a, PATH_NOT_A_STRING));
             let header_format = a.gets().unwrap_or("aiff").to_owned();
             let sample_format = a.gets().unwrap_or("int16").to_owned();
             let frames = a.geti(-1);
@@ -1288,7 +1315,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
                 _ => C::BClose { buffer, completion },
             }
         }
-        K::BSet => C::BSet { buffer: a.geti(0), samples: index_values(a) },
+        K::BSet => C::BSet { buffer: a.geti(0), samples: index_values(a).into_vec() },
         K::BSetn => {
             let buffer = a.geti(0);
             let mut args = Vec::new();
@@ -1301,7 +1328,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
         K::BFill => C::BFill { buffer: a.geti(0), fills: value_fills(a) },
         K::BGen => {
             let buffer = a.geti(0);
-            let command = string(a, GENERATOR_NOT_A_STRING)?;
+            let command = try_arg!(string(a, GENERATOR_NOT_A_STRING));
             let rest = a.rest();
             let mut args = Vec::new();
             while a.has_more() {
@@ -1337,7 +1364,7 @@ pub fn parse_command(msg: &OscMessage) -> Result<Command, CommandError> {
         K::CGetn => C::CGetn { ranges: int_pairs(a) },
 
         K::NrtEnd => C::NrtEnd,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -1440,7 +1467,7 @@ mod tests {
             Command::NRun { nodes: vec![(1.into(), false), (2.into(), true), (3.into(), false)] }
         );
         assert_eq!(parse("/c_set", vec![i(0), f(1.0), i(5), f(2.0), i(9)]), Command::CSet {
-            values: vec![(0, 1.0), (5, 2.0)]
+            values: [(0, 1.0), (5, 2.0)].into_iter().collect()
         });
         assert_eq!(parse("/b_get", vec![i(0), i(1), i(2)]), Command::BGet { buffer: 0, indices: vec![1, 2] });
         assert_eq!(

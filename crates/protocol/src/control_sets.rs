@@ -1,11 +1,13 @@
 //! The repeated value groups of `/s_new`, `/n_set`, `/n_setn` (a control and
 //! the values for consecutive controls from it) and `/c_setn` (a bus range
 //! and its values), held flat: one list in which each group's head is
-//! followed by its values. Decoding a command allocates that list (and, for
-//! control names too long to sit in a slot, one string) however many groups
-//! the message holds, where a list per group would allocate for each.
+//! followed by its values. The list holds the slots of a common command in
+//! place and allocates only for a longer one (and, for control names too
+//! long to sit in a slot, one string), however many groups the message
+//! holds, where a list per group would allocate for each.
 
 use crate::commands::{ControlId, ControlValue};
+use smallvec::SmallVec;
 use std::fmt;
 
 /// A control as a command names it, borrowed from the command.
@@ -52,15 +54,19 @@ enum Slot<H, V> {
     Value(V),
 }
 
+/// The slots a command holds without allocating: four controls with a
+/// value each, or one with up to seven values.
+const INLINE_SLOTS: usize = 8;
+
 /// Groups as one list of slots, each head followed by its values.
 #[derive(Debug, Clone, PartialEq)]
 struct Groups<H, V> {
-    slots: Vec<Slot<H, V>>,
+    slots: SmallVec<[Slot<H, V>; INLINE_SLOTS]>,
 }
 
 impl<H, V> Default for Groups<H, V> {
     fn default() -> Self {
-        Groups { slots: Vec::new() }
+        Groups { slots: SmallVec::new() }
     }
 }
 
@@ -202,8 +208,12 @@ impl ControlSets {
 }
 
 fn short_name(bytes: &[u8; SHORT_NAME], len: u8) -> &str {
-    // Only whole names from a `&str` are stored, so the bytes are UTF-8.
-    std::str::from_utf8(&bytes[..usize::from(len).min(SHORT_NAME)]).unwrap_or("")
+    let name = &bytes[..usize::from(len).min(SHORT_NAME)];
+    // SAFETY: `push_control` alone makes a `Short` slot, copying a whole
+    // `&str` of `len` bytes (checked UTF-8 when it was decoded) to the start
+    // of `bytes`, so the first `len` bytes are UTF-8; the slots are private
+    // and never changed after.
+    unsafe { std::str::from_utf8_unchecked(name) }
 }
 
 impl fmt::Debug for ControlSets {

@@ -19,13 +19,15 @@ pub mod osc;
 pub mod printed;
 pub mod replies;
 pub mod score;
+pub mod wire;
 
 pub use commands::{
     command_name, command_number, parse_command, AddAction, BusMap, BusMapRange, BusRanges, Command, CommandError,
-    Completion, ControlFill, ControlId, ControlRef, ControlSets, ControlValue, NewGroup, NodeRef, Number, ValueFill,
+    Completion, ControlFill, ControlId, ControlRef, ControlSets, ControlValue, IndexValues, NewGroup, NodeRef, Number, ValueFill,
 };
 pub use kind::CommandKind;
 pub use sc_args::ArgBlock;
 pub use osc::{decode, encode, Address, DecodeError, DecodeErrorKind, OscArg, OscBundle, OscMessage, OscPacket};
 pub use replies::{BufferInfo, NodeState, QueryTreeNode, QueryTreeReply, Reply, StatusExtension};
 pub use score::{ScoreError, ScoreReader, ScoreWriter};
+pub use wire::decode_command;

@@ -472,26 +472,83 @@ pub struct DecodeError {
 
 /// Decodes one packet (a message or a bundle) that fills `bytes` exactly.
 pub fn decode(bytes: &[u8]) -> Result<OscPacket, DecodeError> {
-    decode_at(bytes, 0, 0)
+    decode_into(bytes, &mut OscPackets)
 }
 
 /// Decodes a message (not a bundle) that fills `bytes` exactly.
 pub fn decode_message(bytes: &[u8]) -> Result<OscMessage, DecodeError> {
-    Reader { buf: bytes, pos: 0, base: 0 }.message()
+    decode_message_at(bytes, 0)
 }
 
-fn decode_at(bytes: &[u8], base: usize, depth: usize) -> Result<OscPacket, DecodeError> {
+/// Decodes a message (not a bundle) that fills `bytes` exactly and lies
+/// `base` bytes into its packet (the offset errors report).
+pub fn decode_message_at(bytes: &[u8], base: usize) -> Result<OscMessage, DecodeError> {
+    Reader { buf: bytes, pos: 0, base }.message()
+}
+
+/// What a packet decodes into: [`decode_into`] checks the bundle structure
+/// (the same checks, in the same order, as [`decode`]) and hands each
+/// message's bytes to the builder, so that a builder may read a message
+/// straight from its bytes (or decode it with [`decode_message_at`]).
+pub trait PacketBuilder {
+    type Packet;
+    /// One message: `bytes` is the whole message, `base` its offset in the
+    /// outermost packet.
+    fn message(&mut self, bytes: &[u8], base: usize) -> Result<Self::Packet, DecodeError>;
+    /// A bundle of already built elements.
+    fn bundle(&mut self, time: u64, items: Vec<Self::Packet>) -> Self::Packet;
+}
+
+/// The builder of [`decode`]: messages and bundles as [`OscPacket`]s.
+struct OscPackets;
+
+impl PacketBuilder for OscPackets {
+    type Packet = OscPacket;
+
+    fn message(&mut self, bytes: &[u8], base: usize) -> Result<OscPacket, DecodeError> {
+        decode_message_at(bytes, base).map(OscPacket::Message)
+    }
+
+    fn bundle(&mut self, time: u64, packets: Vec<OscPacket>) -> OscPacket {
+        OscPacket::Bundle(OscBundle { time, packets })
+    }
+}
+
+/// Decodes one packet that fills `bytes` exactly into what `builder` makes
+/// of its messages and bundles; fails where [`decode`] fails, with the same
+/// error.
+pub fn decode_into<B: PacketBuilder>(bytes: &[u8], builder: &mut B) -> Result<B::Packet, DecodeError> {
+    decode_at(bytes, 0, 0, builder)
+}
+
+fn decode_at<B: PacketBuilder>(bytes: &[u8], base: usize, depth: usize, builder: &mut B) -> Result<B::Packet, DecodeError> {
     if bytes.is_empty() {
         return Err(DecodeError { offset: base, kind: DecodeErrorKind::Empty });
     }
     let mut r = Reader { buf: bytes, pos: 0, base };
     if bytes[0] == b'#' && is_bundle(bytes) {
-        r.bundle(depth).map(OscPacket::Bundle)
+        r.bundle(depth, builder)
     } else if bytes[0] == b'#' && bytes.len() < 8 && BUNDLE_TAG.starts_with(bytes) {
         Err(r.err_at(0, DecodeErrorKind::Truncated { what: "bundle header", needed: 16, available: bytes.len() }))
     } else {
-        r.message().map(OscPacket::Message)
+        builder.message(bytes, base)
     }
+}
+
+/// How many elements a bundle's body (after its header) seems to hold, for
+/// the capacity of their list: counted while the sizes look sound (the
+/// decoding proper checks them).
+fn bundle_elements_hint(body: &[u8]) -> usize {
+    let (mut at, mut n) = (0usize, 0usize);
+    while let Some(size) = body.get(at..at + 4) {
+        let size = u32::from_be_bytes([size[0], size[1], size[2], size[3]]) as usize;
+        if size == 0 || size > body.len() - at - 4 {
+            break;
+        }
+        at += 4 + size;
+        n += 1;
+    }
+    n
 }
 
 struct Reader<'a> {
@@ -570,13 +627,13 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn bundle(&mut self, depth: usize) -> Result<OscBundle, DecodeError> {
+    fn bundle<B: PacketBuilder>(&mut self, depth: usize, builder: &mut B) -> Result<B::Packet, DecodeError> {
         if depth >= MAX_NESTING {
             return Err(self.err(DecodeErrorKind::TooDeep));
         }
         self.take(8, "bundle header")?;
         let time = self.u64("bundle time tag")?;
-        let mut packets = Vec::new();
+        let mut packets = Vec::with_capacity(bundle_elements_hint(&self.buf[self.pos..]));
         while self.remaining() > 0 {
             let size_at = self.pos;
             let size = self.u32("bundle element size")? as i32;
@@ -598,10 +655,10 @@ impl<'a> Reader<'a> {
             }
             let start = self.pos;
             let elem = &self.buf[start..start + size_u];
-            packets.push(decode_at(elem, self.base + start, depth + 1)?);
+            packets.push(decode_at(elem, self.base + start, depth + 1, builder)?);
             self.pos += size_u;
         }
-        Ok(OscBundle { time, packets })
+        Ok(builder.bundle(time, packets))
     }
 
     fn message(&mut self) -> Result<OscMessage, DecodeError> {

@@ -5,10 +5,11 @@
 //! [`crate::parse_command`] reads every command through it.
 
 use crate::osc::OscArg;
+use smallvec::SmallVec;
 
 /// One argument, arrays flattened into markers.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Token<'a> {
+pub(crate) enum Token<'a> {
     Int(i32),
     Float(f32),
     Double(f64),
@@ -37,7 +38,7 @@ impl Token<'_> {
 
     /// The argument's size on the wire (a string with its terminator and
     /// padding, a blob with its length and padding).
-    fn wire_size(self) -> usize {
+    pub(crate) fn wire_size(self) -> usize {
         match self {
             Token::Int(_) | Token::Float(_) => 4,
             Token::Double(_) | Token::Long(_) => 8,
@@ -51,7 +52,11 @@ impl Token<'_> {
     }
 }
 
-fn flatten<'a>(args: &'a [OscArg], out: &mut Vec<Token<'a>>) {
+/// Arguments as a list of tokens; messages of up to this many need no
+/// allocation to read.
+pub(crate) type TokenList<'a> = SmallVec<[Token<'a>; 16]>;
+
+fn flatten<'a>(args: &'a [OscArg], out: &mut TokenList<'a>) {
     for arg in args {
         if let OscArg::Array(inner) = arg {
             out.push(Token::Open);
@@ -71,10 +76,11 @@ pub struct ScArgs<'a> {
 }
 
 /// The arguments as read: the message's own list when it holds no array
-/// (most do, and then reading allocates nothing), flattened otherwise.
+/// (most do, and then reading allocates nothing), flattened otherwise, or
+/// read straight from the message's bytes.
 enum Tokens<'a> {
     Flat(&'a [OscArg]),
-    Flattened(Vec<Token<'a>>),
+    Listed(TokenList<'a>),
 }
 
 fn token(arg: &OscArg) -> Token<'_> {
@@ -94,9 +100,9 @@ fn token(arg: &OscArg) -> Token<'_> {
 impl<'a> ScArgs<'a> {
     pub fn new(args: &'a [OscArg]) -> ScArgs<'a> {
         let tokens = if args.iter().any(|a| matches!(a, OscArg::Array(_))) {
-            let mut tokens = Vec::with_capacity(args.len() + 2);
+            let mut tokens = TokenList::new();
             flatten(args, &mut tokens);
-            Tokens::Flattened(tokens)
+            Tokens::Listed(tokens)
         } else {
             Tokens::Flat(args)
         };
@@ -105,17 +111,23 @@ impl<'a> ScArgs<'a> {
         a
     }
 
+    /// The arguments as tokens already read from a message's bytes.
+    pub(crate) fn from_tokens(tokens: TokenList<'a>) -> ScArgs<'a> {
+        let remain = tokens.iter().map(|t| t.wire_size()).sum();
+        ScArgs { tokens: Tokens::Listed(tokens), pos: 0, remain }
+    }
+
     fn len(&self) -> usize {
         match &self.tokens {
             Tokens::Flat(args) => args.len(),
-            Tokens::Flattened(tokens) => tokens.len(),
+            Tokens::Listed(tokens) => tokens.len(),
         }
     }
 
     fn token(&self, i: usize) -> Option<Token<'a>> {
         match &self.tokens {
             Tokens::Flat(args) => args.get(i).map(token),
-            Tokens::Flattened(tokens) => tokens.get(i).copied(),
+            Tokens::Listed(tokens) => tokens.get(i).copied(),
         }
     }
 

@@ -108,6 +108,34 @@ impl<R: Read> ScoreReader<R> {
     }
 
     fn next_packet(&mut self) -> Option<Result<(u64, OscBundle, usize), ScoreError>> {
+        self.next_packet_with(|data| match osc::decode(data)? {
+            OscPacket::Bundle(b) => Ok(Some((b.time, b))),
+            OscPacket::Message(_) => Ok(None),
+        })
+    }
+
+    /// The next bundle as `decode` makes it of the packet's bytes (`None`
+    /// for a packet that is no bundle), with its time tag and the byte
+    /// offset of its length field; errors as the iterator's. After an error
+    /// the reader gives nothing more.
+    pub fn next_with<T>(
+        &mut self,
+        decode: impl FnOnce(&[u8]) -> Result<Option<(u64, T)>, DecodeError>,
+    ) -> Option<Result<(u64, T, usize), ScoreError>> {
+        if self.done {
+            return None;
+        }
+        let item = self.next_packet_with(decode);
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+
+    fn next_packet_with<T>(
+        &mut self,
+        decode: impl FnOnce(&[u8]) -> Result<Option<(u64, T)>, DecodeError>,
+    ) -> Option<Result<(u64, T, usize), ScoreError>> {
         let at = self.offset;
         let mut len_bytes = [0u8; 4];
         let got = match self.fill(&mut len_bytes) {
@@ -146,9 +174,9 @@ impl<R: Read> ScoreReader<R> {
         if !osc::is_bundle(&data) {
             return Some(Err(ScoreError::NotABundle { offset: at + 4 }));
         }
-        match osc::decode(&data) {
-            Ok(OscPacket::Bundle(b)) => Some(Ok((b.time, b, at))),
-            Ok(OscPacket::Message(_)) => Some(Err(ScoreError::NotABundle { offset: at + 4 })),
+        match decode(&data) {
+            Ok(Some((time, b))) => Some(Ok((time, b, at))),
+            Ok(None) => Some(Err(ScoreError::NotABundle { offset: at + 4 })),
             Err(mut source) => {
                 source.offset += at + 4;
                 Some(Err(ScoreError::BadContents { offset: at, source }))

@@ -73,11 +73,16 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
     let mut writer = SoundFileWriter::create(&nrt.output, header, sample, n_out as u32, nrt.sample_rate)?;
 
     let mut reader = ScoreReader::from_bytes(&score_bytes);
-    let Some(first) = reader.next() else { return Err(NrtError::EmptyScore) };
     // Each bundle's commands are found once, as it is read (the same
     // preparation the real-time control thread does).
-    let (mut sched_time, bundle, _) = first?;
-    let mut bundle = Prepared::bundle(bundle);
+    let prepare = |data: &[u8]| {
+        Prepared::decode(data).map(|p| match p {
+            Prepared::Bundle { time, .. } => Some((time, p)),
+            Prepared::Message(_) => None,
+        })
+    };
+    let Some(first) = reader.next_with(prepare) else { return Err(NrtError::EmptyScore) };
+    let (mut sched_time, mut bundle, _) = first?;
     let mut failures = Vec::new();
     let mut prev_time = sched_time;
     let last_time = last_time_tag(&score_bytes).unwrap_or(sched_time);
@@ -144,7 +149,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                 for text in engine.log.drain(..) {
                     print!("{text}");
                 }
-                match reader.next() {
+                match reader.next_with(prepare) {
                     None => {
                         run = false;
                         break;
@@ -169,7 +174,7 @@ pub fn render(cli: &Cli) -> Result<u64, NrtError> {
                         }
                         prev_time = t;
                         sched_time = t;
-                        bundle = Prepared::bundle(b);
+                        bundle = b;
                     }
                 }
             }

@@ -7,7 +7,7 @@ use super::messages::{disk_stats_reply, header_of, prepare_completion, AsyncRequ
 use crate::net::{Incoming, ReplyAddr};
 use magnetar_engine::commands::{CommandFailure, FailReason};
 use magnetar_engine::{ControlEngine, NodeEvent, NodeEventKind, Prepared};
-use magnetar_protocol::osc::{self, Address, OscArg, OscMessage, OscPacket};
+use magnetar_protocol::osc::{self, OscArg, OscMessage};
 use magnetar_protocol::{Command, CommandKind};
 use magnetar_protocol::printed;
 use magnetar_protocol::replies::Reply;
@@ -189,7 +189,9 @@ impl Control {
         if self.dump_osc & 2 != 0 {
             crate::printer::outln!("{}", printed::hex_dump_text(&inc.data));
         }
-        let packet = match osc::decode(&inc.data) {
+        // The one place a packet's commands are found and decoded (the
+        // common ones straight from the bytes).
+        let packet = match Prepared::decode(&inc.data) {
             Ok(p) => p,
             Err(e) => {
                 if self.verbosity >= -1 {
@@ -200,21 +202,21 @@ impl Control {
             }
         };
         if self.dump_osc & 1 != 0 {
-            if let Some(text) = printed::dump_osc_text(&packet) {
+            // The packet decoded above, so it decodes here too.
+            if let Some(text) = osc::decode(&inc.data).ok().and_then(|p| printed::dump_osc_text(&p)) {
                 crate::printer::outln!("{text}");
             }
         }
         // An unknown number is answered here; an unknown name fails on the
-        // audio thread, in order with the replies before it.
-        if let OscPacket::Message(m) = &packet {
-            if matches!(m.address, Address::Number(_)) && CommandKind::of(&m.address).is_none() {
-                let address = m.address.to_string();
+        // audio thread, in order with the replies before it. (A message
+        // whose first byte is 0 has a number for its address.)
+        if let Prepared::Message(m) = &packet {
+            if inc.data.first() == Some(&0) && m.kind.is_none() {
+                let address = m.name().to_owned();
                 crate::printer::errln!("FAILURE IN SERVER: {} Command not found", printed::terminal_safe(&address));
                 return self.send_reply(&inc.from, &Reply::fail(address, "Command not found"));
             }
         }
-        // The one place a packet's commands are found and decoded.
-        let packet = Prepared::new(packet);
         // Commands about the connection itself are answered here at once.
         if let Prepared::Message(m) = &packet {
             match &m.cmd {

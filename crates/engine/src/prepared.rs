@@ -106,6 +106,9 @@ impl PreparedMessage {
 }
 
 /// A decoded packet with its commands found.
+// A message holds its common commands' lists in place; boxing it would
+// allocate once per message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prepared {
     Message(PreparedMessage),

@@ -78,6 +78,9 @@ pub struct ScArgs<'a> {
 /// The arguments as read: the message's own list when it holds no array
 /// (most do, and then reading allocates nothing), flattened otherwise, or
 /// read straight from the message's bytes.
+// An `ScArgs` lives on the stack while one message is read: the list held
+// in place is what spares the allocation.
+#[allow(clippy::large_enum_variant)]
 enum Tokens<'a> {
     Flat(&'a [OscArg]),
     Listed(TokenList<'a>),

@@ -19,7 +19,7 @@ use crate::sc_args::{ScArgs, Token, TokenList};
 /// reads the decoded message; `None` when the message is for the general
 /// decoder (see the module documentation).
 pub fn decode_command(bytes: &[u8]) -> Option<(CommandKind, Result<Command, CommandError>)> {
-    if bytes.is_empty() || bytes.len() % 4 != 0 {
+    if bytes.is_empty() || !bytes.len().is_multiple_of(4) {
         return None;
     }
     let mut r = Wire { buf: bytes, pos: 0 };

@@ -18,6 +18,7 @@ from rtcheck import (
     fft_peak_frequency,
     load_defs,
     quit_server,
+    rt_stats,
     server_env,
     sine_def,
     sine_step_bound,
@@ -74,24 +75,33 @@ def analyse_tone(x: np.ndarray, label: str) -> tuple[int, int]:
     return start, end
 
 
-def play_scheduled_tone(port: int) -> None:
+def play_scheduled_tone(port: int) -> int:
+    """Plays the tone; returns the late periods (xruns) the server counted meanwhile."""
     client = OscClient(port)
     try:
         load_defs(client, sine_def())
+        before = rt_stats(port).xruns
         t = time.time() + 0.3
         client.send(bundle(t, ("/s_new", "rt_sine", 2000, 0, 0, "freq", FREQ, "amp", AMP, "out", 0)))
         client.send(bundle(t + TONE_SECONDS, ("/n_free", 2000)))
         time.sleep(0.3 + TONE_SECONDS + 0.3)
+        return rt_stats(port).xruns - before
     finally:
         client.close()
 
 
-def test_first_output_plays_the_sine_whole_and_second_is_silent(driver, magnetar, tmp_path):
-    wav = tmp_path / "magnetar.wav"
-    jack_wav = tmp_path / "jack_rec.wav"
+# A period that ends late moves the server's clock on by the time lost, so a tone scheduled in
+# seconds is shorter by that much: what the length check would call a lost period. A run with
+# late periods (the other test worker's real-time threads share the two cores) is played again
+# on a fresh server, up to three runs; the last one is checked whatever it counted.
+ATTEMPTS = 3
+
+
+def record_tone(driver, magnetar, wav, jack_wav):
     server = magnetar(record=wav, block=BLOCK, period=PERIOD)
 
     rec = None
+    rec_out = ""
     if driver is not None:
         # A second JACK client records magnetar's ports: the signal really leaves the process.
         jack_rec = shutil.which("jack_rec")
@@ -103,7 +113,7 @@ def test_first_output_plays_the_sine_whole_and_second_is_silent(driver, magnetar
         )
         time.sleep(0.2)
     try:
-        play_scheduled_tone(server.port)
+        late = play_scheduled_tone(server.port)
     finally:
         quit_server(server)
         if rec is not None:
@@ -112,11 +122,21 @@ def test_first_output_plays_the_sine_whole_and_second_is_silent(driver, magnetar
             except subprocess.TimeoutExpired:
                 rec.kill()
                 rec_out, _ = rec.communicate()
+    return rec, rec_out, late
+
+
+def test_first_output_plays_the_sine_whole_and_second_is_silent(driver, magnetar, tmp_path):
+    for attempt in range(ATTEMPTS):
+        wav = tmp_path / f"magnetar{attempt}.wav"
+        jack_wav = tmp_path / f"jack_rec{attempt}.wav"
+        rec, rec_out, late = record_tone(driver, magnetar, wav, jack_wav)
+        if late == 0:
+            break
 
     data, sr = soundfile.read(wav, dtype="float32", always_2d=True)
     assert sr == SAMPLE_RATE
     assert data.shape[1] == 2, f"MAGNETAR_RECORD wrote {data.shape[1]} channels"
-    start, end = analyse_tone(data[:, 0], "MAGNETAR_RECORD")
+    start, end = analyse_tone(data[:, 0], f"MAGNETAR_RECORD (run {attempt + 1}, {late} late periods)")
     assert not data[:start, 0].any() and not data[end:, 0].any(), "sound outside the scheduled tone"
     assert not data[:, 1].any(), f"the second output is not silent: peak {np.abs(data[:, 1]).max()}"
 

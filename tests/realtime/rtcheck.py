@@ -136,8 +136,13 @@ class RtStats:
     xruns: int
     # Later fields, in the order the server sends them (README: poolUsed poolPeak poolMisses
     # allPeriods allHeapOps parallelGroups diskUnderruns taskDeadlineMisses cHeapOps droppedTriggers
-    # droppedMessages guardedSyscalls); older servers send none of them.
+    # droppedMessages skippedFrames guardedSyscalls); older servers send none of them.
     more: tuple = ()
+
+    @property
+    def skipped_frames(self) -> int:
+        """Frames the clock driver's schedule moved on by after late periods (0 when not sent)."""
+        return self.more[11] if len(self.more) > 12 else 0
 
     def field(self, index: int) -> int | None:
         """One of the later fields by its position after xruns (0 = poolUsed; -1 = the last,

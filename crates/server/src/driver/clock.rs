@@ -107,7 +107,10 @@ impl ClockLoop {
             let late = end > next;
             meter.record(&self.stats, end.saturating_sub(woke), next - start, late);
             if late {
-                // Re-anchor instead of bursting through the missed periods.
+                // Re-anchor instead of bursting through the missed periods;
+                // the server's clock moves on by the time lost.
+                let lost_ns = end - next;
+                self.stats.count_skipped_frames((lost_ns as f64 * self.sample_rate / 1e9).round() as u64);
                 anchor = end;
                 k = 0;
             } else {

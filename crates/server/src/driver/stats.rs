@@ -9,6 +9,7 @@ pub struct DriverStats {
     periods: AtomicU64,
     late_periods: AtomicU64,
     server_xruns: AtomicU64,
+    skipped_frames: AtomicU64,
     // Loads are f32 percentages stored as bits so that readers never tear them.
     avg_load: AtomicU32,
     peak_load: AtomicU32,
@@ -26,6 +27,10 @@ pub struct DriverStatsSnapshot {
     pub server_xruns: u64,
     /// Periods processed since start.
     pub periods: u64,
+    /// Frames of time the clock driver's schedule moved on by when it
+    /// re-anchored after late periods (always 0 on JACK): a time-stamped
+    /// event that spans a late period sounds this much shorter.
+    pub skipped_frames: u64,
     /// Time in `process()` as a percentage of the period, smoothed like scsynth's
     /// average CPU (each period moves it 10 % of the way to the new value).
     pub avg_load: f32,
@@ -44,6 +49,7 @@ impl DriverStats {
             late_periods,
             server_xruns,
             periods: self.periods.load(Ordering::Relaxed),
+            skipped_frames: self.skipped_frames.load(Ordering::Relaxed),
             avg_load: f32::from_bits(self.avg_load.load(Ordering::Relaxed)),
             peak_load: f32::from_bits(self.peak_load.load(Ordering::Relaxed)),
             last_load: f32::from_bits(self.last_load.load(Ordering::Relaxed)),
@@ -52,6 +58,10 @@ impl DriverStats {
 
     pub(crate) fn count_server_xrun(&self) {
         self.server_xruns.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_skipped_frames(&self, frames: u64) {
+        self.skipped_frames.fetch_add(frames, Ordering::Relaxed);
     }
 }
 

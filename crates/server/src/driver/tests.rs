@@ -184,6 +184,9 @@ fn clock_driver_counts_late_periods_and_reanchors_without_a_burst() {
     assert!(slow >= 5);
     assert!(snap.late_periods >= slow && snap.late_periods <= slow + 2, "{} late of {slow} slow", snap.late_periods);
     assert_eq!(snap.xruns, snap.late_periods);
+    // Each slow period ends half a period (128 frames) after the next one was due, and the
+    // schedule moves on by that much.
+    assert!(snap.skipped_frames >= slow * 100, "{} frames skipped for {slow} slow periods", snap.skipped_frames);
     assert!(snap.peak_load > 100.0);
     // Catching up would start a period right after the late one; re-anchoring keeps
     // every gap at least one period (the late one's gap is 1.5 periods).

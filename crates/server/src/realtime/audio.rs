@@ -499,6 +499,7 @@ impl Audio {
             c_heap_ops: magnetar_rt::guard::total_c_allocations_while_armed(),
             dropped_triggers: self.dropped_triggers,
             dropped_messages: self.dropped,
+            skipped_frames: self.stats.as_ref().map(|s| s.snapshot().skipped_frames).unwrap_or(0),
             guarded_syscalls: magnetar_rt::sysguard::caught_total(),
         }
     }

@@ -161,6 +161,8 @@ pub(super) struct RtStats {
     /// holds).
     pub(super) dropped_triggers: u64,
     pub(super) dropped_messages: u64,
+    /// Frames the clock driver's schedule skipped after late periods.
+    pub(super) skipped_frames: u64,
     /// System calls the guard caught (`MAGNETAR_RT_GUARD=1`): always last.
     pub(super) guarded_syscalls: u64,
 }
@@ -186,6 +188,7 @@ impl RtStats {
                 long(self.c_heap_ops),
                 long(self.dropped_triggers),
                 long(self.dropped_messages),
+                long(self.skipped_frames),
                 long(self.guarded_syscalls),
             ],
         )

@@ -19,7 +19,7 @@
 //! from the real-time pool (64 MB here), not from the process heap.
 
 use magnetar_engine::{OfflineEngine, EngineOptions};
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::{OscArg, OscMessage, PreparedMessage};
 use magnetar_rt::histogram::Histogram;
 use std::time::Instant;
 
@@ -38,9 +38,14 @@ fn s(v: &str) -> OscArg {
     OscArg::Str(v.into())
 }
 
+/// Performs a message as the server does: prepared, then performed.
+fn perform(e: &mut OfflineEngine, m: &OscMessage) -> Result<(), magnetar_engine::commands::CommandFailure> {
+    e.perform(&PreparedMessage::new(m))
+}
+
 fn timed(e: &mut OfflineEngine, m: &OscMessage, h: &mut Histogram) {
     let t = Instant::now();
-    e.perform_message(m).unwrap_or_else(|f| panic!("{}: {}", m.address, f.message()));
+    perform(e, m).unwrap_or_else(|f| panic!("{}: {}", m.address, f.message()));
     h.record_duration(t.elapsed());
 }
 
@@ -116,7 +121,7 @@ fn main() {
             msg("/g_new", &[i(21), i(1), i(20)]),
             msg("/g_new", &[i(22), i(1), i(20)]),
         ] {
-            e.perform_message(&m).unwrap();
+            perform(&mut e, &m).unwrap();
         }
         let mut id = 1000;
         for (group, def, count) in layout {

@@ -7,6 +7,7 @@
 
 use std::f64::consts::PI;
 
+use magnetar_protocol::Command;
 use magnetar_ugens::SndBuf;
 
 /// Rescale so the peak is 1 after filling.
@@ -85,6 +86,14 @@ pub fn source_buffer(command: &str, args: &[f32], num_buffers: usize) -> Option<
     let mut args = Args::new(args.get(position..).unwrap_or(&[]));
     let source = args.geti() as u32 as usize;
     Some(if source >= num_buffers { 0 } else { source })
+}
+
+/// The buffer a `/b_gen` reads besides its own, as the generator reads it
+/// ([`source_buffer`]): the real-time server's control side brings its
+/// contents to the command.
+pub fn gen_source_buffer(cmd: &Command, num_buffers: usize) -> Option<usize> {
+    let Command::BGen { command, args, .. } = cmd else { return None };
+    source_buffer(command, args, num_buffers)
 }
 
 /// Reads arguments in order; past the end every read is 0, like scsynth's
@@ -362,6 +371,28 @@ fn cantor_fill(data: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+
+    #[test]
+    fn b_gen_reads_its_source_buffer_as_the_generator_does() {
+        let s = |command: &str, args: &[f32]| {
+            let cmd = Command::BGen { buffer: 0, command: command.into(), args: args.to_vec(), rest: Vec::new() };
+            gen_source_buffer(&cmd, 8)
+        };
+        // copy: destination start, source, source start, frames.
+        assert_eq!(s("copy", &[0.0, 3.0, 0.0, -1.0]), Some(3));
+        assert_eq!(s("copy", &[0.0, 2.7]), Some(2));
+        // Out of range: buffer 0, as the generator reads it.
+        assert_eq!(s("copy", &[0.0, 99.0]), Some(0));
+        assert_eq!(s("copy", &[0.0, -2.0]), Some(0));
+        assert_eq!(s("PreparePartConv", &[4.0, 2048.0]), Some(4));
+        // Out of range: buffer 0, which the generator then reads.
+        assert_eq!(s("PreparePartConv", &[40.0, 2048.0]), Some(0));
+        assert_eq!(s("MagnetarConvPrepare", &[-3.0]), Some(0));
+        assert_eq!(s("sine1", &[7.0, 1.0]), None);
+        // Not a `/b_gen`: no source.
+        assert_eq!(gen_source_buffer(&Command::BZero { buffer: 1, completion: None }, 8), None);
+    }
 
     fn mono(frames: u32) -> Vec<SndBuf> {
         vec![SndBuf::new(frames, 1, 44100.0)]

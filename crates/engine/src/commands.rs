@@ -6,12 +6,11 @@
 use magnetar_protocol::printed::terminal_safe;
 use crate::engine::Engine;
 use crate::node_tree::{NodeIdx, Position, ROOT};
-use crate::prepared::{Prepared, PreparedMessage};
 use magnetar_protocol::commands::{
     BusMap, BusMapRange, BusRanges, Command, ControlFill, ControlRef, ControlSets, ControlValue, NewGroup, NodeRef,
     ValueFill,
 };
-use magnetar_protocol::{ArgBlock, CommandKind, Reply};
+use magnetar_protocol::{ArgBlock, CommandKind, Prepared, PreparedMessage, Reply};
 use magnetar_ugens::ControlMap;
 use std::path::Path;
 

@@ -24,7 +24,6 @@ pub mod node_tree;
 pub mod offline;
 pub mod parallel;
 pub mod plugin_hooks;
-pub mod prepared;
 pub mod priorities;
 pub mod queries;
 pub mod spread;
@@ -37,6 +36,5 @@ pub use engine::{flush_denormals_on_this_thread, Engine, EngineOptions, NodeEven
 pub use control::ControlEngine;
 pub use graph_def::{DefError, GraphDef};
 pub use offline::OfflineEngine;
-pub use prepared::{Operand, Prepared, PreparedMessage};
 pub use node_tree::{CalcState, NodeIdx, NodeTree, Position, ROOT};
 pub use synth::Synth;

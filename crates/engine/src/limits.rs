@@ -52,7 +52,7 @@ pub const MAX_TCP_PACKET: usize = 64 << 20;
 /// The largest UDP datagram read; the socket's own limit is 65,507 bytes.
 pub const MAX_UDP_PACKET: usize = 65536;
 /// Bundles nested in bundles at most (deeper is a decode error).
-pub use magnetar_protocol::osc::MAX_NESTING as MAX_OSC_NESTING;
+pub use magnetar_protocol::MAX_OSC_NESTING;
 /// The largest packet a non-real-time score may hold.
 pub use magnetar_protocol::score::MAX_PACKET_LEN as MAX_SCORE_PACKET;
 /// The most values one `/s_getn` answers: with a type tag each, they still

@@ -9,10 +9,8 @@ use crate::failure::{CommandFailure, FailReason};
 use crate::control::ControlEngine;
 use crate::engine::{Engine, EngineOptions};
 use crate::graph_def::DefError;
-use crate::prepared::{Prepared, PreparedMessage};
-use magnetar_protocol::osc::{OscBundle, OscMessage, OscPacket};
 use magnetar_protocol::commands::{Command, CommandError};
-use magnetar_protocol::{CommandKind, Reply};
+use magnetar_protocol::{CommandKind, Prepared, PreparedMessage, Reply};
 use std::ops::{Deref, DerefMut};
 
 /// An engine whose control side and audio side take turns on one thread.
@@ -75,29 +73,10 @@ impl OfflineEngine {
         refused.iter().map(|d| d.name.clone()).collect()
     }
 
-    /// Performs every message of a bundle (nested bundles too), returning
-    /// the failures, which scsynth would answer with `/fail`.
-    pub fn perform_bundle(&mut self, bundle: &OscBundle) -> Vec<CommandFailure> {
-        let mut failures = Vec::new();
-        for p in &bundle.packets {
-            self.perform_packet(p, &mut failures);
-        }
-        failures
-    }
-
-    pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<CommandFailure>) {
-        crate::prepared::for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
-    }
-
     /// Performs a prepared packet (a bundle's elements in order), adding
     /// the failures.
     pub fn perform_prepared(&mut self, packet: &Prepared, failures: &mut Vec<CommandFailure>) {
         packet.for_each_message(&mut |m| failures.extend(self.perform(m).err()));
-    }
-
-    /// Performs one command message, finding its command first.
-    pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
-        self.perform(&PreparedMessage::new(msg))
     }
 
     /// Performs one prepared command message on the side that does it.

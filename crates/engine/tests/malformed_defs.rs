@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::def_bytes;
+use common::{def_bytes, PerformOsc};
 use magnetar_engine::{DefError, OfflineEngine, EngineOptions};
 use magnetar_ugens::Mismatch;
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::{OscArg, OscMessage};
 
 fn engine() -> OfflineEngine {
     OfflineEngine::new(EngineOptions { sample_rate: 48_000.0, seed: Some(7), ..Default::default() })

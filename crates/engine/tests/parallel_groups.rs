@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{def_bytes, i, reader_def, Rng};
+use common::{def_bytes, i, reader_def, Rng, PerformOsc};
 use magnetar_engine::{OfflineEngine, EngineOptions};
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::{OscArg, OscMessage};
 
 const BLOCKS: usize = 1500;
 const BUSES: usize = 12;

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::{def_bytes, i, reader_def, Rng};
+use common::{def_bytes, i, reader_def, Rng, PerformOsc};
 use magnetar_engine::{OfflineEngine, EngineOptions};
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::{OscArg, OscMessage};
 
 const AUDIO_BUSES: usize = 96;
 const BLOCKS: usize = 240;

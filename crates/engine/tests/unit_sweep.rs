@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::{def_bytes, Rng};
+use common::{def_bytes, Rng, PerformOsc};
 use magnetar_engine::{EngineOptions, OfflineEngine};
-use magnetar_protocol::osc::{OscArg, OscMessage};
+use magnetar_protocol::{OscArg, OscMessage};
 use magnetar_ugens::{Rate, Registry};
 use std::collections::BTreeSet;
 

@@ -15,7 +15,7 @@ use magnetar_engine::buffer_cmds::BufferCommands;
 use magnetar_engine::{OfflineEngine, EngineOptions};
 use magnetar_protocol::framing::read_frame;
 use magnetar_protocol::osc::{self, DecodeError, OscArg, OscMessage, OscPacket, PacketBuilder};
-use magnetar_protocol::CommandKind;
+use magnetar_protocol::{CommandKind, Prepared};
 use magnetar_protocol::score::ScoreReader;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -175,7 +175,9 @@ pub fn score(data: &[u8]) {
         let offset = time.saturating_sub(now) as f64 * engine.world.sample_rate / 4_294_967_296.0;
         engine.sample_offset = (offset as i32).clamp(0, engine.world.block_size as i32 - 1);
         bundle.packets.iter().for_each(|p| walk_messages(p, &mut typed_decode));
-        for f in engine.perform_bundle(&bundle) {
+        let mut failures = Vec::new();
+        engine.perform_prepared(&Prepared::bundle(&bundle), &mut failures);
+        for f in failures {
             let _ = f.to_string();
         }
         drain(&mut engine);
@@ -303,7 +305,7 @@ pub fn sine_def() -> Vec<u8> {
 fn perform(engine: &mut OfflineEngine, packet: &OscPacket) {
     let mut failures = Vec::new();
     engine.sample_offset = 0;
-    engine.perform_packet(packet, &mut failures);
+    engine.perform_prepared(&Prepared::new(packet), &mut failures);
     for f in failures {
         let _ = f.to_string();
     }

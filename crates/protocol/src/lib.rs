@@ -1,5 +1,6 @@
 //! magnetar protocol: the OSC wire format, scsynth's command set as typed
-//! values, the replies the server sends, and the non-real-time score format.
+//! values, packets decoded into those commands for the engine ([`prepared`]),
+//! the replies the server sends, and the non-real-time score format.
 //!
 //! ```
 //! use magnetar_protocol::{decode, parse_command, Command, OscArg, OscMessage, OscPacket};
@@ -16,6 +17,7 @@ pub mod sc_args;
 pub mod framing;
 pub mod kind;
 pub mod osc;
+pub mod prepared;
 pub mod printed;
 pub mod replies;
 pub mod score;
@@ -28,6 +30,9 @@ pub use commands::{
 pub use kind::CommandKind;
 pub use sc_args::ArgBlock;
 pub use osc::{decode, encode, Address, DecodeError, DecodeErrorKind, OscArg, OscBundle, OscMessage, OscPacket};
+/// Bundles nested in bundles at most (deeper is a decode error).
+pub use osc::MAX_NESTING as MAX_OSC_NESTING;
+pub use prepared::{Operand, Prepared, PreparedMessage};
 pub use replies::{BufferInfo, NodeState, QueryTreeNode, QueryTreeReply, Reply, StatusExtension};
 pub use score::{ScoreError, ScoreReader, ScoreWriter};
 pub use wire::decode_command;

@@ -2,7 +2,8 @@
 //! bundles performed at exactly the sample positions scsynth uses.
 
 use crate::cli::Cli;
-use magnetar_engine::{EngineOptions, OfflineEngine, Prepared};
+use magnetar_engine::{EngineOptions, OfflineEngine};
+use magnetar_protocol::Prepared;
 use magnetar_protocol::score::{ScoreError, ScoreReader};
 use magnetar_soundfile::{HeaderFormat, SampleFormat, SoundFileError, SoundFileReader, SoundFileWriter};
 use std::io::{IsTerminal, Write};

@@ -3,6 +3,23 @@
 //! Each test binary includes this module and uses part of it.
 #![allow(dead_code)]
 
+use magnetar_engine::commands::CommandFailure;
+use magnetar_engine::OfflineEngine;
+use magnetar_protocol::{OscMessage, PreparedMessage};
+
+/// Performs an OSC message as the server does: prepared (decoded into its
+/// command) first, then performed. The engine itself takes only prepared
+/// commands.
+pub trait PerformOsc {
+    fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure>;
+}
+
+impl PerformOsc for OfflineEngine {
+    fn perform_message(&mut self, msg: &OscMessage) -> Result<(), CommandFailure> {
+        self.perform(&PreparedMessage::new(msg))
+    }
+}
+
 /// (class, rate, inputs as (unit, output) with unit -1 for a constant, output rates, special index)
 pub type UGenSpec<'a> = (&'a str, u8, &'a [(i32, i32)], &'a [u8], i16);
 

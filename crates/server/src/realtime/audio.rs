@@ -8,8 +8,8 @@ use super::messages::{header_of, AsyncRequest, Done, FromAudio, Garbage, PluginA
 use super::{EVENTS_PER_PERIOD, FROM_AUDIO_RESERVED, LOG_LINES_PER_PERIOD, PACKETS_PER_BLOCK, SCHEDULER_CAPACITY};
 use crate::driver::{DriverStats, PeriodIo, Process};
 use crate::net::ReplyAddr;
-use magnetar_engine::{Engine, GraphDef, Prepared, PreparedMessage};
-use magnetar_protocol::{Command, CommandKind};
+use magnetar_engine::{Engine, GraphDef};
+use magnetar_protocol::{Command, CommandKind, Prepared, PreparedMessage};
 use magnetar_rt::spsc;
 use std::collections::BinaryHeap;
 use std::sync::Arc;

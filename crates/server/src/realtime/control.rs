@@ -6,9 +6,9 @@
 use super::messages::{disk_stats_reply, header_of, prepare_completion, AsyncRequest, Done, FromAudio, PluginAsync, ToAudio};
 use crate::net::{Incoming, ReplyAddr};
 use magnetar_engine::commands::{CommandFailure, FailReason};
-use magnetar_engine::{ControlEngine, NodeEvent, NodeEventKind, Prepared};
+use magnetar_engine::{ControlEngine, NodeEvent, NodeEventKind};
 use magnetar_protocol::osc::{self, OscArg, OscMessage};
-use magnetar_protocol::{Command, CommandKind};
+use magnetar_protocol::{Command, CommandKind, Prepared};
 use magnetar_protocol::printed;
 use magnetar_protocol::replies::Reply;
 use std::borrow::Cow;
@@ -380,7 +380,7 @@ impl Control {
             Reply::Fail { command: Cow::Borrowed(command), message, args: buffer.into_iter().collect() }
         };
         // The buffer a buffer command works on, as its decoding read it.
-        let bufnum = req.cmd.cmd.as_ref().ok().and_then(magnetar_engine::prepared::stage2_buffer).unwrap_or(-1);
+        let bufnum = req.cmd.cmd.as_ref().ok().and_then(magnetar_protocol::prepared::stage2_buffer).unwrap_or(-1);
         match kind {
             CommandKind::Sync => {
                 let id = match req.cmd.cmd {
@@ -417,7 +417,7 @@ impl Control {
                     .cmd
                     .as_ref()
                     .ok()
-                    .and_then(|c| magnetar_engine::prepared::gen_source_buffer(c, self.mirror.buffers.len()))
+                    .and_then(|c| magnetar_engine::bufgen::gen_source_buffer(c, self.mirror.buffers.len()))
                     .filter(|&b| b as i32 != bufnum);
                 if let Some(b) = source {
                     let data = self.storage[b].to_vec();

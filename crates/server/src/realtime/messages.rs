@@ -2,9 +2,9 @@
 //! ways, and nothing else: the two threads share no other state.
 
 use crate::net::ReplyAddr;
-use magnetar_engine::{GraphDef, NodeEvent, Prepared, PreparedMessage};
+use magnetar_engine::{GraphDef, NodeEvent};
 use magnetar_protocol::osc::{OscArg, OscMessage};
-use magnetar_protocol::Reply;
+use magnetar_protocol::{Prepared, PreparedMessage, Reply};
 use magnetar_ugens::world::{PollLine, Trigger};
 use magnetar_ugens::convolution::PreparedResponse;
 use magnetar_ugens::SndBuf;

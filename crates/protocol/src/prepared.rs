@@ -1,17 +1,17 @@
-//! Packets as the engine performs them: every message decoded once into
+//! Packets as the server performs them: every message decoded once into
 //! its typed command, when the packet is decoded (on the control thread in
 //! real time, as the score is read offline), so that performing it looks no
 //! name up and reads no argument. Arguments are read as scsynth reads them
-//! (`magnetar_protocol::commands`); a command whose arguments scsynth
-//! refuses keeps its `/fail` text, answered in its place among the others.
-//! The OSC message itself stays where it was decoded: what the audio side
-//! needs of it (the name of a command not found, say) is in the decoding.
-//! What a performed message owns goes back to be freed where it was made.
+//! ([`crate::commands`]); a command whose arguments scsynth refuses keeps
+//! its `/fail` text, answered in its place among the others. The OSC
+//! message itself stays where it was decoded: what the engine needs of it
+//! (the name of a command not found, say) is in the decoding, so the engine
+//! never sees an OSC type.
 
-use magnetar_protocol::commands::{parse_command, Command, CommandError};
-use magnetar_protocol::osc::{self, DecodeError, OscBundle, OscMessage, OscPacket, PacketBuilder};
-use magnetar_protocol::wire::decode_command;
-use magnetar_protocol::CommandKind;
+use crate::commands::{parse_command, Command, CommandError};
+use crate::kind::CommandKind;
+use crate::osc::{self, DecodeError, OscBundle, OscMessage, OscPacket, PacketBuilder};
+use crate::wire::decode_command;
 
 /// What the audio side needs to know of a message's arguments before it
 /// hands the message on, read when the message is prepared (on the control
@@ -64,13 +64,6 @@ pub fn stage2_buffer(cmd: &Command) -> Option<i32> {
         | C::BZero { buffer, .. } => Some(*buffer),
         _ => None,
     }
-}
-
-/// The buffer a `/b_gen` reads besides its own, as the generator reads it
-/// (`bufgen::source_buffer`): the control side brings its contents.
-pub fn gen_source_buffer(cmd: &Command, num_buffers: usize) -> Option<usize> {
-    let Command::BGen { command, args, .. } = cmd else { return None };
-    crate::bufgen::source_buffer(command, args, num_buffers)
 }
 
 /// One message, the command it names (`kind` `None`: a command the server
@@ -126,22 +119,23 @@ impl Prepared {
         }
     }
 
-    pub fn new(packet: OscPacket) -> Prepared {
+    /// Prepares a packet already decoded (tests, tools, fuzzing).
+    pub fn new(packet: &OscPacket) -> Prepared {
         match packet {
-            OscPacket::Message(m) => Prepared::Message(PreparedMessage::new(&m)),
+            OscPacket::Message(m) => Prepared::Message(PreparedMessage::new(m)),
             OscPacket::Bundle(b) => Prepared::bundle(b),
         }
     }
 
-    pub fn bundle(b: OscBundle) -> Prepared {
-        Prepared::Bundle { time: b.time, items: b.packets.into_iter().map(Prepared::new).collect() }
+    pub fn bundle(b: &OscBundle) -> Prepared {
+        Prepared::Bundle { time: b.time, items: b.packets.iter().map(Prepared::new).collect() }
     }
 
     /// Decodes packet bytes (a client's packet, a score's bundle, a
     /// completion message) and finds their commands: the common commands
     /// are read straight from the bytes, the others through an
     /// `OscMessage`; either way the packet decodes, or fails, as
-    /// `magnetar_protocol::osc::decode` decodes it.
+    /// [`osc::decode`] decodes it.
     pub fn decode(bytes: &[u8]) -> Result<Prepared, DecodeError> {
         osc::decode_into(bytes, &mut Preparing)
     }
@@ -166,41 +160,10 @@ impl PacketBuilder for Preparing {
     }
 }
 
-/// Calls `f` on each message of a packet in order, nested bundles too.
-pub fn for_each_osc_message(packet: &OscPacket, f: &mut impl FnMut(&OscMessage)) {
-    match packet {
-        OscPacket::Message(m) => f(m),
-        OscPacket::Bundle(b) => b.packets.iter().for_each(|p| for_each_osc_message(p, f)),
-    }
-}
-
-/// The audio side's entry points for OSC as received (tests, tools): each
-/// message is prepared first, as the control side prepares it.
-impl crate::Engine {
-    /// Performs every message of a bundle (nested bundles too), returning
-    /// the failures, which scsynth would answer with `/fail`.
-    pub fn perform_bundle(&mut self, bundle: &OscBundle) -> Vec<crate::commands::CommandFailure> {
-        let mut failures = Vec::new();
-        for p in &bundle.packets {
-            self.perform_packet(p, &mut failures);
-        }
-        failures
-    }
-
-    pub fn perform_packet(&mut self, packet: &OscPacket, failures: &mut Vec<crate::commands::CommandFailure>) {
-        for_each_osc_message(packet, &mut |m| failures.extend(self.perform_message(m).err()));
-    }
-
-    /// Performs one command message, decoding it first.
-    pub fn perform_message(&mut self, msg: &OscMessage) -> Result<(), crate::commands::CommandFailure> {
-        self.perform(&PreparedMessage::new(msg))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use magnetar_protocol::osc::OscArg;
+    use crate::osc::OscArg;
 
     fn operand(address: &str, args: Vec<OscArg>) -> Operand {
         PreparedMessage::new(&OscMessage::new(address, args)).operand
@@ -238,19 +201,15 @@ mod tests {
     }
 
     #[test]
-    fn b_gen_reads_its_source_buffer_as_the_generator_does() {
-        let s = |args: Vec<OscArg>| gen_source_buffer(&cmd("/b_gen", args), 8);
-        let (i, f, st) = (OscArg::Int, OscArg::Float, |v: &str| OscArg::Str(v.into()));
-        // copy: destination start, source, source start, frames.
-        assert_eq!(s(vec![i(0), st("copy"), i(0), i(3), i(0), i(-1)]), Some(3));
-        assert_eq!(s(vec![i(0), st("copy"), i(0), f(2.7)]), Some(2));
-        // Out of range: buffer 0, as the generator reads it.
-        assert_eq!(s(vec![i(0), st("copy"), i(0), i(99)]), Some(0));
-        assert_eq!(s(vec![i(0), st("copy"), i(0), i(-2)]), Some(0));
-        assert_eq!(s(vec![i(1), st("PreparePartConv"), i(4), i(2048)]), Some(4));
-        // Out of range: buffer 0, which the generator then reads.
-        assert_eq!(s(vec![i(1), st("PreparePartConv"), i(40), i(2048)]), Some(0));
-        assert_eq!(s(vec![i(1), st("MagnetarConvPrepare"), i(-3)]), Some(0));
-        assert_eq!(s(vec![i(1), st("sine1"), i(7), f(1.0)]), None);
+    fn a_packet_prepares_the_same_from_its_bytes_as_from_its_decoding() {
+        let bundle = OscPacket::Bundle(OscBundle {
+            time: 7,
+            packets: vec![
+                OscPacket::Message(OscMessage::new("/n_set", vec![OscArg::Int(1000), OscArg::Str("freq".into()), OscArg::Float(440.0)])),
+                OscPacket::Message(OscMessage::new("/b_zero", vec![OscArg::Int(2)])),
+                OscPacket::Message(OscMessage::new("/no_such_command", vec![])),
+            ],
+        });
+        assert_eq!(Prepared::decode(&bundle.encode()).unwrap(), Prepared::new(&bundle));
     }
 }

@@ -192,6 +192,23 @@ impl Audio {
         self.to_control.slots().saturating_sub(FROM_AUDIO_RESERVED)
     }
 
+    /// Sends what units made this block (triggers, `Poll` values) as far
+    /// as the room goes; the rest is dropped and counted (`droppedTriggers`)
+    /// (it was made here, from the pool: dropping it is no system-heap
+    /// call), as scsynth drops triggers when its queue is full. The list
+    /// is left empty, its capacity kept.
+    fn send_or_drop<T>(&mut self, list: &mut Vec<T>, wrap: fn(T) -> FromAudio) {
+        if list.is_empty() {
+            return;
+        }
+        let due = list.len().min(self.bulk_room());
+        for x in list.drain(..due) {
+            self.send(wrap(x));
+        }
+        self.dropped_triggers += list.len() as u64;
+        list.clear();
+    }
+
     fn flush_replies(&mut self, to: &ReplyAddr) {
         if !self.engine.replies.is_empty() {
             // Drained rather than taken, so the list keeps its capacity.
@@ -536,29 +553,12 @@ impl Audio {
             self.engine.events.clear();
             self.events_sent = 0;
         }
-        // Triggers and `Poll` values past the room are dropped and counted
-        // (they were made here, from the pool: dropping them is no
-        // system-heap call), as scsynth drops them when its queue is full.
-        if !self.engine.world.triggers.is_empty() {
-            let mut triggers = std::mem::take(&mut self.engine.world.triggers);
-            let due = triggers.len().min(self.bulk_room());
-            for t in triggers.drain(..due) {
-                self.send(FromAudio::Trigger(t));
-            }
-            self.dropped_triggers += triggers.len() as u64;
-            triggers.clear();
-            self.engine.world.triggers = triggers;
-        }
-        if !self.engine.world.polls.is_empty() {
-            let mut polls = std::mem::take(&mut self.engine.world.polls);
-            let due = polls.len().min(self.bulk_room());
-            for p in polls.drain(..due) {
-                self.send(FromAudio::Poll(p));
-            }
-            self.dropped_triggers += polls.len() as u64;
-            polls.clear();
-            self.engine.world.polls = polls;
-        }
+        let mut triggers = std::mem::take(&mut self.engine.world.triggers);
+        self.send_or_drop(&mut triggers, FromAudio::Trigger);
+        self.engine.world.triggers = triggers;
+        let mut polls = std::mem::take(&mut self.engine.world.polls);
+        self.send_or_drop(&mut polls, FromAudio::Poll);
+        self.engine.world.polls = polls;
         // Defs `/d_freeAll` let go of go to the control thread to be dropped
         // once no synth here uses them (the last reference is never the
         // audio thread's).

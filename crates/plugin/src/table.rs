@@ -272,11 +272,7 @@ unsafe extern "C" fn node_end(node: *mut Node) {
 }
 
 fn push_trigger(trigger: impl FnOnce() -> Trigger) {
-    current_call(|cx| {
-        if cx.world.triggers.len() < magnetar_ugens::world::MAX_TRIGGERS_PER_BLOCK {
-            cx.world.triggers.push(trigger());
-        }
-    });
+    current_call(|cx| cx.world.push_trigger(trigger));
 }
 
 unsafe extern "C" fn send_trigger(node: *mut Node, id: c_int, value: f32) {

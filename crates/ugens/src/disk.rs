@@ -328,10 +328,11 @@ impl VDiskIn {
         queue(cx, DiskRequest { op, bufnum: index as u32, channels, pos, frames: half, rate });
         let send_id = in0(io, 3) as i32;
         // scsynth replies in real time only; nobody listens to a render.
-        if send_id != 0 && cx.world.real_time && cx.world.triggers.len() < crate::world::MAX_TRIGGERS_PER_BLOCK {
+        if send_id != 0 && cx.world.real_time {
             let value = (buf_pos + self.count.wrapping_mul(half) as f32 as f64) as f32;
-            cx.world.triggers.push(Trigger {
-                node_id: cx.synth.node_id,
+            let node_id = cx.synth.node_id;
+            cx.world.push_trigger(|| Trigger {
+                node_id,
                 id: send_id,
                 cmd: Some("/diskin".to_string()),
                 values: vec![value],

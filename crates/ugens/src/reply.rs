@@ -4,7 +4,7 @@
 pub(crate) mod peak_rms;
 
 use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
-use crate::world::{PollLine, Trigger, MAX_TRIGGERS_PER_BLOCK};
+use crate::world::{PollLine, Trigger};
 use std::sync::Arc;
 
 #[inline]
@@ -32,10 +32,10 @@ impl Unit for SendTrig {
         let mut prev = self.prev;
         for i in 0..io.n() {
             let t = input_at(trig, i);
-            if t > 0.0 && prev <= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
+            if t > 0.0 && prev <= 0.0 {
                 let v = if audio_value { value[i] } else { value[0] };
                 let node_id = cx.synth.node_id;
-                cx.world.triggers.push(Trigger { node_id, id, cmd: None, values: vec![v] });
+                cx.world.push_trigger(|| Trigger { node_id, id, cmd: None, values: vec![v] });
             }
             prev = t;
         }
@@ -65,13 +65,13 @@ impl Unit for SendReply {
         let mut prev = self.prev;
         for i in 0..io.n() {
             let t = input_at(trig, i);
-            if t > 0.0 && prev <= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
-                let values = (self.value_offset..io.num_inputs()).map(|k| io.in0(k)).collect();
-                cx.world.triggers.push(Trigger {
-                    node_id: cx.synth.node_id,
+            if t > 0.0 && prev <= 0.0 {
+                let node_id = cx.synth.node_id;
+                cx.world.push_trigger(|| Trigger {
+                    node_id,
                     id: io.in0(1) as i32,
                     cmd: Some(self.cmd.to_string()),
-                    values,
+                    values: (self.value_offset..io.num_inputs()).map(|k| io.in0(k)).collect(),
                 });
             }
             prev = t;
@@ -110,12 +110,10 @@ impl Unit for Poll {
             let t = trig[i];
             if prev <= 0.0 && t > 0.0 {
                 let v = if audio_value { value[i] } else { value[0] };
-                if cx.world.polls.len() < MAX_TRIGGERS_PER_BLOCK {
-                    cx.world.polls.push(PollLine { label: Arc::clone(&self.label), value: v, block_offset: None });
-                }
-                if id >= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
+                cx.world.push_poll(|| PollLine { label: Arc::clone(&self.label), value: v, block_offset: None });
+                if id >= 0.0 {
                     let node_id = cx.synth.node_id;
-                    cx.world.triggers.push(Trigger { node_id, id: id as i32, cmd: None, values: vec![v] });
+                    cx.world.push_trigger(|| Trigger { node_id, id: id as i32, cmd: None, values: vec![v] });
                 }
             }
             prev = t;
@@ -124,3 +122,31 @@ impl Unit for Poll {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use crate::testing::{TestInput, UnitHarness};
+    use crate::unit::Rate;
+    use crate::world::MAX_TRIGGERS_PER_BLOCK;
+
+    /// A trigger rising on every other sample: 32 rises a block.
+    fn rises() -> TestInput {
+        TestInput::Audio((0..64 * 9).map(|i| (i % 2) as f32).collect())
+    }
+
+    #[test]
+    fn triggers_past_a_full_list_are_dropped_and_counted() {
+        // Nine blocks of 32 rises into a list nothing drains: 256 kept, 32 dropped.
+        let h = UnitHarness::new("SendTrig", Rate::Audio).inputs([rises(), TestInput::Const(1.0), TestInput::Const(0.5)]);
+        let run = h.run_full(9);
+        assert_eq!((run.world.triggers.len(), run.world.dropped_triggers), (MAX_TRIGGERS_PER_BLOCK, 32));
+    }
+
+    #[test]
+    fn poll_values_and_their_triggers_past_a_full_list_are_dropped_and_counted() {
+        // Trigger id 1: each rise makes a value and a `/tr`; 32 of each are dropped.
+        let h = UnitHarness::new("Poll", Rate::Audio).inputs([rises(), TestInput::Const(0.5), TestInput::Const(1.0)]);
+        let run = h.run_full(9);
+        assert_eq!(run.world.polls.len(), MAX_TRIGGERS_PER_BLOCK);
+        assert_eq!((run.world.triggers.len(), run.world.dropped_triggers), (MAX_TRIGGERS_PER_BLOCK, 64));
+    }
+}

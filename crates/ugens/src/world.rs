@@ -108,7 +108,7 @@ pub enum ControlMap {
 
 /// Most `/tr` and SendReply messages (and Poll lines) queued in one block;
 /// past that a unit drops its message rather than grow the queue on the
-/// audio thread.
+/// audio thread, and the drop is counted (`World::dropped_triggers`).
 pub const MAX_TRIGGERS_PER_BLOCK: usize = 256;
 
 /// A `/tr` or SendReply message that units queue for the engine to send.
@@ -275,6 +275,10 @@ pub struct World {
     pub triggers: Vec<Trigger>,
     /// Values `Poll` reported during this block, printed off the audio thread.
     pub polls: Vec<PollLine>,
+    /// Triggers and `Poll` values units made while this block's lists
+    /// were full ([`MAX_TRIGGERS_PER_BLOCK`]): dropped, and counted here for
+    /// the server's `droppedTriggers` figure, which takes them.
+    pub dropped_triggers: u64,
     /// Halves of streaming buffers that disk units finished, for the
     /// server to read or write (see `disk`); never grown past its capacity.
     pub disk_requests: Vec<crate::disk::DiskRequest>,
@@ -308,6 +312,27 @@ pub struct World {
 }
 
 impl World {
+    /// Queues a `/tr` or SendReply message, made only if this block's list
+    /// has room; otherwise it is dropped and counted.
+    #[inline]
+    pub fn push_trigger(&mut self, make: impl FnOnce() -> Trigger) {
+        if self.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
+            self.triggers.push(make());
+        } else {
+            self.dropped_triggers += 1;
+        }
+    }
+
+    /// Queues a `Poll` value, as [`Self::push_trigger`] queues a trigger.
+    #[inline]
+    pub fn push_poll(&mut self, make: impl FnOnce() -> PollLine) {
+        if self.polls.len() < MAX_TRIGGERS_PER_BLOCK {
+            self.polls.push(make());
+        } else {
+            self.dropped_triggers += 1;
+        }
+    }
+
     pub fn new(
         sample_rate: f64,
         block_size: usize,
@@ -339,6 +364,7 @@ impl World {
             // Room for the most a block may queue (see `reply`), so pushing never grows them.
             triggers: Vec::with_capacity(MAX_TRIGGERS_PER_BLOCK),
             polls: Vec::with_capacity(MAX_TRIGGERS_PER_BLOCK),
+            dropped_triggers: 0,
             disk_requests: Vec::with_capacity(crate::disk::MAX_DISK_REQUESTS),
             real_time: false,
             disk_underruns: 0,

@@ -553,6 +553,9 @@ impl Audio {
             self.engine.events.clear();
             self.events_sent = 0;
         }
+        // Those units made while the block's lists were full were dropped
+        // there, and are counted here.
+        self.dropped_triggers += std::mem::take(&mut self.engine.world.dropped_triggers);
         let mut triggers = std::mem::take(&mut self.engine.world.triggers);
         self.send_or_drop(&mut triggers, FromAudio::Trigger);
         self.engine.world.triggers = triggers;

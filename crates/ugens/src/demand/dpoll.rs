@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use crate::world::MAX_TRIGGERS_PER_BLOCK;
 use crate::unit::{Construct, Unit, UnitCtx, UnitSpec, Wires};
 use crate::world::{PollLine, Trigger};
 
@@ -34,13 +33,13 @@ impl Unit for Dpoll {
         }
         let x = cx.demand_input_at(io, 0, k);
         let run = io.num_inputs() > 2 && cx.demand_input_at(io, 2, k) > 0.0;
-        if run && cx.world.polls.len() < MAX_TRIGGERS_PER_BLOCK {
-            cx.world.polls.push(PollLine { label: Arc::clone(&self.label), value: x, block_offset: Some(k as u32 - 1) });
+        if run {
+            cx.world.push_poll(|| PollLine { label: Arc::clone(&self.label), value: x, block_offset: Some(k as u32 - 1) });
         }
         let id = if io.num_inputs() > 1 { io.in0(1) } else { -1.0 };
-        if id >= 0.0 && cx.world.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
+        if id >= 0.0 {
             let node_id = cx.synth.node_id;
-            cx.world.triggers.push(Trigger { node_id, id: id as i32, cmd: None, values: vec![x] });
+            cx.world.push_trigger(|| Trigger { node_id, id: id as i32, cmd: None, values: vec![x] });
         }
         if io.num_outputs() > 0 {
             io.out(0)[0] = x;

@@ -111,7 +111,8 @@ impl SendPeakRMS {
             let id = io.in0(2) as i32;
             cx.world.triggers.push(Trigger { node_id, id, cmd: Some(self.cmd.to_string()), values });
         } else {
-            // The message is dropped, the lagged peaks still move on.
+            // The message is dropped (and counted), the lagged peaks still move on.
+            cx.world.dropped_triggers += 1;
             for c in 0..n {
                 let y0 = self.data[2 * c];
                 let y1 = &mut self.data[2 * n + c];

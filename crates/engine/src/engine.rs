@@ -5,7 +5,7 @@ use crate::contain::UnitFailure;
 use crate::graph_def::GraphDef;
 use crate::node_tree::{CalcState, GroupData, NodeIdx, NodeKind, NodeTree, Position, PrintNext, ROOT};
 use crate::synth::Synth;
-use magnetar_ugens::{Lanes, World, MAX_LANES};
+use magnetar_ugens::{World, MAX_LANES};
 use magnetar_rt::histogram::Histogram;
 use magnetar_rt::trace;
 use std::collections::HashMap;
@@ -895,11 +895,7 @@ impl Engine {
             return None;
         }
         let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };
-        let safe = s.def.lockstep || (s.def.lockstep_own_rng && s.rgen.is_some());
-        if !safe || s.def.scratch_len * MAX_LANES > self.lane_scratch.len() {
-            return None;
-        }
-        if s.ctx.control_map.iter().any(|m| *m != magnetar_ugens::ControlMap::Own) {
+        if !crate::schedule::may_share_lanes(s) || s.def.scratch_len * MAX_LANES > self.lane_scratch.len() {
             return None;
         }
         Some(Arc::as_ptr(&s.def))
@@ -924,12 +920,10 @@ impl Engine {
             };
             synths[l] = s;
         }
-        let traced = trace::now();
         // SAFETY: the pointers are to distinct synths owned by the tree,
         // which is not changed until the run is done; the lane scratch holds
         // `scratch_len * MAX_LANES` samples (checked in lockstep_candidate).
-        unsafe { calc_lockstep_steps(&synths[..k], &mut self.world, self.lane_scratch.as_mut_ptr()) };
-        trace::span(trace::Kind::LaneBatch, traced, k as u32, 0);
+        unsafe { crate::schedule::run_lanes(&synths[..k], &mut self.world, self.lane_scratch.as_mut_ptr()) };
         for (l, &idx) in run.iter().enumerate() {
             // SAFETY: as above.
             let s = unsafe { &*synths[l] };
@@ -1183,77 +1177,5 @@ impl Engine {
     /// Moves on to the next block (scsynth's `mBufCounter`).
     pub fn advance_block_counter(&mut self) {
         self.world.buf_counter = self.world.buf_counter.wrapping_add(1);
-    }
-}
-
-/// Runs synths of one lockstep-safe def step by step: step 1 of each, then
-/// step 2, ...; steps with a lane kernel compute all of them at once.
-///
-/// # Safety
-/// `synths` are distinct, live synths of one def that nothing else touches
-/// meanwhile, and `scratch` holds `synths.len()` times the def's
-/// `scratch_len` samples that nothing else uses.
-pub(crate) unsafe fn calc_lockstep_steps(synths: &[*mut Synth], world: &mut World, scratch: *mut f32) {
-    // SAFETY: the caller vouches for the synths.
-    let def = Arc::clone(unsafe { &(*synths[0]).def });
-    let sl = def.scratch_len;
-    let bs = world.block_size;
-    let full = world.full_rate;
-    let block = world.buf_rate;
-    for &si in &def.calc_steps {
-        let si = si as usize;
-        let step = &def.steps[si];
-        let rate = if step.audio { &full } else { &block };
-        // A synth whose unit failed takes no further steps; the others
-        // finish their block.
-        // A drawing step's kernel needs every synth's own generator.
-        // SAFETY: as below.
-        let kernel = step.lane.filter(|_| !step.draws || synths.iter().all(|&sp| unsafe { (*sp).rgen.is_some() }));
-        match kernel {
-            Some(kernel) => {
-                let mut lanes = Lanes::new();
-                for (l, &sp) in synths.iter().enumerate() {
-                    // SAFETY: synth `l` uses its own slice of the scratch.
-                    if unsafe { (*sp).has_failed() } {
-                        continue;
-                    }
-                    // SAFETY: as above.
-                    let (unit, io) = unsafe { (*sp).lane_parts(si, bs, scratch.add(l * sl)) };
-                    lanes.push(unit, io);
-                    if step.draws {
-                        // SAFETY: the generator is a field of synth `l` that
-                        // `lane_parts` does not borrow; nothing else uses it
-                        // during the step.
-                        lanes.rgens[lanes.len - 1] = unsafe { (*sp).rgen.as_mut() };
-                    }
-                }
-                let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
-                if failed {
-                    // The kernel computed every lane at once: all of them failed.
-                    for &sp in synths {
-                        // SAFETY: as above.
-                        let s = unsafe { &mut *sp };
-                        if !s.has_failed() {
-                            s.set_step(si);
-                            s.recover(world);
-                        }
-                    }
-                }
-            }
-            None => {
-                for (l, &sp) in synths.iter().enumerate() {
-                    // SAFETY: as above; every synth of the run has this def.
-                    let s = unsafe { &mut *sp };
-                    if s.has_failed() {
-                        continue;
-                    }
-                    // SAFETY: as above.
-                    let ran = crate::contain::contained(|| unsafe { s.calc_step(si, step, rate, world, scratch.add(l * sl)) });
-                    if ran.is_err() {
-                        s.recover(world);
-                    }
-                }
-            }
-        }
     }
 }

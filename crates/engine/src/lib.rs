@@ -26,6 +26,7 @@ pub mod parallel;
 pub mod plugin_hooks;
 pub mod priorities;
 pub mod queries;
+mod schedule;
 pub mod spread;
 pub mod synth;
 pub mod tasks;

@@ -47,7 +47,6 @@ use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{BusTouch, World, MAX_LANES};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 // Writes not applied at once are marked in a 64-bit mask (`Job::add_now`).
@@ -349,7 +348,7 @@ impl GroupJobs {
                 child = tree.node(c).next;
                 if tree.group(c).is_none() && tree.node(c).state == CalcState::Run {
                     n += 1;
-                    lanes += usize::from(tree.synth_to_run(c).is_some_and(|s| s.def.lockstep));
+                    lanes += usize::from(tree.synth_to_run(c).is_some_and(|s| crate::schedule::may_share_lanes(s)));
                 }
             }
             if 2 * lanes >= n {
@@ -950,35 +949,11 @@ impl Work for Job<'_> {
         w.touch_log.clear();
         w.touch_data.clear();
         w.touch_overflow = false;
-        let synths = self.jobs.item_synths(i);
-        let mut k = 0;
-        while k < synths.len() {
-            // SAFETY: each synth belongs to one item, run once per block by
-            // one thread; no one else touches it meanwhile (`run_group`).
-            let def = unsafe { &(*synths[k]).def };
-            // Consecutive synths of one lockstep-safe def run side by side,
-            // as many as this thread's scratch holds (as on one thread).
-            let lanes = (scratch.len() / def.scratch_len.max(1)).min(MAX_LANES);
-            let mut end = k + 1;
-            if def.lockstep {
-                // SAFETY: as above.
-                while end < synths.len() && end - k < lanes && Arc::ptr_eq(unsafe { &(*synths[end]).def }, def) {
-                    end += 1;
-                }
-            }
-            if end - k >= 2 {
-                let traced = magnetar_rt::trace::now();
-                // SAFETY: as above, and the run's synths use `end - k` slices
-                // of `scratch_len` samples of this thread's scratch.
-                unsafe { crate::engine::calc_lockstep_steps(&synths[k..end], w, scratch.as_mut_ptr()) };
-                magnetar_rt::trace::span(magnetar_rt::trace::Kind::LaneBatch, traced, (end - k) as u32, 0);
-            } else {
-                // SAFETY: as above. A failing unit marks its synth failed;
-                // the audio thread ends it after the group.
-                unsafe { &mut *synths[k] }.calc_contained(w, scratch);
-            }
-            k = end;
-        }
+        // SAFETY: each synth belongs to one item, run once per block by one
+        // thread; no one else touches it meanwhile (`run_group`), and the
+        // scratch slice is this thread's. A failing unit marks its synth
+        // failed; the audio thread ends it after the group.
+        unsafe { crate::schedule::run_ordered(self.jobs.item_synths(i), w, scratch) };
         if !self.exact {
             self.add_now(item.0, w);
             return;

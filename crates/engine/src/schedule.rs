@@ -1,0 +1,164 @@
+//! The items a block is made of, and the one runner that computes them on
+//! whichever thread holds them.
+//!
+//! An item is one of three kinds:
+//! - a single synth, its units in step order (`Synth::calc_contained`);
+//! - a lane batch: consecutive synths of one def that may share lanes
+//!   ([`may_share_lanes`]) run step by step, step 1 of each, then step 2,
+//!   ..., and a step whose unit has a lane kernel computes all of them at
+//!   once ([`run_lanes`]);
+//! - an ordered run: synths in the order a sequential run computes them,
+//!   cut as they come into lane batches and single synths ([`run_ordered`]).
+//!
+//! The sequential walk (`engine`) runs single synths and the lane batches it
+//! finds among a group's children; a parallel group's work items
+//! (`parallel`) are ordered runs, on a helper thread or, when the group
+//! runs on one thread, on the calling thread one after another. Which
+//! synths share lanes, and how they are computed, is decided here for both.
+//!
+//! The runner knows synths and a world, not the node tree: what a synth's
+//! units ask for (done actions, a failure) is carried out by the engine
+//! after the item, in tree order.
+
+use crate::synth::Synth;
+use magnetar_rt::trace;
+use magnetar_ugens::{ControlMap, Lanes, World, MAX_LANES};
+use std::sync::Arc;
+
+/// Whether a synth may run in a lane batch with others of its def: its def
+/// is lockstep-safe (or safe but for random numbers, which the synth then
+/// draws from its own generator), and none of its controls is mapped to a
+/// bus. Equivalent to running alone: the only shared effect of such a
+/// synth, one bus write, still happens in synth order.
+pub(crate) fn may_share_lanes(s: &Synth) -> bool {
+    (s.def.lockstep || (s.def.lockstep_own_rng && s.rgen.is_some()))
+        && s.ctx.control_map.iter().all(|m| *m == ControlMap::Own)
+}
+
+/// How many of `synths`, from the first, form one lane batch in a scratch
+/// area of `scratch_len` samples: the first and the synths after it of the
+/// same def that may share lanes, up to `MAX_LANES` and to what the scratch
+/// holds (1: the first runs alone).
+///
+/// # Safety
+/// The pointers are to live synths that nothing writes meanwhile.
+unsafe fn lane_batch_len(synths: &[*mut Synth], scratch_len: usize) -> usize {
+    // SAFETY: the caller vouches for the synths.
+    let first = unsafe { &*synths[0] };
+    if !may_share_lanes(first) {
+        return 1;
+    }
+    let lanes = (scratch_len / first.def.scratch_len.max(1)).min(MAX_LANES).min(synths.len());
+    let mut end = 1;
+    while end < lanes {
+        // SAFETY: as above.
+        let s = unsafe { &*synths[end] };
+        if !(Arc::ptr_eq(&s.def, &first.def) && may_share_lanes(s)) {
+            break;
+        }
+        end += 1;
+    }
+    end
+}
+
+/// Runs an ordered run of synths: in their order, consecutive synths of one
+/// def that may share lanes as lane batches, the others one at a time. A
+/// failing unit marks its synth failed (`Synth::has_failed`); the caller
+/// ends it after the run.
+///
+/// # Safety
+/// `synths` are distinct, live synths that nothing else touches meanwhile,
+/// each with at most `scratch.len()` samples of wires, and `scratch` is
+/// this thread's alone.
+pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scratch: &mut [f32]) {
+    let mut k = 0;
+    while k < synths.len() {
+        // SAFETY: the caller vouches for the synths.
+        let end = k + unsafe { lane_batch_len(&synths[k..], scratch.len()) };
+        if end - k >= 2 {
+            // SAFETY: as above, and the batch's synths use `end - k` slices
+            // of their def's `scratch_len` samples, which the scratch holds
+            // (`lane_batch_len`).
+            unsafe { run_lanes(&synths[k..end], world, scratch.as_mut_ptr()) };
+        } else {
+            // SAFETY: as above.
+            unsafe { &mut *synths[k] }.calc_contained(world, scratch);
+        }
+        k = end;
+    }
+}
+
+/// Runs a lane batch: synths of one def that may share lanes, step by step
+/// (step 1 of each, then step 2, ...); steps with a lane kernel compute all
+/// of them at once, each lane with its synth's exact arithmetic.
+///
+/// # Safety
+/// `synths` are distinct, live synths of one def that nothing else touches
+/// meanwhile, and `scratch` holds `synths.len()` times the def's
+/// `scratch_len` samples that nothing else uses.
+pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch: *mut f32) {
+    let traced = trace::now();
+    // SAFETY: the caller vouches for the synths.
+    let def = Arc::clone(unsafe { &(*synths[0]).def });
+    let sl = def.scratch_len;
+    let bs = world.block_size;
+    let full = world.full_rate;
+    let block = world.buf_rate;
+    for &si in &def.calc_steps {
+        let si = si as usize;
+        let step = &def.steps[si];
+        let rate = if step.audio { &full } else { &block };
+        // A synth whose unit failed takes no further steps; the others
+        // finish their block.
+        // A drawing step's kernel needs every synth's own generator.
+        // SAFETY: as below.
+        let kernel = step.lane.filter(|_| !step.draws || synths.iter().all(|&sp| unsafe { (*sp).rgen.is_some() }));
+        match kernel {
+            Some(kernel) => {
+                let mut lanes = Lanes::new();
+                for (l, &sp) in synths.iter().enumerate() {
+                    // SAFETY: synth `l` uses its own slice of the scratch.
+                    if unsafe { (*sp).has_failed() } {
+                        continue;
+                    }
+                    // SAFETY: as above.
+                    let (unit, io) = unsafe { (*sp).lane_parts(si, bs, scratch.add(l * sl)) };
+                    lanes.push(unit, io);
+                    if step.draws {
+                        // SAFETY: the generator is a field of synth `l` that
+                        // `lane_parts` does not borrow; nothing else uses it
+                        // during the step.
+                        lanes.rgens[lanes.len - 1] = unsafe { (*sp).rgen.as_mut() };
+                    }
+                }
+                let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
+                if failed {
+                    // The kernel computed every lane at once: all of them failed.
+                    for &sp in synths {
+                        // SAFETY: as above.
+                        let s = unsafe { &mut *sp };
+                        if !s.has_failed() {
+                            s.set_step(si);
+                            s.recover(world);
+                        }
+                    }
+                }
+            }
+            None => {
+                for (l, &sp) in synths.iter().enumerate() {
+                    // SAFETY: as above; every synth of the batch has this def.
+                    let s = unsafe { &mut *sp };
+                    if s.has_failed() {
+                        continue;
+                    }
+                    // SAFETY: as above.
+                    let ran = crate::contain::contained(|| unsafe { s.calc_step(si, step, rate, world, scratch.add(l * sl)) });
+                    if ran.is_err() {
+                        s.recover(world);
+                    }
+                }
+            }
+        }
+    }
+    trace::span(trace::Kind::LaneBatch, traced, synths.len() as u32, 0);
+}

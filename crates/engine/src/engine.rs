@@ -215,14 +215,6 @@ pub struct Engine {
     /// `/n_trace` or `/g_dumpTree` marked nodes for this block: parallel
     /// groups then run on one thread, so that the text prints in tree order.
     pub(crate) tracing: bool,
-    /// A parallel group the chooser gave one thread this block: the walk
-    /// goes through its children in order.
-    run_here: Option<NodeIdx>,
-    /// Inside a parallel group the chooser gave one thread: the parallel
-    /// groups nested in it run on this thread too. Their time is part of
-    /// the one-thread way the chooser measured for the outer group, and
-    /// spreading them alone hands over less work for the same cost.
-    serial: bool,
     /// Threads for parallel groups, when more than one was asked for.
     parallel: Option<crate::parallel::Parallel>,
     /// Whether a parallel group of this block is to run on the threads in
@@ -306,8 +298,6 @@ impl Engine {
             lane_scratch: Vec::new(),
             lockstep: true,
             tracing: false,
-            run_here: None,
-            serial: false,
             parallel: None,
             spread_next: false,
             parallel_jobs: Vec::new(),
@@ -623,14 +613,9 @@ impl Engine {
                 self.log.push(out);
             }
         }
-        if self.run_here == Some(group) {
-            self.run_here = None;
-            return Some(traced);
-        }
         let parallel = !traced
             && self.parallel.is_some()
             && !self.tracing
-            && !self.serial
             && self.tree.group(group).is_some_and(|g| g.parallel)
             && self.calc_parallel(group);
         (!parallel).then_some(traced)
@@ -825,14 +810,16 @@ impl Engine {
         let traced = trace::now();
         let (id, items) = (self.tree.node(group).id as u32, self.parallel_jobs[0].items() as u32);
         if way == crate::spread::Way::One {
-            // The walk goes through the children in order, lane batches
-            // and all, as on one thread.
-            // The parallel groups inside run on this thread too (`serial`).
-            self.run_here = Some(group);
-            self.serial = true;
-            self.calc_group(group);
-            self.serial = false;
-            self.run_here = None;
+            // The group's synths as one ordered run on this thread, in the
+            // sequential order, lane batches and all: the parallel groups
+            // inside run here too, their time part of this way's.
+            let jobs = &self.parallel_jobs[0];
+            // SAFETY: the jobs were prepared from this tree just now, and
+            // nothing touches it until the run is done; every synth has at
+            // most `sl` samples of wires (`GroupJobs::prepare`), which the
+            // lane scratch holds `MAX_LANES` times over.
+            unsafe { crate::schedule::run_ordered(jobs.synths(), &mut self.world, &mut self.lane_scratch) };
+            self.settle_group();
             trace::span(trace::Kind::GroupOne, traced, id, items);
             let ns = ran.elapsed().as_nanos() as u64;
             self.parallel_jobs[0].chooser.record(way, ns, 0);
@@ -852,7 +839,20 @@ impl Engine {
         if !complete {
             self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
         }
-        // Done actions in tree order, as a sequential run has them.
+        self.settle_group();
+        trace::span(trace::Kind::GroupSpread, traced, id, items);
+        let ns = ran.elapsed().as_nanos() as u64;
+        let wait = self.parallel.as_ref().map_or(0, |p| p.last_wait_ns());
+        self.parallel_jobs[0].chooser.record(way, ns, wait);
+        self.note_next_way(threads, budget);
+        true
+    }
+
+    /// After the group just run (`parallel_jobs[0]`): ends its synths whose
+    /// unit failed and carries out what the others' units asked for, in
+    /// tree order, as a sequential run has them (its synths end or pause
+    /// only themselves, so nothing else in the group saw the difference).
+    fn settle_group(&mut self) {
         for k in 0..self.parallel_jobs[0].nodes.len() {
             let idx = self.parallel_jobs[0].nodes[k];
             match self.tree.synth_to_run(idx) {
@@ -861,12 +861,6 @@ impl Engine {
                 _ => {}
             }
         }
-        trace::span(trace::Kind::GroupSpread, traced, id, items);
-        let ns = ran.elapsed().as_nanos() as u64;
-        let wait = self.parallel.as_ref().map_or(0, |p| p.last_wait_ns());
-        self.parallel_jobs[0].chooser.record(way, ns, wait);
-        self.note_next_way(threads, budget);
-        true
     }
 
     /// Notes whether the group just run (`parallel_jobs[0]`) will run on

@@ -567,6 +567,12 @@ impl GroupJobs {
         true
     }
 
+    /// The group's synths in the order a sequential run computes them (the
+    /// items, one after another).
+    pub(crate) fn synths(&self) -> &[*mut Synth] {
+        &self.synths
+    }
+
     fn item_synths(&self, item: usize) -> &[*mut Synth] {
         let (first, end) = self.items[item];
         &self.synths[first as usize..end as usize]

@@ -609,7 +609,7 @@ impl Engine {
             }
             PrintNext::DumpTree { controls } => {
                 let mut out = format!("NODE TREE Group {}\n", self.tree.node(group).id);
-                self.dump_tree(group, 1, controls, &mut out);
+                crate::tree_print::dump_tree(&self.tree, group, 1, controls, &mut out);
                 self.log.push(out);
             }
         }

@@ -30,6 +30,7 @@ mod schedule;
 pub mod spread;
 pub mod synth;
 pub mod tasks;
+mod tree_print;
 pub mod wire_bufs;
 
 pub use control::{compile_synthdefs, compile_synthdefs_limited};

@@ -3,7 +3,6 @@
 
 use crate::engine::Engine;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, PrintNext};
-use magnetar_protocol::printed::c_g;
 use magnetar_protocol::commands::{ControlId, ControlValue, NodeRef};
 use magnetar_protocol::replies::{NodeState, QueryTreeNode, QueryTreeReply, Reply, StatusExtension};
 use crate::failure::FailReason;
@@ -11,7 +10,7 @@ use magnetar_ugens::ControlMap;
 use crate::graph_def::GraphDef;
 use std::sync::Arc;
 
-use crate::limits::{MAX_DUMP_INDENT, MAX_S_GETN_VALUES};
+use crate::limits::MAX_S_GETN_VALUES;
 
 /// Load figures the driver measures, reported by `/status`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -237,76 +236,6 @@ impl Engine {
             self.tree_queries.push(query);
         }
         Ok(())
-    }
-
-    /// `/g_dumpTree`'s lines for the children of `top`, as scsynth prints
-    /// them: three spaces a level; with controls, a second line per synth
-    /// holding ` name: value` (or ` value` for unnamed ones, `cN`/`aN` for
-    /// mapped ones) with `%.14g` numbers. scsynth walks the tree as it runs,
-    /// so a paused group's children are not listed. Walks node by node in
-    /// pre order without recursion; indentation stops growing past
-    /// `MAX_DUMP_INDENT` levels, so a deep tree's dump stays linear in size.
-    pub(crate) fn dump_tree(&self, top: NodeIdx, depth: usize, with_controls: bool, out: &mut String) {
-        if self.tree.node(top).state != CalcState::Run {
-            return;
-        }
-        let mut depth = depth;
-        let mut cur = self.tree.group(top).and_then(|g| g.head);
-        while let Some(c) = cur {
-            let n = self.tree.node(c);
-            let pad = "   ".repeat(depth.min(MAX_DUMP_INDENT));
-            match &n.kind {
-                NodeKind::Group(_) => {
-                    out.push_str(&format!("{pad}{} group\n", n.id));
-                }
-                NodeKind::Synth(s) => {
-                    out.push_str(&format!("{pad}{} {}", n.id, s.def.name));
-                    if with_controls && !s.ctx.controls.is_empty() {
-                        out.push_str("\n ");
-                        out.push_str(&pad);
-                        for (i, v) in s.ctx.controls.iter().enumerate() {
-                            match s.def.param_names.iter().find(|p| p.1 as usize == i) {
-                                Some((name, _)) => out.push_str(&format!(" {name}: ")),
-                                None => out.push(' '),
-                            }
-                            match s.ctx.control_map[i] {
-                                ControlMap::Own => out.push_str(&c_g(*v as f64, 14)),
-                                ControlMap::ControlBus(b) => out.push_str(&format!("c{b}")),
-                                ControlMap::AudioBus(b) => out.push_str(&format!("a{b}")),
-                            }
-                        }
-                    }
-                    out.push('\n');
-                }
-            }
-            // On to the next node in pre order (into running groups only),
-            // keeping count of the depth.
-            let head = if n.state == CalcState::Run { self.tree.group(c).and_then(|g| g.head) } else { None };
-            cur = match head {
-                Some(h) => {
-                    depth += 1;
-                    Some(h)
-                }
-                None => {
-                    let mut x = c;
-                    loop {
-                        if x == top {
-                            break None;
-                        }
-                        if let Some(nx) = self.tree.node(x).next {
-                            break Some(nx);
-                        }
-                        match self.tree.node(x).parent {
-                            Some(p) => {
-                                x = p;
-                                depth -= 1;
-                            }
-                            None => break None,
-                        }
-                    }
-                }
-            };
-        }
     }
 
     /// `/g_dumpTree`: scsynth prints when the group next runs (so after the

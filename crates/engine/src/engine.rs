@@ -215,16 +215,9 @@ pub struct Engine {
     /// `/n_trace` or `/g_dumpTree` marked nodes for this block: parallel
     /// groups then run on one thread, so that the text prints in tree order.
     pub(crate) tracing: bool,
-    /// Threads for parallel groups, when more than one was asked for.
-    parallel: Option<crate::parallel::Parallel>,
-    /// Whether a parallel group of this block is to run on the threads in
-    /// the next block: if none is, the helpers sleep between blocks
-    /// instead of spinning (`Executor::set_linger`).
-    spread_next: bool,
-    /// The work of the parallel groups computed lately, the most recent
-    /// first: a group's is reused while the tree is not edited (empty
-    /// without helper threads).
-    parallel_jobs: Vec<crate::parallel::GroupJobs>,
+    /// Threads for parallel groups and the groups' kept work, when more
+    /// than one thread was asked for.
+    parallel: Option<crate::parallel_groups::ParallelGroups>,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
     /// preparation each block (collecting its children and checking their
@@ -269,7 +262,6 @@ impl Engine {
         let (max_nodes, max_defs) = (options.max_nodes, options.max_synthdefs);
         let tasks = crate::tasks::TaskThreads::new(options.realtime, options.threads);
         world.tasks = Some(std::sync::Arc::clone(&tasks.table));
-        let bus_counts = (world.num_audio_buses(), world.num_control_buses());
         let num_buffers = world.buffers.len();
         let mut engine = Engine {
             options,
@@ -299,8 +291,6 @@ impl Engine {
             lockstep: true,
             tracing: false,
             parallel: None,
-            spread_next: false,
-            parallel_jobs: Vec::new(),
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -313,13 +303,13 @@ impl Engine {
         };
         if engine.options.threads > 1 {
             let o = &engine.options;
-            match crate::parallel::Parallel::new(o.threads, &engine.world, o.realtime, o.parallel_exact) {
-                Ok(p) => {
-                    engine.parallel = Some(p);
-                    engine.parallel_jobs = (0..crate::parallel::KEPT_GROUP_JOBS)
-                        .map(|_| crate::parallel::GroupJobs::new(bus_counts.0, bus_counts.1, num_buffers))
-                        .collect();
-                }
+            let policy = crate::parallel_groups::Policy {
+                realtime: o.realtime,
+                measured: o.parallel_measured,
+                never: o.parallel_never,
+            };
+            match crate::parallel_groups::ParallelGroups::new(o.threads, &engine.world, num_buffers, o.parallel_exact, policy) {
+                Ok(p) => engine.parallel = Some(p),
                 Err(e) => eprintln!("WARNING: parallel groups will run on one thread: {e}"),
             }
         }
@@ -333,7 +323,7 @@ impl Engine {
     pub fn priority_follower(&self) -> crate::priorities::PriorityFollower {
         crate::priorities::PriorityFollower::new(
             std::sync::Arc::clone(&self.tasks.audio_priority),
-            self.parallel.as_ref().map(|p| p.helper_tids()).unwrap_or_default(),
+            self.parallel.as_ref().map(|p| p.pool().helper_tids()).unwrap_or_default(),
             self.tasks.tids.clone(),
         )
     }
@@ -403,28 +393,28 @@ impl Engine {
 
     /// Parallel groups computed on several threads so far.
     pub fn parallel_groups_run(&self) -> u64 {
-        self.parallel.as_ref().map_or(0, |p| p.groups_run)
+        self.parallel.as_ref().map_or(0, |p| p.pool().groups_run)
     }
 
     /// How long each DSP queue compilation for a parallel group took (ns).
     pub fn queue_compile_times(&self) -> Option<&Histogram> {
-        self.parallel.as_ref().map(|p| &*p.compile_times)
+        self.parallel.as_ref().map(|p| p.compile_times())
     }
 
     /// Times a parallel group's work was worked out from the tree (its
     /// children collected and their buses checked) rather than reused.
     pub fn parallel_groups_worked_out(&self) -> u64 {
-        self.parallel_jobs.iter().map(|j| j.worked_out).sum()
+        self.parallel.as_ref().map_or(0, |p| p.worked_out())
     }
 
     /// DSP queues compiled for parallel groups so far.
     pub fn parallel_queues_compiled(&self) -> u64 {
-        self.parallel.as_ref().map_or(0, |p| p.plans_compiled)
+        self.parallel.as_ref().map_or(0, |p| p.pool().plans_compiled)
     }
 
     /// Threads computing parallel groups (1 without helpers).
     pub fn threads(&self) -> usize {
-        self.parallel.as_ref().map_or(1, |p| p.threads())
+        self.parallel.as_ref().map_or(1, |p| p.pool().threads())
     }
 
     fn event(&mut self, kind: NodeEventKind, idx: NodeIdx) {
@@ -580,11 +570,9 @@ impl Engine {
             self.calc_group(ROOT);
         }
         self.tracing = false;
-        if let Some(p) = &self.parallel {
-            // Helpers spin for the next block only if a group will spread.
-            p.set_linger(self.spread_next);
+        if let Some(p) = &mut self.parallel {
+            p.end_block();
         }
-        self.spread_next = false;
         trace::span(trace::Kind::Block, traced, self.world.buf_counter as u32, 0);
         // Between this block and the next: the collector's snapshot (paper 000, ch. 10).
         if let Some(t) = started {
@@ -763,117 +751,41 @@ impl Engine {
         }
     }
 
-    /// Runs a parallel group whose subtree qualifies (see
-    /// `GroupJobs::prepare`) on several threads, or on this one when its
-    /// recent blocks ran faster so (`spread`); returns false, having done
-    /// nothing, when it does not qualify.
+    /// Runs a parallel group whose subtree qualifies on several threads or
+    /// on this one (`parallel_groups`), then carries out what its synths
+    /// asked for; returns false, having done nothing, when it does not
+    /// qualify.
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
-        let started = Instant::now();
-        let threads = self.threads();
         let sl = self.scratch.len();
-        // This group's jobs to the front, or the least recently used ones
-        // (a rotation moves no storage).
-        let known = self.parallel_jobs.iter().position(|j| j.prepared_for() == Some(group));
-        match known {
-            Some(at) => self.parallel_jobs[..=at].rotate_right(1),
-            None => self.parallel_jobs.rotate_right(1),
-        }
-        let Some(jobs) = self.parallel_jobs.first_mut() else { return false };
-        if known.is_none() {
-            jobs.chooser.reset();
-        }
-        let mut ok = threads * sl * MAX_LANES <= self.lane_scratch.len()
-            && jobs.prepare(&mut self.tree, group, sl, threads)
-            && jobs.items() >= 2;
-        if ok && !self.parallel.as_ref().is_some_and(|p| p.matches(&self.world)) {
-            ok = false;
-        }
-        if !ok {
-            self.parallel_jobs[0].clear();
+        let Some(groups) = self.parallel.as_mut() else { return false };
+        let Some(ran) = groups.run(group, &mut self.tree, &mut self.world, &mut self.lane_scratch, sl) else {
             return false;
-        }
-        self.latency.parallel_prepare.record_duration(started.elapsed());
-        let jobs = &mut self.parallel_jobs[0];
-        jobs.chooser.note_items(jobs.items());
-        // In real time the one-thread way is tried only while it is sure to
-        // end well within the period.
-        let budget =
-            self.options.realtime.then(|| (self.world.block_size as f64 / self.world.sample_rate * 0.5e9) as u64);
-        let way = if self.options.parallel_never {
-            crate::spread::Way::One
-        } else if self.options.parallel_measured {
-            jobs.chooser.way(threads, budget)
-        } else {
-            crate::spread::Way::Spread
         };
-        let ran = Instant::now();
-        let traced = trace::now();
-        let (id, items) = (self.tree.node(group).id as u32, self.parallel_jobs[0].items() as u32);
-        if way == crate::spread::Way::One {
-            // The group's synths as one ordered run on this thread, in the
-            // sequential order, lane batches and all: the parallel groups
-            // inside run here too, their time part of this way's.
-            let jobs = &self.parallel_jobs[0];
-            // SAFETY: the jobs were prepared from this tree just now, and
-            // nothing touches it until the run is done; every synth has at
-            // most `sl` samples of wires (`GroupJobs::prepare`), which the
-            // lane scratch holds `MAX_LANES` times over.
-            unsafe { crate::schedule::run_ordered(jobs.synths(), &mut self.world, &mut self.lane_scratch) };
-            self.settle_group();
-            trace::span(trace::Kind::GroupOne, traced, id, items);
-            let ns = ran.elapsed().as_nanos() as u64;
-            self.parallel_jobs[0].chooser.record(way, ns, 0);
-            self.note_next_way(threads, budget);
-            return true;
-        }
-        // Checked above (`matches`): the pool is there.
-        let Some(parallel) = self.parallel.as_mut() else { return false };
-        // Each thread gets an equal share of the lane scratch (room for
-        // `MAX_LANES` synths, checked above) for its lane batches.
-        let share = self.lane_scratch.len() / threads;
-        // SAFETY: the jobs were prepared from this tree just now, and
-        // nothing touches it until the call returns; the lane scratch
-        // holds `share` samples for each thread.
-        let complete =
-            unsafe { parallel.run_group(&self.parallel_jobs[0], &mut self.world, self.lane_scratch.as_mut_ptr(), share) };
-        if !complete {
+        self.latency.parallel_prepare.record_duration(ran.prepare);
+        if !ran.complete {
             self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
         }
         self.settle_group();
-        trace::span(trace::Kind::GroupSpread, traced, id, items);
-        let ns = ran.elapsed().as_nanos() as u64;
-        let wait = self.parallel.as_ref().map_or(0, |p| p.last_wait_ns());
-        self.parallel_jobs[0].chooser.record(way, ns, wait);
-        self.note_next_way(threads, budget);
+        if let Some(groups) = self.parallel.as_mut() {
+            groups.finish(ran);
+        }
         true
     }
 
-    /// After the group just run (`parallel_jobs[0]`): ends its synths whose
-    /// unit failed and carries out what the others' units asked for, in
-    /// tree order, as a sequential run has them (its synths end or pause
-    /// only themselves, so nothing else in the group saw the difference).
+    /// After the parallel group just run: ends its synths whose unit
+    /// failed and carries out what the others' units asked for, in tree
+    /// order, as a sequential run has them (its synths end or pause only
+    /// themselves, so nothing else in the group saw the difference).
     fn settle_group(&mut self) {
-        for k in 0..self.parallel_jobs[0].nodes.len() {
-            let idx = self.parallel_jobs[0].nodes[k];
+        let mut k = 0;
+        while let Some(idx) = self.parallel.as_ref().and_then(|p| p.nodes().get(k).copied()) {
             match self.tree.synth_to_run(idx) {
                 Some(s) if s.has_failed() => self.unit_failed(idx, false),
                 Some(s) if s.has_requests() => self.after_synth(idx),
                 _ => {}
             }
+            k += 1;
         }
-    }
-
-    /// Notes whether the group just run (`parallel_jobs[0]`) will run on
-    /// the threads in the next block, for the helpers' idling.
-    fn note_next_way(&mut self, threads: usize, budget: Option<u64>) {
-        let spread = if self.options.parallel_never {
-            false
-        } else if self.options.parallel_measured {
-            self.parallel_jobs[0].chooser.way(threads, budget) == crate::spread::Way::Spread
-        } else {
-            true
-        };
-        self.spread_next |= spread;
     }
 
     /// The def of a synth that may join a lockstep run: running, its def

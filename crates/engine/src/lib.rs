@@ -23,6 +23,7 @@ pub mod limits;
 pub mod node_tree;
 pub mod offline;
 pub mod parallel;
+pub mod parallel_groups;
 pub mod plugin_hooks;
 pub mod priorities;
 pub mod queries;

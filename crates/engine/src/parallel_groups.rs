@@ -1,0 +1,205 @@
+//! Parallel groups as the walk meets them: the threads, the work of the
+//! groups run lately (kept while the tree is not edited), and for each
+//! group the choice between the threads and one thread (`spread`).
+//!
+//! The engine hands a `/p_new` group to [`ParallelGroups::run`] and, once
+//! it has run, carries out what its synths asked for in tree order, then
+//! calls [`ParallelGroups::finish`]. Everything between is decided here:
+//! whether the group qualifies (`parallel::GroupJobs::prepare`), which way
+//! it runs, and running its compiled synths, on the executor's threads
+//! (`parallel::Parallel::run_group`) or as one ordered run on the calling
+//! thread, both through the same runner (`schedule`).
+
+use crate::node_tree::{NodeIdx, NodeTree};
+use crate::parallel::{GroupJobs, Parallel, KEPT_GROUP_JOBS};
+use crate::spread::Way;
+use magnetar_dsp::executor::ExecutorError;
+use magnetar_rt::histogram::Histogram;
+use magnetar_rt::trace;
+use magnetar_ugens::{World, MAX_LANES};
+use std::time::{Duration, Instant};
+
+/// How the engine asked parallel groups to run (`EngineOptions`).
+#[derive(Clone, Copy)]
+pub(crate) struct Policy {
+    /// A real-time driver: the one-thread way is tried only while it ends
+    /// well within the period.
+    pub realtime: bool,
+    /// Measure both ways and run the faster (else always the threads).
+    pub measured: bool,
+    /// Always one thread.
+    pub never: bool,
+}
+
+/// The threads and the parallel groups' kept work.
+pub struct ParallelGroups {
+    pool: Parallel,
+    /// The work of the parallel groups computed lately, the most recent
+    /// first: a group's is reused while the tree is not edited.
+    jobs: Vec<GroupJobs>,
+    policy: Policy,
+    /// Whether a parallel group of this block is to run on the threads in
+    /// the next block: if none is, the helpers sleep between blocks
+    /// instead of spinning (`Executor::set_linger`).
+    spread_next: bool,
+}
+
+/// A group that [`ParallelGroups::run`] ran, until [`ParallelGroups::finish`].
+pub(crate) struct Ran {
+    way: Way,
+    started: Instant,
+    traced: u64,
+    id: u32,
+    items: u32,
+    budget: Option<u64>,
+    /// How long collecting and checking the group took, before it ran.
+    pub prepare: Duration,
+    /// False when some bus writes did not fit the merge buffers: the
+    /// block's output is incomplete.
+    pub complete: bool,
+}
+
+impl ParallelGroups {
+    /// Starts `threads` threads (the caller included) for a world like
+    /// `like` with `buffers` buffers (see `Parallel::new`).
+    pub(crate) fn new(
+        threads: usize,
+        like: &World,
+        buffers: usize,
+        exact: bool,
+        policy: Policy,
+    ) -> Result<ParallelGroups, ExecutorError> {
+        let pool = Parallel::new(threads, like, policy.realtime, exact)?;
+        let jobs = (0..KEPT_GROUP_JOBS)
+            .map(|_| GroupJobs::new(like.num_audio_buses(), like.num_control_buses(), buffers))
+            .collect();
+        Ok(ParallelGroups { pool, jobs, policy, spread_next: false })
+    }
+
+    /// The threads, for their figures and ids.
+    pub fn pool(&self) -> &Parallel {
+        &self.pool
+    }
+
+    /// How long each DSP queue compilation took (ns).
+    pub fn compile_times(&self) -> &Histogram {
+        &self.pool.compile_times
+    }
+
+    /// Times a group's work was worked out from the tree rather than reused.
+    pub fn worked_out(&self) -> u64 {
+        self.jobs.iter().map(|j| j.worked_out).sum()
+    }
+
+    /// At the end of a block: the helpers spin for the next block only if
+    /// a group will run on them.
+    pub fn end_block(&mut self) {
+        self.pool.set_linger(self.spread_next);
+        self.spread_next = false;
+    }
+
+    /// Runs parallel group `group` if its subtree qualifies (see
+    /// `GroupJobs::prepare`): on the threads, or on this one when its
+    /// recent blocks ran faster so (`spread`). `None`, having done
+    /// nothing, when it does not qualify. `scratch_len` is the size of one
+    /// synth's audio-wire scratch; `lane_scratch` holds `MAX_LANES` of them
+    /// per thread when a group qualifies.
+    pub(crate) fn run(
+        &mut self,
+        group: NodeIdx,
+        tree: &mut NodeTree,
+        world: &mut World,
+        lane_scratch: &mut [f32],
+        scratch_len: usize,
+    ) -> Option<Ran> {
+        let started = Instant::now();
+        let threads = self.pool.threads();
+        // This group's jobs to the front, or the least recently used ones
+        // (a rotation moves no storage).
+        let known = self.jobs.iter().position(|j| j.prepared_for() == Some(group));
+        match known {
+            Some(at) => self.jobs[..=at].rotate_right(1),
+            None => self.jobs.rotate_right(1),
+        }
+        let jobs = self.jobs.first_mut()?;
+        if known.is_none() {
+            jobs.chooser.reset();
+        }
+        let ok = threads * scratch_len * MAX_LANES <= lane_scratch.len()
+            && jobs.prepare(tree, group, scratch_len, threads)
+            && jobs.items() >= 2
+            && self.pool.matches(world);
+        if !ok {
+            jobs.clear();
+            return None;
+        }
+        let prepare = started.elapsed();
+        jobs.chooser.note_items(jobs.items());
+        // In real time the one-thread way is tried only while it is sure to
+        // end well within the period.
+        let budget = self.policy.realtime.then(|| (world.block_size as f64 / world.sample_rate * 0.5e9) as u64);
+        let way = if self.policy.never {
+            Way::One
+        } else if self.policy.measured {
+            jobs.chooser.way(threads, budget)
+        } else {
+            Way::Spread
+        };
+        let mut ran = Ran {
+            way,
+            started: Instant::now(),
+            traced: trace::now(),
+            id: tree.node(group).id as u32,
+            items: jobs.items() as u32,
+            budget,
+            prepare,
+            complete: true,
+        };
+        if way == Way::One {
+            // The group's synths as one ordered run on this thread, in the
+            // sequential order, lane batches and all: the parallel groups
+            // inside run here too, their time part of this way's.
+            // SAFETY: the jobs were prepared from this tree just now, and
+            // nothing touches it until the run is done; every synth has at
+            // most `scratch_len` samples of wires (`GroupJobs::prepare`),
+            // which the lane scratch holds `MAX_LANES` times over.
+            unsafe { crate::schedule::run_ordered(jobs.synths(), world, lane_scratch) };
+        } else {
+            // Each thread gets an equal share of the lane scratch (room for
+            // `MAX_LANES` synths, checked above) for its lane batches.
+            let share = lane_scratch.len() / threads;
+            // SAFETY: the jobs were prepared from this tree just now, and
+            // nothing touches it until the call returns; the lane scratch
+            // holds `share` samples for each thread.
+            ran.complete = unsafe { self.pool.run_group(jobs, world, lane_scratch.as_mut_ptr(), share) };
+        }
+        Some(ran)
+    }
+
+    /// The synths of the group just run, in tree order: the engine carries
+    /// out what they asked for, and ends those whose unit failed.
+    pub(crate) fn nodes(&self) -> &[NodeIdx] {
+        self.jobs.first().map_or(&[], |j| &j.nodes[..])
+    }
+
+    /// After the engine settled the group just run: its time goes to the
+    /// chooser, and whether it runs on the threads in the next block to
+    /// the helpers' idling.
+    pub(crate) fn finish(&mut self, ran: Ran) {
+        let kind = if ran.way == Way::One { trace::Kind::GroupOne } else { trace::Kind::GroupSpread };
+        trace::span(kind, ran.traced, ran.id, ran.items);
+        let ns = ran.started.elapsed().as_nanos() as u64;
+        let wait = if ran.way == Way::One { 0 } else { self.pool.last_wait_ns() };
+        let threads = self.pool.threads();
+        let Some(jobs) = self.jobs.first_mut() else { return };
+        jobs.chooser.record(ran.way, ns, wait);
+        let spread = if self.policy.never {
+            false
+        } else if self.policy.measured {
+            jobs.chooser.way(threads, ran.budget) == Way::Spread
+        } else {
+            true
+        };
+        self.spread_next |= spread;
+    }
+}

@@ -23,6 +23,12 @@
 //!    it, so that the plan and the work object, which helpers reach through
 //!    raw pointers, are not touched after [`Executor::run_block`] returns.
 //!
+//! A helper runs a block's items under the caller's floating-point
+//! controls (on x86-64, MXCSR: rounding and flushing subnormal numbers to
+//! zero), taken as the block opens: a real-time server turns flushing on
+//! for its audio thread after the pool started, and an item must compute
+//! the same bits on every thread.
+//!
 //! Helpers join a block by incrementing `inside` and then checking that the
 //! block is still open; the caller closes by clearing `open` and then reading
 //! `inside`. With sequentially consistent operations on both sides, either
@@ -148,6 +154,46 @@ struct Job {
     plan: *const Plan,
     work: *const (),
     run: unsafe fn(*const (), ItemId, usize),
+    /// The caller's floating-point controls, which helpers adopt.
+    fp: u32,
+}
+
+/// Bits of x86-64's MXCSR that hold no control, only sticky status flags.
+#[cfg(target_arch = "x86_64")]
+const FP_STATUS: u32 = 0x3f;
+
+/// The calling thread's floating-point controls: on x86-64 its MXCSR
+/// (rounding, flushing denormals to zero, exception masks); 0 elsewhere.
+#[inline]
+fn fp_controls() -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(deprecated)]
+        // SAFETY: reads only this thread's MXCSR; every x86-64 CPU has it.
+        let csr = unsafe { std::arch::x86_64::_mm_getcsr() };
+        csr & !FP_STATUS
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    0
+}
+
+/// Gives the calling thread the floating-point controls `fp` (from
+/// [`fp_controls`] on another thread), keeping its own status flags.
+#[inline]
+fn adopt_fp_controls(fp: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if fp_controls() != fp {
+        #[allow(deprecated)]
+        // SAFETY: `fp` was read from a valid MXCSR (reserved bits clear), so
+        // loading it cannot fault; it changes only this thread's rounding
+        // and flushing of subnormal numbers.
+        unsafe {
+            let status = std::arch::x86_64::_mm_getcsr() & FP_STATUS;
+            std::arch::x86_64::_mm_setcsr(fp | status);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = fp;
 }
 
 /// Calls `W::run` on an erased `&W`.
@@ -229,7 +275,7 @@ impl Executor {
             shares: Shares::new(config.threads),
             shutdown: AtomicBool::new(false),
             linger: AtomicBool::new(true),
-            job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing }),
+            job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing, fp: 0 }),
             spin: config.spin,
         });
         let mut executor = Self {
@@ -349,6 +395,7 @@ impl Executor {
                     plan,
                     work: (work as *const W).cast(),
                     run: run_erased::<W>,
+                    fp: fp_controls(),
                 };
             }
             sh.block.fetch_add(1, Ordering::Relaxed);
@@ -610,6 +657,12 @@ fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<(u64, u32)> {
             let job = unsafe { &*sh.job.get() };
             // SAFETY: `job.plan` comes from the `&Plan` of the running block.
             let plan = unsafe { &*job.plan };
+            // The items compute as they would on the caller's thread: the
+            // same rounding, the same flushing of subnormal numbers (which
+            // the audio thread turns on after the pool started), so that
+            // every thread count renders the same samples, and no item
+            // crawls through subnormal arithmetic on a helper alone.
+            adopt_fp_controls(job.fp);
             let guard = AbortOnUnwind;
             let ran = work_loop(plan, &sh.shares, worker, &sh.remaining, None, |item, w| {
                 // SAFETY: `job.work` and `job.run` were made together from

@@ -50,6 +50,7 @@
 //! assert_eq!(bus, [(1.0f32 + 0.5) + 0.25; 4]);
 //! ```
 
+use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +91,10 @@ struct Slot {
 /// Per-child contribution logs with fixed capacity, allocated up front.
 #[derive(Debug)]
 pub struct MergeBuffers {
-    slots: Box<[Slot]>,
+    // A cache line (or two) each: threads write neighbouring slots at the
+    // same time (a log entry moves the length fields at the slot's start),
+    // and slots sharing a line would make each write a transfer between cores.
+    slots: Box<[CachePadded<Slot>]>,
     max_entries: usize,
     max_samples: usize,
 }
@@ -106,12 +110,14 @@ impl MergeBuffers {
     /// `max_samples` samples in total.
     pub fn new(slots: usize, max_entries: usize, max_samples: usize) -> Self {
         let slots = (0..slots)
-            .map(|_| Slot {
-                busy: AtomicBool::new(false),
-                log: UnsafeCell::new(Log {
-                    entries: Vec::with_capacity(max_entries),
-                    samples: Vec::with_capacity(max_samples),
-                }),
+            .map(|_| {
+                CachePadded::new(Slot {
+                    busy: AtomicBool::new(false),
+                    log: UnsafeCell::new(Log {
+                        entries: Vec::with_capacity(max_entries),
+                        samples: Vec::with_capacity(max_samples),
+                    }),
+                })
             })
             .collect();
         Self { slots, max_entries, max_samples }

@@ -664,6 +664,20 @@ impl MainBuses {
     }
 }
 
+/// A thread's private world, aligned to (and so filling) whole cache line
+/// pairs: the threads write their worlds' fields at the same time (each
+/// logged bus write moves the log's length), and two worlds sharing a line
+/// at their boundary would make those writes transfers between cores.
+#[repr(align(128))]
+struct Private(UnsafeCell<World>);
+
+impl std::ops::Deref for Private {
+    type Target = UnsafeCell<World>;
+    fn deref(&self) -> &UnsafeCell<World> {
+        &self.0
+    }
+}
+
 /// Compiled queues kept for reuse: a parallel group's queue depends only
 /// on the shape of its subtree, so a group whose shape did not change
 /// reuses its queue; a few shapes are kept for consecutive groups.
@@ -673,8 +687,9 @@ pub struct Parallel {
     executor: Executor,
     /// (tree, queue) pairs, the most recently used first.
     plans: Vec<(FlatTree, Plan)>,
-    /// One private world (buses only matter) per thread.
-    privates: Vec<UnsafeCell<World>>,
+    /// One private world (buses only matter) per thread, each on cache
+    /// lines of its own.
+    privates: Vec<Private>,
     merge: MergeBuffers,
     /// Add shared-bus writes in child order (see `EngineOptions::parallel_exact`).
     exact: bool,
@@ -731,7 +746,7 @@ impl Parallel {
                 w.log_touches = true;
                 w.touch_log = Vec::with_capacity(MAX_WRITES_PER_ITEM);
                 w.touch_data = Vec::with_capacity(MAX_WRITES_PER_ITEM * bs);
-                UnsafeCell::new(w)
+                Private(UnsafeCell::new(w))
             })
             .collect();
         let nodes = MAX_PARALLEL_ITEMS + MAX_GROUPS;
@@ -885,7 +900,7 @@ struct Job<'a> {
     buses: MainBuses,
     /// The world as the group found it: only read while the group runs.
     main: *const World,
-    privates: &'a [UnsafeCell<World>],
+    privates: &'a [Private],
     merge: &'a MergeBuffers,
     exact: bool,
     bus_locks: &'a [AtomicBool],

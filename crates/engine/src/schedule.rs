@@ -98,8 +98,13 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
 /// `scratch_len` samples that nothing else uses.
 pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch: *mut f32) {
     let traced = trace::now();
-    // SAFETY: the caller vouches for the synths.
-    let def = Arc::clone(unsafe { &(*synths[0]).def });
+    // Borrowed, not cloned: the synths of a parallel group share one def,
+    // and a clone per lane batch would make its reference count a cache
+    // line that the threads take from each other twice per batch, with
+    // the def's first fields on it.
+    // SAFETY: the caller vouches for the synths; synth 0 holds the def
+    // (never replaced while it runs) for the whole call.
+    let def: &crate::graph_def::GraphDef = unsafe { &*Arc::as_ptr(&(*synths[0]).def) };
     let sl = def.scratch_len;
     let bs = world.block_size;
     let full = world.full_rate;

@@ -970,6 +970,10 @@ impl Work for Job<'_> {
         w.touch_log.clear();
         w.touch_data.clear();
         w.touch_overflow = false;
+        // No synth of this item reads a bus (`GroupJobs::check` refuses a
+        // group with a read it cannot tell): its writes need only be
+        // logged, not also mixed into this thread's copy of the buses.
+        w.touch_only = reads.is_empty() && !self.jobs.read_any;
         // SAFETY: each synth belongs to one item, run once per block by one
         // thread; no one else touches it meanwhile (`run_group`), and the
         // scratch slice is this thread's. A failing unit marks its synth

@@ -428,6 +428,9 @@ impl Unit for Out {
                 let input = io.inp(i + 1);
                 if w.log_touches {
                     log_write(w, true, self.kind == OutKind::Replace, ch, input);
+                    if w.touch_only {
+                        continue;
+                    }
                 }
                 let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
                 if self.kind == OutKind::Mix && w.audio_touched[ch] == counter {
@@ -454,6 +457,9 @@ impl Unit for Out {
                 let x = io.in0(i + 1);
                 if w.log_touches {
                     log_write(w, false, self.kind == OutKind::Replace, ch, &[x]);
+                    if w.touch_only {
+                        continue;
+                    }
                 }
                 if self.kind == OutKind::Mix && w.control_touched[ch] == counter {
                     w.control_bus[ch] += x;

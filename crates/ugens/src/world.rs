@@ -294,6 +294,10 @@ pub struct World {
     pub log_touches: bool,
     pub touch_log: Vec<BusTouch>,
     pub touch_data: Vec<f32>,
+    /// With `log_touches`: bus writers only log, and leave this world's
+    /// buses as they are (no unit that runs meanwhile reads a bus, so what
+    /// they would hold is never used, and the log is what is replayed).
+    pub touch_only: bool,
     /// A write did not fit the log's reserved room.
     pub touch_overflow: bool,
     /// The garbage-collected heap units may allocate from (see `gc_units`); none unless the
@@ -372,6 +376,7 @@ impl World {
             log_touches: false,
             touch_log: Vec::new(),
             touch_data: Vec::new(),
+            touch_only: false,
             touch_overflow: false,
             gc: None,
             scope_buffers: None,

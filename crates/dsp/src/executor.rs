@@ -19,6 +19,7 @@
 //!    remaining counter: every item is an ancestor of some sink, so when all
 //!    sinks ran, all items ran. A thread subtracts the sinks it ran when it
 //!    runs out of work. The block is over when the counter reaches zero.
+//!    A thread with nothing to run calls [`Work::idle`] between its polls.
 //! 4. The caller *closes* the block and waits until no helper is still inside
 //!    it, so that the plan and the work object, which helpers reach through
 //!    raw pointers, are not touched after [`Executor::run_block`] returns.
@@ -73,6 +74,13 @@ use std::time::{Duration, Instant};
 pub trait Work: Sync {
     /// Runs one work item.
     fn run(&self, item: ItemId, worker: usize);
+
+    /// Called while thread `worker` has nothing to run and the block goes
+    /// on (between polls of the ready items, so it should be short): room
+    /// for work that may be done as soon as other items ended, such as
+    /// applying their results in order, instead of after the block.
+    #[inline]
+    fn idle(&self, _worker: usize) {}
 }
 
 /// How long an idle helper spins between blocks before it sleeps.
@@ -154,6 +162,7 @@ struct Job {
     plan: *const Plan,
     work: *const (),
     run: unsafe fn(*const (), ItemId, usize),
+    idle: unsafe fn(*const (), usize),
     /// The caller's floating-point controls, which helpers adopt.
     fp: u32,
 }
@@ -206,7 +215,18 @@ unsafe fn run_erased<W: Work>(work: *const (), item: ItemId, worker: usize) {
     unsafe { (*work.cast::<W>()).run(item, worker) }
 }
 
+/// Calls `W::idle` on an erased `&W`.
+///
+/// # Safety
+/// As [`run_erased`].
+unsafe fn idle_erased<W: Work>(work: *const (), worker: usize) {
+    // SAFETY: as in run_erased.
+    unsafe { (*work.cast::<W>()).idle(worker) }
+}
+
 unsafe fn run_nothing(_: *const (), _: ItemId, _: usize) {}
+
+unsafe fn idle_nothing(_: *const (), _: usize) {}
 
 struct Shared {
     open: CachePadded<AtomicBool>,
@@ -275,7 +295,7 @@ impl Executor {
             shares: Shares::new(config.threads),
             shutdown: AtomicBool::new(false),
             linger: AtomicBool::new(true),
-            job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing, fp: 0 }),
+            job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing, idle: idle_nothing, fp: 0 }),
             spin: config.spin,
         });
         let mut executor = Self {
@@ -395,6 +415,7 @@ impl Executor {
                     plan,
                     work: (work as *const W).cast(),
                     run: run_erased::<W>,
+                    idle: idle_erased::<W>,
                     fp: fp_controls(),
                 };
             }
@@ -409,7 +430,15 @@ impl Executor {
             self.wake_helpers();
         }
         let mut waited = Duration::ZERO;
-        work_loop(plan, &sh.shares, 0, &sh.remaining, Some(&mut waited), |item, worker| work.run(item, worker));
+        work_loop(
+            plan,
+            &sh.shares,
+            0,
+            &sh.remaining,
+            Some(&mut waited),
+            |item, worker| work.run(item, worker),
+            |worker| work.idle(worker),
+        );
         if helpers {
             sh.open.store(false, Ordering::SeqCst);
             if sh.inside.load(Ordering::SeqCst) != 0 {
@@ -494,6 +523,7 @@ fn work_loop(
     remaining: &AtomicU32,
     mut waited: Option<&mut Duration>,
     run: impl Fn(ItemId, usize),
+    idle: impl Fn(usize),
 ) -> u32 {
     let mut ran = 0u32;
     // When this thread last ran out of work, if it is measuring its waits.
@@ -540,6 +570,7 @@ fn work_loop(
                 }
                 return ran;
             }
+            idle(worker);
             backoff(&mut spins);
             continue;
         };
@@ -664,11 +695,22 @@ fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<(u64, u32)> {
             // crawls through subnormal arithmetic on a helper alone.
             adopt_fp_controls(job.fp);
             let guard = AbortOnUnwind;
-            let ran = work_loop(plan, &sh.shares, worker, &sh.remaining, None, |item, w| {
-                // SAFETY: `job.work` and `job.run` were made together from
-                // the block's `&W`, alive until the block ends.
-                unsafe { (job.run)(job.work, item, w) }
-            });
+            let ran = work_loop(
+                plan,
+                &sh.shares,
+                worker,
+                &sh.remaining,
+                None,
+                |item, w| {
+                    // SAFETY: `job.work` and `job.run` were made together
+                    // from the block's `&W`, alive until the block ends.
+                    unsafe { (job.run)(job.work, item, w) }
+                },
+                |w| {
+                    // SAFETY: as above.
+                    unsafe { (job.idle)(job.work, w) }
+                },
+            );
             std::mem::forget(guard);
             joined = Some((block, ran));
         }

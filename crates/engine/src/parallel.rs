@@ -1001,6 +1001,15 @@ impl Work for Job<'_> {
             self.commit();
         }
     }
+
+    /// The audio thread, with nothing to run while other threads finish
+    /// their items, applies those that ended (`commit`): the replay after
+    /// the group then has only what ended last left to do.
+    fn idle(&self, worker: usize) {
+        if worker == 0 && self.exact {
+            self.commit();
+        }
+    }
 }
 
 impl Job<'_> {

@@ -2,7 +2,9 @@
 """Summarises a trace written with MAGNETAR_TRACE=file.json: per thread, the share of the
 blocks' time it spent running work (queue items, lane batches, groups on one thread), waiting
 inside a block for other threads, asleep between blocks; steals and wake-ups; block and group
-times.
+times; the critical path of the groups on threads (per group, the busiest thread's items: what -T N
+would take were no thread ever kept waiting by the system, a figure that the machine's load hardly
+changes) and what the groups took beyond it.
 
 Usage: python3 bench/trace_summary.py trace.json [--markdown]
        python3 bench/trace_summary.py --score TEXT [--seconds S] [--write]
@@ -12,6 +14,7 @@ prints (or, with --write, puts into BENCHMARKS.md) the three summaries.
 """
 
 import argparse
+import bisect
 import json
 import statistics
 import sys
@@ -76,11 +79,28 @@ def summarise(events):
         for name in ("group on threads", "group on one thread"):
             groups[name].extend(d for _, d in t.get(name, []))
     block_durs = [d for _, d in blocks]
+    # Per group on the threads: the busiest thread's items (the critical path, what the group
+    # would take if no thread ever waited for the system), and what the group took beyond it
+    # (hand-over, waits, the replay after the items).
+    items = sorted((ts, d, tid) for tid, t in spans.items() for ts, d in t.get("item", []))
+    starts = [ts for ts, _, _ in items]
+    critical, beyond = [], []
+    for t in spans.values():
+        for ts, d in t.get("group on threads", []):
+            lo, hi = bisect.bisect_left(starts, ts), bisect.bisect_right(starts, ts + d)
+            per = defaultdict(float)
+            for _, dur, tid in items[lo:hi]:
+                per[tid] += dur
+            if per:
+                critical.append(max(per.values()))
+                beyond.append(d - critical[-1])
     return {
         "blocks": len(blocks),
         "span_us": last - first,
         "block_us": {"median": statistics.median(block_durs), "p99": pct(block_durs, 0.99), "max": max(block_durs)},
         "groups": {k: {"count": len(v), "median_us": statistics.median(v) if v else 0.0} for k, v in groups.items()},
+        "critical_path": {"sum_us": sum(critical), "median_us": statistics.median(critical) if critical else 0.0,
+                          "beyond_median_us": statistics.median(beyond) if beyond else 0.0},
         "threads": rows,
         "dropped": dropped,
     }
@@ -90,7 +110,11 @@ def markdown(s):
     out = [f"{s['blocks']} blocks over {s['span_us'] / 1e6:.3f} s; block median {s['block_us']['median']:.1f} µs, "
            f"p99 {s['block_us']['p99']:.1f} µs, max {s['block_us']['max']:.1f} µs; "
            + "; ".join(f"{k}: {v['count']} (median {v['median_us']:.1f} µs)" for k, v in s["groups"].items())
-           + (f"; {s['dropped']} events dropped" if s["dropped"] else ""), "",
+           + (f"; {s['dropped']} events dropped" if s["dropped"] else "")
+           + (f"; critical path of the groups on threads (busiest thread's items, summed over blocks) "
+              f"{s['critical_path']['sum_us'] / 1e3:.1f} ms, per group median "
+              f"{s['critical_path']['median_us']:.1f} µs + {s['critical_path']['beyond_median_us']:.1f} µs beyond it"
+              if s["critical_path"]["sum_us"] else ""), "",
            "| thread | busy (share of block time) | waiting in blocks (count) | asleep (wake-ups) | items | lane batches | steals |",
            "|---|---|---|---|---|---|---|"]
     for r in s["threads"]:

@@ -1051,3 +1051,36 @@ fn convolvers_spread_over_a_parallel_groups_threads_and_match_one_thread() {
     // Bit for bit: every level's task runs in step on whichever thread released it.
     assert_spread(one_vs_two_threads_with_defs(&setup, 300, &[convolver_def()]), 300, "the convolvers");
 }
+
+/// A def "partconv": `Out.ar(out, PartConv.ar(SinOsc.ar(freq), 512, buf) * amp)`.
+fn partconv_def() -> Vec<u8> {
+    def_bytes(
+        "partconv",
+        &[0.0, 512.0],
+        &[("buf", 5.0), ("out", 0.0), ("freq", 300.0), ("amp", 0.5)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            ("SinOsc", 2, &[(0, 2), (-1, 0)], &[2], 0),
+            // in, fftsize, irbufnum
+            ("PartConv", 2, &[(1, 0), (-1, 1), (0, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(2, 0), (0, 3)], &[2], 2),
+            ("Out", 2, &[(0, 1), (3, 0)], &[], 0),
+        ],
+    )
+}
+
+#[test]
+fn partconvs_spread_over_a_parallel_groups_threads_and_match_one_thread() {
+    use magnetar_protocol::osc::OscArg::{Float, Str};
+    // Buffer 5: buffer 2's 1600 ramp frames as 7 partitions of 256, spectra of 512.
+    let mut setup = vec![
+        OscMessage::new("/b_alloc", vec![i(5), i(7 * 512), i(1)]),
+        OscMessage::new("/b_gen", vec![i(5), Str("PreparePartConv".into()), Float(2.0), Float(512.0)]),
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+    ];
+    for k in 0..6 {
+        let controls = [("out", (k % 2) as f32), ("freq", 200.0 + 70.0 * k as f32), ("amp", 0.1 * (k + 1) as f32)];
+        setup.push(new_synth("partconv", 100 + k, 1, 1, &controls));
+    }
+    assert_spread(one_vs_two_threads_with_defs(&setup, 300, &[partconv_def()]), 300, "the PartConvs");
+}

@@ -559,7 +559,9 @@ fn convolution(r: &mut Registry) {
     r.add::<fixed::Convolution2L>("Convolution2L").inputs(5).outputs(1);
     r.add::<stereo::StereoConvolution2L>("StereoConvolution2L").inputs(6).outputs(2);
     r.add::<direct::Convolution3>("Convolution3").inputs(4).outputs(1);
-    r.add::<partitioned::PartConv>("PartConv").inputs(3).outputs(1);
+    // Reads the spectra its buffer (input 2, irbufnum) holds and keeps the
+    // rest in its own state: its synths spread over a parallel group's threads.
+    r.add::<partitioned::PartConv>("PartConv").buffer(2, BufferUse::Read).inputs(3).outputs(1);
     // Extensions (paper 003): zero-latency non-uniformly partitioned convolution.
     // Each reads the response its buffer holds and keeps the rest in its own
     // state and task slots (atomics and a wake-up, from any thread): synths

@@ -182,3 +182,28 @@ fn with_task_threads_on_another_cpu_the_tuner_keeps_no_more_in_the_unit() {
         assert!(c1.head + c1.tasks <= c2.head + c2.tasks);
     }
 }
+
+#[test]
+fn the_tuner_picks_the_layout_that_fits_the_most_instances_among_all_it_may_pick() {
+    use super::nupc_tune::{layout_cost, tune_with_cost};
+    for &(block, ir_len) in &[(64usize, 48_000usize), (64, 240_000), (256, 48_000), (256, 576_000)] {
+        let later = &candidate_sizes(block, ir_len)[1..];
+        for cpus in [1, 2] {
+            let (layout, cost) = tune_with_cost(block, ir_len, 48_000.0, 12, cpus).unwrap();
+            // The cost the tuner reports is the layout's (up to the order of the sums).
+            let own = layout_cost(block, ir_len, 48_000.0, &layout.sizes()).expect("the tuned layout meets its deadlines");
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+            assert!(close(own.head, cost.head) && close(own.tasks, cost.tasks) && close(own.class, cost.class), "{own:?} against {cost:?}");
+            // Every subset of the later sizes, in order: every layout there is.
+            for mask in 0u32..1 << later.len() {
+                let sizes: Vec<usize> = later.iter().enumerate().filter(|(b, _)| mask & 1 << b != 0).map(|(_, &m)| m).collect();
+                let Some(other) = layout_cost(block, ir_len, 48_000.0, &sizes) else { continue };
+                assert!(
+                    cost.score(cpus) <= other.score(cpus) * (1.0 + 1e-9),
+                    "block {block} IR {ir_len} on {cpus} CPUs: {:?} ({cost:?}) against {sizes:?} ({other:?})",
+                    layout.sizes()
+                );
+            }
+        }
+    }
+}

@@ -12,7 +12,12 @@
 //! work. On one CPU the layout of least total time wins; when the task
 //! threads have other CPUs than the thread that runs the synths, the
 //! figure is the larger of the head's time and the total over the CPUs
-//! (`LayoutCost::score`), which moves work from the head into tasks.
+//! (`LayoutCost::score`), which moves work from the head into tasks, and
+//! no period class may take more than that either: one thread serves a
+//! class for every instance. The score is the busiest thread's or CPU's
+//! time per block for one instance, so `n` instances fit while `n` times it
+//! fits a block: the layout that minimises it is the one that meets every
+//! deadline with the most instances running, whatever their number now.
 //! Results are kept per (block size, response length, CPUs).
 
 use super::nupc::{cmadd, Layout, NupcError, MAX_LEVELS, MAX_PARTITION};
@@ -79,10 +84,12 @@ fn costs(m: usize) -> Costs {
         return c;
     }
     let c = measure(m);
-    if let Ok(mut m2) = map.lock() {
-        m2.insert(m, c);
+    // Two threads may measure the same size at once: the first result
+    // stays, so every layout of the process is weighed with the same costs.
+    match map.lock() {
+        Ok(mut m2) => *m2.entry(m).or_insert(c),
+        Err(_) => c,
     }
-    c
 }
 
 /// The sizes the tuner may pick for a response of `ir_len` at `block`:
@@ -98,27 +105,33 @@ pub fn candidate_sizes(block: usize, ir_len: usize) -> Vec<usize> {
 }
 
 /// What a layout costs per block, as the tuner measures it: the head
-/// (level 0, in the unit on the thread that runs the synth) and the later
-/// levels (the task threads), in seconds per block of one instance.
+/// (level 0, in the unit on the thread that runs the synth), the later
+/// levels (the task threads), and the largest of those levels (one period
+/// class, which one thread serves for every instance), in seconds per
+/// block of one instance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LayoutCost {
     pub head: f64,
     pub tasks: f64,
+    pub class: f64,
 }
 
 impl LayoutCost {
     /// The figure the tuner minimises with the task threads spread over
-    /// `cpus` CPUs. On one CPU everything shares it: the sum. On several,
-    /// the thread that runs the synths must fit every head in its block
-    /// while the task threads also use the other CPUs, so the channels that
-    /// fit are bounded by the head alone and by the whole work spread over
-    /// every CPU: the larger of the two bounds decides (paper 003's PE
-    /// moves work off the audio callback for that reason).
+    /// `cpus` CPUs: the time per block of the busiest thread or CPU for one
+    /// instance, so that `n` instances meet every deadline while `n` times
+    /// it fits the block. On one CPU everything shares it: the sum (the
+    /// periods are powers of two, so rate-monotonic order meets them all
+    /// while the sum fits). On several, the thread that runs the synths
+    /// must fit every head in its block, each period class must fit its
+    /// period on its one thread, and the whole work must fit the CPUs: the
+    /// largest of the three bounds decides (paper 003's PE moves work off
+    /// the audio callback for that reason).
     pub fn score(&self, cpus: usize) -> f64 {
         if cpus <= 1 {
             self.head + self.tasks
         } else {
-            self.head.max((self.head + self.tasks) / cpus as f64)
+            self.head.max(self.class).max((self.head + self.tasks) / cpus as f64)
         }
     }
 }
@@ -132,6 +145,75 @@ pub fn tune(block: usize, ir_len: usize, sample_rate: f64, max_levels: usize, cp
     Ok(tune_with_cost(block, ir_len, sample_rate, max_levels, cpus)?.0)
 }
 
+/// The measured time per block of each level at each size for one response:
+/// what the tuner and [`layout_cost`] read.
+struct Levels {
+    block: usize,
+    ir_len: usize,
+    sizes: Vec<usize>,
+    costs: Vec<Costs>,
+    period: f64,
+}
+
+impl Levels {
+    fn new(block: usize, ir_len: usize, sample_rate: f64) -> Levels {
+        let sizes = candidate_sizes(block, ir_len);
+        let costs = sizes.iter().map(|&m| costs(m)).collect();
+        Levels { block, ir_len, sizes, costs, period: block as f64 / sample_rate.max(1.0) }
+    }
+
+    /// Where the level of size index `i` starts in the response.
+    fn offset(&self, i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            2 * self.sizes[i] - self.block
+        }
+    }
+
+    /// Partitions of the level at size index `i` followed by the one at `next` (None: it is the last).
+    fn count(&self, i: usize, next: Option<usize>) -> usize {
+        match next {
+            Some(j) => (self.offset(j) - self.offset(i)) / self.sizes[i],
+            None => (self.ir_len - self.offset(i)).div_ceil(self.sizes[i]),
+        }
+    }
+
+    /// Time per block of the level at size index `i` with `count`
+    /// partitions, if one run of it fits half its period (the deadline
+    /// constraint, with room for other work).
+    fn cost(&self, i: usize, count: usize) -> Option<f64> {
+        let k = self.sizes[i] / self.block;
+        let t = self.costs[i].fft + count as f64 * self.costs[i].part;
+        (t <= DEADLINE_SHARE * k as f64 * self.period).then_some(t / k as f64)
+    }
+}
+
+/// What the layout of later sizes `sizes` would cost for a response of
+/// `ir_len` at `block`, as the tuner weighs it (None: a size the tuner
+/// cannot use, or a level that misses its deadline).
+pub fn layout_cost(block: usize, ir_len: usize, sample_rate: f64, sizes: &[usize]) -> Option<LayoutCost> {
+    let lv = Levels::new(block, ir_len, sample_rate);
+    let mut at = vec![0];
+    for m in sizes {
+        at.push(lv.sizes.iter().position(|s| s == m)?);
+    }
+    if at.windows(2).any(|w| w[1] <= w[0]) || at.iter().any(|&i| lv.offset(i) >= ir_len) {
+        return None;
+    }
+    let mut cost = LayoutCost { head: 0.0, tasks: 0.0, class: 0.0 };
+    for (n, &i) in at.iter().enumerate() {
+        let c = lv.cost(i, lv.count(i, at.get(n + 1).copied()))?;
+        if n == 0 {
+            cost.head = c;
+        } else {
+            cost.tasks += c;
+            cost.class = cost.class.max(c);
+        }
+    }
+    Some(cost)
+}
+
 /// As [`tune`], with the measured cost of the layout picked.
 pub fn tune_with_cost(
     block: usize,
@@ -140,83 +222,110 @@ pub fn tune_with_cost(
     max_levels: usize,
     cpus: usize,
 ) -> Result<(Layout, LayoutCost), NupcError> {
-    let sizes = candidate_sizes(block, ir_len);
-    let period = block as f64 / sample_rate.max(1.0);
-    let c: Vec<Costs> = sizes.iter().map(|&m| costs(m)).collect();
-    let offset = |i: usize| if i == 0 { 0 } else { 2 * sizes[i] - block };
-    let level_cost = |i: usize, count: usize| -> Option<f64> {
-        let k = sizes[i] / block;
-        let t = c[i].fft + count as f64 * c[i].part;
-        (t <= DEADLINE_SHARE * k as f64 * period).then_some(t / k as f64)
-    };
+    let lv = Levels::new(block, ir_len, sample_rate);
+    let n = lv.sizes.len();
     let levels = max_levels.clamp(1, MAX_LEVELS);
-    let n = sizes.len();
-    // tail[d][i]: least cost of the levels from size i (a level) to the
-    // end, with at most d of them, and the size of the one after i
-    // (usize::MAX: i is the last). The paper's dynamic programming, exact
-    // here since a level's cost depends only on its size and the next one's.
-    let mut tail = vec![vec![(f64::INFINITY, usize::MAX); n]; levels + 1];
+    // With task threads on other CPUs the busiest class bounds the
+    // channels too, a maximum the shortest path cannot carry: it is
+    // searched once per bound on the classes (every time a task level can
+    // take), each search keeping to the levels within it. Exact, since the
+    // best layout is the least total under its own largest class.
+    let mut caps = vec![f64::INFINITY];
+    if cpus > 1 {
+        for i in 1..n {
+            for next in (i + 1..n).map(Some).chain([None]) {
+                if let Some(c) = lv.cost(i, lv.count(i, next)) {
+                    caps.push(c);
+                }
+            }
+        }
+    }
+    let mut end: Option<(f64, LayoutCost, usize, Vec<Vec<Tail>>)> = None;
+    for &cap in &caps {
+        let tail = tails(&lv, levels, cap);
+        // The head (level 0) with each possible next size, and the best tail after it.
+        let mut consider = |cost: LayoutCost, next: usize| {
+            let s = cost.score(cpus);
+            if s.is_finite() && end.as_ref().is_none_or(|e| s < e.0) {
+                end = Some((s, cost, next, tail.clone()));
+            }
+        };
+        if let Some(h) = lv.cost(0, lv.count(0, None)) {
+            consider(LayoutCost { head: h, tasks: 0.0, class: 0.0 }, usize::MAX);
+        }
+        for j in 1..n {
+            if lv.offset(j) >= ir_len || levels < 2 {
+                break;
+            }
+            let t = tail[levels - 1][j];
+            if let (Some(h), true) = (lv.cost(0, lv.count(0, Some(j))), t.total.is_finite()) {
+                consider(LayoutCost { head: h, tasks: t.total, class: t.class }, j);
+            }
+        }
+    }
+    let Some((_, cost, mut next, tail)) = end else {
+        // Nothing meets the deadlines on this machine: the cheapest plain
+        // uniform layout, whose level 0 at least keeps the latency at zero.
+        let layout = Layout::from_sizes(block, ir_len, &[])?;
+        let head = (lv.costs[0].fft + layout.levels[0].count as f64 * lv.costs[0].part).max(0.0);
+        return Ok((layout, LayoutCost { head, tasks: 0.0, class: 0.0 }));
+    };
+    let mut picked = Vec::new();
+    let mut d = levels - 1;
+    while next != usize::MAX {
+        picked.push(lv.sizes[next]);
+        next = tail[d][next].next;
+        d = d.saturating_sub(1);
+    }
+    Ok((Layout::from_sizes(block, ir_len, &picked)?, cost))
+}
+
+/// The least total time of the levels from one size to the end.
+#[derive(Clone, Copy, Debug)]
+struct Tail {
+    total: f64,
+    /// The largest level among them.
+    class: f64,
+    /// The size index of the level after this one (usize::MAX: none).
+    next: usize,
+}
+
+/// `tails[d][i]`: the least total of the levels from size index `i` (a
+/// level) to the end, with at most `d` of them, each costing at most `cap`
+/// per block. The paper's dynamic programming, exact here since a level's
+/// cost depends only on its size and the next one's.
+fn tails(lv: &Levels, levels: usize, cap: f64) -> Vec<Vec<Tail>> {
+    let n = lv.sizes.len();
+    let none = Tail { total: f64::INFINITY, class: 0.0, next: usize::MAX };
+    let within = |c: Option<f64>| c.filter(|&c| c <= cap);
+    let mut tail = vec![vec![none; n]; levels + 1];
     for d in 1..=levels {
         for i in (0..n).rev() {
-            if offset(i) >= ir_len {
+            if lv.offset(i) >= lv.ir_len {
                 continue;
             }
-            let mut best = (f64::INFINITY, usize::MAX);
-            if let Some(t) = level_cost(i, (ir_len - offset(i)).div_ceil(sizes[i])) {
-                best = (t, usize::MAX);
+            let mut best = none;
+            if let Some(t) = within(lv.cost(i, lv.count(i, None))) {
+                best = Tail { total: t, class: t, next: usize::MAX };
             }
             for j in i + 1..n {
-                if offset(j) >= ir_len {
+                if lv.offset(j) >= lv.ir_len {
                     break;
                 }
-                let rest = tail[d - 1][j].0;
-                if !rest.is_finite() {
+                let rest = tail[d - 1][j];
+                if !rest.total.is_finite() {
                     continue;
                 }
-                if let Some(t) = level_cost(i, (offset(j) - offset(i)) / sizes[i]) {
-                    if t + rest < best.0 {
-                        best = (t + rest, j);
+                if let Some(t) = within(lv.cost(i, lv.count(i, Some(j)))) {
+                    if t + rest.total < best.total {
+                        best = Tail { total: t + rest.total, class: t.max(rest.class), next: j };
                     }
                 }
             }
             tail[d][i] = best;
         }
     }
-    // The head (level 0) with each possible next size, and the best tail after it.
-    let mut end: Option<(f64, LayoutCost, usize)> = None;
-    let mut consider = |cost: LayoutCost, next: usize| {
-        let s = cost.score(cpus);
-        if s.is_finite() && end.as_ref().is_none_or(|e| s < e.0) {
-            end = Some((s, cost, next));
-        }
-    };
-    if let Some(h) = level_cost(0, ir_len.div_ceil(block)) {
-        consider(LayoutCost { head: h, tasks: 0.0 }, usize::MAX);
-    }
-    for j in 1..n {
-        if offset(j) >= ir_len || levels < 2 {
-            break;
-        }
-        let (rest, _) = tail[levels - 1][j];
-        if let (Some(h), true) = (level_cost(0, offset(j) / block), rest.is_finite()) {
-            consider(LayoutCost { head: h, tasks: rest }, j);
-        }
-    }
-    let Some((_, cost, mut next)) = end else {
-        // Nothing meets the deadlines on this machine: the cheapest plain
-        // uniform layout, whose level 0 at least keeps the latency at zero.
-        let layout = Layout::from_sizes(block, ir_len, &[])?;
-        let head = (c[0].fft + layout.levels[0].count as f64 * c[0].part).max(0.0);
-        return Ok((layout, LayoutCost { head, tasks: 0.0 }));
-    };
-    let mut picked = Vec::new();
-    let mut d = levels - 1;
-    while next != usize::MAX {
-        picked.push(sizes[next]);
-        next = tail[d][next].1;
-        d = d.saturating_sub(1);
-    }
-    Ok((Layout::from_sizes(block, ir_len, &picked)?, cost))
+    tail
 }
 
 /// Block size, response length, CPUs.

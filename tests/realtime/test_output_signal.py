@@ -23,6 +23,7 @@ from rtcheck import (
     sine_def,
     sine_step_bound,
     tone_span,
+    until_on_time,
     zero_crossing_frequency,
 )
 from rtserver import OscClient, bundle
@@ -101,8 +102,7 @@ def play_scheduled_tone(port: int) -> tuple[int, int]:
 # A period that ends late moves the server's clock on by the time lost, so a tone scheduled in
 # seconds is shorter by that much (the clock driver counts it; JACK's clock is JACK's). A run
 # with late periods (the other test worker's real-time threads share the two cores) is played
-# again on a fresh server, up to three runs; the last one is checked whatever it counted.
-ATTEMPTS = 3
+# again on a fresh server (rtcheck.until_on_time); the last one is checked whatever it counted.
 
 
 def record_tone(driver, magnetar, wav, jack_wav):
@@ -134,12 +134,12 @@ def record_tone(driver, magnetar, wav, jack_wav):
 
 
 def test_first_output_plays_the_sine_whole_and_second_is_silent(driver, magnetar, tmp_path):
-    for attempt in range(ATTEMPTS):
+    def run(attempt):
         wav = tmp_path / f"magnetar{attempt}.wav"
         jack_wav = tmp_path / f"jack_rec{attempt}.wav"
-        rec, rec_out, late, skipped = record_tone(driver, magnetar, wav, jack_wav)
-        if late == 0:
-            break
+        return attempt, wav, jack_wav, *record_tone(driver, magnetar, wav, jack_wav)
+
+    (attempt, wav, jack_wav, rec, rec_out, late, skipped), _ = until_on_time(run, lambda r: r[5])
 
     data, sr = soundfile.read(wav, dtype="float32", always_2d=True)
     assert sr == SAMPLE_RATE

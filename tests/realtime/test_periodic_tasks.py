@@ -6,7 +6,6 @@ never waits for them: no xrun, every period on time, the head of the response st
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -16,11 +15,10 @@ from supriya import ugens as U
 from supriya.osc import OscMessage
 from supriya.ugens import SynthDefBuilder
 
-from rtcheck import SAMPLE_RATE, load_defs, quit_server, rt_stats
+from rtcheck import ATTEMPTS, SAMPLE_RATE, load_conv, quit_server, rt_stats, until_on_time
 from rtserver import OscClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "supriya"))
-from magnetar_conv import MagnetarConv, prepare_message  # noqa: E402
+from magnetar_conv import MagnetarConv
 
 PERIOD = 256
 # Position of taskDeadlineMisses among /magnetar_rtStats' fields after xruns (README).
@@ -50,12 +48,7 @@ def signals(tmp_path: Path, ir_seconds: float, seconds: float) -> tuple[np.ndarr
 def play(server, tmp_path: Path, sizes: tuple[int, ...], seconds: float):
     client = OscClient(server.port)
     try:
-        load_defs(client, conv_def())
-        for bufnum, name in ((0, "ir.wav"), (1, "x.wav")):
-            client.send(("/b_allocRead", bufnum, str(tmp_path / name)))
-            client.wait_for("/done", lambda m: m.contents[0] == "/b_allocRead", timeout=5)
-        client.send(prepare_message(2, 0, sizes))
-        client.wait_for("/done", lambda m: m.contents[0] == "/b_gen", timeout=10)
+        load_conv(client, [conv_def()], tmp_path / "ir.wav", tmp_path / "x.wav", sizes)
         before = rt_stats(server.port)
         started = time.monotonic()
         client.send(("/s_new", "rt_conv", 1000, 0, 0, "ir", 2, "sig", 1))
@@ -87,25 +80,27 @@ def convolve(x: np.ndarray, h: np.ndarray) -> np.ndarray:
 
 # The task threads run under SCHED_FIFO below the audio thread; when the other test worker runs
 # real-time threads of its own on the same two cores, a task can now and then lose its period
-# to them. A run that counted misses is played again (each run is a fresh server); a server
-# whose tasks miss on every run fails.
-ATTEMPTS = 3
+# to them. A run that counted misses is played again (rtcheck.until_on_time); a server whose
+# tasks miss on every run fails.
+
+
+def deadline_misses(after) -> int:
+    misses = after.field(MISSES_FIELD)
+    assert misses is not None, "/magnetar_rtStats does not report task deadline misses"
+    return misses
 
 
 def test_tasks_in_real_time_give_the_plain_convolution_with_no_latency(driver, magnetar, tmp_path):
     ir, x = signals(tmp_path, 1.0, 2.0)
-    counted = []
-    for attempt in range(ATTEMPTS):
+
+    def run(attempt):
         wav = tmp_path / f"out{attempt}.wav"
         server = magnetar(record=wav, period=PERIOD)
         # Periods of 8 and 64 blocks (43 and 341 ms).
-        before, after, _, status = play(server, tmp_path, (2048, 16384), 2.0)
-        misses = after.field(MISSES_FIELD)
-        assert misses is not None, "/magnetar_rtStats does not report task deadline misses"
-        counted.append(misses)
-        if misses == 0:
-            break
-    assert misses == 0, f"task deadline misses on each of {ATTEMPTS} runs: {counted}"
+        return wav, *play(server, tmp_path, (2048, 16384), 2.0)
+
+    (wav, before, after, _, status), counted = until_on_time(run, lambda r: deadline_misses(r[2]))
+    assert counted[-1] == 0, f"task deadline misses on each of {ATTEMPTS} runs: {counted}"
     assert status[STATUS_MISSES] == 0
     heap = after.steady_heap_ops - before.steady_heap_ops
     assert heap == 0, f"the audio thread used the system heap {heap} times while convolving"
@@ -153,12 +148,7 @@ def test_instances_on_one_prepared_response_share_its_spectra(driver, magnetar, 
     client = OscClient(server.port)
     copy = tmp_path / "prepared.wav"
     try:
-        load_defs(client, conv_def())
-        for bufnum, name in ((0, "ir.wav"), (1, "x.wav")):
-            client.send(("/b_allocRead", bufnum, str(tmp_path / name)))
-            client.wait_for("/done", lambda m: m.contents[0] == "/b_allocRead", timeout=5)
-        client.send(prepare_message(2, 0, (2048, 16384)))
-        client.wait_for("/done", lambda m: m.contents[0] == "/b_gen", timeout=10)
+        load_conv(client, [conv_def()], tmp_path / "ir.wav", tmp_path / "x.wav", (2048, 16384))
         client.send(("/b_write", 2, str(copy), "wav", "float"))
         client.wait_for("/done", lambda m: m.contents[0] == "/b_write", timeout=10)
         client.send(("/b_allocRead", 3, str(copy)))
@@ -201,18 +191,13 @@ def test_a_command_on_a_running_instances_buffer_changes_its_response_without_th
     x = rng.uniform(-0.5, 0.5, 4 * SAMPLE_RATE).astype(np.float32)
     soundfile.write(tmp_path / "ir.wav", ir, SAMPLE_RATE, subtype="FLOAT")
     soundfile.write(tmp_path / "x.wav", x, SAMPLE_RATE, subtype="FLOAT")
-    counted = []
-    for attempt in range(ATTEMPTS):
+
+    def run(attempt):
         wav = tmp_path / f"out{attempt}.wav"
         server = magnetar(record=wav, period=PERIOD)
         client = OscClient(server.port)
         try:
-            load_defs(client, conv_def())
-            for bufnum, name in ((0, "ir.wav"), (1, "x.wav")):
-                client.send(("/b_allocRead", bufnum, str(tmp_path / name)))
-                client.wait_for("/done", lambda m: m.contents[0] == "/b_allocRead", timeout=5)
-            client.send(prepare_message(2, 0, (2048, 16384)))
-            client.wait_for("/done", lambda m: m.contents[0] == "/b_gen", timeout=10)
+            load_conv(client, [conv_def()], tmp_path / "ir.wav", tmp_path / "x.wav", (2048, 16384))
             # The layout's header: sizes, counts and offsets per level (docs/architecture.md).
             header = client.request(OscMessage("/b_getn", 2, 0, 14), "/b_setn").contents[3:]
             levels = int(header[4])
@@ -230,9 +215,9 @@ def test_a_command_on_a_running_instances_buffer_changes_its_response_without_th
         finally:
             client.close()
             quit_server(server)
-        counted.append(after.field(MISSES_FIELD))
-        if counted[-1] == 0:
-            break
+        return wav, last_offset, before, after
+
+    (wav, last_offset, before, after), counted = until_on_time(run, lambda r: deadline_misses(r[3]))
     heap = after.field(4) - before.field(4)
     assert heap == 0, f"the audio thread used the system heap {heap} times around the change"
     assert counted[-1] == 0, f"task deadline misses on each of {ATTEMPTS} runs: {counted}"

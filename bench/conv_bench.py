@@ -29,7 +29,14 @@ xruns than the idle reference; the search follows strict, or relative at the blo
 --relative-blocks (64 by default: this shared VM gives no client a clean minute at 1.33 ms),
 and the table shows both figures and which one each row searched by. The paper ran 60 s trials.
 
-Two CPUs against one in one run (the paper's Fig. 5.4; prints, writes nothing):
+The issue's whole experiment in one command (part 1, then capacity at blocks 64 and 256 with
+responses of 1, 5 and 12 s for every variant, 60 s tries): 42 searches of at most 11 tries,
+at most 9 h (`--plan` prints the searches and the bound and runs nothing; `--start` with last
+results shortens it, `--search-seconds 2` makes a short trial of the same run):
+  python3 bench/conv_bench.py --full
+
+Two CPUs against one in one run (the paper's Fig. 5.4; prints, writes nothing; 6 searches, at
+most 1.3 h):
   python3 bench/conv_bench.py --scaling --search-block 256 --search-ir 1 12 --search-seconds 60
 
 Part 3 (--profile CHANNELS), for a busy machine: no capacity search, but the CPU time (the
@@ -37,7 +44,7 @@ scheduler's, per thread) that the audio thread, the DSP helper and the task thre
 block, and the CPU per channel, for a fixed number of channels with -T 1, -T 2 and -T 2 in a
 parallel group, repeated in turn.
 
-Usage: python3 bench/conv_bench.py [--channels 8] [--seconds 3] [--search-seconds 10] [--no-search] [--no-write]
+Usage: python3 bench/conv_bench.py [--full] [--plan] [--channels 8] [--seconds 3] [--search-seconds 10] [--no-search] [--no-write]
   [--search-block 256] [--search-ir 5] [--relative-blocks 64] [--no-reference] [--caps-from LOG ...]
   [--scaling] [--profile CHANNELS --profile-seconds 10 --profile-reps 3]
 Updates the "conv" section of BENCHMARKS.md (--caps-from: earlier runs' logs, merged).
@@ -78,6 +85,8 @@ EXAMPLE = ROOT / "target" / "release" / "examples" / "conv_bench"
 MAGNETAR = os.environ.get("MAGNETAR", str(ROOT / "target" / "release" / "magnetar"))
 SCSYNTH = os.environ.get("SCSYNTH", shutil.which("scsynth") or "/usr/bin/scsynth")
 MISSES_FIELD = 7
+# How long a capacity try's server may take to boot.
+BOOT_SECONDS = 60.0
 
 
 def run_example(unit: str, block: int, ir: float, channels: int, seconds: float, cpus: int, sizes=()) -> dict:
@@ -255,7 +264,9 @@ class Capacity:
             threads += ["-g", "1"]
         extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 21), "-n", "4096", *threads]
         server = ServerProcess(SCSYNTH if scsynth else MAGNETAR, extra=extra, env=env)
-        server.start()
+        # The 2 GB pool is touched at boot: seconds on a quiet machine, past the harness's 10 s on
+        # a loaded one, which would end a run of hours at one try.
+        server.start(timeout=BOOT_SECONDS)
         client = OscClient(server.port)
         try:
             if self.one_cpu:
@@ -346,6 +357,46 @@ def search(cap: Capacity, seconds: float, start: int, log, factor: float = 2.0, 
         else:
             bad = n
     return good
+
+
+def most_tries(start: int, factor: float, steps: int) -> int:
+    """The most tries `search` makes from `start`: all growth steps to 1024 (or all shrinking
+    steps to 1), then every bisection step."""
+    grow, n = 0, start
+    while n <= 1024:
+        grow, n = grow + 1, max(n + 1, int(n * factor))
+    shrink, n = 1, start
+    while n > 1:
+        shrink, n = shrink + 1, max(1, int(n / factor))
+    return max(grow, shrink) + steps
+
+
+# Wall time a capacity try takes beyond its SEARCH_SECONDS: boot the server, read and prepare
+# the response, start and acknowledge the synths, quit. Measured: `--scaling --search-block 256
+# --search-ir 1 12 --search-seconds 2` made 57 tries in 640 s (tens to hundreds of channels,
+# load average 11-14), 11.2 s a try. Part 1 takes about PART1_PER_SETTING per setting at the
+# default 8 channels and 3 s.
+TRY_OVERHEAD = 9.0
+PART1_PER_SETTING = 60.0
+
+
+def plan(args) -> str:
+    """What the run will do and the longest it may take, from the settings alone (a search
+    started from 8 channels that reaches hundreds makes nearly its most tries; one started near
+    its result, about half)."""
+    starts = dict(kv.rsplit("=", 1) for kv in args.start)
+    searches = [(b, ir, v) for b in args.search_block for ir in args.search_ir for v in args.variants]
+    tries = sum(most_tries(int(starts.get(v, 8)), args.factor, args.steps) for _, _, v in searches)
+    part1 = 0.0 if (args.no_part1 or args.rows_from) else 6 * PART1_PER_SETTING * max(1.0, args.seconds / 3.0)
+    search_s = 0.0 if args.no_search else tries * (args.search_seconds + TRY_OVERHEAD)
+    return (
+        f"plan: part 1 {'skipped' if not part1 else f'6 settings, about {part1 / 60:.0f} min'}; "
+        + ("no capacity search" if args.no_search else
+           f"{len(searches)} capacity searches (blocks {' '.join(map(str, args.search_block))}, "
+           f"IR {' '.join(f'{v:g}' for v in args.search_ir)} s, {len(args.variants)} variants), "
+           f"at most {tries} tries of {args.search_seconds:g} s (+ about {TRY_OVERHEAD:g} s each)")
+        + f": at most {(part1 + search_s) / 3600:.1f} h"
+    )
 
 
 VARIANTS = ("PE tuned -T 2", "PE tuned -T 2 (parallel group)", "PE tuned -T 1 (one CPU)", "PE 2 sizes -T 2",
@@ -598,7 +649,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--channels", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--search-seconds", type=float, default=10.0)
+    ap.add_argument("--search-seconds", type=float, default=None,
+                    help="length of each capacity try (default 10 s; 60 s with --full, as the paper)")
     ap.add_argument("--no-search", action="store_true")
     ap.add_argument("--search-block", type=int, nargs="+", default=[256], help="block sizes (= JACK periods) to search at")
     ap.add_argument("--search-ir", type=float, nargs="+", default=[5.0], help="response lengths (s) to search with")
@@ -609,6 +661,11 @@ def main() -> int:
     ap.add_argument("--no-part1", action="store_true", help="skip part 1 (times per block)")
     ap.add_argument("--note", default="", help="a paragraph for the table's notes (the machine's load, say)")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--full", action="store_true",
+                    help="issue 15's whole experiment: part 1, then capacity at blocks 64 and 256 with responses of "
+                         "1, 5 and 12 s for every variant (-T 1 and -T 2 among them), 60 s tries unless "
+                         "--search-seconds says otherwise; --plan prints how long it may take")
+    ap.add_argument("--plan", action="store_true", help="print the searches and how long they may take, run nothing")
     ap.add_argument("--scaling", action="store_true",
                     help="capacity of PE tuned with -T 2 (channels in the root group, and in a parallel group) "
                          "against -T 1, nothing else (no part 1); prints the table and writes nothing")
@@ -629,6 +686,10 @@ def main() -> int:
                     help="block sizes whose search passes a count whose client-late xruns are not above the idle "
                          "reference's in the same window (the others: zero client-late xruns)")
     args = ap.parse_args()
+    if args.full:
+        args.search_block, args.search_ir, args.variants = [64, 256], [1.0, 5.0, 12.0], list(VARIANTS)
+    if args.search_seconds is None:
+        args.search_seconds = 60.0 if args.full else 10.0
     if args.scaling:
         args.variants, args.no_part1, args.no_write = list(SCALING), True, True
     logged: list[str] = []
@@ -636,6 +697,12 @@ def main() -> int:
     def log(m: str) -> None:
         logged.append(m)
         print(m, flush=True)
+
+    if not args.profile:
+        if args.plan:
+            print(plan(args))
+            return 0
+        log(f"# {plan(args)}")
 
     if args.profile:
         print("\n".join(profile_table(part3(args, log))))

@@ -71,3 +71,45 @@ impl<U: LaneUnit> Unit for LaneBatch<U> {
         }
     }
 }
+
+/// The batch step of several synths of one def (`Registry::add_batch_lanes`):
+/// the members of every synth's batch go through the unit's lane kernel
+/// together, [`MAX_LANES`] at a time, so that a synth with a few members
+/// (six `Ringz` on one source) fills whole vectors with other synths'
+/// members. Each member does exactly what it does in its own synth's batch.
+pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &crate::unit::RateInfo) {
+    let k = lanes.len;
+    let mut batches: [*mut LaneBatch<U>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    for l in 0..k {
+        // A lane that is not filled or not this unit's batch leaves the step
+        // uncomputed rather than panic (as the other lane kernels do).
+        if lanes.ios[l].is_none() {
+            return;
+        }
+        match lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<LaneBatch<U>>()) {
+            Some(b) => batches[l] = b,
+            None => return,
+        }
+    }
+    let mut chunk = Lanes::new();
+    for l in 0..k {
+        let Some(io) = lanes.ios[l].as_ref() else { return };
+        // SAFETY: distinct units, borrowed mutably through `lanes` for the
+        // whole call; nothing else reaches this batch meanwhile.
+        let batch = unsafe { &mut *batches[l] };
+        let (ni, no) = (batch.ni, batch.no);
+        for (j, unit) in batch.members.iter_mut().enumerate() {
+            // SAFETY: as in `LaneBatch::next`: the members' output spans are
+            // disjoint, and `io` itself is not used while `chunk` lives.
+            let part = unsafe { io.part(j * ni..(j + 1) * ni, j * no..(j + 1) * no) };
+            chunk.push(unit, part);
+            if chunk.len == MAX_LANES {
+                (U::KERNEL)(&mut chunk, rate);
+                chunk = Lanes::new();
+            }
+        }
+    }
+    if chunk.len > 0 {
+        (U::KERNEL)(&mut chunk, rate);
+    }
+}

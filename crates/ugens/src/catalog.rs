@@ -2,7 +2,7 @@
 //! (see [`crate::decl`]): the one list a new unit is added to. The families
 //! know nothing of the registry; [`Registry::with_all`] runs [`register_all`].
 
-use crate::batch::{lane_batchable, new_lane_batch};
+use crate::batch::{batch_lanes, lane_batchable, new_lane_batch};
 use crate::decl::{BufferUse, BusUse, Rates};
 use crate::registry::Registry;
 use crate::unit::Rate;
@@ -143,6 +143,15 @@ fn filters(r: &mut Registry) {
     r.add_batch("RHPF", lane_batchable, new_lane_batch::<Rhpf>);
     r.add_batch("Resonz", lane_batchable, new_lane_batch::<Resonz>);
     r.add_batch("Ringz", lane_batchable, new_lane_batch::<Ringz>);
+    // The batch steps of several synths, their members sixteen at a time.
+    r.add_batch_lanes("LPF", batch_lanes::<Lpf>);
+    r.add_batch_lanes("HPF", batch_lanes::<Hpf>);
+    r.add_batch_lanes("BPF", batch_lanes::<Bpf>);
+    r.add_batch_lanes("BRF", batch_lanes::<Brf>);
+    r.add_batch_lanes("RLPF", batch_lanes::<Rlpf>);
+    r.add_batch_lanes("RHPF", batch_lanes::<Rhpf>);
+    r.add_batch_lanes("Resonz", batch_lanes::<Resonz>);
+    r.add_batch_lanes("Ringz", batch_lanes::<Ringz>);
     r.add::<Hpf>("HPF").pure().outputs(1);
     r.add::<Bpf>("BPF").pure().outputs(1);
     r.add::<Brf>("BRF").pure().outputs(1);

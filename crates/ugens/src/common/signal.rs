@@ -34,6 +34,13 @@ impl<'a> In<'a> {
         self.s[i * self.step]
     }
 
+    /// The block's samples when the input steps through them (an audio
+    /// wire); None when it repeats one value.
+    #[inline(always)]
+    pub(crate) fn audio(&self) -> Option<&'a [f32]> {
+        (self.step == 1).then_some(self.s)
+    }
+
     /// The first value (scsynth's `ZIN0`).
     #[inline(always)]
     pub(crate) fn first(&self) -> f32 {

@@ -276,9 +276,9 @@ fn section_ticks<D: Design>(
 /// `section_ticks` four lanes per vector: the same ticks and coefficient
 /// steps, in the same order within each lane.
 ///
-/// Two vectors (eight lanes) advance together sample by sample, so that
-/// one's recurrence latency hides behind the other's; four lanes or fewer
-/// left over run as one vector.
+/// Up to four vectors (sixteen lanes) advance together sample by sample,
+/// so that each one's recurrence latency hides behind the others'; the
+/// lanes left over run as two vectors or one.
 ///
 /// # Safety
 /// The CPU has AVX2; `out[l]`, l < k, is valid for the block and written
@@ -291,10 +291,14 @@ unsafe fn section_ticks_x4<D: Design>(
     s2: &mut [f64; MAX_LANES],
     lp: Loops,
 ) {
-    const { assert!(MAX_LANES % 8 == 0) };
+    const { assert!(MAX_LANES % 16 == 0) };
     let mut base = 0;
     while base < lanes.k {
-        if lanes.k - base > 4 {
+        if lanes.k - base > 8 {
+            // SAFETY: forwarded contract; base + 16 <= MAX_LANES.
+            unsafe { section_vector::<D, 4>(lanes, base, s1, s2, lp) };
+            base += 16;
+        } else if lanes.k - base > 4 {
             // SAFETY: forwarded contract; base + 8 <= MAX_LANES.
             unsafe { section_vector::<D, 2>(lanes, base, s1, s2, lp) };
             base += 8;
@@ -306,8 +310,17 @@ unsafe fn section_ticks_x4<D: Design>(
     }
 }
 
+/// Samples the vector kernels move between the lanes' wires and their
+/// vectors at a time (one 8×8 transpose per eight lanes).
+#[cfg(target_arch = "x86_64")]
+const TILE: usize = 8;
+
 /// Lanes `base..base + 4 * V` (those below k) through the whole block, `V`
 /// vectors of four side by side.
+///
+/// Inputs and outputs pass through tiles of [`TILE`] samples, transposed
+/// eight lanes at a time, so that each sample costs one vector load and
+/// one vector store per four lanes rather than one scalar access per lane.
 ///
 /// # Safety
 /// As for `section_ticks_x4`, and base + 4 * V <= MAX_LANES.
@@ -321,6 +334,7 @@ unsafe fn section_vector<D: Design, const V: usize>(
     lp: Loops,
 ) {
     use super::lanes4::F64x4;
+    use crate::osc::dsf_x8::transpose8;
     use std::arch::x86_64::*;
     let SectionLanes { k, inp, out, c, slope, changed, shared } = lanes;
     let end = k.min(base + 4 * V);
@@ -343,50 +357,98 @@ unsafe fn section_vector<D: Design, const V: usize>(
     let moving = changed[base..end].iter().any(|&b| b);
     let mut y1: [F64x4; V] = std::array::from_fn(|v| quad(s1, v));
     let mut y2: [F64x4; V] = std::array::from_fn(|v| quad(s2, v));
-    let mut tmp = [[0.0f32; 4]; V];
     let shared_in = inp[base];
-    // scsynth's filter loop (`Loops::schedule`), written out so that the
-    // per-sample work stays inside this AVX2 function.
-    macro_rules! tick {
-        ($i:expr) => {{
-            let i = $i;
-            let one = if shared { F64x4(_mm256_set1_pd(shared_in.at(i) as f64)) } else { F64x4(_mm256_setzero_pd()) };
-            for v in 0..V {
-                let x = if shared {
-                    one
-                } else {
-                    let ins = &inp[base + 4 * v..base + 4 * v + 4];
-                    F64x4(_mm256_setr_pd(ins[0].at(i) as f64, ins[1].at(i) as f64, ins[2].at(i) as f64, ins[3].at(i) as f64))
-                };
-                let (y0, y) = D::tick(x, &cv[v], y1[v], y2[v]);
-                // SAFETY: a store into a local array of four.
-                unsafe { _mm_storeu_ps(tmp[v].as_mut_ptr(), _mm256_cvtpd_ps(y.0)) };
-                y2[v] = y1[v];
-                y1[v] = y0;
-            }
-            for (l, &o) in out[base..end].iter().enumerate() {
-                // SAFETY: the caller's contract on `out`.
-                unsafe { *o.add(i) = tmp[l / 4][l % 4] };
-            }
-        }};
-    }
-    let mut i = 0;
-    for _ in 0..lp.loops {
-        tick!(i);
-        tick!(i + 1);
-        tick!(i + 2);
-        i += 3;
-        if moving {
-            for v in 0..V {
-                for kk in 0..3 {
-                    cv[v][kk] = F64x4(_mm256_blendv_pd(cv[v][kk].0, (cv[v][kk] + sv[v][kk]).0, mask[v]));
+    // Groups of eight lanes (the last may be half used when V is odd).
+    let groups = V.div_ceil(2);
+    // xin[s][v]: the four lanes of vector v at sample s of the tile.
+    let mut xin = [[_mm_setzero_ps(); V]; TILE];
+    let mut yout = [[_mm_setzero_ps(); V]; TILE];
+    let n = 3 * lp.loops + lp.remain;
+    // Samples up to here belong to whole groups of three, after each of
+    // which the coefficients step (scsynth's filter loop).
+    let stepped = 3 * lp.loops;
+    let mut i0 = 0;
+    let mut three = 0;
+    while i0 < n {
+        let len = (n - i0).min(TILE);
+        if !shared {
+            for g in 0..groups {
+                let rows: [__m256; 8] = std::array::from_fn(|j| {
+                    let l = base + 8 * g + j;
+                    if l >= end {
+                        return _mm256_setzero_ps();
+                    }
+                    match inp[l].audio() {
+                        // SAFETY: samples i0..i0 + 8 of the block's input.
+                        Some(a) if len == TILE => unsafe { _mm256_loadu_ps(a[i0..i0 + TILE].as_ptr()) },
+                        _ => {
+                            let mut t = [0.0f32; TILE];
+                            for (s, x) in t[..len].iter_mut().enumerate() {
+                                *x = inp[l].at(i0 + s);
+                            }
+                            // SAFETY: a load of a local array of eight.
+                            unsafe { _mm256_loadu_ps(t.as_ptr()) }
+                        }
+                    }
+                });
+                let cols = transpose8(rows);
+                for (s, col) in cols.iter().enumerate() {
+                    xin[s][2 * g] = _mm256_castps256_ps128(*col);
+                    if 2 * g + 1 < V {
+                        xin[s][2 * g + 1] = _mm256_extractf128_ps::<1>(*col);
+                    }
                 }
             }
         }
-    }
-    for _ in 0..lp.remain {
-        tick!(i);
-        i += 1;
+        for s in 0..len {
+            let i = i0 + s;
+            let one = if shared { F64x4(_mm256_set1_pd(shared_in.at(i) as f64)) } else { F64x4(_mm256_setzero_pd()) };
+            for v in 0..V {
+                let x = if shared { one } else { F64x4(_mm256_cvtps_pd(xin[s][v])) };
+                let (y0, y) = D::tick(x, &cv[v], y1[v], y2[v]);
+                yout[s][v] = _mm256_cvtpd_ps(y.0);
+                y2[v] = y1[v];
+                y1[v] = y0;
+            }
+            three += 1;
+            if three == 3 {
+                three = 0;
+                if moving && i < stepped {
+                    for v in 0..V {
+                        for kk in 0..3 {
+                            cv[v][kk] = F64x4(_mm256_blendv_pd(cv[v][kk].0, (cv[v][kk] + sv[v][kk]).0, mask[v]));
+                        }
+                    }
+                }
+            }
+        }
+        for g in 0..groups {
+            let rows: [__m256; 8] = std::array::from_fn(|s| {
+                let hi = if 2 * g + 1 < V { yout[s][2 * g + 1] } else { _mm_setzero_ps() };
+                _mm256_set_m128(hi, yout[s][2 * g])
+            });
+            let cols = transpose8(rows);
+            for (j, col) in cols.iter().enumerate() {
+                let l = base + 8 * g + j;
+                if l >= end {
+                    break;
+                }
+                if len == TILE {
+                    // SAFETY: samples i0..i0 + 8 of lane l's output, by the
+                    // caller's contract on `out`.
+                    unsafe { _mm256_storeu_ps(out[l].add(i0), *col) };
+                } else {
+                    let mut t = [0.0f32; TILE];
+                    // SAFETY: a store into a local array of eight.
+                    unsafe { _mm256_storeu_ps(t.as_mut_ptr(), *col) };
+                    for (s, &y) in t[..len].iter().enumerate() {
+                        // SAFETY: sample i0 + s < n of lane l's output.
+                        unsafe { *out[l].add(i0 + s) = y };
+                    }
+                }
+            }
+        }
+        i0 += len;
     }
     for v in 0..V {
         let b = base + 4 * v;

@@ -312,7 +312,7 @@ impl<const KIND: u8> DelayCore<KIND> {
             if same_delay && same_decay {
                 let idsamp = dsamp as i64;
                 let frac = dsamp - idsamp as f32;
-                if !CHECKED && straight::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out) {
+                if !CHECKED && straight_block::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out) {
                     wr += n as i64;
                 } else {
                     for (i, o) in out.iter_mut().enumerate() {
@@ -368,6 +368,50 @@ impl<const KIND: u8> DelayCore<KIND> {
     }
 }
 
+/// `straight`, compiled for AVX2 where the CPU has it (eight samples per
+/// instruction instead of four; the same operations, so the same samples).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn straight_block<const KIND: u8, const INTERP: u8>(
+    buf: &mut [f32],
+    mask: i64,
+    len: i64,
+    wr: i64,
+    inp: In<'_>,
+    idsamp: i64,
+    frac: f32,
+    fb: f32,
+    out: &mut [f32],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { straight_avx2::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out) };
+    }
+    straight::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out)
+}
+
+/// `straight` in a function compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn straight_avx2<const KIND: u8, const INTERP: u8>(
+    buf: &mut [f32],
+    mask: i64,
+    len: i64,
+    wr: i64,
+    inp: In<'_>,
+    idsamp: i64,
+    frac: f32,
+    fb: f32,
+    out: &mut [f32],
+) -> bool {
+    straight::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out)
+}
+
 /// A steady block (delay and decay unchanged, the line full) whose reads
 /// all come before its writes and neither of which wraps round the line:
 /// the same per-sample arithmetic as `DelayCore::perform`, over plain
@@ -412,13 +456,21 @@ fn straight<const KIND: u8, const INTERP: u8>(
         (&b[..span], &mut a[w0..w0 + nu])
     };
     let extra = (back + ahead) as usize;
+    // An audio input is read in place; one value is repeated into a chunk.
+    let audio = inp.audio().filter(|a| a.len() >= nu);
     let mut xs = [0.0f32; CHUNK];
     let mut i0 = 0;
     while i0 < nu {
         let m = (nu - i0).min(CHUNK);
-        for (j, x) in xs[..m].iter_mut().enumerate() {
-            *x = inp.at(i0 + j);
-        }
+        let xs: &[f32] = match audio {
+            Some(a) => &a[i0..i0 + m],
+            None => {
+                for (j, x) in xs[..m].iter_mut().enumerate() {
+                    *x = inp.at(i0 + j);
+                }
+                &xs[..m]
+            }
+        };
         let (o, w, r) = (&mut out[i0..i0 + m], &mut write[i0..i0 + m], &read[i0..i0 + m + extra]);
         for j in 0..m {
             let x = xs[j];

@@ -65,6 +65,20 @@ use crate::limits::{
 /// hand-over cheap (one item per small synth costs the executor about as
 /// much as the synth).
 const ITEMS_PER_THREAD: usize = 16;
+/// Lanes the vector kernels compute at once (`fsin_x8`, `dsf_x8`; the
+/// filter sections take four): a lane batch cut by an item boundary is
+/// cut at a multiple of this.
+const LANE_WIDTH: usize = 8;
+
+/// The def of a running synth that may run in a lane batch, to tell
+/// whether consecutive children would share one (`schedule::run_ordered`).
+fn lane_def(tree: &mut NodeTree, idx: NodeIdx) -> Option<*const crate::graph_def::GraphDef> {
+    if tree.node(idx).state != CalcState::Run || tree.has_satellites(idx) {
+        return None;
+    }
+    let s = tree.synth_to_run(idx)?;
+    crate::schedule::may_share_lanes(s).then_some(std::sync::Arc::as_ptr(&s.def))
+}
 
 const CONTROL_BIT: u32 = 1 << 31;
 const REPLACE_BIT: u32 = 1 << 30;
@@ -340,7 +354,13 @@ impl GroupJobs {
         } else {
             self.flat.begin_seq();
         }
-        // A parallel group's synth children go in items of `chunk`.
+        // A parallel group's synth children go in items of `chunk`; with
+        // `whole_batches`, an item does not end inside a lane batch short
+        // of the kernels' width (below): only where there are synths
+        // enough to give every thread such a batch, since a group cut into
+        // fewer items than threads would leave threads idle (four big
+        // voices are four items, not one batch of four).
+        let mut whole_batches = false;
         let chunk = if par {
             let (mut n, mut lanes) = (0, 0);
             let mut child = tree.group(g).and_then(|gd| gd.head);
@@ -351,11 +371,14 @@ impl GroupJobs {
                     lanes += usize::from(tree.synth_to_run(c).is_some_and(|s| crate::schedule::may_share_lanes(s)));
                 }
             }
+            whole_batches = n >= threads * LANE_WIDTH;
             if 2 * lanes >= n {
                 // Mostly synths that run side by side: an item is a lane
                 // batch, as wide as gives each thread two of them (the
                 // vector kernels take lanes eight at a time), so that the
-                // threads share batches instead of narrowing them.
+                // threads share batches instead of narrowing them; a
+                // narrower width still fills a batch's eight lanes when
+                // there are enough synths (`whole_batches`).
                 let width = (n / (2 * threads)).clamp(1, MAX_LANES);
                 if width >= 8 {
                     width - width % 8
@@ -368,6 +391,9 @@ impl GroupJobs {
         } else {
             usize::MAX
         };
+        // The def of the lane batch being filled in the open item, and how
+        // many synths it holds so far.
+        let (mut run_def, mut run) = (None, 0);
         let mut child = tree.group(g).and_then(|gd| gd.head);
         while let Some(c) = child {
             child = tree.node(c).next;
@@ -390,12 +416,23 @@ impl GroupJobs {
                 if self.open.is_none() {
                     self.open = Some(self.synths.len() as u32);
                     self.open_writes = 0;
+                    run_def = None;
                 }
                 if !self.add_synth(tree, c, span, scratch) {
                     return false;
                 }
                 let filled = self.synths.len() - self.open.map_or(0, |f| f as usize);
-                if filled >= chunk && !self.close_item() {
+                // The lane batch this synth joins in its item, and whether
+                // the next child would join it too.
+                let def = lane_def(tree, c);
+                run = if def.is_some() && def == run_def { run + 1 } else { 1 };
+                run_def = def;
+                let batch_goes_on = def.is_some() && child.and_then(|n| lane_def(tree, n)) == def;
+                // An item does not cut a lane batch short of the kernels'
+                // width: a vector kernel computes eight lanes in the time of
+                // one, so two half-full batches cost twice one full batch.
+                let mid_batch = whole_batches && batch_goes_on && run % LANE_WIDTH != 0 && run < MAX_LANES;
+                if filled >= chunk && !mid_batch && !self.close_item() {
                     return false;
                 }
             }

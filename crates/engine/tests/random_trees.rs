@@ -207,3 +207,28 @@ fn random_trees_render_the_same_samples_on_one_two_and_four_threads() {
     }
     assert!(spread > BLOCKS as u64, "the trees' groups ran on several threads in only {spread} blocks");
 }
+
+/// A parallel group's voices of one def go to the threads in items of whole
+/// lane batches: a lane kernel computes eight lanes in the time of one, so
+/// seventeen voices on two threads are three items (eight, eight and one),
+/// not five of four, which would compute twice the kernels' work. Fewer
+/// voices than eight per thread still give every thread an item.
+#[test]
+fn voices_of_one_def_go_to_the_threads_in_items_of_eight_lanes() {
+    for (voices, items) in [(17, 3), (32, 4), (40, 5), (4, 4)] {
+        let mut e = engine(2, false);
+        e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(0), i(0)])).unwrap();
+        let mut r = Rng(5);
+        for k in 0..voices {
+            e.perform_message(&synth(&mut r, 100 + k, 1, Some("voice"))).unwrap();
+        }
+        // The first block builds the synths, in order; the group is
+        // prepared for the threads from the second on.
+        e.run_block();
+        e.advance_block_counter();
+        let group = e.tree.lookup(1).unwrap();
+        let mut jobs = magnetar_engine::parallel::GroupJobs::new(AUDIO_BUSES, 64, 4);
+        assert!(jobs.prepare(&mut e.tree, group, 1 << 16, 2), "{voices} voices may spread");
+        assert_eq!(jobs.items(), items, "{voices} voices");
+    }
+}

@@ -223,6 +223,39 @@ impl SlotWriter<'_> {
         Ok(())
     }
 
+    /// Takes `samples` as this slot's sample storage, handing the slot's
+    /// own (empty) storage back in exchange, so that samples a writer
+    /// logged there need not be copied: [`add_in_place`](Self::add_in_place)
+    /// then names where each contribution lies in them. Refused (false,
+    /// nothing exchanged) when the slot holds contributions already, or
+    /// when `samples` has room for fewer than the slot's bound or holds
+    /// more (the storage must never grow, here or where it goes).
+    pub fn adopt(&mut self, samples: &mut Vec<f32>) -> bool {
+        let max_samples = self.buffers.max_samples;
+        let log = self.log();
+        let fits = log.entries.is_empty()
+            && log.samples.is_empty()
+            && samples.capacity() >= max_samples
+            && samples.len() <= max_samples
+            && log.samples.capacity() >= samples.capacity();
+        if fits {
+            std::mem::swap(&mut log.samples, samples);
+        }
+        fits
+    }
+
+    /// Records that the `len` samples from `start` of this slot's storage
+    /// (taken with [`adopt`](Self::adopt)) are to be added to bus `target`.
+    pub fn add_in_place(&mut self, target: u32, start: usize, len: usize) -> Result<(), MergeError> {
+        let (max_entries, slot) = (self.buffers.max_entries, self.slot);
+        let log = self.log();
+        if log.entries.len() >= max_entries || start + len > log.samples.len() {
+            return Err(MergeError::SlotFull(slot));
+        }
+        log.entries.push(Contribution { target, start: start as u32, len: len as u32 });
+        Ok(())
+    }
+
     /// Adds this slot's pending contributions to `target` onto `out`, in
     /// write order, as the bus would hold them in a sequential run.
     pub fn add_pending(&mut self, target: u32, out: &mut [f32]) {
@@ -282,6 +315,29 @@ mod tests {
         assert_eq!(w.add(0, &[1.0; 2]), Err(MergeError::SlotFull(0)));
         w.add(1, &[1.0]).unwrap();
         assert_eq!(w.add(2, &[]), Err(MergeError::SlotFull(0)));
+    }
+
+    #[test]
+    fn adopted_samples_replay_in_place_and_the_slot_gives_back_storage_that_never_grows() {
+        let merge = MergeBuffers::new(1, 4, 8);
+        let mut logged = Vec::with_capacity(8);
+        logged.extend_from_slice(&[1.0f32, 2.0, 3.0, 4.0]);
+        let mut w = merge.writer(0).unwrap();
+        assert!(w.adopt(&mut logged));
+        assert!(logged.is_empty() && logged.capacity() >= 8);
+        w.add_in_place(9, 2, 2).unwrap();
+        w.add_in_place(8, 0, 1).unwrap();
+        assert_eq!(w.add_in_place(8, 3, 2), Err(MergeError::SlotFull(0)));
+        // Holding contributions now: a second exchange is refused.
+        let mut more = Vec::with_capacity(8);
+        assert!(!w.adopt(&mut more));
+        drop(w);
+        let mut seen = Vec::new();
+        merge.replay(0..1, |t, s| seen.push((t, s.to_vec()))).unwrap();
+        assert_eq!(seen, [(9, vec![3.0, 4.0]), (8, vec![1.0])]);
+        // Storage with less room than the slot's bound is refused.
+        let mut small = Vec::with_capacity(4);
+        assert!(!merge.writer(0).unwrap().adopt(&mut small));
     }
 
     #[test]

@@ -410,6 +410,37 @@ pub(crate) fn new_replace_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mu
     Box::new(Out::construct(spec, OutKind::Replace))
 }
 
+impl Out {
+    /// One channel's block onto an audio bus: mixed into what it holds when
+    /// it was written this block (`touched == counter`), else set.
+    #[inline]
+    fn write_audio(&self, out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
+        let bs = out.len();
+        if self.kind == OutKind::Mix && *touched == counter {
+            if input.len() == 1 {
+                out.iter_mut().for_each(|o| *o += input[0]);
+            }
+            for (o, x) in out.iter_mut().zip(input).take(if input.len() == 1 { 0 } else { bs }) {
+                *o += *x;
+            }
+        } else {
+            copy_block(out, input);
+            *touched = counter;
+        }
+    }
+
+    /// One channel's value onto a control bus, as `write_audio`.
+    #[inline]
+    fn write_control(&self, out: &mut f32, touched: &mut i32, counter: i32, x: f32) {
+        if self.kind == OutKind::Mix && *touched == counter {
+            *out += x;
+        } else {
+            *out = x;
+            *touched = counter;
+        }
+    }
+}
+
 impl Unit for Out {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         let fbus = io.in0(0);
@@ -427,23 +458,19 @@ impl Unit for Out {
                 }
                 let input = io.inp(i + 1);
                 if w.log_touches {
+                    // SAFETY: no other reference to the channel is held
+                    // (the world's own buses are other memory).
+                    if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
+                        self.write_audio(out, touched, counter, input);
+                        continue;
+                    }
                     log_write(w, true, self.kind == OutKind::Replace, ch, input);
                     if w.touch_only {
                         continue;
                     }
                 }
-                let out = &mut w.audio_bus[ch * bs..ch * bs + bs];
-                if self.kind == OutKind::Mix && w.audio_touched[ch] == counter {
-                    if input.len() == 1 {
-                        out.iter_mut().for_each(|o| *o += input[0]);
-                    }
-                    for (o, x) in out.iter_mut().zip(input).take(if input.len() == 1 { 0 } else { bs }) {
-                        *o += *x;
-                    }
-                } else {
-                    copy_block(out, input);
-                    w.audio_touched[ch] = counter;
-                }
+                let (out, touched) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
+                self.write_audio(out, touched, counter, input);
             }
         } else {
             let nb = w.num_control_buses();
@@ -456,17 +483,17 @@ impl Unit for Out {
                 }
                 let x = io.in0(i + 1);
                 if w.log_touches {
+                    // SAFETY: as for the audio buses above.
+                    if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.control_bus(ch) }) {
+                        self.write_control(out, touched, counter, x);
+                        continue;
+                    }
                     log_write(w, false, self.kind == OutKind::Replace, ch, &[x]);
                     if w.touch_only {
                         continue;
                     }
                 }
-                if self.kind == OutKind::Mix && w.control_touched[ch] == counter {
-                    w.control_bus[ch] += x;
-                } else {
-                    w.control_bus[ch] = x;
-                    w.control_touched[ch] = counter;
-                }
+                self.write_control(&mut w.control_bus[ch], &mut w.control_touched[ch], counter, x);
             }
         }
     }

@@ -89,4 +89,4 @@ pub use decl::{BufferUse, BusUse, Decl, Effects, Mismatch, Random, Rates};
 pub use registry::{LaneKernel, Lanes, Registry, UnitCtor, MAX_LANES};
 pub use rgen::RGen;
 pub use unit::{Construct, DemandRunner, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires};
-pub use world::{BusTouch, ControlMap, PollLine, SndBuf, SynthCtx, World};
+pub use world::{BusTouch, ControlMap, DirectBuses, PollLine, SndBuf, SynthCtx, World};

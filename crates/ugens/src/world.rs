@@ -154,6 +154,75 @@ unsafe impl Send for LentBuffers {}
 // SAFETY: as for `Send`, just above.
 unsafe impl Sync for LentBuffers {}
 
+/// Another world's buses, written straight by `Out`/`ReplaceOut` in a
+/// worker's private world for the bus channels that `owner` gives to the
+/// work item running (see [`World::direct`]): no other item of the group
+/// reads or writes such a channel and no synth of the group reads it, so
+/// writing it in place, as the item goes, is what logging the write and
+/// applying it after the item did, without the two copies.
+#[derive(Clone, Copy)]
+pub struct DirectBuses {
+    pub audio: *mut f32,
+    pub audio_touched: *mut i32,
+    pub audio_count: usize,
+    pub control: *mut f32,
+    pub control_touched: *mut i32,
+    pub control_count: usize,
+    /// Per bus channel (audio buses, then control buses): the item whose
+    /// writes go straight to it, `u32::MAX` for none.
+    pub owner: *const u32,
+    /// The item now running on this world's thread.
+    pub item: u32,
+}
+
+// SAFETY: set by the engine only while a parallel group runs, pointing at
+// the main world's buses (alive and unmoved meanwhile) and at a table the
+// group only reads; a channel is written only through the one world whose
+// running item the table names, and read by no other thread meanwhile.
+unsafe impl Send for DirectBuses {}
+// SAFETY: as for `Send`, just above.
+unsafe impl Sync for DirectBuses {}
+
+impl DirectBuses {
+    /// Audio bus `bus`'s block and touch stamp, if the running item owns it.
+    ///
+    /// # Safety
+    /// The caller holds no other reference to that channel's memory.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn audio_bus(&self, bus: usize, block_size: usize) -> Option<(&mut [f32], &mut i32)> {
+        if bus >= self.audio_count {
+            return None;
+        }
+        // SAFETY: `bus` is inside the owner table, which has an entry per
+        // audio and control bus; the channel is this item's alone while it
+        // runs (the type's contract), so nothing else borrows its memory.
+        unsafe {
+            (*self.owner.add(bus) == self.item).then(|| {
+                (std::slice::from_raw_parts_mut(self.audio.add(bus * block_size), block_size), &mut *self.audio_touched.add(bus))
+            })
+        }
+    }
+
+    /// Control bus `bus`'s value and touch stamp, if the running item owns it.
+    ///
+    /// # Safety
+    /// As [`DirectBuses::audio_bus`].
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn control_bus(&self, bus: usize) -> Option<(&mut f32, &mut i32)> {
+        if bus >= self.control_count {
+            return None;
+        }
+        // SAFETY: as in `audio_bus`; control buses follow the audio buses
+        // in the owner table.
+        unsafe {
+            (*self.owner.add(self.audio_count + bus) == self.item)
+                .then(|| (&mut *self.control.add(bus), &mut *self.control_touched.add(bus)))
+        }
+    }
+}
+
 /// The running synth's local buffers (`LocalBuf`), numbered after the
 /// world's (see [`World::use_local_bufs`]).
 #[derive(Default, Clone, Copy)]
@@ -300,6 +369,9 @@ pub struct World {
     pub touch_only: bool,
     /// A write did not fit the log's reserved room.
     pub touch_overflow: bool,
+    /// With `log_touches`: bus channels whose writes go straight to
+    /// another world's buses instead of the log (see [`DirectBuses`]).
+    pub direct: Option<DirectBuses>,
     /// The garbage-collected heap units may allocate from (see `gc_units`); none unless the
     /// server installs one.
     pub gc: Option<magnetar_gc::Collector>,
@@ -378,6 +450,7 @@ impl World {
             touch_data: Vec::new(),
             touch_only: false,
             touch_overflow: false,
+            direct: None,
             gc: None,
             scope_buffers: None,
             tasks: None,

@@ -765,7 +765,9 @@ impl Engine {
         if !ran.complete {
             self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
         }
-        self.settle_group();
+        if ran.settle {
+            self.settle_group();
+        }
         if let Some(groups) = self.parallel.as_mut() {
             groups.finish(ran);
         }

@@ -19,8 +19,11 @@
 //! bus as the group found it, plus the logged writes of the earlier items
 //! that wrote it, which the queue has already run. A bus that only one
 //! item's synths read or write (a voice on its own bus) needs no order:
-//! that item applies its logged writes to the real bus as soon as it ends,
-//! and only buses shared by several items wait for the replay. Of those,
+//! when no synth of the group reads it, the item's `Out` writes the real
+//! bus in place (`magnetar_ugens::DirectBuses`), logging nothing; else the
+//! item applies its logged writes to the real bus as soon as it ends. Only
+//! buses shared by several items wait for the replay (their samples stay
+//! where the log wrote them: the item's merge slot takes that storage). Of those,
 //! the buses no synth of the group reads (voices summing into the outputs)
 //! need only their item order: the audio thread, between its own items,
 //! applies the finished items' writes to them in order as far as the first
@@ -159,6 +162,14 @@ pub struct GroupJobs {
     /// save clearing the table.
     owner: Vec<(u32, u32, bool)>,
     stamp: u32,
+    /// The bus slots `owner` noted this block, and whether one did not
+    /// fit the list (then no bus is written in place).
+    noted: Vec<u32>,
+    noted_full: bool,
+    /// Per bus slot: the item whose writes to it go straight to the
+    /// world's bus (`NO_ITEM` for none): the only item that touches it,
+    /// and no synth of the group reads it (`magnetar_ugens::DirectBuses`).
+    direct_owner: Vec<u32>,
     /// The same for buffers whose samples synths read or write, and the
     /// buffers written (each must belong to one item).
     buffer_owner: Vec<(u32, u32)>,
@@ -177,6 +188,7 @@ pub struct GroupJobs {
 }
 
 const SHARED: u32 = u32::MAX;
+const NO_ITEM: u32 = u32::MAX;
 
 // SAFETY: the synth pointers are filled and used on the thread that owns
 // the engine and the executor's threads it hands them to, while a parallel
@@ -207,6 +219,9 @@ impl GroupJobs {
             control_buses,
             owner: vec![(0, 0, false); audio_buses + control_buses],
             stamp: 1,
+            noted: Vec::with_capacity(MAX_ACCESSES),
+            noted_full: false,
+            direct_owner: vec![NO_ITEM; audio_buses + control_buses],
             buffer_owner: vec![(0, 0); buffers],
             buffers_written: Vec::with_capacity(MAX_BUFFER_WRITES),
             buffer_any: false,
@@ -235,6 +250,11 @@ impl GroupJobs {
         self.prepared = None;
         self.buffers_written.clear();
         self.buffer_any = false;
+        for &at in &self.noted {
+            self.direct_owner[at as usize] = NO_ITEM;
+        }
+        self.noted.clear();
+        self.noted_full = false;
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.owner.fill((0, 0, false));
@@ -272,6 +292,11 @@ impl GroupJobs {
         if let Some(e) = self.owner.get_mut(at) {
             if e.0 != self.stamp {
                 *e = (self.stamp, item, read);
+                if self.noted.len() < self.noted.capacity() {
+                    self.noted.push(at as u32);
+                } else {
+                    self.noted_full = true;
+                }
             } else {
                 if e.1 != item {
                     e.1 = SHARED;
@@ -329,8 +354,23 @@ impl GroupJobs {
         let ok = self.walk(tree, group, 0, true, 1, scratch, threads) && self.check();
         if ok {
             self.prepared = Some(key);
+            self.fill_direct();
         }
         ok
+    }
+
+    /// Gives each bus that one item alone writes, and no synth reads, to
+    /// that item to write in place (`direct_owner`).
+    fn fill_direct(&mut self) {
+        if self.read_any || self.write_any || self.noted_full {
+            return;
+        }
+        for &at in &self.noted {
+            let (stamp, item, read) = self.owner[at as usize];
+            if stamp == self.stamp && item != SHARED && !read {
+                self.direct_owner[at as usize] = item;
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -738,6 +778,9 @@ pub struct Parallel {
     /// How many items' writes to unread buses the audio thread has applied
     /// while the group ran (`Job::commit`).
     committed: AtomicUsize,
+    /// Whether a synth of the last group run failed or asked for
+    /// something (a done action, a free or run request).
+    unsettled: AtomicBool,
     lost: AtomicBool,
     /// Groups run on several threads so far.
     pub groups_run: u64,
@@ -806,6 +849,7 @@ impl Parallel {
             },
             done: (0..MAX_PARALLEL_ITEMS).map(|_| AtomicBool::new(false)).collect(),
             committed: AtomicUsize::new(0),
+            unsettled: AtomicBool::new(false),
             lost: AtomicBool::new(false),
             groups_run: 0,
             plans_compiled: 0,
@@ -815,6 +859,13 @@ impl Parallel {
 
     pub fn threads(&self) -> usize {
         self.executor.threads()
+    }
+
+    /// Whether a synth of the group last run on the threads failed or
+    /// asked for something, which the engine then carries out; if none
+    /// did, the engine need not look at each of them.
+    pub fn unsettled(&self) -> bool {
+        self.unsettled.load(Ordering::Relaxed)
     }
 
     /// How long the audio thread waited for the other threads in the last
@@ -852,6 +903,7 @@ impl Parallel {
     /// which nothing else touches during the call, and `scratch` must hold
     /// `threads() * scratch_len` samples.
     pub unsafe fn run_group(&mut self, jobs: &GroupJobs, world: &mut World, scratch: *mut f32, scratch_len: usize) -> bool {
+        self.unsettled.store(false, Ordering::Relaxed);
         match self.plans.iter().position(|(tree, _)| *tree == jobs.flat) {
             // Most recently used first: a rotation moves no plan's storage.
             Some(at) => self.plans[..=at].rotate_right(1),
@@ -879,12 +931,32 @@ impl Parallel {
             // SAFETY: the loan ends below, before `world` is used again.
             unsafe { w.lend_buffers(world) };
         }
+        let buses = MainBuses::of(world);
+        let direct = magnetar_ugens::DirectBuses {
+            audio: buses.audio,
+            audio_touched: buses.audio_touched,
+            audio_count: buses.audio_count,
+            control: buses.control,
+            control_touched: buses.control_touched,
+            control_count: buses.control_count,
+            owner: jobs.direct_owner.as_ptr(),
+            item: NO_ITEM,
+        };
+        // The table is laid out as `GroupJobs::bus_slot` counts the buses.
+        let direct = (jobs.audio_buses == direct.audio_count
+            && jobs.control_buses == direct.control_count
+            && jobs.direct_owner.len() == direct.audio_count + direct.control_count)
+            .then_some(direct);
+        for cell in &self.privates {
+            // SAFETY: as above. The table and the buses outlive the block;
+            // `direct` is taken back below.
+            unsafe { &mut *cell.get() }.direct = direct;
+        }
         self.lost.store(false, Ordering::Relaxed);
         for d in &self.done[..jobs.items()] {
             d.store(false, Ordering::Relaxed);
         }
         self.committed.store(0, Ordering::Relaxed);
-        let buses = MainBuses::of(world);
         let job = Job {
             jobs,
             buses,
@@ -895,6 +967,7 @@ impl Parallel {
             bus_locks: &self.bus_locks,
             done: &self.done,
             committed: &self.committed,
+            unsettled: &self.unsettled,
             scratch,
             scratch_len,
             lost: &self.lost,
@@ -903,7 +976,9 @@ impl Parallel {
         self.groups_run += 1;
         for cell in &self.privates {
             // SAFETY: the block is over; each world is only ours again.
-            unsafe { &mut *cell.get() }.end_loan();
+            let w = unsafe { &mut *cell.get() };
+            w.end_loan();
+            w.direct = None;
         }
         if !self.exact {
             // Every write went to the buses as its item ended.
@@ -943,6 +1018,7 @@ struct Job<'a> {
     bus_locks: &'a [AtomicBool],
     done: &'a [AtomicBool],
     committed: &'a AtomicUsize,
+    unsettled: &'a AtomicBool,
     scratch: *mut f32,
     scratch_len: usize,
     lost: &'a AtomicBool,
@@ -1007,6 +1083,9 @@ impl Work for Job<'_> {
         w.touch_log.clear();
         w.touch_data.clear();
         w.touch_overflow = false;
+        if let Some(d) = w.direct.as_mut() {
+            d.item = item.0;
+        }
         // No synth of this item reads a bus (`GroupJobs::check` refuses a
         // group with a read it cannot tell): its writes need only be
         // logged, not also mixed into this thread's copy of the buses.
@@ -1016,6 +1095,14 @@ impl Work for Job<'_> {
         // scratch slice is this thread's. A failing unit marks its synth
         // failed; the audio thread ends it after the group.
         unsafe { crate::schedule::run_ordered(self.jobs.item_synths(i), w, scratch) };
+        // Looked at here, where the synths are in this thread's cache,
+        // rather than by the audio thread for every synth after the group.
+        // SAFETY: the item's synths, still this thread's alone.
+        if self.jobs.item_synths(i).iter().any(|&s| unsafe { (*s).has_failed() || (*s).has_requests() }) {
+            // Relaxed: the end of the block orders it before the audio
+            // thread's look (`Parallel::unsettled`).
+            self.unsettled.store(true, Ordering::Relaxed);
+        }
         if !self.exact {
             self.add_now(item.0, w);
             return;
@@ -1098,9 +1185,11 @@ impl Job<'_> {
     /// Keeps item `item`'s logged writes in its slot, but for those to a
     /// bus it owns, and with `in_order` those to unread buses, which go to
     /// the world's buses now; false if some did not fit.
-    fn log_writes(&self, item: u32, w: &World, slot: &mut magnetar_dsp::merge::SlotWriter<'_>, in_order: bool) -> bool {
+    fn log_writes(&self, item: u32, w: &mut World, slot: &mut magnetar_dsp::merge::SlotWriter<'_>, in_order: bool) -> bool {
         let mut kept = !w.touch_overflow;
-        for t in &w.touch_log {
+        // The writes to keep (`MAX_WRITES_PER_ITEM` fit the mask).
+        let mut keep = 0u64;
+        for (k, t) in w.touch_log.iter().enumerate() {
             let (target, samples) = (target_of(t), logged(w, t));
             if self.jobs.owns(item, !t.audio, t.bus) {
                 // No other item touches this bus: write it now rather than
@@ -1116,8 +1205,26 @@ impl Job<'_> {
                 // no item reads it.
                 unsafe { self.buses.apply(target, samples) };
             } else {
-                kept &= slot.add(target, samples).is_ok();
+                keep |= 1 << k;
             }
+        }
+        if keep == 0 {
+            return kept;
+        }
+        // The slot takes the log's storage as it is, rather than a copy of
+        // the samples, and gives its own empty storage to the world.
+        let adopted = slot.adopt(&mut w.touch_data);
+        let data = if adopted { None } else { Some(&w.touch_data) };
+        while keep != 0 {
+            let k = keep.trailing_zeros() as usize;
+            keep &= keep - 1;
+            let t = &w.touch_log[k];
+            let len = if t.audio { w.block_size } else { 1 };
+            kept &= match data {
+                None => slot.add_in_place(target_of(t), t.at as usize, len),
+                Some(data) => slot.add(target_of(t), &data[t.at as usize..t.at as usize + len]),
+            }
+            .is_ok();
         }
         kept
     }

@@ -57,6 +57,9 @@ pub(crate) struct Ran {
     /// False when some bus writes did not fit the merge buffers: the
     /// block's output is incomplete.
     pub complete: bool,
+    /// Whether some synth may have failed or asked for something that the
+    /// engine carries out after the group (`Engine::settle_group`).
+    pub settle: bool,
 }
 
 impl ParallelGroups {
@@ -154,6 +157,7 @@ impl ParallelGroups {
             budget,
             prepare,
             complete: true,
+            settle: true,
         };
         if way == Way::One {
             // The group's synths as one ordered run on this thread, in the
@@ -172,6 +176,7 @@ impl ParallelGroups {
             // nothing touches it until the call returns; the lane scratch
             // holds `share` samples for each thread.
             ran.complete = unsafe { self.pool.run_group(jobs, world, lane_scratch.as_mut_ptr(), share) };
+            ran.settle = self.pool.unsettled();
         }
         Some(ran)
     }

@@ -39,7 +39,9 @@
 //! # Idle helpers: spin, then sleep
 //!
 //! Inside a block an idle thread spins on the ready stack (Supernova's
-//! choice: a wake-up costs more than most items). Between blocks a helper
+//! choice: a wake-up costs more than most items); threads that share their
+//! CPUs with other work yield once they have spun for
+//! [`ExecutorConfig::patience`]. Between blocks a helper
 //! spins for [`ExecutorConfig::spin`] after its last block or last signal,
 //! then sleeps on its binary event. A driver that knows when the next period
 //! starts can call [`Executor::wake_helpers`] a little ahead of it, so that
@@ -109,7 +111,22 @@ pub struct ExecutorConfig {
     pub pin: bool,
     /// The CPU the caller runs on; helpers take the following ones.
     pub first_cpu: usize,
+    /// How long a thread waiting inside a block (for items another thread
+    /// holds, or for the helpers to leave), or a helper between blocks,
+    /// spins before it yields the CPU at every further round: for threads that share their CPUs with other
+    /// work (non-real-time rendering), where the thread waited for may be
+    /// waiting for this very CPU. `None`: spin, yielding only after many
+    /// rounds, a safeguard (real-time threads, which make no system call
+    /// while they serve a block).
+    pub patience: Option<Duration>,
 }
+
+/// A patience for threads that share their CPUs (see
+/// [`ExecutorConfig::patience`]): a few work items' time, and about what a
+/// yield and the switch back cost, so that a wait the other thread ends
+/// soon is still spun through, and a wait on a thread the system put aside
+/// gives it the CPU instead of burning it.
+pub const SHARED_CPU_PATIENCE: Duration = Duration::from_micros(20);
 
 impl Default for ExecutorConfig {
     fn default() -> Self {
@@ -119,6 +136,7 @@ impl Default for ExecutorConfig {
             fifo_priority: Some(70),
             pin: true,
             first_cpu: 0,
+            patience: None,
         }
     }
 }
@@ -241,6 +259,7 @@ struct Shared {
     linger: AtomicBool,
     job: UnsafeCell<Job>,
     spin: Duration,
+    patience: Option<Duration>,
 }
 
 // SAFETY: `job` is written only by the thread in run_block while the block is
@@ -297,6 +316,7 @@ impl Executor {
             linger: AtomicBool::new(true),
             job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing, idle: idle_nothing, fp: 0 }),
             spin: config.spin,
+            patience: config.patience,
         });
         let mut executor = Self {
             shared,
@@ -435,6 +455,7 @@ impl Executor {
             &sh.shares,
             0,
             &sh.remaining,
+            sh.patience,
             Some(&mut waited),
             |item, worker| work.run(item, worker),
             |worker| work.idle(worker),
@@ -443,9 +464,9 @@ impl Executor {
             sh.open.store(false, Ordering::SeqCst);
             if sh.inside.load(Ordering::SeqCst) != 0 {
                 let since = Instant::now();
-                let mut spins = 0;
+                let mut backoff = Backoff::new(sh.patience);
                 while sh.inside.load(Ordering::SeqCst) != 0 {
-                    backoff(&mut spins);
+                    backoff.snooze();
                 }
                 waited += since.elapsed();
             }
@@ -482,16 +503,41 @@ fn online_cpus() -> usize {
     usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or_else(thread::available_cpus)
 }
 
-/// Spins one round; after many rounds yields the CPU, so that a thread of
-/// the same real-time priority sharing this CPU (a misconfiguration) can
-/// still make progress instead of being starved forever.
-#[inline]
-fn backoff(spins: &mut u32) {
-    *spins = spins.wrapping_add(1);
-    if *spins % 8192 == 0 {
-        std::thread::yield_now();
-    } else {
-        std::hint::spin_loop();
+/// One wait's spinning. Without patience, after many rounds it yields the
+/// CPU, so that a thread of the same real-time priority sharing this CPU (a
+/// misconfiguration) can still make progress instead of being starved
+/// forever; with it, it yields at every round once it has spun that long.
+struct Backoff {
+    spins: u32,
+    patience: Option<Duration>,
+    since: Option<Instant>,
+}
+
+impl Backoff {
+    fn new(patience: Option<Duration>) -> Backoff {
+        Backoff { spins: 0, patience, since: None }
+    }
+
+    /// The wait is over: the next one starts spinning afresh.
+    #[inline]
+    fn reset(&mut self) {
+        self.since = None;
+    }
+
+    #[inline]
+    fn snooze(&mut self) {
+        self.spins = self.spins.wrapping_add(1);
+        let give_way = match self.patience {
+            None => self.spins % 8192 == 0,
+            // The clock is read once every 64 rounds (no system call).
+            Some(patience) if self.spins % 64 == 0 => self.since.get_or_insert_with(Instant::now).elapsed() >= patience,
+            Some(_) => false,
+        };
+        if give_way {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -516,11 +562,13 @@ fn setup_helper(cpu: Option<usize>, fifo: Option<i32>) -> HelperSetup {
 /// items this thread ran. With `waited`, adds to it the time this thread
 /// had nothing to run while the block went on.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn work_loop(
     plan: &Plan,
     shares: &Shares,
     worker: usize,
     remaining: &AtomicU32,
+    patience: Option<Duration>,
     mut waited: Option<&mut Duration>,
     run: impl Fn(ItemId, usize),
     idle: impl Fn(usize),
@@ -528,7 +576,7 @@ fn work_loop(
     let mut ran = 0u32;
     // When this thread last ran out of work, if it is measuring its waits.
     let mut idle_at: Option<Instant> = None;
-    let mut spins = 0;
+    let mut backoff = Backoff::new(patience);
     // Sinks this thread ran and has not yet subtracted from `remaining`:
     // flushed only when it runs out of work, so the shared counter sees one
     // decrement per idle moment instead of one per sink.
@@ -571,9 +619,10 @@ fn work_loop(
                 return ran;
             }
             idle(worker);
-            backoff(&mut spins);
+            backoff.snooze();
             continue;
         };
+        backoff.reset();
         if let Some(t) = idle_since.take() {
             trace::span(trace::Kind::Wait, t, 0, 0);
         }
@@ -666,6 +715,11 @@ fn helper_main(sh: &Shared, mut waiter: Waiter, worker: usize) {
                     since = Instant::now();
                 } else if !sh.linger.load(Ordering::Relaxed) || since.elapsed() >= sh.spin {
                     break;
+                } else if sh.patience.is_some_and(|p| since.elapsed() >= p) {
+                    // Sharing the CPU: the thread that opens the next block
+                    // may be waiting for this one.
+                    std::thread::yield_now();
+                    continue;
                 }
             }
             std::hint::spin_loop();
@@ -700,6 +754,7 @@ fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<(u64, u32)> {
                 &sh.shares,
                 worker,
                 &sh.remaining,
+                sh.patience,
                 None,
                 |item, w| {
                     // SAFETY: `job.work` and `job.run` were made together

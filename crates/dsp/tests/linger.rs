@@ -30,6 +30,7 @@ fn long_spinner() -> Executor {
         fifo_priority: None,
         pin: false,
         first_cpu: 0,
+        patience: None,
     };
     Executor::new(config).unwrap()
 }

@@ -17,6 +17,7 @@ fn pool(threads: usize) -> Executor {
         fifo_priority: None,
         pin: false,
         first_cpu: 0,
+        patience: None,
     })
     .unwrap()
 }

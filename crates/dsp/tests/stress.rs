@@ -24,7 +24,7 @@ fn twenty_thousand_blocks_on_two_threads_run_every_item_once_in_order() {
         },
         Tree { root: TreeNode::Item(ItemId(0)), satellites: vec![] },
     ];
-    let config = ExecutorConfig { threads: 2, spin: Duration::from_micros(50), fifo_priority: None, pin: false, first_cpu: 0 };
+    let config = ExecutorConfig { threads: 2, spin: Duration::from_micros(50), fifo_priority: None, pin: false, first_cpu: 0, patience: None };
     let mut executor = Executor::new(config).unwrap();
     let recorder = Recorder::new(256);
     let mut plan = Plan::new();

@@ -807,6 +807,9 @@ impl Parallel {
             threads,
             fifo_priority: realtime.then_some(1),
             pin: realtime,
+            // Non-real-time threads share their CPUs with whatever else
+            // runs: a wait on a thread the system put aside yields to it.
+            patience: (!realtime).then_some(magnetar_dsp::executor::SHARED_CPU_PATIENCE),
             ..Default::default()
         };
         let executor = Executor::new(config)?;

@@ -168,6 +168,19 @@ def test_unit_banks_inside_one_synth(tmp_path, monkeypatch, voices, block, kerne
     check_score(tmp_path, s.end(0.22), channels=2, options=["-z", block])
 
 
+@pytest.mark.parametrize("voices", [2, 3, 6])
+def test_big_fsinosc_banks_of_consecutive_synths(tmp_path, voices):
+    # 21 oscillators a synth: a whole vector's worth of its own and five that run beside other
+    # synths' five; one synth's pitch jumps mid-score.
+    bank = build("fbank", lambda b: U.Out.ar(bus=b["out"], source=U.Mix.new(
+        [U.FSinOsc.ar(frequency=b["freq"] * (i + 1) * 0.5) for i in range(21)]) * 0.02), freq=90.0, out=0.0)
+    s = Score([bank])
+    for i in range(voices):
+        s.add(0.0, msg("/s_new", "fbank", 1000 + i, 1, 0, "freq", 55.0 + 17.3 * i, "out", float(i % 2)))
+    s.add(0.07, msg("/n_set", 1000, "freq", 130.0))
+    check_score(tmp_path, s.end(0.15), channels=2)
+
+
 # ------------------------------------------------------------------------------ controls
 
 

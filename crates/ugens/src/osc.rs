@@ -674,30 +674,8 @@ impl FSinOscBatch {
         let n = io.n();
         #[cfg(target_arch = "x86_64")]
         if crate::vector::avx2() {
-            let mut base = 0;
-            while base < self.lanes {
-                let live = (self.lanes - base).min(fsin_x8::WIDTH);
-                let mut st = fsin_x8::Fsin16 { b1: [0.0; 16], y1: [0.0; 16], y2: [0.0; 16] };
-                st.b1[..live].copy_from_slice(&self.b1[base..base + live]);
-                st.y1[..live].copy_from_slice(&self.y1[base..base + live]);
-                st.y2[..live].copy_from_slice(&self.y2[base..base + live]);
-                let mut out = [std::ptr::null_mut::<f32>(); fsin_x8::WIDTH];
-                for (j, o) in out.iter_mut().enumerate().take(live) {
-                    *o = io.out_ptr(base + j);
-                }
-                // SAFETY: AVX2 is present; each output pointer is lane
-                // base + j's own output, valid for the block's n samples.
-                unsafe {
-                    if live > 8 {
-                        fsin_x8::run::<2>(&mut st, &out[..live], n);
-                    } else {
-                        fsin_x8::run::<1>(&mut st, &out[..live], n);
-                    }
-                }
-                self.y1[base..base + live].copy_from_slice(&st.y1[..live]);
-                self.y2[base..base + live].copy_from_slice(&st.y2[..live]);
-                base += live;
-            }
+            // SAFETY: AVX2 is present.
+            unsafe { self.run_x8(io, self.lanes, n) };
             return;
         }
         let mut base = 0;
@@ -711,6 +689,42 @@ impl FSinOscBatch {
                 self.run_chunk::<4>(io, base, n);
                 base += 4;
             }
+        }
+    }
+}
+
+impl FSinOscBatch {
+    /// Oscillators `0..to` for `n` samples, sixteen at a time, each from
+    /// and back to its own state.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn run_x8(&mut self, io: &mut Wires<'_>, to: usize, n: usize) {
+        let mut base = 0;
+        while base < to {
+            let live = (to - base).min(fsin_x8::WIDTH);
+            let mut st = fsin_x8::Fsin16 { b1: [0.0; 16], y1: [0.0; 16], y2: [0.0; 16] };
+            st.b1[..live].copy_from_slice(&self.b1[base..base + live]);
+            st.y1[..live].copy_from_slice(&self.y1[base..base + live]);
+            st.y2[..live].copy_from_slice(&self.y2[base..base + live]);
+            let mut out = [std::ptr::null_mut::<f32>(); fsin_x8::WIDTH];
+            for (j, o) in out.iter_mut().enumerate().take(live) {
+                *o = io.out_ptr(base + j);
+            }
+            // SAFETY: AVX2 is present (the caller vouches); each output
+            // pointer is lane base + j's own output, valid for the block's
+            // n samples.
+            unsafe {
+                if live > 8 {
+                    fsin_x8::run::<2>(&mut st, &out[..live], n);
+                } else {
+                    fsin_x8::run::<1>(&mut st, &out[..live], n);
+                }
+            }
+            self.y1[base..base + live].copy_from_slice(&st.y1[..live]);
+            self.y2[base..base + live].copy_from_slice(&st.y2[..live]);
+            base += live;
         }
     }
 }
@@ -764,11 +778,19 @@ pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
             }
         };
         for l in 0..k {
-            // SAFETY: as in `flush`.
-            let u = unsafe { &*units[l] };
+            // SAFETY: as in `flush`; the pending chunk holds copies of
+            // other oscillators' state, not references into this unit.
+            let u = unsafe { &mut *units[l] };
             let Some(io) = lanes.ios[l].as_mut() else { return };
             n = io.n();
-            for o in 0..u.lanes {
+            // A unit's whole chunks of sixteen run straight from its own
+            // state, as in its own synth; only the rest is gathered beside
+            // other units' rest. Gathering every oscillator one by one
+            // cost about twice the recurrence itself.
+            let whole = u.lanes / W * W;
+            // SAFETY: AVX2 is present.
+            unsafe { u.run_x8(io, whole, n) };
+            for o in whole..u.lanes {
                 st.b1[live] = u.b1[o];
                 st.y1[live] = u.y1[o];
                 st.y2[live] = u.y2[o];

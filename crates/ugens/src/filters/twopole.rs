@@ -367,11 +367,40 @@ unsafe fn section_vector<D: Design, const V: usize>(
     // Samples up to here belong to whole groups of three, after each of
     // which the coefficients step (scsynth's filter loop).
     let stepped = 3 * lp.loops;
+    // Where every lane reads a whole audio block, whole tiles load straight
+    // from the lanes' inputs (padding lanes past `end` read lane `base`'s,
+    // and their results are dropped).
+    let mut src = [std::ptr::null::<f32>(); 16];
+    let mut direct = !shared;
+    for (j, p) in src.iter_mut().enumerate().take(8 * groups) {
+        if base + j < end {
+            match inp[base + j].audio() {
+                Some(a) if a.len() >= n => *p = a.as_ptr(),
+                _ => direct = false,
+            }
+        }
+    }
+    for j in (end - base)..8 * groups {
+        src[j] = src[0];
+    }
     let mut i0 = 0;
     let mut three = 0;
     while i0 < n {
         let len = (n - i0).min(TILE);
-        if !shared {
+        if direct && len == TILE {
+            for g in 0..groups {
+                // SAFETY: samples i0..i0 + 8 < n of an audio block of at
+                // least n samples (`direct`).
+                let rows: [__m256; 8] = std::array::from_fn(|j| unsafe { _mm256_loadu_ps(src[8 * g + j].add(i0)) });
+                let cols = transpose8(rows);
+                for (s, col) in cols.iter().enumerate() {
+                    xin[s][2 * g] = _mm256_castps256_ps128(*col);
+                    if 2 * g + 1 < V {
+                        xin[s][2 * g + 1] = _mm256_extractf128_ps::<1>(*col);
+                    }
+                }
+            }
+        } else if !shared {
             for g in 0..groups {
                 let rows: [__m256; 8] = std::array::from_fn(|j| {
                     let l = base + 8 * g + j;
@@ -400,26 +429,27 @@ unsafe fn section_vector<D: Design, const V: usize>(
                 }
             }
         }
-        for s in 0..len {
-            let i = i0 + s;
-            let one = if shared { F64x4(_mm256_set1_pd(shared_in.at(i) as f64)) } else { F64x4(_mm256_setzero_pd()) };
-            for v in 0..V {
-                let x = if shared { one } else { F64x4(_mm256_cvtps_pd(xin[s][v])) };
-                let (y0, y) = D::tick(x, &cv[v], y1[v], y2[v]);
-                yout[s][v] = _mm256_cvtpd_ps(y.0);
-                y2[v] = y1[v];
-                y1[v] = y0;
-            }
-            three += 1;
-            if three == 3 {
-                three = 0;
-                if moving && i < stepped {
-                    for v in 0..V {
-                        for kk in 0..3 {
-                            cv[v][kk] = F64x4(_mm256_blendv_pd(cv[v][kk].0, (cv[v][kk] + sv[v][kk]).0, mask[v]));
-                        }
+        let t = Tile { i0, stepped, shared_in: &shared_in, xin: &xin, sv: &sv, mask: &mask };
+        let state = (&mut cv, &mut y1, &mut y2, &mut three);
+        // The lanes' source and whether coefficients glide are fixed for
+        // the block: each combination gets a loop without those tests.
+        // SAFETY: forwarded contract (AVX2 present).
+        unsafe {
+            macro_rules! ticks {
+                ($n:expr) => {
+                    match (shared, moving) {
+                        (true, true) => tile_ticks::<D, V, true, true>(&t, $n, &mut yout, state),
+                        (true, false) => tile_ticks::<D, V, true, false>(&t, $n, &mut yout, state),
+                        (false, true) => tile_ticks::<D, V, false, true>(&t, $n, &mut yout, state),
+                        (false, false) => tile_ticks::<D, V, false, false>(&t, $n, &mut yout, state),
                     }
-                }
+                };
+            }
+            // A whole tile's constant length lets its loop unroll.
+            if len == TILE {
+                ticks!(TILE)
+            } else {
+                ticks!(len)
             }
         }
         for g in 0..groups {
@@ -428,22 +458,21 @@ unsafe fn section_vector<D: Design, const V: usize>(
                 _mm256_set_m128(hi, yout[s][2 * g])
             });
             let cols = transpose8(rows);
-            for (j, col) in cols.iter().enumerate() {
-                let l = base + 8 * g + j;
-                if l >= end {
-                    break;
+            let used = (end - base).saturating_sub(8 * g).min(8);
+            if len == TILE {
+                for (j, col) in cols.iter().enumerate().take(used) {
+                    // SAFETY: samples i0..i0 + 8 of lane base + 8g + j's
+                    // output (below `end`), by the caller's contract on `out`.
+                    unsafe { _mm256_storeu_ps(out[base + 8 * g + j].add(i0), *col) };
                 }
-                if len == TILE {
-                    // SAFETY: samples i0..i0 + 8 of lane l's output, by the
-                    // caller's contract on `out`.
-                    unsafe { _mm256_storeu_ps(out[l].add(i0), *col) };
-                } else {
+            } else {
+                for (j, col) in cols.iter().enumerate().take(used) {
                     let mut t = [0.0f32; TILE];
                     // SAFETY: a store into a local array of eight.
                     unsafe { _mm256_storeu_ps(t.as_mut_ptr(), *col) };
                     for (s, &y) in t[..len].iter().enumerate() {
-                        // SAFETY: sample i0 + s < n of lane l's output.
-                        unsafe { *out[l].add(i0 + s) = y };
+                        // SAFETY: sample i0 + s < n of lane base + 8g + j's output.
+                        unsafe { *out[base + 8 * g + j].add(i0 + s) = y };
                     }
                 }
             }
@@ -458,6 +487,83 @@ unsafe fn section_vector<D: Design, const V: usize>(
             _mm256_storeu_pd(s2[b..b + 4].as_mut_ptr(), y2[v].0);
         }
     }
+}
+
+/// What a tile's ticks read besides the filter state.
+#[cfg(target_arch = "x86_64")]
+struct Tile<'a, 'b, const V: usize> {
+    /// The tile's first sample in the block.
+    i0: usize,
+    /// Samples before this one end groups of three that step the coefficients.
+    stepped: usize,
+    /// The lanes' one source when they share it.
+    shared_in: &'a In<'b>,
+    /// xin[s][v]: the four lanes of vector v at sample s of the tile.
+    xin: &'a [[std::arch::x86_64::__m128; V]; TILE],
+    sv: &'a [[super::lanes4::F64x4; 3]; V],
+    mask: &'a [std::arch::x86_64::__m256d; V],
+}
+
+/// The ticks of `len` samples of one tile, `V` vectors side by side,
+/// outputs narrowed into `yout`: the arithmetic of `section_ticks`, with the
+/// shared source and the coefficient glide fixed at compile time so that
+/// the per-sample loop carries no test of either.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+unsafe fn tile_ticks<D: Design, const V: usize, const SHARED: bool, const MOVING: bool>(
+    t: &Tile<'_, '_, V>,
+    len: usize,
+    yout: &mut [[std::arch::x86_64::__m128; V]; TILE],
+    (cv, y1s, y2s, three): (
+        &mut [[super::lanes4::F64x4; 3]; V],
+        &mut [super::lanes4::F64x4; V],
+        &mut [super::lanes4::F64x4; V],
+        &mut u32,
+    ),
+) {
+    use super::lanes4::F64x4;
+    use std::arch::x86_64::*;
+    let (mut y1, mut y2) = (*y1s, *y2s);
+    let mut c = *cv;
+    let mut k3 = *three;
+    for s in 0..len {
+        // SAFETY (all intrinsics below): AVX2 by the caller's contract.
+        let one = if SHARED { unsafe { F64x4(_mm256_set1_pd(t.shared_in.at(t.i0 + s) as f64)) } } else { y1[0] };
+        for v in 0..V {
+            let x = if SHARED { one } else { unsafe { F64x4(_mm256_cvtps_pd(t.xin[s][v])) } };
+            let (y0, y) = D::tick(x, &c[v], y1[v], y2[v]);
+            yout[s][v] = unsafe { _mm256_cvtpd_ps(y.0) };
+            y2[v] = y1[v];
+            y1[v] = y0;
+        }
+        if MOVING {
+            k3 += 1;
+            if k3 == 3 {
+                k3 = 0;
+                if t.i0 + s < t.stepped {
+                    for v in 0..V {
+                        for kk in 0..3 {
+                            let stepped = c[v][kk] + t.sv[v][kk];
+                            c[v][kk] = F64x4(unsafe { _mm256_blendv_pd(c[v][kk].0, stepped.0, t.mask[v]) });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !MOVING {
+        // Groups of three only matter while coefficients glide; keep the
+        // count true for the rest of the block all the same.
+        k3 = ((k3 as usize + len) % 3) as u32;
+    }
+    *y1s = y1;
+    *y2s = y2;
+    *cv = c;
+    *three = k3;
 }
 
 const SQRT2_F: f32 = std::f32::consts::SQRT_2;

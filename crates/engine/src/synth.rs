@@ -333,7 +333,9 @@ impl Synth {
         self.at = si as u32;
         self.running = true;
         // Lockstep defs have no demand-rate units.
-        let own_rng = !self.def.lockstep && self.rgen.is_some();
+        // Only a step that draws needs the generator in place (these defs
+        // declare every unit; see `units_safe`).
+        let own_rng = step.draws && !self.def.lockstep && self.rgen.is_some();
         if own_rng {
             self.enter_rgen(world);
         }

@@ -162,9 +162,12 @@ pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
         let (one, decay) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.999));
         let next = || {
             let d = dsf(t, phase, n2);
+            // The term is chosen before the leak is added (x + leak or
+            // 1 + leak, operands in the scalar order), so that only a
+            // multiply and an add lie between one sample's y1 and the next.
             let leak = _mm256_mul_ps(decay, y1);
-            let sum = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(d.value, one), scale), leak);
-            y1 = _mm256_blendv_ps(sum, _mm256_add_ps(one, leak), d.vanished);
+            let term = _mm256_mul_ps(_mm256_sub_ps(d.value, one), scale);
+            y1 = _mm256_add_ps(_mm256_blendv_ps(term, one, d.vanished), leak);
             phase = _mm256_add_epi32(phase, freq);
             y1
         };

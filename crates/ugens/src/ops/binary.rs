@@ -766,6 +766,7 @@ impl<O: BinOp> BinaryOp<O> {
                     let slope = ramp::calc_slope(next_b, xb, sf);
                     let n = out.len();
                     if full {
+                        let a = &a[..n];
                         ramp::lanes(n, xb, slope, |i, v| out[i] = O::simd_f(a[i], v));
                         self.prev_b = next_b;
                     } else {
@@ -787,6 +788,7 @@ impl<O: BinOp> BinaryOp<O> {
                     let slope = ramp::calc_slope(next_a, xa, sf);
                     let n = out.len();
                     if full {
+                        let b = &b[..n];
                         ramp::lanes(n, xa, slope, |i, v| out[i] = O::simd_f(v, b[i]));
                         self.prev_a = next_a;
                     } else {

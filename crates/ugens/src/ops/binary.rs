@@ -766,8 +766,7 @@ impl<O: BinOp> BinaryOp<O> {
                     let slope = ramp::calc_slope(next_b, xb, sf);
                     let n = out.len();
                     if full {
-                        let a = &a[..n];
-                        ramp::lanes(n, xb, slope, |i, v| out[i] = O::simd_f(a[i], v));
+                        ramp::lanes_map(out, a, xb, slope, |x, v| O::simd_f(x, v));
                         self.prev_b = next_b;
                     } else {
                         self.prev_b = ramp::serial(n, xb, slope, |i, v| out[i] = O::f(a[i], v));
@@ -788,8 +787,7 @@ impl<O: BinOp> BinaryOp<O> {
                     let slope = ramp::calc_slope(next_a, xa, sf);
                     let n = out.len();
                     if full {
-                        let b = &b[..n];
-                        ramp::lanes(n, xa, slope, |i, v| out[i] = O::simd_f(v, b[i]));
+                        ramp::lanes_map(out, b, xa, slope, |x, v| O::simd_f(v, x));
                         self.prev_a = next_a;
                     } else {
                         self.prev_a = ramp::serial(n, xa, slope, |i, v| out[i] = O::f(v, b[i]));

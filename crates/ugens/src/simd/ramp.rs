@@ -55,6 +55,28 @@ pub(crate) fn lanes(n: usize, start: f32, slope: f32, mut f: impl FnMut(usize, f
     }
 }
 
+/// [`lanes`] mapped over an input: `out[i] = f(inp[i], ramp value i)`.
+/// Whole groups of four go through exact chunks, so that they need no
+/// bound tests and the four lanes share one vector.
+#[inline(always)]
+pub(crate) fn lanes_map(out: &mut [f32], inp: &[f32], start: f32, slope: f32, f: impl Fn(f32, f32) -> f32) {
+    let slope2 = slope + slope;
+    let mut lane = [start, start + slope, start + slope2, start + slope2 + slope];
+    let step = slope2 + slope2;
+    let n = out.len().min(inp.len());
+    let mut oc = out[..n].chunks_exact_mut(4);
+    let mut ic = inp[..n].chunks_exact(4);
+    for (o, x) in (&mut oc).zip(&mut ic) {
+        for k in 0..4 {
+            o[k] = f(x[k], lane[k]);
+            lane[k] += step;
+        }
+    }
+    for (k, (o, &x)) in oc.into_remainder().iter_mut().zip(ic.remainder()).enumerate() {
+        *o = f(x, lane[k]);
+    }
+}
+
 /// A ramp in either of the two styles.
 #[inline(always)]
 pub(crate) fn ramp(simd: bool, n: usize, start: f32, slope: f32, f: impl FnMut(usize, f32)) -> f32 {

@@ -531,11 +531,13 @@ unsafe fn tile_ticks<D: Design, const V: usize, const SHARED: bool, const MOVING
     let mut c = *cv;
     let mut k3 = *three;
     for s in 0..len {
-        // SAFETY (all intrinsics below): AVX2 by the caller's contract.
+        // SAFETY: AVX2 by the caller's contract.
         let one = if SHARED { unsafe { F64x4(_mm256_set1_pd(t.shared_in.at(t.i0 + s) as f64)) } } else { y1[0] };
         for v in 0..V {
+            // SAFETY: AVX2 by the caller's contract.
             let x = if SHARED { one } else { unsafe { F64x4(_mm256_cvtps_pd(t.xin[s][v])) } };
             let (y0, y) = D::tick(x, &c[v], y1[v], y2[v]);
+            // SAFETY: AVX2 by the caller's contract.
             yout[s][v] = unsafe { _mm256_cvtpd_ps(y.0) };
             y2[v] = y1[v];
             y1[v] = y0;
@@ -548,6 +550,7 @@ unsafe fn tile_ticks<D: Design, const V: usize, const SHARED: bool, const MOVING
                     for v in 0..V {
                         for kk in 0..3 {
                             let stepped = c[v][kk] + t.sv[v][kk];
+                            // SAFETY: AVX2 by the caller's contract.
                             c[v][kk] = F64x4(unsafe { _mm256_blendv_pd(c[v][kk].0, stepped.0, t.mask[v]) });
                         }
                     }

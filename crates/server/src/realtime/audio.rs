@@ -500,11 +500,13 @@ impl Audio {
     /// What `/magnetar_rtStats` reports, as of now.
     fn rt_stats(&self) -> RtStats {
         let pool = magnetar_mem::status();
+        // One copy of the driver's counters, so that its two fields below are of one moment.
+        let driver = self.stats.as_ref().map(|s| s.snapshot()).unwrap_or_default();
         RtStats {
             steady_periods: self.steady_periods,
             steady_heap_ops: self.steady_heap_ops,
             thread_id: self.thread_id,
-            xruns: self.stats.as_ref().map(|s| s.snapshot().xruns).unwrap_or(0),
+            xruns: driver.xruns,
             pool_used: pool.used as u64,
             pool_peak: pool.peak as u64,
             pool_misses: pool.misses,
@@ -516,7 +518,7 @@ impl Audio {
             c_heap_ops: magnetar_rt::guard::total_c_allocations_while_armed(),
             dropped_triggers: self.dropped_triggers,
             dropped_messages: self.dropped,
-            skipped_frames: self.stats.as_ref().map(|s| s.snapshot().skipped_frames).unwrap_or(0),
+            skipped_frames: driver.skipped_frames,
             guarded_syscalls: magnetar_rt::sysguard::caught_total(),
         }
     }

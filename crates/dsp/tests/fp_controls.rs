@@ -50,13 +50,16 @@ impl Work for Halves {
     }
 }
 
-#[test]
-fn a_helper_flushes_subnormals_when_the_caller_turned_flushing_on_after_the_pool_started() {
+/// Runs item 0 on the caller and item 1 on a helper of a pool started while
+/// this thread's MXCSR was `at_start`, with the caller's MXCSR `at_run` for
+/// the block; restores the MXCSR and returns the items' bits (caller's, helper's).
+fn halves_under(at_start: u32, at_run: u32) -> [u32; 2] {
     let before = mxcsr();
+    set_mxcsr(at_start);
     let config = ExecutorConfig { threads: 2, fifo_priority: None, pin: false, ..Default::default() };
     let mut pool = Executor::new(config).unwrap();
     // After the helper started: it did not inherit this.
-    set_mxcsr(before | FTZ_DAZ);
+    set_mxcsr(at_run);
     let tree = Tree { root: TreeNode::Par(vec![TreeNode::Item(ItemId(0)), TreeNode::Item(ItemId(1))]), satellites: vec![] };
     let mut plan = Plan::new();
     plan.compile_into(&tree).unwrap();
@@ -64,28 +67,22 @@ fn a_helper_flushes_subnormals_when_the_caller_turned_flushing_on_after_the_pool
     pool.run_block(&plan, &work);
     set_mxcsr(before);
     assert!(work.helper_came.load(Ordering::Relaxed), "the helper never ran an item");
-    let bits = [work.bits[0].load(Ordering::Relaxed), work.bits[1].load(Ordering::Relaxed)];
+    [work.bits[0].load(Ordering::Relaxed), work.bits[1].load(Ordering::Relaxed)]
+}
+
+#[test]
+fn a_helper_flushes_subnormals_when_the_caller_turned_flushing_on_after_the_pool_started() {
+    let now = mxcsr();
+    let bits = halves_under(now, now | FTZ_DAZ);
     // Flushed to +0.0 on both threads, as on the caller.
     assert_eq!(bits, [0, 0], "item results (caller's, helper's): {:?}", bits.map(f32::from_bits));
 }
 
 #[test]
 fn a_helper_keeps_subnormals_when_the_caller_does_not_flush() {
-    let before = mxcsr();
-    set_mxcsr(before | FTZ_DAZ);
-    // The helper starts with flushing on (inherited) ...
-    let config = ExecutorConfig { threads: 2, fifo_priority: None, pin: false, ..Default::default() };
-    let mut pool = Executor::new(config).unwrap();
-    // ... and the caller turns it off.
-    set_mxcsr(before & !FTZ_DAZ);
-    let tree = Tree { root: TreeNode::Par(vec![TreeNode::Item(ItemId(0)), TreeNode::Item(ItemId(1))]), satellites: vec![] };
-    let mut plan = Plan::new();
-    plan.compile_into(&tree).unwrap();
-    let work = Halves { helper_ran: AtomicBool::new(false), bits: [AtomicU32::new(1), AtomicU32::new(1)], helper_came: AtomicBool::new(false) };
-    pool.run_block(&plan, &work);
-    set_mxcsr(before);
-    assert!(work.helper_came.load(Ordering::Relaxed), "the helper never ran an item");
+    let now = mxcsr();
+    // The helper starts with flushing on (inherited), and the caller turns it off.
+    let bits = halves_under(now | FTZ_DAZ, now & !FTZ_DAZ);
     let subnormal = (f32::MIN_POSITIVE * 0.5).to_bits();
-    let bits = [work.bits[0].load(Ordering::Relaxed), work.bits[1].load(Ordering::Relaxed)];
     assert_eq!(bits, [subnormal, subnormal]);
 }

@@ -387,26 +387,29 @@ pub struct World {
     pub staggered_units: usize,
 }
 
+/// Pushes what `make` makes onto a per-block list while it holds fewer than
+/// [`MAX_TRIGGERS_PER_BLOCK`]; otherwise makes nothing and counts the drop.
+#[inline]
+fn push_within_block_bound<T>(list: &mut Vec<T>, dropped: &mut u64, make: impl FnOnce() -> T) {
+    if list.len() < MAX_TRIGGERS_PER_BLOCK {
+        list.push(make());
+    } else {
+        *dropped += 1;
+    }
+}
+
 impl World {
     /// Queues a `/tr` or SendReply message, made only if this block's list
     /// has room; otherwise it is dropped and counted.
     #[inline]
     pub fn push_trigger(&mut self, make: impl FnOnce() -> Trigger) {
-        if self.triggers.len() < MAX_TRIGGERS_PER_BLOCK {
-            self.triggers.push(make());
-        } else {
-            self.dropped_triggers += 1;
-        }
+        push_within_block_bound(&mut self.triggers, &mut self.dropped_triggers, make);
     }
 
     /// Queues a `Poll` value, as [`Self::push_trigger`] queues a trigger.
     #[inline]
     pub fn push_poll(&mut self, make: impl FnOnce() -> PollLine) {
-        if self.polls.len() < MAX_TRIGGERS_PER_BLOCK {
-            self.polls.push(make());
-        } else {
-            self.dropped_triggers += 1;
-        }
+        push_within_block_bound(&mut self.polls, &mut self.dropped_triggers, make);
     }
 
     pub fn new(

@@ -39,6 +39,15 @@ Two CPUs against one in one run (the paper's Fig. 5.4; prints, writes nothing; 6
 most 1.3 h):
   python3 bench/conv_bench.py --scaling --search-block 256 --search-ir 1 12 --search-seconds 60
 
+Two builds at one count (--compare BIN_A BIN_B --count N): one search's try per count decides
+little on a shared VM, so the same count is played by the two binaries alternately, --tries times
+each, on one private JACK dummy server with one idle reference for all tries; prints each try
+(pass or fail, client-late xruns of the server and the reference, deadline misses) and a
+summary per build, writes nothing. With the variant, block, response and try length as for the
+searches:
+  python3 bench/conv_bench.py --compare OLD/magnetar NEW/magnetar --count 266 --tries 2 \
+    --variants 'PE tuned -T 2 (parallel group)' --search-block 256 --search-ir 1 --search-seconds 60
+
 Part 3 (--profile CHANNELS), for a busy machine: no capacity search, but the CPU time (the
 scheduler's, per thread) that the audio thread, the DSP helper and the task threads spend per
 block, and the CPU per channel, for a fixed number of channels with -T 1, -T 2 and -T 2 in a
@@ -46,13 +55,14 @@ parallel group, repeated in turn.
 
 Usage: python3 bench/conv_bench.py [--full] [--plan] [--channels 8] [--seconds 3] [--search-seconds 10] [--no-search] [--no-write]
   [--search-block 256] [--search-ir 5] [--relative-blocks 64] [--no-reference] [--caps-from LOG ...]
-  [--scaling] [--profile CHANNELS --profile-seconds 10 --profile-reps 3]
+  [--scaling] [--profile CHANNELS --profile-seconds 10 --profile-reps 3] [--compare BIN_A BIN_B --count N --tries 2]
 Updates the "conv" section of BENCHMARKS.md (--caps-from: earlier runs' logs, merged).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -222,10 +232,12 @@ class Capacity:
     """One server on a private JACK dummy server, playing `n` convolution channels."""
 
     def __init__(self, name: str, jack: PrivateJack, one_cpu: bool, tmp: Path,
-                 ref: IdleReference | None = None, criterion: str = "strict"):
+                 ref: IdleReference | None = None, criterion: str = "strict", binary: str = MAGNETAR):
         self.name, self.jack, self.one_cpu, self.tmp = name, jack, one_cpu, tmp
-        self.ref, self.criterion = ref, criterion
+        self.ref, self.criterion, self.binary = ref, criterion, binary
         self.label = name
+        # The last judged try's counts (None when not every synth ran), for callers that tabulate.
+        self.last: dict | None = None
 
     def try_channels(self, n: int, seconds: float, measure=None) -> tuple[bool, str]:
         """Plays `n` channels for `seconds` and judges the try; with `measure`, calls it
@@ -234,6 +246,8 @@ class Capacity:
         from supriya.ugens import SynthDefBuilder
         from supriya.ugens.core import UGen, param, ugen
         from magnetar_conv import MagnetarConv, MagnetarConvTD, prepare_message
+
+        self.last = None
 
         @ugen(ar=True)
         class PartConv(UGen):
@@ -263,7 +277,7 @@ class Capacity:
         if par:
             threads += ["-g", "1"]
         extra = ["-z", str(self.jack.period), "-Z", str(self.jack.period), "-m", str(1 << 21), "-n", "4096", *threads]
-        server = ServerProcess(SCSYNTH if scsynth else MAGNETAR, extra=extra, env=env)
+        server = ServerProcess(SCSYNTH if scsynth else self.binary, extra=extra, env=env)
         # The 2 GB pool is touched at boot: seconds on a quiet machine, past the harness's 10 s on
         # a loaded one, which would end a run of hours at one try.
         server.start(timeout=BOOT_SECONDS)
@@ -317,6 +331,8 @@ class Capacity:
             misses = 0 if scsynth else rt_stats(server.port).field(MISSES_FIELD) - m0
             # The client's own lateness decides; the dummy driver waking late is the machine's.
             strict, relative = verdicts(late, misses, ref_late)
+            self.last = {"late": late, "xruns": xruns, "misses": misses, "ref_late": ref_late,
+                         "ref_xruns": ref_xruns, "strict": strict, "relative": relative}
             why = f"{late} client-late xruns ({xruns} in all), {misses} misses"
             if self.ref:
                 why += (f"; idle reference {ref_late} client-late ({ref_xruns} in all)"
@@ -328,6 +344,11 @@ class Capacity:
             client.close()
 
 
+def probe_line(cap: Capacity, n: int, ok: bool, why: str) -> str:
+    """A try's log line, in the form `caps_from_log` reads back."""
+    return f"  {getattr(cap, 'label', cap.name)}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})"
+
+
 def search(cap: Capacity, seconds: float, start: int, log, factor: float = 2.0, steps: int = 3) -> int:
     """Grows `start` by `factor` until a count fails (or shrinks it until one passes), then
     halves the gap `steps` times."""
@@ -335,7 +356,7 @@ def search(cap: Capacity, seconds: float, start: int, log, factor: float = 2.0, 
     n = start
     while n <= 1024:
         ok, why = cap.try_channels(n, seconds)
-        log(f"  {getattr(cap, 'label', cap.name)}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
+        log(probe_line(cap, n, ok, why))
         if ok:
             good = n
             if bad is not None:
@@ -351,7 +372,7 @@ def search(cap: Capacity, seconds: float, start: int, log, factor: float = 2.0, 
             break
         n = (good + bad) // 2
         ok, why = cap.try_channels(n, seconds)
-        log(f"  {getattr(cap, 'label', cap.name)}: {n} channels -> {'ok' if ok else 'FAIL'} ({why})")
+        log(probe_line(cap, n, ok, why))
         if ok:
             good = n
         else:
@@ -410,35 +431,103 @@ def uptime() -> str:
     return "load average " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
+@contextlib.contextmanager
+def setting(args, block: int, ir: float):
+    """What every try at one block and response shares: the response in a temporary folder, a
+    private JACK dummy server (period = block) and, unless --no-reference, the idle reference on
+    one of its own; yields (folder, jack, reference or None, criterion). Both servers are
+    stopped by their own handles when the setting's tries are done."""
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        soundfile.write(tmp / "ir.wav", response(ir), SR, subtype="FLOAT")
+        jack = PrivateJack(period=block)
+        jack.start()
+        ref = None if args.no_reference else IdleReference(block)
+        try:
+            if ref:
+                ref.start()
+            yield tmp, jack, ref, "relative" if block in args.relative_blocks and ref else "strict"
+        finally:
+            if ref:
+                ref.stop()
+            jack.stop()
+
+
+def now() -> str:
+    return time.strftime("%H:%M:%S", time.gmtime())
+
+
 def part2(args, log) -> list[tuple[str, int]]:
     """Capacity searches; names are "<variant> @ block B, IR S s" when several settings run."""
     out = []
     starts = dict(kv.rsplit("=", 1) for kv in args.start)
     for block in args.search_block:
         for ir in args.search_ir:
-            with tempfile.TemporaryDirectory() as t:
-                tmp = Path(t)
-                soundfile.write(tmp / "ir.wav", response(ir), SR, subtype="FLOAT")
-                jack = PrivateJack(period=block)
-                jack.start()
-                ref = None if args.no_reference else IdleReference(block)
-                try:
-                    if ref:
-                        ref.start()
-                    criterion = "relative" if block in args.relative_blocks and ref else "strict"
-                    for name in args.variants:
-                        cap = Capacity(name, jack, "-T 1" in name, tmp, ref, criterion)
-                        label = f"{name} @ block {block}, IR {ir:g} s"
-                        cap.label = label
-                        start = int(starts.get(name, 8))
-                        log(f"# {label}: start {time.strftime('%H:%M:%S', time.gmtime())} UTC, {uptime()}")
-                        out.append((label, search(cap, args.search_seconds, start, log, args.factor, args.steps)))
-                        log(f"# {label}: end {time.strftime('%H:%M:%S', time.gmtime())} UTC, {uptime()}")
-                finally:
-                    if ref:
-                        ref.stop()
-                    jack.stop()
+            with setting(args, block, ir) as (tmp, jack, ref, criterion):
+                for name in args.variants:
+                    cap = Capacity(name, jack, "-T 1" in name, tmp, ref, criterion)
+                    label = f"{name} @ block {block}, IR {ir:g} s"
+                    cap.label = label
+                    start = int(starts.get(name, 8))
+                    log(f"# {label}: start {now()} UTC, {uptime()}")
+                    out.append((label, search(cap, args.search_seconds, start, log, args.factor, args.steps)))
+                    log(f"# {label}: end {now()} UTC, {uptime()}")
     return out
+
+
+def compare(args, log) -> list[dict]:
+    """The same count played by two binaries alternately (A, B, A, B, ...), `args.tries` times
+    each, for every variant, block and response: one search's try per count cannot tell two
+    builds apart on a shared machine, several alternate tries in the same minutes can. Each try
+    is judged as the search judges it (strict, or relative at --relative-blocks)."""
+    rows = []
+    builds = (("A", args.compare[0]), ("B", args.compare[1]))
+    for block in args.search_block:
+        for ir in args.search_ir:
+            with setting(args, block, ir) as (tmp, jack, ref, criterion):
+                for name in args.variants:
+                    for k in range(args.tries):
+                        for tag, binary in builds:
+                            cap = Capacity(name, jack, "-T 1" in name, tmp, ref, criterion, binary)
+                            cap.label = f"{tag} {name} @ block {block}, IR {ir:g} s"
+                            at = now()
+                            log(f"# {cap.label}: try {k + 1} of {args.tries}, {at} UTC, {uptime()}")
+                            ok, why = cap.try_channels(args.count, args.search_seconds)
+                            log(probe_line(cap, args.count, ok, why))
+                            rows.append({"utc": at, "build": tag, "variant": name, "block": block, "ir": ir,
+                                         "criterion": criterion, "ok": ok, "last": cap.last})
+    return rows
+
+
+def compare_report(args, rows: list[dict]) -> list[str]:
+    """The tries as a table (the form of BENCHMARKS.md's A/B table) and a summary line per
+    build and setting."""
+    builds = {"A": args.compare[0], "B": args.compare[1]}
+    lines = ["| UTC | build | variant | block | IR | channels | result | client-late xruns (server / reference) | deadline misses |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        last = r["last"]
+        if last is None:
+            xr, misses = "not every synth ran", ""
+        else:
+            xr = f"{last['late']} / {'–' if last['ref_late'] is None else last['ref_late']}"
+            misses = str(last["misses"])
+        lines.append(f"| {r['utc']} | {r['build']} | {r['variant']} | {r['block']} | {r['ir']:g} s | {args.count} | "
+                     f"{'passed' if r['ok'] else 'failed'} | {xr} | {misses} |")
+    lines.append("")
+    for key in dict.fromkeys((r["variant"], r["block"], r["ir"], r["criterion"]) for r in rows):
+        name, block, ir, criterion = key
+        per = []
+        for tag in builds:
+            rs = [r for r in rows if (r["variant"], r["block"], r["ir"], r["criterion"]) == key and r["build"] == tag]
+            misses = sum(r["last"]["misses"] for r in rs if r["last"])
+            late = sum(r["last"]["late"] for r in rs if r["last"])
+            per.append(f"{tag} passed {sum(r['ok'] for r in rs)} of {len(rs)} "
+                       f"({late} client-late xruns, {misses} deadline misses in all)")
+        lines.append(f"summary: {name} @ block {block}, IR {ir:g} s, {args.count} channels, "
+                     f"{args.search_seconds:g} s tries, {criterion}: {'; '.join(per)}")
+    lines += [f"{tag} = {path}" for tag, path in builds.items()]
+    return lines
 
 
 def thread_times(pid: int) -> dict[int, tuple[str, float]]:
@@ -654,7 +743,8 @@ def main() -> int:
     ap.add_argument("--no-search", action="store_true")
     ap.add_argument("--search-block", type=int, nargs="+", default=[256], help="block sizes (= JACK periods) to search at")
     ap.add_argument("--search-ir", type=float, nargs="+", default=[5.0], help="response lengths (s) to search with")
-    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    ap.add_argument("--variants", nargs="+", default=None, choices=VARIANTS,
+                    help="default: all of them (with --compare, all but scsynth PartConv)")
     ap.add_argument("--start", nargs="*", default=[], help="VARIANT=COUNT: where a variant's search starts (default 8)")
     ap.add_argument("--factor", type=float, default=2.0, help="growth of the count until it fails")
     ap.add_argument("--steps", type=int, default=3, help="bisection steps after the bracket")
@@ -676,6 +766,12 @@ def main() -> int:
     ap.add_argument("--profile-seconds", type=float, default=10.0)
     ap.add_argument("--profile-reps", type=int, default=3)
     ap.add_argument("--profile-configs", nargs="+", default=list(PROFILES), choices=PROFILES)
+    ap.add_argument("--compare", nargs=2, metavar=("BIN_A", "BIN_B"),
+                    help="instead of searches: play --count channels with two magnetar binaries alternately, "
+                         "--tries times each, for each variant, block (--search-block) and response (--search-ir); "
+                         "prints each try and a summary, writes nothing")
+    ap.add_argument("--count", type=int, default=0, help="with --compare: the channels every try plays")
+    ap.add_argument("--tries", type=int, default=2, help="with --compare: tries per binary")
     ap.add_argument("--rows-from", help="take part 1's results from an earlier run's log instead of measuring")
     ap.add_argument("--caps-from", nargs="+", default=[],
                     help="capacity results of earlier runs' logs (a later log's search replaces an earlier one's; "
@@ -692,12 +788,30 @@ def main() -> int:
         args.search_seconds = 60.0 if args.full else 10.0
     if args.scaling:
         args.variants, args.no_part1, args.no_write = list(SCALING), True, True
+    if args.variants is None:
+        args.variants = [v for v in VARIANTS if not (args.compare and v == "scsynth PartConv")]
+    if args.compare:
+        if args.count < 1 or args.tries < 1:
+            ap.error("--compare needs --count N (N >= 1) and --tries K (K >= 1)")
+        if "scsynth PartConv" in args.variants:
+            ap.error("--compare plays magnetar binaries: name the variants (--variants), without scsynth PartConv")
+        for b in args.compare:
+            if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+                ap.error(f"--compare: {b} is not an executable file")
     logged: list[str] = []
 
     def log(m: str) -> None:
         logged.append(m)
         print(m, flush=True)
 
+    if args.compare:
+        n = 2 * args.tries * len(args.variants) * len(args.search_block) * len(args.search_ir)
+        log(f"# compare: {n} tries of {args.search_seconds:g} s (+ about {TRY_OVERHEAD:g} s each), "
+            f"about {n * (args.search_seconds + TRY_OVERHEAD) / 60:.0f} min")
+        if args.plan:
+            return 0
+        print("\n".join(compare_report(args, compare(args, log))))
+        return 0
     if not args.profile:
         if args.plan:
             print(plan(args))

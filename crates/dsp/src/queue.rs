@@ -408,6 +408,8 @@ impl Plan {
     }
 
     /// Compiles a tree given in flat form, replacing the previous plan.
+    // Kept out of line so that profiles (bench/prepare_bench.py) show its cost.
+    #[inline(never)]
     pub fn compile_flat(&mut self, tree: &FlatTree) -> Result<(), CompileError> {
         self.clear();
         let result = self.compile_inner(tree);

@@ -343,6 +343,8 @@ impl GroupJobs {
     /// tree has not been edited since (`NodeTree::edits`): walking a few
     /// hundred synths costs more than most of them take to run, the more
     /// so as their state sits in the cache of the core that ran them.
+    // Kept out of line so that profiles (bench/prepare_bench.py) show its cost.
+    #[inline(never)]
     pub fn prepare(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
         let key = (group, tree.edits(), scratch, threads);
         if self.prepared == Some(key) {

@@ -352,6 +352,9 @@ impl GroupJobs {
         }
         self.clear();
         self.worked_out += 1;
+        if !Self::children_may_run(tree, group) {
+            return false;
+        }
         self.synth_reads.push(0);
         let ok = self.walk(tree, group, 0, true, 1, scratch, threads) && self.check();
         if ok {
@@ -359,6 +362,24 @@ impl GroupJobs {
             self.fill_direct();
         }
         ok
+    }
+
+    /// Whether every child of `group` may run in it as `walk` requires
+    /// (paused, or running without satellites). A synth in its first block
+    /// (just added, as a new note is) keeps the group on one thread for
+    /// that block: this finds it without walking the synths before it.
+    fn children_may_run(tree: &NodeTree, group: NodeIdx) -> bool {
+        let mut child = tree.group(group).and_then(|gd| gd.head);
+        while let Some(c) = child {
+            let n = tree.node(c);
+            match n.state {
+                CalcState::Paused => {}
+                CalcState::Run if !tree.has_satellites(c) => {}
+                _ => return false,
+            }
+            child = n.next;
+        }
+        true
     }
 
     /// Gives each bus that one item alone writes, and no synth reads, to

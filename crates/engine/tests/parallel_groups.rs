@@ -1084,3 +1084,79 @@ fn partconvs_spread_over_a_parallel_groups_threads_and_match_one_thread() {
     }
     assert_spread(one_vs_two_threads_with_defs(&setup, 300, &[partconv_def()]), 300, "the PartConvs");
 }
+
+/// A parallel group edited on every block, as a pattern plays into it: a
+/// new voice on most blocks (each ending itself after its own short life),
+/// now and then a voice freed or paused by a command, renders every bus
+/// alike on one, two and four threads, bit for bit; and the group still
+/// spreads on the blocks that add no voice.
+#[test]
+fn a_group_that_gains_and_loses_voices_every_block_matches_one_thread_on_two_and_four() {
+    let def = feedback_def();
+    let mut engines: Vec<OfflineEngine> = [1, 2, 4].iter().map(|&t| engine_with(t, 64, false)).collect();
+    for e in &mut engines {
+        assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
+        e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
+    }
+    let mut r = Rng(0x0A1E_5EED_0042);
+    let (mut next_id, mut live) = (1000, Vec::new());
+    let blocks = 900;
+    let bs = engines[0].world.block_size;
+    let spread_before: Vec<u64> = engines.iter().map(|e| e.parallel_groups_run()).collect();
+    for block in 0..blocks {
+        let mut edits = Vec::new();
+        if block % 3 != 2 {
+            next_id += 1;
+            live.push(next_id);
+            // Lives of 20 to 100 blocks, so that voices end on every kind of block.
+            let life = (20 + r.below(80)) as f32 * bs as f32 / 48_000.0;
+            let controls = [("freq", 100.0 + r.below(1500) as f32), ("out", r.below(4) as f32), ("amp", 0.05), ("life", life)];
+            edits.push(new_synth("feedback", next_id, r.below(2) as i32, 1, &controls));
+        }
+        if block % 7 == 3 && !live.is_empty() {
+            let id = live.swap_remove(r.below(live.len() as u64) as usize);
+            edits.push(OscMessage::new("/n_free", vec![i(id)]));
+        }
+        if block % 11 == 5 && !live.is_empty() {
+            let id = live[r.below(live.len() as u64) as usize];
+            edits.push(OscMessage::new("/n_run", vec![i(id), i(r.below(2) as i32)]));
+        }
+        for m in &edits {
+            let answers: Vec<_> = engines.iter_mut().map(|e| e.perform_message(m).map_err(|f| f.message())).collect();
+            assert!(answers.iter().all(|a| *a == answers[0]), "all engines answer {m:?} alike");
+        }
+        for e in &mut engines {
+            e.run_block();
+        }
+        let (first, rest) = engines.split_first().unwrap();
+        for (k, e) in rest.iter().enumerate() {
+            for bus in 0..64 {
+                let ta = first.world.audio_touched[bus] == first.world.buf_counter;
+                let tb = e.world.audio_touched[bus] == e.world.buf_counter;
+                assert_eq!(ta, tb, "block {block}: bus {bus} written by one engine only (engine {})", k + 1);
+                if ta {
+                    let a = &first.world.audio_bus[bus * bs..(bus + 1) * bs];
+                    let b = &e.world.audio_bus[bus * bs..(bus + 1) * bs];
+                    assert!(
+                        a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "block {block}: bus {bus} differs between one thread and engine {}",
+                        k + 1
+                    );
+                }
+            }
+        }
+        for e in &mut engines {
+            e.advance_block_counter();
+        }
+        // Voices that ended themselves are gone from every engine alike.
+        live.retain(|&id| engines[0].tree.contains_id(id));
+        assert!(live.iter().all(|&id| engines.iter().all(|e| e.tree.contains_id(id))));
+    }
+    assert!(engines[0].world.audio_bus[..4 * bs].iter().any(|&x| x != 0.0), "the group plays");
+    assert_eq!(engines[0].parallel_groups_run(), 0);
+    for (e, before) in engines.iter().zip(&spread_before).skip(1) {
+        let spread = e.parallel_groups_run() - before;
+        // A third of the blocks add no voice; most of those spread.
+        assert!(spread >= blocks as u64 / 6, "the group spread in only {spread} of {blocks} blocks");
+    }
+}

@@ -150,41 +150,53 @@ fn random_tree(seed: u64) -> Vec<OscMessage> {
 /// the same samples in every block.
 fn render_alike(seed: u64, engines: &mut [(String, OfflineEngine)]) {
     let tree = random_tree(seed);
-    for (_, e) in engines.iter_mut() {
-        for m in &tree {
-            e.perform_message(m).unwrap();
-        }
-    }
-    let bs = engines[0].1.world.block_size;
+    perform_on_all(engines, &tree);
     let mut sound = false;
     for block in 0..BLOCKS {
-        for (_, e) in engines.iter_mut() {
-            e.run_block();
-        }
-        let (first, rest) = engines.split_first().unwrap();
-        let a = &first.1.world;
-        for bus in 0..AUDIO_BUSES {
-            let touched = a.audio_touched[bus] == a.buf_counter;
-            let x = &a.audio_bus[bus * bs..(bus + 1) * bs];
-            sound |= touched && x.iter().any(|&v| v != 0.0);
-            for (name, e) in rest {
-                let b = &e.world;
-                assert_eq!(touched, b.audio_touched[bus] == b.buf_counter, "tree {seed:#x}, block {block}: bus {bus} written by {} or {name} only", first.0);
-                if touched {
-                    let y = &b.audio_bus[bus * bs..(bus + 1) * bs];
-                    assert!(
-                        x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()),
-                        "tree {seed:#x}, block {block}: bus {bus} differs between {} and {name}",
-                        first.0
-                    );
-                }
-            }
-        }
-        for (_, e) in engines.iter_mut() {
-            e.advance_block_counter();
-        }
+        sound |= block_alike(&format!("tree {seed:#x}"), block, engines);
     }
     assert!(sound, "tree {seed:#x} makes no sound");
+}
+
+/// Performs the same messages on every engine; they must answer alike.
+fn perform_on_all(engines: &mut [(String, OfflineEngine)], messages: &[OscMessage]) {
+    for m in messages {
+        let answers: Vec<_> = engines.iter_mut().map(|(_, e)| e.perform_message(m).map_err(|f| f.message())).collect();
+        assert!(answers.windows(2).all(|w| w[0] == w[1]), "every engine answers {m:?} alike: {answers:?}");
+    }
+}
+
+/// Runs one block on every engine and requires every audio bus to be
+/// written alike, bit for bit; true if the first engine wrote a sound.
+fn block_alike(what: &str, block: usize, engines: &mut [(String, OfflineEngine)]) -> bool {
+    let bs = engines[0].1.world.block_size;
+    let mut sound = false;
+    for (_, e) in engines.iter_mut() {
+        e.run_block();
+    }
+    let (first, rest) = engines.split_first().unwrap();
+    let a = &first.1.world;
+    for bus in 0..AUDIO_BUSES {
+        let touched = a.audio_touched[bus] == a.buf_counter;
+        let x = &a.audio_bus[bus * bs..(bus + 1) * bs];
+        sound |= touched && x.iter().any(|&v| v != 0.0);
+        for (name, e) in rest {
+            let b = &e.world;
+            assert_eq!(touched, b.audio_touched[bus] == b.buf_counter, "{what}, block {block}: bus {bus} written by {} or {name} only", first.0);
+            if touched {
+                let y = &b.audio_bus[bus * bs..(bus + 1) * bs];
+                assert!(
+                    x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "{what}, block {block}: bus {bus} differs between {} and {name}",
+                    first.0
+                );
+            }
+        }
+    }
+    for (_, e) in engines.iter_mut() {
+        e.advance_block_counter();
+    }
+    sound
 }
 
 #[test]
@@ -231,4 +243,165 @@ fn voices_of_one_def_go_to_the_threads_in_items_of_eight_lanes() {
         assert!(jobs.prepare(&mut e.tree, group, 1 << 16, 2), "{voices} voices may spread");
         assert_eq!(jobs.items(), items, "{voices} voices");
     }
+}
+
+/// Bus controls changed between blocks (`/n_set`, `/n_setn`, `/n_fill`, on
+/// a synth or on a group) while the tree keeps its shape: each engine moves
+/// the writes and reads with them from the next block on, and the buses a
+/// work item writes in place follow. The same random trees as above, with
+/// a few synths moved to another bus every few blocks: onto the shared
+/// buses, onto a bus another synth writes, onto one of their own, and
+/// readers onto any bus.
+#[test]
+fn bus_controls_changed_between_blocks_render_the_same_samples_on_one_two_and_four_threads() {
+    let mut spread = 0;
+    for seed in 1..=6u64 {
+        let seed = seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1;
+        let mut engines = vec![
+            ("-T 1".to_string(), engine(1, true)),
+            ("-T 2".to_string(), engine(2, true)),
+            ("-T 2, every group spread".to_string(), engine(2, false)),
+            ("-T 4, every group spread".to_string(), engine(4, false)),
+        ];
+        assert_eq!(engines[3].1.threads(), 4, "the test needs helper threads");
+        let tree = random_tree(seed);
+        perform_on_all(&mut engines, &tree);
+        // (id, def, bus it writes) of every synth, and the groups.
+        let mut synths: Vec<(i32, String, f32)> = Vec::new();
+        let mut groups = Vec::new();
+        for m in &tree {
+            match (m.address.as_name().unwrap_or(""), &m.args[..]) {
+                ("/s_new", [OscArg::Str(def), OscArg::Int(id), _, _, _, _, _, OscArg::Float(out), ..]) => {
+                    synths.push((*id, def.clone(), *out))
+                }
+                (_, [OscArg::Int(id), ..]) => groups.push(*id),
+                _ => {}
+            }
+        }
+        let mut r = Rng(seed ^ 0x5A5A);
+        let what = format!("tree {seed:#x} with moves");
+        for block in 0..BLOCKS {
+            if block % 6 == 5 {
+                let mut moves = Vec::new();
+                for _ in 0..1 + r.below(3) {
+                    let k = r.below(synths.len() as u64) as usize;
+                    let (id, reader) = (synths[k].0, synths[k].1 == "reader");
+                    let bus = match r.below(4) {
+                        0 => r.below(4) as f32,
+                        1 => synths[r.below(synths.len() as u64) as usize].2,
+                        2 => (8 + r.below(80)) as f32,
+                        _ => r.below(AUDIO_BUSES as u64) as f32,
+                    };
+                    let (target, control) = if r.below(12) == 0 {
+                        (groups[r.below(groups.len() as u64) as usize], "out")
+                    } else if reader && r.below(2) == 0 {
+                        (id, "in")
+                    } else {
+                        synths[k].2 = bus;
+                        (id, "out")
+                    };
+                    let control = OscArg::Str(control.into());
+                    moves.push(match r.below(3) {
+                        0 => OscMessage::new("/n_set", vec![i(target), control, OscArg::Float(bus)]),
+                        1 => OscMessage::new("/n_setn", vec![i(target), control, i(1), OscArg::Float(bus)]),
+                        // scsynth sets the range once more to the value after a fill (see `set` below).
+                        _ => OscMessage::new("/n_fill", vec![i(target), control, i(1), OscArg::Float(bus), OscArg::Float(bus)]),
+                    });
+                }
+                perform_on_all(&mut engines, &moves);
+            }
+            block_alike(&what, block, &mut engines);
+        }
+        spread += engines[2].1.parallel_groups_run() + engines[3].1.parallel_groups_run();
+    }
+    assert!(spread > BLOCKS as u64, "the trees' groups ran on several threads in only {spread} blocks");
+}
+
+/// Engines at -T 1, 2 and 4, the last two spreading every group that may.
+fn spreading_engines() -> Vec<(String, OfflineEngine)> {
+    let engines = vec![
+        ("-T 1".to_string(), engine(1, false)),
+        ("-T 2".to_string(), engine(2, false)),
+        ("-T 4".to_string(), engine(4, false)),
+    ];
+    assert_eq!(engines[2].1.threads(), 4, "the test needs helper threads");
+    engines
+}
+
+fn new_synth(def: &str, id: i32, target: i32, controls: &[(&str, f32)]) -> OscMessage {
+    let mut args = vec![OscArg::Str(def.into()), i(id), i(1), i(target)];
+    for (name, v) in controls {
+        args.extend([OscArg::Str((*name).into()), OscArg::Float(*v)]);
+    }
+    OscMessage::new("/s_new", args)
+}
+
+/// Performs `messages` on every engine, then runs `blocks` blocks alike on
+/// all; returns the fewest group runs a threaded engine spread meanwhile.
+fn phase(engines: &mut [(String, OfflineEngine)], what: &str, messages: &[OscMessage], blocks: usize) -> u64 {
+    perform_on_all(engines, messages);
+    let before: Vec<u64> = engines.iter().map(|(_, e)| e.parallel_groups_run()).collect();
+    for block in 0..blocks {
+        block_alike(what, block, engines);
+    }
+    engines.iter().zip(&before).skip(1).map(|((_, e), b)| e.parallel_groups_run() - b).min().unwrap_or(0)
+}
+
+/// A parallel group of voices on buses of their own (each written in place
+/// by its work item), a voice-into-reader chain, and a reader of a bus
+/// nothing writes; bus controls changed between blocks move reads and
+/// writes onto and off the buses written in place. Every engine renders
+/// what one thread renders, the group spreading whenever its children do
+/// not depend on each other's buses and running in order when they do.
+#[test]
+fn reads_and_writes_moved_onto_and_off_buses_written_in_place_match_one_thread() {
+    let mut engines = spreading_engines();
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(0), i(0)])];
+    for k in 0..16 {
+        setup.push(new_synth("voice", 100 + k, 1, &[("freq", 110.0 + 37.0 * k as f32), ("out", 20.0 + k as f32)]));
+    }
+    setup.push(OscMessage::new("/g_new", vec![i(2), i(1), i(1)]));
+    setup.push(new_synth("voice", 200, 2, &[("freq", 70.0), ("out", 40.0)]));
+    setup.push(new_synth("reader", 201, 2, &[("in", 40.0), ("out", 0.0)]));
+    setup.push(new_synth("reader", 300, 1, &[("in", 60.0), ("out", 1.0)]));
+    let (blocks, first) = (60, 5);
+    let set = |cmd: &str, id: i32, control: &str, bus: f32| {
+        let mut args = vec![i(id), OscArg::Str(control.into())];
+        if cmd != "/n_set" {
+            args.push(i(1));
+        }
+        args.push(OscArg::Float(bus));
+        if cmd == "/n_fill" {
+            // scsynth reads one more value after a fill and sets the range to it too.
+            args.push(OscArg::Float(bus));
+        }
+        OscMessage::new(cmd, args)
+    };
+    let spread = phase(&mut engines, "voices on buses of their own", &setup, blocks);
+    assert!(spread + first >= blocks as u64, "the group spreads ({spread} of {blocks} blocks)");
+
+    let what = "a reader moved onto a bus a sibling writes in place";
+    assert_eq!(phase(&mut engines, what, &[set("/n_set", 300, "in", 25.0)], blocks), 0, "{what} runs the group in order");
+    let heard = &engines[0].1.world.audio_bus[64..128];
+    assert!(heard.iter().any(|&x| x != 0.0), "the reader passes voice 105 on to output 1");
+    let what = "the reader moved back";
+    assert_eq!(phase(&mut engines, what, &[set("/n_setn", 300, "in", 61.0)], blocks), blocks as u64, "{what}: the group spreads");
+
+    let what = "a voice moved onto the bus the chain's reader reads";
+    assert_eq!(phase(&mut engines, what, &[set("/n_fill", 107, "out", 40.0)], blocks), 0, "{what} runs the group in order");
+    let what = "the voice moved back";
+    assert_eq!(phase(&mut engines, what, &[set("/n_set", 107, "out", 27.0)], blocks), blocks as u64, "{what}: the group spreads");
+
+    let what = "two voices moved onto the bus another item writes in place";
+    let moves = [set("/n_set", 110, "out", 20.0), set("/n_setn", 115, "out", 20.0)];
+    assert_eq!(phase(&mut engines, what, &moves, blocks), blocks as u64, "{what}: the group spreads");
+    let what = "a voice moved off its own bus onto the output the chain writes";
+    assert_eq!(phase(&mut engines, what, &[set("/n_fill", 103, "out", 0.0)], blocks), blocks as u64, "{what}: the group spreads");
+    let what = "the voice that had bus 20 to itself moved onto a bus of its own";
+    assert_eq!(phase(&mut engines, what, &[set("/n_set", 100, "out", 50.0)], blocks), blocks as u64, "{what}: the group spreads");
+    let what = "every synth moved onto one bus by a setting on the group";
+    assert_eq!(phase(&mut engines, what, &[set("/n_set", 1, "out", 30.0)], blocks), blocks as u64, "{what}: the group spreads");
+    let what = "each voice back on a bus of its own";
+    let moves: Vec<_> = (0..16).map(|k| set("/n_set", 100 + k, "out", 20.0 + k as f32)).collect();
+    assert_eq!(phase(&mut engines, what, &moves, blocks), blocks as u64, "{what}: the group spreads");
 }

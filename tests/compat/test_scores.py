@@ -325,6 +325,30 @@ def test_parallel_groups_nested_in_chains(tmp_path, threads):
     check_score(tmp_path, s.end(0.12), channels=2, **parallel(threads))
 
 
+@pytest.mark.parametrize("threads", [*THREADS, "4"])
+def test_parallel_group_whose_bus_controls_change_between_blocks(tmp_path, threads):
+    """A /p_new group of voices on outputs of their own (each written in place by its work item
+    on several threads), a voice-to-reader chain and a reader of a bus nothing writes; /n_set,
+    /n_setn and /n_fill then move a reader onto a voice's output, a voice onto the bus the chain
+    reads, voices onto another's output and onto a shared one, and every synth at once. Every
+    output written is compared, and holds what scsynth plays in order."""
+    vc = build("vc", lambda b: U.Out.ar(bus=b["out"], source=U.Saw.ar(frequency=b["freq"]) * 0.1), out=2.0, freq=110.0)
+    rd = build("rd", lambda b: U.Out.ar(bus=b["out"], source=U.In.ar(bus=b["in"], channel_count=1) * b["amp"]),
+               **{"in": 30.0, "out": 0.0, "amp": 0.5})
+    s = Score([vc, rd]).add(0.0, msg("/p_new", 1, 0, 0))
+    for k in range(8):
+        s.add(0.0, msg("/s_new", "vc", 100 + k, 1, 1, "out", 2.0 + k, "freq", 110.0 + 37.0 * k))
+    s.add(0.0, msg("/g_new", 2, 1, 1), msg("/s_new", "vc", 200, 1, 2, "out", 20.0, "freq", 70.0),
+          msg("/s_new", "rd", 201, 1, 2, "in", 20.0, "out", 0.0), msg("/s_new", "rd", 300, 1, 1, "in", 30.0, "out", 1.0))
+    s.add(0.02, msg("/n_set", 300, "in", 5.0))
+    s.add(0.04, msg("/n_setn", 300, "in", 1, 31.0))
+    s.add(0.05, msg("/n_fill", 105, "out", 1, 20.0, 20.0))
+    s.add(0.07, msg("/n_set", 105, "out", 7.0), msg("/n_set", 106, "out", 2.0), msg("/n_setn", 107, "out", 1, 2.0))
+    s.add(0.09, msg("/n_set", 101, "out", 0.0))
+    s.add(0.11, msg("/n_set", 1, "out", 10.0))
+    check_score(tmp_path, s.end(0.14), channels=11, **parallel(threads))
+
+
 @pytest.mark.parametrize("threads", THREADS)
 def test_parallel_group_of_buffer_readers(tmp_path, threads):
     """Children of a /p_new group read buffers (PlayBuf that frees itself at the end, BufRd,

@@ -457,9 +457,12 @@ impl GroupJobs {
         // The def of the lane batch being filled in the open item, and how
         // many synths it holds so far.
         let (mut run_def, mut run) = (None, 0);
+        // The lane def of `child`, when the synth before it looked ahead.
+        let mut ahead = None;
         let mut child = tree.group(g).and_then(|gd| gd.head);
         while let Some(c) = child {
             child = tree.node(c).next;
+            let known = ahead.take();
             match tree.node(c).state {
                 CalcState::Paused => continue,
                 CalcState::Run if !tree.has_satellites(c) => {}
@@ -487,10 +490,11 @@ impl GroupJobs {
                 let filled = self.synths.len() - self.open.map_or(0, |f| f as usize);
                 // The lane batch this synth joins in its item, and whether
                 // the next child would join it too.
-                let def = lane_def(tree, c);
+                let def = known.unwrap_or_else(|| lane_def(tree, c));
                 run = if def.is_some() && def == run_def { run + 1 } else { 1 };
                 run_def = def;
-                let batch_goes_on = def.is_some() && child.and_then(|n| lane_def(tree, n)) == def;
+                ahead = if def.is_some() { child.map(|n| lane_def(tree, n)) } else { None };
+                let batch_goes_on = def.is_some() && ahead.flatten() == def;
                 // An item does not cut a lane batch short of the kernels'
                 // width: a vector kernel computes eight lanes in the time of
                 // one, so two half-full batches cost twice one full batch.

@@ -8,7 +8,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use crate::common::wavetable::{SineTables, BAD_VALUE, SINE_MASK, SINE_SIZE};
+use crate::common::wavetable::{SineTables, SINE_MASK, SINE_SIZE};
 use crate::unit::MAX_LANES;
 use std::arch::x86_64::*;
 
@@ -16,70 +16,54 @@ use std::arch::x86_64::*;
 const _: () = assert!(MAX_LANES % 8 == 0);
 
 /// The harmonic sum at eight phases: the value where the denominator is
-/// usable, and a mask of the lanes where it vanished (`dsf_denom` = None).
+/// usable, and, if any lane's cosecant was unusable, the mask of the lanes
+/// where the denominator vanished (`dsf_denom` = None).
 struct Dsf8 {
     value: __m256,
-    vanished: __m256,
+    vanished: Option<__m256>,
 }
 
-/// `phase_frac` for eight phases.
+/// The table index of eight 16.16 phases and their interpolation weight:
+/// the low 16 bits as a float, `phase_frac` times 65536 (both exact).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn frac(phase: __m256i) -> __m256 {
-    let mantissa = _mm256_and_si256(_mm256_slli_epi32::<7>(phase), _mm256_set1_epi32(0x007F_FF80));
-    let one_to_two = _mm256_castsi256_ps(_mm256_or_si256(mantissa, _mm256_set1_epi32(0x3F80_0000)));
-    _mm256_sub_ps(one_to_two, _mm256_set1_ps(1.0))
-}
-
-/// `pair13` for eight phases, from a table of side-by-side pairs: each
-/// lane's two points are one 64-bit element, gathered four at a time.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn pair(pairs: &[[f32; 2]; SINE_SIZE], phase: __m256i) -> (__m256, __m256) {
+fn index_weight(phase: __m256i) -> (__m256i, __m256) {
     let idx = _mm256_and_si256(_mm256_srli_epi32::<16>(phase), _mm256_set1_epi32(SINE_MASK as i32));
-    // Gathered so that one shuffle per half yields the lanes in order:
-    // lo = a0 b0 a1 b1 | a4 b4 a5 b5, hi = a2 b2 a3 b3 | a6 b6 a7 b7.
-    let idx = _mm256_permutevar8x32_epi32(idx, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
-    let base = pairs.as_ptr().cast::<f64>();
-    // SAFETY: every index is at most SINE_MASK, inside the table of
-    // SINE_SIZE pairs of 8 bytes each.
-    let (lo, hi) = unsafe {
-        (
-            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_castsi256_si128(idx))),
-            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_extracti128_si256::<1>(idx))),
-        )
-    };
-    (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi))
+    let weight = _mm256_cvtepi32_ps(_mm256_and_si256(phase, _mm256_set1_epi32(0xFFFF)));
+    (idx, weight)
 }
 
-/// `a + (b - a) * f`, the tables' linear interpolation.
+/// `table[i] + steps[i] * weight` for eight lanes: `lookup13`'s
+/// `a + (b - a) * frac`, bit for bit (see `SineTables::sine_steps`).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn lerp(a: __m256, b: __m256, f: __m256) -> __m256 {
-    _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), f))
+fn lerp(table: &[f32; SINE_SIZE + 1], steps: &[f32; SINE_SIZE], idx: __m256i, weight: __m256) -> __m256 {
+    // SAFETY: every index is at most SINE_MASK, inside both tables.
+    let (a, step) = unsafe {
+        (_mm256_i32gather_ps::<4>(table.as_ptr(), idx), _mm256_i32gather_ps::<4>(steps.as_ptr(), idx))
+    };
+    _mm256_add_ps(a, _mm256_mul_ps(step, weight))
 }
 
 /// `dsf_denom` then `dsf_ratio` for eight lanes.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn dsf(t: &SineTables, phase: __m256i, n2: __m256i) -> Dsf8 {
-    let f = frac(phase);
-    let (c0, c1) = pair(&t.cosecant_pairs, phase);
-    let bad_value = _mm256_set1_ps(BAD_VALUE);
-    let bad = _mm256_or_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(c0, bad_value), _mm256_cmp_ps::<_CMP_EQ_OQ>(c1, bad_value));
-    let np = _mm256_mullo_epi32(phase, n2);
-    let (n0, n1) = pair(&t.sine_pairs, np);
-    let numer = lerp(n0, n1, frac(np));
-    let times_cosecant = _mm256_mul_ps(numer, lerp(c0, c1, f));
-    if _mm256_movemask_ps(bad) == 0 {
-        return Dsf8 { value: times_cosecant, vanished: _mm256_setzero_ps() };
+    let (idx, weight) = index_weight(phase);
+    // NaN exactly in the lanes whose cosecant points hold BAD_VALUE.
+    let cosecant = lerp(&t.cosecant, &t.cosecant_steps, idx, weight);
+    let (nidx, nweight) = index_weight(_mm256_mullo_epi32(phase, n2));
+    let numer = lerp(&t.sine, &t.sine_steps, nidx, nweight);
+    let times_cosecant = _mm256_mul_ps(numer, cosecant);
+    let bad = _mm256_cmp_ps::<_CMP_UNORD_Q>(cosecant, cosecant);
+    if _mm256_testz_ps(bad, bad) != 0 {
+        return Dsf8 { value: times_cosecant, vanished: None };
     }
-    let (s0, s1) = pair(&t.sine_pairs, phase);
-    let denom = lerp(s0, s1, f);
+    let denom = lerp(&t.sine, &t.sine_steps, idx, weight);
     let magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0), denom);
     let tiny = _mm256_cmp_ps::<_CMP_LT_OQ>(magnitude, _mm256_set1_ps(0.0005));
     let over_sine = _mm256_div_ps(numer, denom);
-    Dsf8 { value: _mm256_blendv_ps(times_cosecant, over_sine, bad), vanished: _mm256_and_ps(bad, tiny) }
+    Dsf8 { value: _mm256_blendv_ps(times_cosecant, over_sine, bad), vanished: Some(_mm256_and_ps(bad, tiny)) }
 }
 
 /// Writes `n` samples of up to eight lanes, one vector per sample from
@@ -167,7 +151,11 @@ pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
             // multiply and an add lie between one sample's y1 and the next.
             let leak = _mm256_mul_ps(decay, y1);
             let term = _mm256_mul_ps(_mm256_sub_ps(d.value, one), scale);
-            y1 = _mm256_add_ps(_mm256_blendv_ps(term, one, d.vanished), leak);
+            let term = match d.vanished {
+                None => term,
+                Some(vanished) => _mm256_blendv_ps(term, one, vanished),
+            };
+            y1 = _mm256_add_ps(term, leak);
             phase = _mm256_add_epi32(phase, freq);
             y1
         };
@@ -215,8 +203,11 @@ pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize
         let next = || {
             let d1 = dsf(t, phase, n2);
             let d2 = dsf(t, _mm256_add_epi32(phase, phaseoff), n2);
-            let pul1 = _mm256_blendv_ps(d1.value, rscale, d1.vanished);
-            let pul2 = _mm256_blendv_ps(d2.value, rscale, d2.vanished);
+            let pul = |d: Dsf8| match d.vanished {
+                None => d.value,
+                Some(vanished) => _mm256_blendv_ps(d.value, rscale, vanished),
+            };
+            let (pul1, pul2) = (pul(d1), pul(d2));
             y1 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(pul1, pul2), scale), _mm256_mul_ps(decay, y1));
             phase = _mm256_add_epi32(phase, freq);
             phaseoff = _mm256_add_epi32(phaseoff, off_slope);
@@ -236,7 +227,7 @@ pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize
 
 #[cfg(test)]
 mod tests {
-    use crate::common::wavetable::sine_tables;
+    use crate::common::wavetable::{pair13, phase_frac, sine_tables, BAD_VALUE};
     use super::super::{dsf_denom, dsf_ratio};
     use super::*;
 
@@ -265,6 +256,43 @@ mod tests {
         }
     }
 
+    /// The step tables interpolate both tables exactly as the scalar
+    /// `a + (b - a) * frac` does, at every index and every fraction; the
+    /// cosecant is NaN exactly where a point holds `BAD_VALUE`.
+    #[test]
+    fn step_interpolation_matches_the_scalar_lerp_everywhere() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let t = sine_tables();
+        let scalar = |table: &[f32; SINE_SIZE + 1], phase: i32| {
+            let (a, b) = pair13(table, phase);
+            a + (b - a) * phase_frac(phase as u32)
+        };
+        for i in 0..SINE_SIZE as i32 {
+            for low in (0..65536).step_by(8) {
+                let phases: [i32; 8] = std::array::from_fn(|k| (i << 16) | (low + k as i32));
+                let (mut sine, mut cosecant) = ([0f32; 8], [0f32; 8]);
+                // SAFETY: AVX2 checked above; plain stores into local arrays.
+                unsafe {
+                    let (idx, weight) = index_weight(_mm256_loadu_si256(phases.as_ptr().cast()));
+                    _mm256_storeu_ps(sine.as_mut_ptr(), lerp(&t.sine, &t.sine_steps, idx, weight));
+                    _mm256_storeu_ps(cosecant.as_mut_ptr(), lerp(&t.cosecant, &t.cosecant_steps, idx, weight));
+                }
+                for k in 0..8 {
+                    assert_eq!(sine[k].to_bits(), scalar(&t.sine, phases[k]).to_bits(), "phase {:#x}", phases[k]);
+                    let (c0, c1) = pair13(&t.cosecant, phases[k]);
+                    if c0 == BAD_VALUE || c1 == BAD_VALUE {
+                        assert!(cosecant[k].is_nan(), "phase {:#x}", phases[k]);
+                    } else {
+                        let want = scalar(&t.cosecant, phases[k]);
+                        assert_eq!(cosecant[k].to_bits(), want.to_bits(), "phase {:#x}", phases[k]);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn eight_lanes_match_the_scalar_sum() {
         if !std::arch::is_x86_feature_detected!("avx2") {
@@ -289,7 +317,7 @@ mod tests {
                 // SAFETY: plain stores into local arrays.
                 unsafe {
                     _mm256_storeu_ps(value.as_mut_ptr(), d.value);
-                    _mm256_storeu_ps(mask.as_mut_ptr(), d.vanished);
+                    _mm256_storeu_ps(mask.as_mut_ptr(), d.vanished.unwrap_or(_mm256_setzero_ps()));
                 }
                 for k in 0..8 {
                     match dsf_denom(t, phases[k]) {

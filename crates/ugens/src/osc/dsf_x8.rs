@@ -15,14 +15,6 @@ use std::arch::x86_64::*;
 // Lanes are loaded eight at a time from the kernels' lane arrays.
 const _: () = assert!(MAX_LANES % 8 == 0);
 
-/// The harmonic sum at eight phases: the value where the denominator is
-/// usable, and, if any lane's cosecant was unusable, the mask of the lanes
-/// where the denominator vanished (`dsf_denom` = None).
-struct Dsf8 {
-    value: __m256,
-    vanished: Option<__m256>,
-}
-
 /// The table index of eight 16.16 phases and their interpolation weight:
 /// the low 16 bits as a float, `phase_frac` times 65536 (both exact).
 #[inline]
@@ -45,10 +37,19 @@ fn lerp(table: &[f32; SINE_SIZE + 1], steps: &[f32; SINE_SIZE], idx: __m256i, we
     _mm256_add_ps(a, _mm256_mul_ps(step, weight))
 }
 
-/// `dsf_denom` then `dsf_ratio` for eight lanes.
+/// `dsf_denom` then `dsf_ratio` for eight lanes, handed to `usable` when
+/// every lane's cosecant is usable (the common case, without blends), else
+/// to `mixed` with the mask of the lanes where the denominator vanished
+/// (`dsf_denom` = None).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn dsf(t: &SineTables, phase: __m256i, n2: __m256i) -> Dsf8 {
+fn dsf<R>(
+    t: &SineTables,
+    phase: __m256i,
+    n2: __m256i,
+    usable: impl FnOnce(__m256) -> R,
+    mixed: impl FnOnce(__m256, __m256) -> R,
+) -> R {
     let (idx, weight) = index_weight(phase);
     // NaN exactly in the lanes whose cosecant points hold BAD_VALUE.
     let cosecant = lerp(&t.cosecant, &t.cosecant_steps, idx, weight);
@@ -57,13 +58,13 @@ fn dsf(t: &SineTables, phase: __m256i, n2: __m256i) -> Dsf8 {
     let times_cosecant = _mm256_mul_ps(numer, cosecant);
     let bad = _mm256_cmp_ps::<_CMP_UNORD_Q>(cosecant, cosecant);
     if _mm256_testz_ps(bad, bad) != 0 {
-        return Dsf8 { value: times_cosecant, vanished: None };
+        return usable(times_cosecant);
     }
     let denom = lerp(&t.sine, &t.sine_steps, idx, weight);
     let magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0), denom);
     let tiny = _mm256_cmp_ps::<_CMP_LT_OQ>(magnitude, _mm256_set1_ps(0.0005));
     let over_sine = _mm256_div_ps(numer, denom);
-    Dsf8 { value: _mm256_blendv_ps(times_cosecant, over_sine, bad), vanished: Some(_mm256_and_ps(bad, tiny)) }
+    mixed(_mm256_blendv_ps(times_cosecant, over_sine, bad), _mm256_and_ps(bad, tiny))
 }
 
 /// Writes `n` samples of up to eight lanes, one vector per sample from
@@ -75,13 +76,20 @@ fn dsf(t: &SineTables, phase: __m256i, n2: __m256i) -> Dsf8 {
 #[inline]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn emit(out: &[*mut f32], n: usize, mut next: impl FnMut() -> __m256) {
+    assert!((1..=8).contains(&out.len()));
+    // Lanes past the used ones are stored to the last used lane's output,
+    // before that lane's own store overwrites them: eight stores without a
+    // branch per lane.
+    let last = out.len() - 1;
+    let to: [*mut f32; 8] = std::array::from_fn(|j| out[j.min(last)]);
     let mut i = 0;
     while i + 8 <= n {
         let rows: [__m256; 8] = std::array::from_fn(|_| next());
         let cols = transpose8(rows);
-        for (j, &o) in out.iter().enumerate() {
-            // SAFETY: samples i..i + 8 of lane j's output, by the contract.
-            unsafe { _mm256_storeu_ps(o.add(i), cols[j]) };
+        for j in (0..8).rev() {
+            // SAFETY: samples i..i + 8 of lane min(j, last)'s output, by the
+            // contract; stores through raw pointers keep their order.
+            unsafe { _mm256_storeu_ps(to[j].add(i), cols[j]) };
         }
         i += 8;
     }
@@ -145,16 +153,12 @@ pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
         let (mut y1, scale) = (ld_f(s.y1), ld_f(s.scale));
         let (one, decay) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.999));
         let next = || {
-            let d = dsf(t, phase, n2);
             // The term is chosen before the leak is added (x + leak or
             // 1 + leak, operands in the scalar order), so that only a
             // multiply and an add lie between one sample's y1 and the next.
             let leak = _mm256_mul_ps(decay, y1);
-            let term = _mm256_mul_ps(_mm256_sub_ps(d.value, one), scale);
-            let term = match d.vanished {
-                None => term,
-                Some(vanished) => _mm256_blendv_ps(term, one, vanished),
-            };
+            let term = |value| _mm256_mul_ps(_mm256_sub_ps(value, one), scale);
+            let term = dsf(t, phase, n2, term, |value, vanished| _mm256_blendv_ps(term(value), one, vanished));
             y1 = _mm256_add_ps(term, leak);
             phase = _mm256_add_epi32(phase, freq);
             y1
@@ -201,13 +205,9 @@ pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize
         let (mut y1, scale, rscale) = (ld_f(s.y1), ld_f(s.scale), ld_f(s.rscale));
         let decay = _mm256_set1_ps(0.999);
         let next = || {
-            let d1 = dsf(t, phase, n2);
-            let d2 = dsf(t, _mm256_add_epi32(phase, phaseoff), n2);
-            let pul = |d: Dsf8| match d.vanished {
-                None => d.value,
-                Some(vanished) => _mm256_blendv_ps(d.value, rscale, vanished),
-            };
-            let (pul1, pul2) = (pul(d1), pul(d2));
+            let pul = |ph| dsf(t, ph, n2, |value| value, |value, vanished| _mm256_blendv_ps(value, rscale, vanished));
+            let pul1 = pul(phase);
+            let pul2 = pul(_mm256_add_epi32(phase, phaseoff));
             y1 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(pul1, pul2), scale), _mm256_mul_ps(decay, y1));
             phase = _mm256_add_epi32(phase, freq);
             phaseoff = _mm256_add_epi32(phaseoff, off_slope);
@@ -293,6 +293,13 @@ mod tests {
         }
     }
 
+    fn to_array(v: __m256) -> [f32; 8] {
+        let mut a = [0f32; 8];
+        // SAFETY: an unaligned store into a local array of eight.
+        unsafe { _mm256_storeu_ps(a.as_mut_ptr(), v) };
+        a
+    }
+
     #[test]
     fn eight_lanes_match_the_scalar_sum() {
         if !std::arch::is_x86_feature_detected!("avx2") {
@@ -310,15 +317,16 @@ mod tests {
                     *p = base.wrapping_add((k as u32) * 0x1357_9BDF).wrapping_mul(1 + (k as u32 & 1) * 4) as i32;
                 }
                 // SAFETY: AVX2 checked above.
-                let d = unsafe {
-                    dsf(t, _mm256_loadu_si256(phases.as_ptr().cast()), _mm256_set1_epi32(n2))
+                let (value, mask) = unsafe {
+                    dsf(
+                        t,
+                        _mm256_loadu_si256(phases.as_ptr().cast()),
+                        _mm256_set1_epi32(n2),
+                        |value| (value, _mm256_setzero_ps()),
+                        |value, vanished| (value, vanished),
+                    )
                 };
-                let (mut value, mut mask) = ([0f32; 8], [0f32; 8]);
-                // SAFETY: plain stores into local arrays.
-                unsafe {
-                    _mm256_storeu_ps(value.as_mut_ptr(), d.value);
-                    _mm256_storeu_ps(mask.as_mut_ptr(), d.vanished.unwrap_or(_mm256_setzero_ps()));
-                }
+                let (value, mask) = (to_array(value), to_array(mask));
                 for k in 0..8 {
                     match dsf_denom(t, phases[k]) {
                         None => {

@@ -18,14 +18,16 @@ pub struct SineTables {
     /// `sine` in wavetable format: pairs (2a - b, b - a) for linear
     /// interpolation with one multiply-add.
     pub wavetable: [f32; 2 * SINE_SIZE],
-    /// `(sine[i + 1] - sine[i]) / 65536`: with it, `sine` interpolates at a
-    /// 16.16 phase as `sine[i] + step * low16`, which rounds exactly as
-    /// `a + (b - a) * frac` does (the power-of-two scale is exact, and the
-    /// product is the same real number).
-    pub sine_steps: [f32; SINE_SIZE],
-    /// The same for `cosecant`, and NaN where either point is `BAD_VALUE`,
-    /// so that an interpolated value is NaN exactly where it is unusable.
-    pub cosecant_steps: [f32; SINE_SIZE],
+    /// `sine[i]` and its step `(sine[i + 1] - sine[i]) / 65536` side by
+    /// side, one 64-bit load: `sine` interpolates at a 16.16 phase as
+    /// `point + step * low16`, which rounds exactly as `a + (b - a) * frac`
+    /// does (the power-of-two scale is exact, and the product is the same
+    /// real number).
+    pub sine_pairs: [[f32; 2]; SINE_SIZE],
+    /// The same for `cosecant`, with a NaN step where either point is
+    /// `BAD_VALUE`, so that an interpolated value is NaN exactly where it is
+    /// unusable.
+    pub cosecant_pairs: [[f32; 2]; SINE_SIZE],
 }
 
 static TABLES: OnceLock<Box<SineTables>> = OnceLock::new();
@@ -41,8 +43,8 @@ fn build() -> Box<SineTables> {
         sine: [0.0; SINE_SIZE + 1],
         cosecant: [0.0; SINE_SIZE + 1],
         wavetable: [0.0; 2 * SINE_SIZE],
-        sine_steps: [0.0; SINE_SIZE],
-        cosecant_steps: [0.0; SINE_SIZE],
+        sine_pairs: [[0.0; 2]; SINE_SIZE],
+        cosecant_pairs: [[0.0; 2]; SINE_SIZE],
     });
     let twopi = std::f64::consts::PI * 2.0;
     let index_to_phase = twopi / SINE_SIZE as f64;
@@ -67,10 +69,10 @@ fn build() -> Box<SineTables> {
     }
     let per_unit_of_phase = 1.0 / 65536.0f32;
     for i in 0..SINE_SIZE {
-        t.sine_steps[i] = (t.sine[i + 1] - t.sine[i]) * per_unit_of_phase;
+        t.sine_pairs[i] = [t.sine[i], (t.sine[i + 1] - t.sine[i]) * per_unit_of_phase];
         let (c0, c1) = (t.cosecant[i], t.cosecant[i + 1]);
-        t.cosecant_steps[i] =
-            if c0 == BAD_VALUE || c1 == BAD_VALUE { f32::NAN } else { (c1 - c0) * per_unit_of_phase };
+        let step = if c0 == BAD_VALUE || c1 == BAD_VALUE { f32::NAN } else { (c1 - c0) * per_unit_of_phase };
+        t.cosecant_pairs[i] = [c0, step];
     }
     t
 }

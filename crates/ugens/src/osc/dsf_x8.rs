@@ -3,8 +3,9 @@
 //! The band-limited harmonic sum of `dsf_denom` / `dsf_ratio`, evaluated for
 //! eight phases at once. Every lane does the same IEEE operations in the same
 //! order as the scalar code (loads, subtract, multiply, add, divide; no fused
-//! multiply-add), so each lane's result is bit for bit the scalar one; the
-//! tests at the bottom check that over every table index.
+//! multiply-add; the interpolation's subtract is done once, when the tables
+//! are built), so each lane's result is bit for bit the scalar one; the tests
+//! at the bottom check that over every table index and fraction.
 
 #![cfg(target_arch = "x86_64")]
 
@@ -25,16 +26,27 @@ fn index_weight(phase: __m256i) -> (__m256i, __m256) {
     (idx, weight)
 }
 
-/// `table[i] + steps[i] * weight` for eight lanes: `lookup13`'s
-/// `a + (b - a) * frac`, bit for bit (see `SineTables::sine_steps`).
+/// `point + step * weight` for eight lanes from a table of (point, step)
+/// pairs: `lookup13`'s `a + (b - a) * frac`, bit for bit (see
+/// `SineTables::sine_pairs`). Each lane's pair is one 64-bit element,
+/// gathered four at a time: half the loads of two 32-bit gathers.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn lerp(table: &[f32; SINE_SIZE + 1], steps: &[f32; SINE_SIZE], idx: __m256i, weight: __m256) -> __m256 {
-    // SAFETY: every index is at most SINE_MASK, inside both tables.
-    let (a, step) = unsafe {
-        (_mm256_i32gather_ps::<4>(table.as_ptr(), idx), _mm256_i32gather_ps::<4>(steps.as_ptr(), idx))
+fn lerp(pairs: &[[f32; 2]; SINE_SIZE], idx: __m256i, weight: __m256) -> __m256 {
+    // Gathered so that one shuffle per half yields the lanes in order:
+    // lo = p0 s0 p1 s1 | p4 s4 p5 s5, hi = p2 s2 p3 s3 | p6 s6 p7 s7.
+    let idx = _mm256_permutevar8x32_epi32(idx, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+    let base = pairs.as_ptr().cast::<f64>();
+    // SAFETY: every index is at most SINE_MASK, inside the table of
+    // SINE_SIZE pairs of 8 bytes each.
+    let (lo, hi) = unsafe {
+        (
+            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_castsi256_si128(idx))),
+            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_extracti128_si256::<1>(idx))),
+        )
     };
-    _mm256_add_ps(a, _mm256_mul_ps(step, weight))
+    let (point, step) = (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi));
+    _mm256_add_ps(point, _mm256_mul_ps(step, weight))
 }
 
 /// `dsf_denom` then `dsf_ratio` for eight lanes, handed to `usable` when
@@ -52,15 +64,15 @@ fn dsf<R>(
 ) -> R {
     let (idx, weight) = index_weight(phase);
     // NaN exactly in the lanes whose cosecant points hold BAD_VALUE.
-    let cosecant = lerp(&t.cosecant, &t.cosecant_steps, idx, weight);
+    let cosecant = lerp(&t.cosecant_pairs, idx, weight);
     let (nidx, nweight) = index_weight(_mm256_mullo_epi32(phase, n2));
-    let numer = lerp(&t.sine, &t.sine_steps, nidx, nweight);
+    let numer = lerp(&t.sine_pairs, nidx, nweight);
     let times_cosecant = _mm256_mul_ps(numer, cosecant);
     let bad = _mm256_cmp_ps::<_CMP_UNORD_Q>(cosecant, cosecant);
     if _mm256_testz_ps(bad, bad) != 0 {
         return usable(times_cosecant);
     }
-    let denom = lerp(&t.sine, &t.sine_steps, idx, weight);
+    let denom = lerp(&t.sine_pairs, idx, weight);
     let magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0), denom);
     let tiny = _mm256_cmp_ps::<_CMP_LT_OQ>(magnitude, _mm256_set1_ps(0.0005));
     let over_sine = _mm256_div_ps(numer, denom);
@@ -276,8 +288,8 @@ mod tests {
                 // SAFETY: AVX2 checked above; plain stores into local arrays.
                 unsafe {
                     let (idx, weight) = index_weight(_mm256_loadu_si256(phases.as_ptr().cast()));
-                    _mm256_storeu_ps(sine.as_mut_ptr(), lerp(&t.sine, &t.sine_steps, idx, weight));
-                    _mm256_storeu_ps(cosecant.as_mut_ptr(), lerp(&t.cosecant, &t.cosecant_steps, idx, weight));
+                    _mm256_storeu_ps(sine.as_mut_ptr(), lerp(&t.sine_pairs, idx, weight));
+                    _mm256_storeu_ps(cosecant.as_mut_ptr(), lerp(&t.cosecant_pairs, idx, weight));
                 }
                 for k in 0..8 {
                     assert_eq!(sine[k].to_bits(), scalar(&t.sine, phases[k]).to_bits(), "phase {:#x}", phases[k]);

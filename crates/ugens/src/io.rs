@@ -417,11 +417,13 @@ impl Out {
     fn write_audio(&self, out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
         let bs = out.len();
         if self.kind == OutKind::Mix && *touched == counter {
-            if input.len() == 1 {
-                out.iter_mut().for_each(|o| *o += input[0]);
-            }
-            for (o, x) in out.iter_mut().zip(input).take(if input.len() == 1 { 0 } else { bs }) {
-                *o += *x;
+            if input.len() == bs {
+                for (o, &x) in out.iter_mut().zip(input) {
+                    *o += x;
+                }
+            } else {
+                let x = input[0];
+                out.iter_mut().for_each(|o| *o += x);
             }
         } else {
             copy_block(out, input);

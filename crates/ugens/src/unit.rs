@@ -130,8 +130,9 @@ pub struct UnitSpec<'a> {
 
 /// A unit's inputs and outputs for one call.
 pub struct Wires<'a> {
-    base: *mut f32,
-    scratch: *mut f32,
+    /// The synth's own array and the scratch area, indexed by a wire's
+    /// [`SCRATCH`] bit: picking one is then a load, not a branch.
+    arrays: [*mut f32; 2],
     inputs: &'a [WireRef],
     outputs: &'a [WireRef],
     block_size: usize,
@@ -154,19 +155,13 @@ impl<'a> Wires<'a> {
         block_size: usize,
         n: usize,
     ) -> Self {
-        Wires { base, scratch, inputs, outputs, block_size, n, _wires: PhantomData }
+        Wires { arrays: [base, scratch], inputs, outputs, block_size, n, _wires: PhantomData }
     }
 
     #[inline(always)]
     fn ptr(&self, w: WireRef) -> *mut f32 {
         // SAFETY: `new`'s contract puts the wire inside the array its flag names.
-        unsafe {
-            if w.offset & SCRATCH != 0 {
-                self.scratch.add((w.offset & !SCRATCH) as usize)
-            } else {
-                self.base.add(w.offset as usize)
-            }
-        }
+        unsafe { self.arrays[(w.offset / SCRATCH) as usize].add((w.offset & !SCRATCH) as usize) }
     }
 
     /// Samples to compute in this call: the block size for audio units, 1
@@ -255,8 +250,7 @@ impl<'a> Wires<'a> {
     #[inline]
     pub unsafe fn part(&self, inputs: std::ops::Range<usize>, outputs: std::ops::Range<usize>) -> Wires<'a> {
         Wires {
-            base: self.base,
-            scratch: self.scratch,
+            arrays: self.arrays,
             inputs: &self.inputs[inputs],
             outputs: &self.outputs[outputs],
             block_size: self.block_size,

@@ -412,6 +412,24 @@ impl<const N: usize> Sum<N> {
             return;
         }
         let n = io.n();
+        if (0..N).all(|k| io.in_rate(k) == Rate::Audio) {
+            // Every input a block (a Mix of audio signals, the common case):
+            // no held values to follow and no ramps to fill.
+            let (a, b, c) = (io.inp(0), io.inp(1), io.inp(2));
+            let d = if N == 4 { io.inp(3) } else { c };
+            let out = io.out(0);
+            let (a, b, c, d) = (&a[..n], &b[..n], &c[..n], &d[..n]);
+            if N == 4 {
+                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(a).zip(b).zip(c).zip(d) {
+                    *o = (a + b) + (c + d);
+                }
+            } else {
+                for (((o, &a), &b), &c) in out.iter_mut().zip(a).zip(b).zip(c) {
+                    *o = (a + b) + c;
+                }
+            }
+            return;
+        }
         let simd = self.simd;
         let mut args: [Arg<'_>; 4] = [Arg::Value(0.0); 4];
         args[0] = Arg::Audio(io.inp(0));
@@ -448,8 +466,12 @@ impl<const N: usize> Sum<N> {
         // as (a + b) + (c + d); rounding depends on it.
         match (N, l1, l2, l3) {
             (4, Arg::Audio(b), Arg::Audio(c), Arg::Audio(d)) => {
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = (a0[i] + b[i]) + (c[i] + d[i]);
+                // Zipped slices, cut to the output's length first: the loop
+                // then has no bounds checks and runs on vectors.
+                let n = out.len();
+                let (a0, b, c, d) = (&a0[..n], &b[..n], &c[..n], &d[..n]);
+                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(a0).zip(b).zip(c).zip(d) {
+                    *o = (a + b) + (c + d);
                 }
             }
             (4, ..) => {
@@ -458,8 +480,11 @@ impl<const N: usize> Sum<N> {
                 }
             }
             (_, Arg::Audio(b), Arg::Audio(c), _) => {
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = (a0[i] + b[i]) + c[i];
+                // As above.
+                let n = out.len();
+                let (a0, b, c) = (&a0[..n], &b[..n], &c[..n]);
+                for (((o, &a), &b), &c) in out.iter_mut().zip(a0).zip(b).zip(c) {
+                    *o = (a + b) + c;
                 }
             }
             _ => {

@@ -418,9 +418,7 @@ impl Out {
         let bs = out.len();
         if self.kind == OutKind::Mix && *touched == counter {
             if input.len() == bs {
-                for (o, &x) in out.iter_mut().zip(input) {
-                    *o += x;
-                }
+                crate::vector::add_into(out, input);
             } else {
                 let x = input[0];
                 out.iter_mut().for_each(|o| *o += x);

@@ -692,13 +692,16 @@ pub(crate) struct BinaryOp<O: BinOp> {
     prev_b: f32,
     calc: Calc,
     simd: bool,
+    /// Whether `next` runs the AVX2 build of `run` (a block at a time, on
+    /// a CPU that has it).
+    wide: bool,
     _op: PhantomData<O>,
 }
 
 impl<O: BinOp> BinaryOp<O> {
     fn build(calc: Calc, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let simd = ramp::simd_block(cx.rate.buf_length) && O::SIMD != Simd::None;
-        let mut unit = BinaryOp { prev_a: io.in0(0), prev_b: io.in0(1), calc, simd: false, _op: PhantomData };
+        let mut unit = BinaryOp { prev_a: io.in0(0), prev_b: io.in0(1), calc, simd: false, wide: false, _op: PhantomData };
         if matches!(calc, Calc::Nothing | Calc::Demand) {
             io.out(0)[0] = 0.0;
         } else {
@@ -706,7 +709,21 @@ impl<O: BinOp> BinaryOp<O> {
             unit.run(io, cx);
         }
         unit.simd = simd;
+        unit.wide = cx.rate.buf_length > 1
+            && matches!(calc, Calc::Aa | Calc::Ai | Calc::Ia | Calc::Ak | Calc::Ka)
+            && crate::vector::avx2();
         unit
+    }
+
+    /// `run` compiled for AVX2: its element-wise loops take eight samples
+    /// a step instead of four, each sample's arithmetic unchanged.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.run(io, cx);
     }
 
     #[inline(always)]
@@ -807,6 +824,12 @@ impl<O: BinOp> BinaryOp<O> {
 
 impl<O: BinOp> Unit for BinaryOp<O> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        #[cfg(target_arch = "x86_64")]
+        if self.wide {
+            // SAFETY: `wide` is set only where the CPU has AVX2.
+            unsafe { self.run_avx2(io, cx) };
+            return;
+        }
         self.run(io, cx);
     }
 }

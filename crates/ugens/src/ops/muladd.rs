@@ -398,10 +398,24 @@ pub struct Sum<const N: usize> {
     held: [Held; 4],
     scalar: bool,
     simd: bool,
+    /// Whether `next` runs the AVX2 build of `run`.
+    wide: bool,
     scratch: [Vec<f32>; 3],
 }
 
 impl<const N: usize> Sum<N> {
+    /// `run` compiled for AVX2: the sums take eight samples a step instead
+    /// of four, each sample's additions unchanged.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&mut self, io: &mut Wires<'_>, sf: f64) {
+        self.run(io, sf);
+    }
+
+    #[inline(always)]
     fn run(&mut self, io: &mut Wires<'_>, sf: f64) {
         if self.scalar {
             let mut s = io.in0(0);
@@ -507,16 +521,24 @@ impl<const N: usize> Construct for Sum<N> {
             held,
             scalar: spec.rate != Rate::Audio,
             simd: false,
+            wide: false,
             scratch: [vec![0.0; bs], vec![0.0; bs], vec![0.0; bs]],
         };
         unit.run(io, cx.rate.slope_factor);
         unit.simd = !unit.scalar && ramp::simd_block(cx.rate.buf_length);
+        unit.wide = !unit.scalar && cx.rate.buf_length > 1 && crate::vector::avx2();
         unit
     }
 }
 
 impl<const N: usize> Unit for Sum<N> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        #[cfg(target_arch = "x86_64")]
+        if self.wide {
+            // SAFETY: `wide` is set only where the CPU has AVX2.
+            unsafe { self.run_avx2(io, cx.rate.slope_factor) };
+            return;
+        }
         self.run(io, cx.rate.slope_factor);
     }
 }

@@ -756,6 +756,7 @@ impl Engine {
     /// asked for; returns false, having done nothing, when it does not
     /// qualify.
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
+        self.build_first_block(group);
         let sl = self.scratch.len();
         let Some(groups) = self.parallel.as_mut() else { return false };
         let Some(ran) = groups.run(group, &mut self.tree, &mut self.world, &mut self.lane_scratch, sl) else {
@@ -850,40 +851,7 @@ impl Engine {
             CalcState::Paused => {}
             CalcState::Run if self.tree.node(idx).is_group() => self.calc_group(idx),
             CalcState::FirstCalc | CalcState::NullFirstCalc => {
-                let used_before = self.memory_probe.map(|p| p().1);
-                let world = &mut self.world;
-                let Some(synth) = self.tree.synth_mut(idx) else { return };
-                self.pending_construct = self.pending_construct.saturating_sub(std::mem::take(&mut synth.reserved));
-                let misses_before = self.pool_misses_probe.map(|p| p());
-                if let Some(reserve) = self.pool_reserve {
-                    reserve(self.pending_construct + synth.def.fixed_estimate());
-                }
-                let fallible_before = magnetar_rt::fallible::bytes_allocated();
-                let started = Instant::now();
-                if !synth.construct_contained(world, &mut self.scratch) {
-                    self.unit_failed(idx, true);
-                    return;
-                }
-                if let (Some(probe), Some(before)) = (self.pool_misses_probe, misses_before) {
-                    if probe() > before {
-                        // Its units took memory the pool did not have.
-                        self.out_of_memory(idx, true);
-                        return;
-                    }
-                }
-                self.latency.construct.record_duration(started.elapsed());
-                if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
-                    let took = probe().1.saturating_sub(before);
-                    synth.def.construct_bytes.fetch_max(took, std::sync::atomic::Ordering::Relaxed);
-                    let chosen = magnetar_rt::fallible::bytes_allocated().saturating_sub(fallible_before) as usize;
-                    synth.def.fixed_bytes.fetch_max(took.saturating_sub(chosen), std::sync::atomic::Ordering::Relaxed);
-                }
-                // What constructors asked for happens, but scsynth then installs
-                // the synth's calc function over any end or pause of itself.
-                self.after_synth(idx);
-                let running = state == CalcState::FirstCalc;
-                self.tree.node_mut(idx).state = if running { CalcState::Run } else { CalcState::Paused };
-                if running {
+                if self.build(idx, state) && state == CalcState::FirstCalc {
                     let world = &mut self.world;
                     if let Some(synth) = self.tree.synth_mut(idx) {
                         if !synth.calc_contained(world, &mut self.scratch) {
@@ -914,6 +882,74 @@ impl Engine {
                 } else if synth.has_requests() {
                     self.after_synth(idx);
                 }
+            }
+        }
+    }
+
+    /// Builds synth `idx` in its first block (`FirstCalc`, or
+    /// `NullFirstCalc` when paused before): its units' constructors, then
+    /// what they asked for, then the synth runs (or stays paused) from its
+    /// next calc on. False when it could not be built (it is ended).
+    fn build(&mut self, idx: NodeIdx, state: CalcState) -> bool {
+        let used_before = self.memory_probe.map(|p| p().1);
+        let world = &mut self.world;
+        let Some(synth) = self.tree.synth_mut(idx) else { return false };
+        self.pending_construct = self.pending_construct.saturating_sub(std::mem::take(&mut synth.reserved));
+        let misses_before = self.pool_misses_probe.map(|p| p());
+        if let Some(reserve) = self.pool_reserve {
+            reserve(self.pending_construct + synth.def.fixed_estimate());
+        }
+        let fallible_before = magnetar_rt::fallible::bytes_allocated();
+        let started = Instant::now();
+        if !synth.construct_contained(world, &mut self.scratch) {
+            self.unit_failed(idx, true);
+            return false;
+        }
+        if let (Some(probe), Some(before)) = (self.pool_misses_probe, misses_before) {
+            if probe() > before {
+                // Its units took memory the pool did not have.
+                self.out_of_memory(idx, true);
+                return false;
+            }
+        }
+        self.latency.construct.record_duration(started.elapsed());
+        if let (Some(probe), Some(before)) = (self.memory_probe, used_before) {
+            let took = probe().1.saturating_sub(before);
+            synth.def.construct_bytes.fetch_max(took, std::sync::atomic::Ordering::Relaxed);
+            let chosen = magnetar_rt::fallible::bytes_allocated().saturating_sub(fallible_before) as usize;
+            synth.def.fixed_bytes.fetch_max(took.saturating_sub(chosen), std::sync::atomic::Ordering::Relaxed);
+        }
+        // What constructors asked for happens, but scsynth then installs
+        // the synth's calc function over any end or pause of itself.
+        self.after_synth(idx);
+        let running = state == CalcState::FirstCalc;
+        self.tree.node_mut(idx).state = if running { CalcState::Run } else { CalcState::Paused };
+        true
+    }
+
+    /// Before parallel group `group` runs: builds its direct synth children
+    /// in their first block, in tree order, when the group would then
+    /// spread (`ParallelGroups::may_spread_built`), so that their first
+    /// block runs on the threads with their siblings'. The same as building
+    /// each at its turn: the group spreads only when no child reads a bus
+    /// or buffer that another writes, none draws from the shared random
+    /// generator while it runs, and these synths' constructors touch
+    /// nothing else outside their synth (`GraphDef::builds_ahead`), so a
+    /// constructor sees what it would after its earlier siblings ran.
+    /// Should the group not spread after all (a unit failed, say), the walk
+    /// runs the built synths as any running ones.
+    fn build_first_block(&mut self, group: NodeIdx) {
+        let (scratch_len, lanes) = (self.scratch.len(), self.lane_scratch.len());
+        let Some(groups) = self.parallel.as_mut() else { return };
+        if !groups.may_spread_built(group, &mut self.tree, &self.world, lanes, scratch_len) {
+            return;
+        }
+        let mut child = self.tree.group(group).and_then(|g| g.head);
+        while let Some(c) = child {
+            // Its constructors may end or pause it, nothing else.
+            child = self.tree.node(c).next;
+            if self.tree.node(c).state == CalcState::FirstCalc {
+                self.build(c, CalcState::FirstCalc);
             }
         }
     }

@@ -13,7 +13,7 @@
 
 use magnetar_synthdef as sd;
 use magnetar_ugens::unit::{NO_UNIT, SCRATCH};
-use magnetar_ugens::{BusUse, Effects, Rate, Registry, UnitCtor, UnitSpec, WireRef};
+use magnetar_ugens::{BufferUse, BusUse, Effects, Rate, Registry, UnitCtor, UnitSpec, WireRef};
 use std::collections::{BTreeSet, HashMap};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -124,6 +124,12 @@ pub struct GraphDef {
     /// Whether it may, as `parallel`, when each synth has its own random
     /// generator: random units then do not tie synths to their order.
     pub parallel_own_rng: bool,
+    /// Whether a synth of this def may be built ahead of its turn in a
+    /// parallel group that spreads (see `Engine::build_first_block`): its
+    /// scalar-rate units only compute or draw random numbers (they touch no
+    /// bus, buffer, node or client), and no unit writes buffer samples, so
+    /// building it sees and leaves what it would at its turn.
+    pub builds_ahead: bool,
     /// The buses a synth of a parallel def reads, and the one it writes:
     /// where each bus number comes from, so the engine can tell before a
     /// block whether children of a parallel group depend on each other.
@@ -233,6 +239,19 @@ impl GraphDef {
             !protos.iter().any(|p| p.effects.bus.is_some_and(|b| b.how == BusUse::WriteMixed));
         let parallel = no_offset_writes && units_safe(def, &protos, true, false);
         let parallel_own_rng = no_offset_writes && units_safe(def, &protos, true, true);
+        let builds_ahead = protos.iter().all(|p| {
+            let e = &p.effects;
+            let quiet = !e.outside
+                && !e.foreign
+                && !e.own_synth
+                && !e.replies
+                && !e.disk
+                && e.bus.is_none()
+                && e.done_action.is_none()
+                && e.buffer.is_none();
+            let writes_buffer = e.buffer.is_some_and(|b| b.how == BufferUse::Write);
+            !writes_buffer && (p.rate != Rate::Scalar || p.pure || quiet)
+        });
         let calc_steps = steps
             .iter()
             .enumerate()
@@ -273,6 +292,7 @@ impl GraphDef {
             lockstep_own_rng,
             parallel,
             parallel_own_rng,
+            builds_ahead,
             bus_reads,
             bus_write,
             buffer_accesses,

@@ -180,6 +180,9 @@ pub struct GroupJobs {
     /// the scratch size and the thread count. While all four stay the same
     /// the jobs stay true, and the next block reuses them.
     prepared: Option<(NodeIdx, u64, usize, usize)>,
+    /// The direct children in their first block that `prepare_as_built`
+    /// counts as running.
+    first_block: Vec<NodeIdx>,
     /// Times the jobs were worked out from the tree (not reused).
     pub worked_out: u64,
     /// Whether the group runs faster on the threads or on one (kept while
@@ -226,6 +229,7 @@ impl GroupJobs {
             buffers_written: Vec::with_capacity(MAX_BUFFER_WRITES),
             buffer_any: false,
             prepared: None,
+            first_block: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             worked_out: 0,
             chooser: crate::spread::Chooser::new(),
         }
@@ -362,6 +366,55 @@ impl GroupJobs {
             self.fill_direct();
         }
         ok
+    }
+
+    /// Whether the jobs worked out last are for `group` as the tree is now,
+    /// with the same scratch and threads (then `prepare` reuses them).
+    pub fn current(&self, tree: &NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
+        self.prepared == Some((group, tree.edits(), scratch, threads))
+    }
+
+    /// Whether parallel group `group` would spread (as `prepare`, with at
+    /// least two items) were its direct synth children in their first block
+    /// built already: they count as running synths, whose buses and
+    /// buffers `add_synth` takes from their def and controls, which are
+    /// known before they are built. A synth in its first block in a nested
+    /// group still keeps the group on one thread. `None`, having done
+    /// nothing, when no direct child is in its first block, or one was
+    /// paused before it was built (`NullFirstCalc`), has satellites or a
+    /// def not to build ahead (`GraphDef::builds_ahead`). The children's
+    /// states are put back; the tree's edit count moves on, so these jobs
+    /// are the group's but not reused (`prepare` works them out again).
+    pub fn prepare_as_built(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> Option<bool> {
+        self.first_block.clear();
+        let mut child = tree.group(group).and_then(|gd| gd.head);
+        while let Some(c) = child {
+            let (state, next) = (tree.node(c).state, tree.node(c).next);
+            child = next;
+            match state {
+                CalcState::FirstCalc => {}
+                CalcState::NullFirstCalc => return None,
+                _ => continue,
+            }
+            let builds = !tree.has_satellites(c) && tree.synth_to_run(c).is_some_and(|s| s.def.builds_ahead);
+            if !builds || self.first_block.len() == self.first_block.capacity() {
+                return None;
+            }
+            self.first_block.push(c);
+        }
+        if self.first_block.is_empty() {
+            return None;
+        }
+        for &c in &self.first_block {
+            tree.node_mut(c).state = CalcState::Run;
+        }
+        let key = (group, tree.edits(), scratch, threads);
+        let ok = self.prepare(tree, group, scratch, threads) && self.items() >= 2;
+        self.prepared = Some(key);
+        for &c in &self.first_block {
+            tree.node_mut(c).state = CalcState::FirstCalc;
+        }
+        Some(ok)
     }
 
     /// Whether every child of `group` may run in it as `walk` requires

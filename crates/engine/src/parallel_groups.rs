@@ -181,6 +181,37 @@ impl ParallelGroups {
         Some(ran)
     }
 
+    /// Whether parallel group `group` would spread, as `run` works it out,
+    /// once its direct synth children in their first block are built
+    /// (`GroupJobs::prepare_as_built`); false when it holds none, or the
+    /// jobs worked out for it are current (no node was added since).
+    pub(crate) fn may_spread_built(
+        &mut self,
+        group: NodeIdx,
+        tree: &mut NodeTree,
+        world: &World,
+        lane_scratch_len: usize,
+        scratch_len: usize,
+    ) -> bool {
+        let threads = self.pool.threads();
+        if threads * scratch_len * MAX_LANES > lane_scratch_len || !self.pool.matches(world) {
+            return false;
+        }
+        let known = self.jobs.iter().position(|j| j.prepared_for() == Some(group));
+        if known.is_some_and(|at| self.jobs[at].current(tree, group, scratch_len, threads)) {
+            return false;
+        }
+        // The jobs `run` will take for this group: its own, or the least
+        // recently used ones (which `run` then finds as the group's).
+        let at = known.unwrap_or(self.jobs.len().saturating_sub(1));
+        let Some(jobs) = self.jobs.get_mut(at) else { return false };
+        let Some(ok) = jobs.prepare_as_built(tree, group, scratch_len, threads) else { return false };
+        if known.is_none() {
+            jobs.chooser.reset();
+        }
+        ok
+    }
+
     /// The synths of the group just run, in tree order: the engine carries
     /// out what they asked for, and ends those whose unit failed.
     pub(crate) fn nodes(&self) -> &[NodeIdx] {

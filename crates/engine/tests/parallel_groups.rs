@@ -1160,3 +1160,125 @@ fn a_group_that_gains_and_loses_voices_every_block_matches_one_thread_on_two_and
         assert!(spread >= blocks as u64 / 6, "the group spread in only {spread} of {blocks} blocks");
     }
 }
+
+/// Plays `setup`, then `blocks` blocks with the edits `edits` makes before
+/// each, on one, two and four threads, comparing every audio bus bit for
+/// bit after each block; returns how many blocks the parallel group spread
+/// in on two and on four threads.
+fn play_edited_every_block(
+    setup: &[OscMessage],
+    blocks: usize,
+    mut edits: impl FnMut(usize, &mut Rng, &OfflineEngine) -> Vec<OscMessage>,
+) -> Vec<u64> {
+    let mut engines: Vec<OfflineEngine> = [1, 2, 4].iter().map(|&t| engine_with(t, 64, false)).collect();
+    for e in &mut engines {
+        assert!(e.add_synthdefs(&feedback_def()).unwrap().iter().all(|r| r.is_ok()));
+        for m in setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let mut r = Rng(0x0F12_57B1_0C4E);
+    let bs = engines[0].world.block_size;
+    let spread_before: Vec<u64> = engines.iter().map(|e| e.parallel_groups_run()).collect();
+    for block in 0..blocks {
+        for m in &edits(block, &mut r, &engines[0]) {
+            let answers: Vec<_> = engines.iter_mut().map(|e| e.perform_message(m).map_err(|f| f.message())).collect();
+            assert!(answers.iter().all(|a| *a == answers[0]), "all engines answer {m:?} alike");
+        }
+        for e in &mut engines {
+            e.run_block();
+        }
+        let (first, rest) = engines.split_first().unwrap();
+        for (k, e) in rest.iter().enumerate() {
+            for bus in 0..64 {
+                let ta = first.world.audio_touched[bus] == first.world.buf_counter;
+                let tb = e.world.audio_touched[bus] == e.world.buf_counter;
+                assert_eq!(ta, tb, "block {block}: bus {bus} written by one engine only (engine {})", k + 1);
+                let a = &first.world.audio_bus[bus * bs..(bus + 1) * bs];
+                let b = &e.world.audio_bus[bus * bs..(bus + 1) * bs];
+                assert!(
+                    !ta || a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "block {block}: bus {bus} differs between one thread and engine {}",
+                    k + 1
+                );
+            }
+        }
+        for e in &mut engines {
+            e.advance_block_counter();
+        }
+    }
+    assert_eq!(engines[0].parallel_groups_run(), 0);
+    engines.iter().zip(&spread_before).skip(1).map(|(e, before)| e.parallel_groups_run() - before).collect()
+}
+
+/// A note every block, and a reader of a bus written before the group
+/// (`In.ar`, which reads it when built too) every other block, each freed
+/// some blocks later: the new synths are built before the group runs, which
+/// then spreads. (A synth that ends itself keeps its group on one thread
+/// in the block it is deleted in, so these notes are freed by `/n_free`.)
+#[test]
+fn a_group_gaining_a_note_every_block_spreads_and_matches_one_thread() {
+    let setup = [
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        // Before the group, writing the bus the readers in it read.
+        new_synth("feedback", 900, 0, 0, &[("freq", 220.0), ("out", 10.0), ("amp", 0.3), ("life", 1e4)]),
+    ];
+    let (mut next_id, mut frees) = (1000, Vec::new());
+    let blocks = 600;
+    let spread = play_edited_every_block(&setup, blocks, |block, r, _| {
+        let mut edits = Vec::new();
+        next_id += 1;
+        let controls = [("freq", 100.0 + r.below(1500) as f32), ("out", r.below(4) as f32), ("amp", 0.05), ("life", 1e4)];
+        edits.push(new_synth("feedback", next_id, r.below(2) as i32, 1, &controls));
+        frees.push((block + 20 + r.below(80) as usize, next_id));
+        if block % 2 == 0 {
+            next_id += 1;
+            let controls = [("in", 10.0), ("out", 20.0 + r.below(4) as f32), ("amp", 0.5)];
+            edits.push(new_synth("reader", next_id, r.below(2) as i32, 1, &controls));
+            frees.push((block + 30, next_id));
+        }
+        frees.retain(|&(at, id)| {
+            if at <= block {
+                edits.push(OscMessage::new("/n_free", vec![i(id)]));
+            }
+            at > block
+        });
+        edits
+    });
+    for s in spread {
+        assert!(s as usize >= blocks * 9 / 10, "the group spread in only {s} of {blocks} blocks");
+    }
+}
+
+/// Readers of a bus that a long-lived sibling writes arrive every block,
+/// after it: the group runs on one thread (its synths' order matters),
+/// and the readers are built at their turn, after the writer ran.
+#[test]
+fn a_group_gaining_readers_of_a_siblings_bus_every_block_stays_on_one_thread() {
+    let setup = [
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("feedback", 900, 0, 1, &[("freq", 220.0), ("out", 30.0), ("amp", 0.3), ("life", 1e4)]),
+    ];
+    let (mut next_id, mut readers) = (1000, std::collections::VecDeque::new());
+    let blocks = 300;
+    let spread = play_edited_every_block(&setup, blocks, |block, r, e| {
+        let bs = e.world.block_size as f32;
+        let mut edits = Vec::new();
+        next_id += 1;
+        let controls = [("in", 30.0), ("out", r.below(4) as f32), ("amp", 0.5)];
+        edits.push(new_synth("reader", next_id, 1, 1, &controls));
+        readers.push_back((block + 20, next_id));
+        if block % 3 == 0 {
+            next_id += 1;
+            let life = (20 + r.below(80)) as f32 * bs / 48_000.0;
+            let controls = [("freq", 100.0 + r.below(1500) as f32), ("out", 4.0 + r.below(4) as f32), ("amp", 0.05), ("life", life)];
+            edits.push(new_synth("feedback", next_id, 1, 1, &controls));
+        }
+        while readers.front().is_some_and(|&(at, _)| at <= block) {
+            let (_, id) = readers.pop_front().unwrap();
+            edits.push(OscMessage::new("/n_free", vec![i(id)]));
+        }
+        edits
+    });
+    assert_eq!(spread, [0, 0], "a group whose synths read a sibling's bus stays on one thread");
+}

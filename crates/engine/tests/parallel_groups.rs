@@ -1092,18 +1092,15 @@ fn partconvs_spread_over_a_parallel_groups_threads_and_match_one_thread() {
 /// spreads on the blocks that add no voice.
 #[test]
 fn a_group_that_gains_and_loses_voices_every_block_matches_one_thread_on_two_and_four() {
-    let def = feedback_def();
-    let mut engines: Vec<OfflineEngine> = [1, 2, 4].iter().map(|&t| engine_with(t, 64, false)).collect();
-    for e in &mut engines {
-        assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
-        e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
-    }
-    let mut r = Rng(0x0A1E_5EED_0042);
-    let (mut next_id, mut live) = (1000, Vec::new());
+    let setup = [OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    let (mut next_id, mut live, mut played) = (1000, Vec::new(), false);
     let blocks = 900;
-    let bs = engines[0].world.block_size;
-    let spread_before: Vec<u64> = engines.iter().map(|e| e.parallel_groups_run()).collect();
-    for block in 0..blocks {
+    let spread = play_edited_every_block(&setup, blocks, |block, r, first| {
+        let bs = first.world.block_size;
+        played |= first.world.audio_bus[..4 * bs].iter().any(|&x| x != 0.0);
+        // Voices that ended themselves are gone (from every engine alike:
+        // the buses are compared after every block).
+        live.retain(|&id| first.tree.contains_id(id));
         let mut edits = Vec::new();
         if block % 3 != 2 {
             next_id += 1;
@@ -1121,43 +1118,33 @@ fn a_group_that_gains_and_loses_voices_every_block_matches_one_thread_on_two_and
             let id = live[r.below(live.len() as u64) as usize];
             edits.push(OscMessage::new("/n_run", vec![i(id), i(r.below(2) as i32)]));
         }
-        for m in &edits {
-            let answers: Vec<_> = engines.iter_mut().map(|e| e.perform_message(m).map_err(|f| f.message())).collect();
-            assert!(answers.iter().all(|a| *a == answers[0]), "all engines answer {m:?} alike");
-        }
-        for e in &mut engines {
-            e.run_block();
-        }
-        let (first, rest) = engines.split_first().unwrap();
-        for (k, e) in rest.iter().enumerate() {
-            for bus in 0..64 {
-                let ta = first.world.audio_touched[bus] == first.world.buf_counter;
-                let tb = e.world.audio_touched[bus] == e.world.buf_counter;
-                assert_eq!(ta, tb, "block {block}: bus {bus} written by one engine only (engine {})", k + 1);
-                if ta {
-                    let a = &first.world.audio_bus[bus * bs..(bus + 1) * bs];
-                    let b = &e.world.audio_bus[bus * bs..(bus + 1) * bs];
-                    assert!(
-                        a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                        "block {block}: bus {bus} differs between one thread and engine {}",
-                        k + 1
-                    );
-                }
-            }
-        }
-        for e in &mut engines {
-            e.advance_block_counter();
-        }
-        // Voices that ended themselves are gone from every engine alike.
-        live.retain(|&id| engines[0].tree.contains_id(id));
-        assert!(live.iter().all(|&id| engines.iter().all(|e| e.tree.contains_id(id))));
-    }
-    assert!(engines[0].world.audio_bus[..4 * bs].iter().any(|&x| x != 0.0), "the group plays");
-    assert_eq!(engines[0].parallel_groups_run(), 0);
-    for (e, before) in engines.iter().zip(&spread_before).skip(1) {
-        let spread = e.parallel_groups_run() - before;
+        edits
+    });
+    assert!(played, "the group plays");
+    for s in spread {
         // A third of the blocks add no voice; most of those spread.
-        assert!(spread >= blocks as u64 / 6, "the group spread in only {spread} of {blocks} blocks");
+        assert!(s >= blocks as u64 / 6, "the group spread in only {s} of {blocks} blocks");
+    }
+}
+
+/// After a block: every audio bus below 64 that the first engine (one
+/// thread) wrote, the others wrote too, bit for bit, and no other.
+fn assert_buses_match(engines: &[OfflineEngine], block: usize) {
+    let (first, rest) = engines.split_first().unwrap();
+    let bs = first.world.block_size;
+    for (k, e) in rest.iter().enumerate() {
+        for bus in 0..64 {
+            let ta = first.world.audio_touched[bus] == first.world.buf_counter;
+            let tb = e.world.audio_touched[bus] == e.world.buf_counter;
+            assert_eq!(ta, tb, "block {block}: bus {bus} written by one engine only (engine {})", k + 1);
+            let a = &first.world.audio_bus[bus * bs..(bus + 1) * bs];
+            let b = &e.world.audio_bus[bus * bs..(bus + 1) * bs];
+            assert!(
+                !ta || a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "block {block}: bus {bus} differs between one thread and engine {}",
+                k + 1
+            );
+        }
     }
 }
 
@@ -1178,7 +1165,6 @@ fn play_edited_every_block(
         }
     }
     let mut r = Rng(0x0F12_57B1_0C4E);
-    let bs = engines[0].world.block_size;
     let spread_before: Vec<u64> = engines.iter().map(|e| e.parallel_groups_run()).collect();
     for block in 0..blocks {
         for m in &edits(block, &mut r, &engines[0]) {
@@ -1188,21 +1174,7 @@ fn play_edited_every_block(
         for e in &mut engines {
             e.run_block();
         }
-        let (first, rest) = engines.split_first().unwrap();
-        for (k, e) in rest.iter().enumerate() {
-            for bus in 0..64 {
-                let ta = first.world.audio_touched[bus] == first.world.buf_counter;
-                let tb = e.world.audio_touched[bus] == e.world.buf_counter;
-                assert_eq!(ta, tb, "block {block}: bus {bus} written by one engine only (engine {})", k + 1);
-                let a = &first.world.audio_bus[bus * bs..(bus + 1) * bs];
-                let b = &e.world.audio_bus[bus * bs..(bus + 1) * bs];
-                assert!(
-                    !ta || a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "block {block}: bus {bus} differs between one thread and engine {}",
-                    k + 1
-                );
-            }
-        }
+        assert_buses_match(&engines, block);
         for e in &mut engines {
             e.advance_block_counter();
         }

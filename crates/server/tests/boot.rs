@@ -12,6 +12,8 @@ const READY: &str = "SuperCollider 3 server ready.";
 
 struct Server {
     child: Child,
+    /// The port its shared memory segment is named after.
+    port: Option<String>,
 }
 
 impl Server {
@@ -36,7 +38,10 @@ impl Server {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
-                Ok(line) if line.contains(READY) => return Server { child },
+                Ok(line) if line.contains(READY) => {
+                    let port = args.windows(2).find(|w| w[0] == "-u" || w[0] == "-t").map(|w| w[1].to_string());
+                    return Server { child, port };
+                }
                 Ok(_) => {}
                 Err(_) => panic!("magnetar did not print {READY:?} within 10 s"),
             }
@@ -59,6 +64,10 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Killed, the server cannot remove its segment; scsynth's would stay too.
+        if let Some(port) = &self.port {
+            let _ = std::fs::remove_file(format!("/dev/shm/SuperColliderServer_{port}"));
+        }
     }
 }
 

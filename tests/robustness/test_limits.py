@@ -40,8 +40,8 @@ def scsynth_beside(driver, *extra: str):
             yield sc, client
         finally:
             client.close()
-            sc.proc.terminate()
-            sc.proc.wait(timeout=10)
+            # Also removes the shared memory segment that scsynth leaves when stopped by a signal.
+            sc.stop()
     finally:
         if driver is None:
             jack.stop()

@@ -85,7 +85,7 @@ sys.path.insert(0, str(ROOT / "tests" / "realtime"))
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
 sys.path.insert(0, str(ROOT / "clients" / "supriya"))
 
-from rtcheck import PrivateJack, compile_defs, quit_server, rt_stats  # noqa: E402
+from rtcheck import PrivateJack, compile_defs, quit_server, rt_stats, stop_cleanly_on_sigterm  # noqa: E402
 from rtserver import OscClient, ServerProcess, bundle  # noqa: E402
 
 BEGIN = "<!-- conv:begin -->"
@@ -735,6 +735,7 @@ def capacity_table(caps: dict[str, dict]) -> list[str]:
 
 
 def main() -> int:
+    stop_cleanly_on_sigterm()
     ap = argparse.ArgumentParser()
     ap.add_argument("--channels", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=3.0)

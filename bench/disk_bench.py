@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests" / "realtime"))
 
-from rtcheck import PrivateJack, _parse_osc, compile_defs, quit_server, rt_stats  # noqa: E402
+from rtcheck import PrivateJack, _parse_osc, compile_defs, quit_server, rt_stats, stop_cleanly_on_sigterm  # noqa: E402
 from rtserver import OscClient, ServerProcess, bundle, executables  # noqa: E402
 from supriya.osc import OscMessage  # noqa: E402
 
@@ -282,6 +282,7 @@ def most_streams_table(found: dict, ladder: list[int]) -> str:
 
 
 def main() -> int:
+    stop_cleanly_on_sigterm()
     ap = argparse.ArgumentParser()
     ap.add_argument("--streams", type=int, nargs="+", default=[16, 64, 256])
     ap.add_argument("--seconds", type=float, default=6.0)

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests" / "realtime"))
 
-from rtcheck import PrivateJack, compile_defs, quit_server, rt_stats  # noqa: E402
+from rtcheck import PrivateJack, compile_defs, quit_server, rt_stats, stop_cleanly_on_sigterm  # noqa: E402
 from rtserver import BootError, OscClient, ServerProcess, bundle, executables  # noqa: E402
 
 BEGIN = "<!-- rt-xruns:begin -->"
@@ -241,6 +241,7 @@ def search_capacities(exes: dict, jack: PrivateJack, args, log, errors: list[str
 
 
 def main() -> int:
+    stop_cleanly_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=30.0, help="length of each idle/loaded count")
     ap.add_argument("--load", type=int, default=50, help="synths in the loaded count")

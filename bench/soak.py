@@ -312,8 +312,9 @@ def main() -> int:
     ap.add_argument("--driver", choices=["clock", "jack"], default="clock")
     ap.add_argument("--json", type=Path, help="also write the result here")
     args = ap.parse_args()
-    from rtcheck import PrivateJack
+    from rtcheck import PrivateJack, stop_cleanly_on_sigterm
 
+    stop_cleanly_on_sigterm()
     jack = PrivateJack(period=256) if args.driver == "jack" else None
     if jack:
         jack.start()

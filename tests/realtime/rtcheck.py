@@ -31,6 +31,14 @@ SAMPLE_RATE = 48000
 NO_JACK_SERVER = f"magnetar-rt-nojack-{os.getpid()}"
 
 
+def stop_cleanly_on_sigterm() -> None:
+    """Makes SIGTERM exit through the `finally` blocks, as Ctrl-C does, so that a benchmark
+    stopped by a signal still stops the JACK servers and audio servers it started."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+
 class PrivateJack(JackDummy):
     """``jackd -d dummy`` under a name of its own (the e2e session server may run too)."""
 

@@ -220,6 +220,17 @@ impl<'a> Wires<'a> {
         unsafe { std::slice::from_raw_parts_mut(self.ptr(w), self.n) }
     }
 
+    /// The first (for control outputs: the only) sample of output `i`.
+    /// Every wire holds at least one value, so this needs no check of `n()`.
+    #[inline(always)]
+    pub fn out0(&mut self, i: usize) -> &mut f32 {
+        let w = self.outputs[i];
+        // SAFETY: `new`'s contract: the wire is inside its array and holds
+        // at least one value; outputs are disjoint from each other and from
+        // the inputs, and `&mut self` keeps this the only live output view.
+        unsafe { &mut *self.ptr(w) }
+    }
+
     /// All of the first `N` outputs at once, for multi-output units.
     #[inline]
     pub fn outs<const N: usize>(&mut self) -> [&mut [f32]; N] {

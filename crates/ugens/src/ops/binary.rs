@@ -726,6 +726,13 @@ impl<O: BinOp> BinaryOp<O> {
         self.run(io, cx);
     }
 
+    /// `run` out of line, so that `next` stays a jump to one build or the
+    /// other, with nothing to save on the way.
+    #[inline(never)]
+    fn run_plain(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        self.run(io, cx);
+    }
+
     #[inline(always)]
     fn run(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         let sf = cx.rate.slope_factor;
@@ -830,7 +837,35 @@ impl<O: BinOp> Unit for BinaryOp<O> {
             unsafe { self.run_avx2(io, cx) };
             return;
         }
-        self.run(io, cx);
+        self.run_plain(io, cx);
+    }
+}
+
+/// A BinaryOpUGen computing operator `O` one value per call (control and
+/// scalar rate, or a block of one sample): nothing to choose per call.
+pub(crate) struct BinaryOpOne<O: BinOp> {
+    _op: PhantomData<O>,
+}
+
+impl<O: BinOp> BinaryOpOne<O> {
+    fn build(io: &mut Wires<'_>) -> Self {
+        let unit = BinaryOpOne { _op: PhantomData };
+        unit.compute(io);
+        unit
+    }
+
+    #[inline(always)]
+    fn compute(&self, io: &mut Wires<'_>) {
+        // Input 1 first: its bounds check then covers input 0.
+        let b = io.in0(1);
+        let a = io.in0(0);
+        *io.out0(0) = O::one(a, b);
+    }
+}
+
+impl<O: BinOp> Unit for BinaryOpOne<O> {
+    fn next(&mut self, io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) {
+        self.compute(io);
     }
 }
 
@@ -933,6 +968,9 @@ impl Unit for RandRange {
 // ---- construction ---------------------------------------------------------
 
 fn boxed<O: BinOp>(calc: Calc, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    if calc == Calc::One {
+        return Box::new(BinaryOpOne::<O>::build(io));
+    }
     Box::new(BinaryOp::<O>::build(calc, io, cx))
 }
 

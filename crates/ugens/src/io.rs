@@ -381,120 +381,243 @@ impl Unit for InFeedback {
 
 // ---------------------------------------------------------------- outputs
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum OutKind {
-    /// Out: mixes into what the bus holds this block.
-    Mix,
-    /// ReplaceOut: overwrites.
-    Replace,
-}
-
-/// Out and ReplaceOut.
-pub struct Out {
+/// Which channels of an `Out` or `ReplaceOut` reach a bus this block:
+/// scsynth's checks (the requested bus number against the bus count, and
+/// the remembered bus), redone only when the bus number or the bus count
+/// changes. The channels that pass are nearly always `0..valid`; when
+/// they are not (the integer sum of a huge control bus number wraps),
+/// each channel is checked again every block.
+struct OutChannels {
     bus: BusSel,
-    kind: OutKind,
-    audio: bool,
+    /// Bus count the checks were made against (`usize::MAX` before the first).
+    num_buses: usize,
+    /// Channels `0..valid` pass.
+    valid: usize,
+    /// Whether the channels that pass are exactly `0..valid`.
+    prefix: bool,
 }
 
-impl Out {
-    fn construct(spec: &UnitSpec<'_>, kind: OutKind) -> Out {
-        Out { bus: BusSel::new(-1.0), kind, audio: spec.rate == Rate::Audio }
+impl OutChannels {
+    fn new() -> OutChannels {
+        OutChannels { bus: BusSel::new(-1.0), num_buses: usize::MAX, valid: 0, prefix: true }
+    }
+
+    /// Whether channel `i` may be written, for the bus number `fbus`.
+    #[inline]
+    fn passes(&self, audio: bool, fbus: f32, i: usize, num_buses: usize) -> bool {
+        let requested = if audio {
+            self.bus.valid(fbus, i, num_buses)
+        } else {
+            (fbus as i64).wrapping_add(i as i64) < num_buses as i64
+        };
+        requested && self.bus.first + i < num_buses
+    }
+
+    /// Follows the bus number; true when the channels that pass are `0..valid`.
+    #[inline(always)]
+    fn update(&mut self, audio: bool, fbus: f32, channels: usize, num_buses: usize) -> bool {
+        // A NaN bus number differs from the last one every block, and is
+        // followed every block, as before.
+        if fbus != self.bus.last || num_buses != self.num_buses {
+            self.recheck(audio, fbus, channels, num_buses);
+        }
+        self.prefix
+    }
+
+    #[inline(never)]
+    fn recheck(&mut self, audio: bool, fbus: f32, channels: usize, num_buses: usize) {
+        self.bus.update(fbus, channels, num_buses);
+        self.num_buses = num_buses;
+        let valid = (0..channels).take_while(|&i| self.passes(audio, fbus, i, num_buses)).count();
+        self.prefix = (valid..channels).all(|i| !self.passes(audio, fbus, i, num_buses));
+        self.valid = valid;
+    }
+}
+
+/// Out (`REPLACE` false: mixes into what the bus holds this block) and
+/// ReplaceOut (`REPLACE` true: overwrites), at audio or control rate. What
+/// cannot change in a synth's life (rate, kind, channel count, the CPU's
+/// vector width) is decided when it is built.
+pub struct Out<const REPLACE: bool> {
+    channels: OutChannels,
+    audio: bool,
+    /// Whether the audio path mixes with the AVX2 build of `out_audio`.
+    wide: bool,
+}
+
+impl<const REPLACE: bool> Out<REPLACE> {
+    fn construct(spec: &UnitSpec<'_>) -> Self {
+        let audio = spec.rate == Rate::Audio;
+        Out { channels: OutChannels::new(), audio, wide: audio && crate::vector::avx2() }
     }
 }
 
 pub(crate) fn new_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
-    Box::new(Out::construct(spec, OutKind::Mix))
+    Box::new(Out::<false>::construct(spec))
 }
 
 pub(crate) fn new_replace_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
-    Box::new(Out::construct(spec, OutKind::Replace))
+    Box::new(Out::<true>::construct(spec))
 }
 
-impl Out {
-    /// One channel's block onto an audio bus: mixed into what it holds when
-    /// it was written this block (`touched == counter`), else set.
-    #[inline]
-    fn write_audio(&self, out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
-        let bs = out.len();
-        if self.kind == OutKind::Mix && *touched == counter {
-            if input.len() == bs {
-                crate::vector::add_into(out, input);
-            } else {
-                let x = input[0];
-                out.iter_mut().for_each(|o| *o += x);
+/// One channel's block onto an audio bus: mixed into what it holds when it
+/// was written this block (`touched == counter`), else set.
+#[inline(always)]
+fn out_audio<const REPLACE: bool>(out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
+    if !REPLACE && *touched == counter {
+        if input.len() == out.len() {
+            // Element by element: the same sums at any vector width.
+            for (o, &x) in out.iter_mut().zip(input) {
+                *o += x;
             }
         } else {
-            copy_block(out, input);
-            *touched = counter;
+            let x = input[0];
+            out.iter_mut().for_each(|o| *o += x);
         }
-    }
-
-    /// One channel's value onto a control bus, as `write_audio`.
-    #[inline]
-    fn write_control(&self, out: &mut f32, touched: &mut i32, counter: i32, x: f32) {
-        if self.kind == OutKind::Mix && *touched == counter {
-            *out += x;
-        } else {
-            *out = x;
-            *touched = counter;
-        }
+    } else {
+        copy_block(out, input);
+        *touched = counter;
     }
 }
 
-impl Unit for Out {
-    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+/// One channel's value onto a control bus, as `out_audio`.
+#[inline(always)]
+fn out_control<const REPLACE: bool>(out: &mut f32, touched: &mut i32, counter: i32, x: f32) {
+    if !REPLACE && *touched == counter {
+        *out += x;
+    } else {
+        *out = x;
+        *touched = counter;
+    }
+}
+
+/// `out_audio` out of line: the channel loop around it then keeps nothing
+/// of the mixing loop's set-up, and `out` and `input` are known apart.
+#[inline(never)]
+fn out_audio_plain<const REPLACE: bool>(out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
+    out_audio::<REPLACE>(out, touched, counter, input);
+}
+
+/// `out_audio_plain` compiled for AVX2: eight samples a step, each sum
+/// unchanged.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn out_audio_avx2<const REPLACE: bool>(out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
+    out_audio::<REPLACE>(out, touched, counter, input);
+}
+
+impl<const REPLACE: bool> Out<REPLACE> {
+    /// The audio path; `WIDE`: the channels are written by the AVX2 build
+    /// of `out_audio` (only where the CPU has it).
+    #[inline(never)]
+    fn next_audio<const WIDE: bool>(&mut self, io: &mut Wires<'_>, w: &mut crate::world::World) {
         let fbus = io.in0(0);
         let channels = io.num_inputs().saturating_sub(1);
-        let w = &mut *cx.world;
+        let nb = w.num_audio_buses();
+        if !self.channels.update(true, fbus, channels, nb) || w.log_touches {
+            self.next_logged(io, w);
+            return;
+        }
+        let (first, valid) = (self.channels.bus.first, self.channels.valid);
+        let bs = w.block_size;
         let counter = w.buf_counter;
-        if self.audio {
-            let nb = w.num_audio_buses();
-            self.bus.update(fbus, channels, nb);
-            let bs = w.block_size;
-            for i in 0..channels {
-                let ch = self.bus.first + i;
-                if !(self.bus.valid(fbus, i, nb) && ch < nb) {
-                    continue;
-                }
+        for i in 0..valid {
+            let ch = first + i;
+            let (out, t) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
+            let input = io.inp(i + 1);
+            #[cfg(target_arch = "x86_64")]
+            if WIDE {
+                // SAFETY: `WIDE` is chosen only where the CPU has AVX2.
+                unsafe { out_audio_avx2::<REPLACE>(out, t, counter, input) };
+                continue;
+            }
+            out_audio_plain::<REPLACE>(out, t, counter, input);
+        }
+    }
+
+    #[inline(never)]
+    fn next_control(&mut self, io: &mut Wires<'_>, w: &mut crate::world::World) {
+        let fbus = io.in0(0);
+        let channels = io.num_inputs().saturating_sub(1);
+        let nb = w.num_control_buses();
+        if !self.channels.update(false, fbus, channels, nb) || w.log_touches {
+            self.next_logged(io, w);
+            return;
+        }
+        let (first, valid) = (self.channels.bus.first, self.channels.valid);
+        let counter = w.buf_counter;
+        let buses = &mut w.control_bus[first..first + valid];
+        let touched = &mut w.control_touched[first..first + valid];
+        for (i, (out, t)) in buses.iter_mut().zip(touched).enumerate() {
+            out_control::<REPLACE>(out, t, counter, io.in0(i + 1));
+        }
+    }
+
+    /// Every channel checked on its own, and, in a worker's private world,
+    /// the writes logged or made straight to the buses the running item owns.
+    #[inline(never)]
+    fn next_logged(&mut self, io: &mut Wires<'_>, w: &mut crate::world::World) {
+        let audio = self.audio;
+        let fbus = io.in0(0);
+        let channels = io.num_inputs().saturating_sub(1);
+        let counter = w.buf_counter;
+        let nb = if audio { w.num_audio_buses() } else { w.num_control_buses() };
+        let bs = w.block_size;
+        for i in 0..channels {
+            if !self.channels.passes(audio, fbus, i, nb) {
+                continue;
+            }
+            let ch = self.channels.bus.first + i;
+            if audio {
                 let input = io.inp(i + 1);
                 if w.log_touches {
                     // SAFETY: no other reference to the channel is held
                     // (the world's own buses are other memory).
                     if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
-                        self.write_audio(out, touched, counter, input);
+                        out_audio::<REPLACE>(out, touched, counter, input);
                         continue;
                     }
-                    log_write(w, true, self.kind == OutKind::Replace, ch, input);
+                    log_write(w, true, REPLACE, ch, input);
                     if w.touch_only {
                         continue;
                     }
                 }
                 let (out, touched) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
-                self.write_audio(out, touched, counter, input);
-            }
-        } else {
-            let nb = w.num_control_buses();
-            self.bus.update(fbus, channels, nb);
-            let first_requested = fbus as i64;
-            for i in 0..channels {
-                let ch = self.bus.first + i;
-                if first_requested + i as i64 >= nb as i64 || ch >= nb {
-                    continue;
-                }
+                out_audio::<REPLACE>(out, touched, counter, input);
+            } else {
                 let x = io.in0(i + 1);
                 if w.log_touches {
                     // SAFETY: as for the audio buses above.
                     if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.control_bus(ch) }) {
-                        self.write_control(out, touched, counter, x);
+                        out_control::<REPLACE>(out, touched, counter, x);
                         continue;
                     }
-                    log_write(w, false, self.kind == OutKind::Replace, ch, &[x]);
+                    log_write(w, false, REPLACE, ch, &[x]);
                     if w.touch_only {
                         continue;
                     }
                 }
-                self.write_control(&mut w.control_bus[ch], &mut w.control_touched[ch], counter, x);
+                out_control::<REPLACE>(&mut w.control_bus[ch], &mut w.control_touched[ch], counter, x);
             }
+        }
+    }
+}
+
+impl<const REPLACE: bool> Unit for Out<REPLACE> {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let w = &mut *cx.world;
+        if !self.audio {
+            self.next_control(io, w);
+            return;
+        }
+        if self.wide {
+            self.next_audio::<true>(io, w);
+        } else {
+            self.next_audio::<false>(io, w);
         }
     }
 }

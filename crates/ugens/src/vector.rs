@@ -25,31 +25,3 @@ pub(crate) fn avx2() -> bool {
         false
     }
 }
-
-/// `out[i] += x[i]` over the shorter of the two, eight samples a step where
-/// the AVX2 code may run: each sum is the same at any width.
-#[inline]
-pub(crate) fn add_into(out: &mut [f32], x: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        // SAFETY: AVX2 is present.
-        unsafe { add_into_avx2(out, x) };
-        return;
-    }
-    add_into_plain(out, x);
-}
-
-#[inline(always)]
-fn add_into_plain(out: &mut [f32], x: &[f32]) {
-    for (o, &v) in out.iter_mut().zip(x) {
-        *o += v;
-    }
-}
-
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn add_into_avx2(out: &mut [f32], x: &[f32]) {
-    add_into_plain(out, x);
-}

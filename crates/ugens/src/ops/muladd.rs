@@ -426,22 +426,14 @@ impl<const N: usize> Sum<N> {
             return;
         }
         let n = io.n();
+        // Read per call, not kept from construction: knowing here that every
+        // input is a block spares the loop a length check per input.
         if (0..N).all(|k| io.in_rate(k) == Rate::Audio) {
             // Every input a block (a Mix of audio signals, the common case):
             // no held values to follow and no ramps to fill.
             let (a, b, c) = (io.inp(0), io.inp(1), io.inp(2));
             let d = if N == 4 { io.inp(3) } else { c };
-            let out = io.out(0);
-            let (a, b, c, d) = (&a[..n], &b[..n], &c[..n], &d[..n]);
-            if N == 4 {
-                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(a).zip(b).zip(c).zip(d) {
-                    *o = (a + b) + (c + d);
-                }
-            } else {
-                for (((o, &a), &b), &c) in out.iter_mut().zip(a).zip(b).zip(c) {
-                    *o = (a + b) + c;
-                }
-            }
+            sum_blocks::<N>(io.out(0), a, b, c, d);
             return;
         }
         let simd = self.simd;
@@ -479,33 +471,36 @@ impl<const N: usize> Sum<N> {
         // scsynth's vector sum groups three terms as (a + b) + c and four
         // as (a + b) + (c + d); rounding depends on it.
         match (N, l1, l2, l3) {
-            (4, Arg::Audio(b), Arg::Audio(c), Arg::Audio(d)) => {
-                // Zipped slices, cut to the output's length first: the loop
-                // then has no bounds checks and runs on vectors.
-                let n = out.len();
-                let (a0, b, c, d) = (&a0[..n], &b[..n], &c[..n], &d[..n]);
-                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(a0).zip(b).zip(c).zip(d) {
-                    *o = (a + b) + (c + d);
-                }
-            }
+            (4, Arg::Audio(b), Arg::Audio(c), Arg::Audio(d)) => sum_blocks::<N>(out, a0, b, c, d),
             (4, ..) => {
                 for (i, o) in out.iter_mut().enumerate() {
                     *o = (a0[i] + at(l1, i)) + (at(l2, i) + at(l3, i));
                 }
             }
-            (_, Arg::Audio(b), Arg::Audio(c), _) => {
-                // As above.
-                let n = out.len();
-                let (a0, b, c) = (&a0[..n], &b[..n], &c[..n]);
-                for (((o, &a), &b), &c) in out.iter_mut().zip(a0).zip(b).zip(c) {
-                    *o = (a + b) + c;
-                }
-            }
+            (_, Arg::Audio(b), Arg::Audio(c), _) => sum_blocks::<N>(out, a0, b, c, c),
             _ => {
                 for (i, o) in out.iter_mut().enumerate() {
                     *o = (a0[i] + at(l1, i)) + at(l2, i);
                 }
             }
+        }
+    }
+}
+
+/// `out` = (a + b) + c for three blocks (`d` unused), (a + b) + (c + d)
+/// for four: scsynth's grouping. The slices are cut to the output's length
+/// first, so that the zipped loop has no bounds checks and runs on vectors.
+#[inline(always)]
+fn sum_blocks<const N: usize>(out: &mut [f32], a: &[f32], b: &[f32], c: &[f32], d: &[f32]) {
+    let n = out.len();
+    let (a, b, c, d) = (&a[..n], &b[..n], &c[..n], &d[..n]);
+    if N == 4 {
+        for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(a).zip(b).zip(c).zip(d) {
+            *o = (a + b) + (c + d);
+        }
+    } else {
+        for (((o, &a), &b), &c) in out.iter_mut().zip(a).zip(b).zip(c) {
+            *o = (a + b) + c;
         }
     }
 }

@@ -41,6 +41,13 @@ impl<'a> In<'a> {
         (self.step == 1).then_some(self.s)
     }
 
+    /// Where the signal's first value is read from: two inputs with the
+    /// same place and stepping are the same signal.
+    #[inline(always)]
+    pub(crate) fn first_ptr(&self) -> *const f32 {
+        self.s.as_ptr()
+    }
+
     /// The first value (scsynth's `ZIN0`).
     #[inline(always)]
     pub(crate) fn first(&self) -> f32 {

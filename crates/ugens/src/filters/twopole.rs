@@ -179,19 +179,23 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     // synth on one source): then each sample's input is read once.
     let mut shared = true;
     let mut first_in: Option<(*const f32, bool)> = None;
+    // The parameters (bit for bit) whose coefficients lane `from` computed
+    // last: identical voices sweeping one filter together share one
+    // computation per block instead of a tangent and a cosine each.
+    let mut last: Option<([u32; 3], usize)> = None;
     for l in 0..k {
         // SAFETY: each pointer came from a distinct unit borrowed mutably
         // by `units`, which outlives this function's use of it.
         let sec = unsafe { &*secs[l] };
         let Some(io) = ios[l].as_mut() else { return };
-        let this_in = (io.num_inputs() > 0).then(|| (io.inp(0).as_ptr(), io.inp(0).len() > 1 && io.in_rate(0) == crate::unit::Rate::Audio));
+        inp[l] = In::new(io, 0);
+        let this_in = (io.num_inputs() > 0).then(|| (inp[l].first_ptr(), inp[l].audio().is_some()));
         match (first_in, this_in) {
             (None, Some(t)) if l == 0 => first_in = Some(t),
             (Some(f), Some(t)) if f == t => {}
             _ => shared = false,
         }
         out[l] = io.out_ptr(0);
-        inp[l] = In::new(io, 0);
         let (p, _) = Section::<D>::read_params(io);
         params[l] = p;
         c[l] = sec.c;
@@ -199,7 +203,16 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         s2[l] = sec.s2;
         if sec.changed(&p) {
             changed[l] = true;
-            target[l] = D::coefs(&p, rate, false);
+            // Coefficients are a function of the parameters alone: equal
+            // bits give equal coefficients.
+            let bits = p.map(f32::to_bits);
+            target[l] = match last {
+                Some((b, from)) if b == bits => target[from],
+                _ => {
+                    last = Some((bits, l));
+                    D::coefs(&p, rate, false)
+                }
+            };
             for kk in 0..3 {
                 slope[l][kk] = (target[l][kk] - c[l][kk]) * lp.slope;
             }

@@ -579,33 +579,37 @@ pub(crate) fn new_fsinosc_batch(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mu
 /// recurrence, which is what bounds a lone oscillator.
 pub struct FSinOscBatch {
     lanes: usize,
-    b1: Vec<f64>,
-    y1: Vec<f64>,
-    y2: Vec<f64>,
-    freq: Vec<f64>,
+    /// The oscillators' state, four to a quad in the layout the vector
+    /// kernel loads, so that it reads and writes them in place (the last
+    /// quad's places past `lanes` stay zero).
+    quads: Vec<FsinQuad>,
+    /// Each oscillator's frequency input when its `b1` was computed.
+    freq: Vec<f32>,
     fixed: bool,
 }
 
-const FSIN_CHUNK: usize = 8;
+/// The recurrence state of four oscillators side by side.
+#[derive(Clone, Copy, Default)]
+struct FsinQuad {
+    b1: [f64; 4],
+    y1: [f64; 4],
+    y2: [f64; 4],
+}
 
 impl FSinOscBatch {
     fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let lanes = spec.lanes;
-        let padded = lanes.div_ceil(FSIN_CHUNK) * FSIN_CHUNK;
         let mut u = FSinOscBatch {
             lanes,
-            b1: vec![0.0; padded],
-            y1: vec![0.0; padded],
-            y2: vec![0.0; padded],
-            freq: vec![0.0; padded],
+            quads: vec![FsinQuad::default(); lanes.div_ceil(4)],
+            freq: vec![0.0; lanes],
             fixed: io.in_rate(0) == Rate::Scalar,
         };
         for l in 0..lanes {
-            let freq = io.in0(2 * l) as f64;
-            let (b1, y1, y2, first) = fsinosc_init(freq, io.in0(2 * l + 1), cx.rate.radians_per_sample);
-            u.b1[l] = b1;
-            u.y1[l] = y1;
-            u.y2[l] = y2;
+            let freq = io.in0(2 * l);
+            let (b1, y1, y2, first) = fsinosc_init(freq as f64, io.in0(2 * l + 1), cx.rate.radians_per_sample);
+            let q = &mut u.quads[l / 4];
+            (q.b1[l % 4], q.y1[l % 4], q.y2[l % 4]) = (b1, y1, y2);
             u.freq[l] = freq;
             io.out(l)[0] = first;
         }
@@ -615,16 +619,18 @@ impl FSinOscBatch {
 
 impl FSinOscBatch {
     /// Lanes `base..base + W` for `n` samples (lanes past the last one are
-    /// padding: computed, never written out).
+    /// padding: computed, never written out). `base` is a multiple of four
+    /// and `base + W` at most four times the quads.
     #[inline(always)]
     fn run_chunk<const W: usize>(&mut self, io: &mut Wires<'_>, base: usize, n: usize) {
         let live = (self.lanes - base).min(W);
         let mut b1 = [0.0f64; W];
         let mut y1 = [0.0f64; W];
         let mut y2 = [0.0f64; W];
-        b1.copy_from_slice(&self.b1[base..base + W]);
-        y1.copy_from_slice(&self.y1[base..base + W]);
-        y2.copy_from_slice(&self.y2[base..base + W]);
+        for j in 0..W {
+            let q = &self.quads[(base + j) / 4];
+            (b1[j], y1[j], y2[j]) = (q.b1[j % 4], q.y1[j % 4], q.y2[j % 4]);
+        }
         let mut outs = [std::ptr::null_mut::<f32>(); W];
         for (j, o) in outs.iter_mut().enumerate().take(live) {
             *o = io.out_ptr(base + j);
@@ -649,35 +655,14 @@ impl FSinOscBatch {
                 }
             }
         }
-        self.y1[base..base + W].copy_from_slice(&y1);
-        self.y2[base..base + W].copy_from_slice(&y2);
-    }
-}
-
-impl FSinOscBatch {
-    /// New frequencies from the inputs (as a lone FSinOsc takes them).
-    fn follow_freqs(&mut self, io: &Wires<'_>, rate: &RateInfo) {
-        if self.fixed {
-            return;
-        }
-        for l in 0..self.lanes {
-            let freq = io.in0(2 * l) as f64;
-            if freq != self.freq[l] {
-                self.freq[l] = freq;
-                self.b1[l] = 2.0 * (freq * rate.radians_per_sample).cos();
-            }
+        for j in 0..W {
+            let q = &mut self.quads[(base + j) / 4];
+            (q.y1[j % 4], q.y2[j % 4]) = (y1[j], y2[j]);
         }
     }
 
-    fn run(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
-        self.follow_freqs(io, rate);
-        let n = io.n();
-        #[cfg(target_arch = "x86_64")]
-        if crate::vector::avx2() {
-            // SAFETY: AVX2 is present.
-            unsafe { self.run_x8(io, self.lanes, n) };
-            return;
-        }
+    /// Every lane through the scalar chunks.
+    fn run_scalar(&mut self, io: &mut Wires<'_>, n: usize) {
         let mut base = 0;
         while base < self.lanes {
             // Eight lanes at a time, or four when no more than four are left,
@@ -694,38 +679,115 @@ impl FSinOscBatch {
 }
 
 impl FSinOscBatch {
-    /// Oscillators `0..to` for `n` samples, sixteen at a time, each from
-    /// and back to its own state.
+    /// New frequencies from the inputs (as a lone FSinOsc takes them).
+    fn follow_freqs(&mut self, io: &Wires<'_>, rate: &RateInfo) {
+        if self.fixed {
+            return;
+        }
+        // The frequency inputs are every other input from the first.
+        for (l, (f, now)) in self.freq.iter_mut().zip(io.in0_every(0, 2)).enumerate() {
+            if now != *f {
+                *f = now;
+                self.quads[l / 4].b1[l % 4] = 2.0 * (now as f64 * rate.radians_per_sample).cos();
+            }
+        }
+    }
+
+    fn run(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
+        self.follow_freqs(io, rate);
+        let n = io.n();
+        #[cfg(target_arch = "x86_64")]
+        if crate::vector::avx2() {
+            let mut chunk = FsinChunk::new();
+            // SAFETY: AVX2 is present; this unit's quads are borrowed
+            // mutably here, and its outputs are its own.
+            unsafe {
+                chunk.add(self, io, n);
+                chunk.run(n);
+            }
+            return;
+        }
+        self.run_scalar(io, n);
+    }
+}
+
+/// Oscillators gathered for one call of the vector kernel: up to four
+/// quads, in place in their units, and their outputs.
+#[cfg(target_arch = "x86_64")]
+struct FsinChunk {
+    quads: [*mut FsinQuad; fsin_x8::QUADS],
+    out: [*mut f32; fsin_x8::WIDTH],
+    len: usize,
+    /// Stands in for a missing quad of a half-filled group: zeros in, zeros
+    /// out, output dropped.
+    pad: FsinQuad,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl FsinChunk {
+    fn new() -> Self {
+        FsinChunk {
+            quads: [std::ptr::null_mut(); fsin_x8::QUADS],
+            out: [std::ptr::null_mut(); fsin_x8::WIDTH],
+            len: 0,
+            pad: FsinQuad::default(),
+        }
+    }
+
+    /// Queues `u`'s oscillators, running the kernel whenever four quads are
+    /// queued.
     ///
     /// # Safety
-    /// The CPU has AVX2.
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn run_x8(&mut self, io: &mut Wires<'_>, to: usize, n: usize) {
-        let mut base = 0;
-        while base < to {
-            let live = (to - base).min(fsin_x8::WIDTH);
-            let mut st = fsin_x8::Fsin16 { b1: [0.0; 16], y1: [0.0; 16], y2: [0.0; 16] };
-            st.b1[..live].copy_from_slice(&self.b1[base..base + live]);
-            st.y1[..live].copy_from_slice(&self.y1[base..base + live]);
-            st.y2[..live].copy_from_slice(&self.y2[base..base + live]);
-            let mut out = [std::ptr::null_mut::<f32>(); fsin_x8::WIDTH];
-            for (j, o) in out.iter_mut().enumerate().take(live) {
-                *o = io.out_ptr(base + j);
+    /// The CPU has AVX2. `u`'s quads and `io`'s outputs are reached through
+    /// nothing else until the chunk has run (`run`), and are not those of a
+    /// unit queued before.
+    #[target_feature(enable = "avx2")]
+    unsafe fn add(&mut self, u: &mut FSinOscBatch, io: &mut Wires<'_>, n: usize) {
+        let lanes = u.lanes;
+        for (q, quad) in u.quads.iter_mut().enumerate() {
+            let at = 4 * self.len;
+            self.quads[self.len] = quad;
+            for j in 0..4 {
+                let o = 4 * q + j;
+                self.out[at + j] = if o < lanes { io.out_ptr(o) } else { std::ptr::null_mut() };
             }
-            // SAFETY: AVX2 is present (the caller vouches); each output
-            // pointer is lane base + j's own output, valid for the block's
-            // n samples.
-            unsafe {
-                if live > 8 {
-                    fsin_x8::run::<2>(&mut st, &out[..live], n);
-                } else {
-                    fsin_x8::run::<1>(&mut st, &out[..live], n);
-                }
+            self.len += 1;
+            if self.len == fsin_x8::QUADS {
+                // SAFETY: forwarded contract.
+                unsafe { self.run(n) };
             }
-            self.y1[base..base + live].copy_from_slice(&st.y1[..live]);
-            self.y2[base..base + live].copy_from_slice(&st.y2[..live]);
-            base += live;
         }
+    }
+
+    /// Runs the queued quads for `n` samples and empties the chunk.
+    ///
+    /// # Safety
+    /// As for `add`, for every quad queued.
+    #[target_feature(enable = "avx2")]
+    unsafe fn run(&mut self, n: usize) {
+        let len = self.len;
+        if len == 0 {
+            return;
+        }
+        // At most one place is padding: the second of one group, or the
+        // fourth of two.
+        let pad: *mut FsinQuad = &mut self.pad;
+        for v in len..fsin_x8::QUADS {
+            self.quads[v] = pad;
+            self.out[4 * v..4 * v + 4].fill(std::ptr::null_mut());
+        }
+        // SAFETY: AVX2 is present; the quads computed (the first two, or
+        // all four) are distinct: queued units' own, and the pad at most
+        // once; each non-null output is one oscillator's own, valid for the
+        // block's n samples (the contract).
+        unsafe {
+            if len > 2 {
+                fsin_x8::run::<2>(&self.quads, &self.out, n);
+            } else {
+                fsin_x8::run::<1>(&self.quads, &self.out, n);
+            }
+        }
+        self.len = 0;
     }
 }
 
@@ -738,7 +800,9 @@ impl Unit for FSinOscBatch {
 /// The FSinOsc batch step of several synths of one def: the oscillators of
 /// all of them, sixteen at a time, so that a synth with few oscillators
 /// still runs them beside enough others to hide the recurrence's latency.
-/// Each oscillator does exactly what it does in its own synth's batch.
+/// Each oscillator does exactly what it does in its own synth's batch; the
+/// kernel reads and writes each unit's state in place, four oscillators to
+/// a load, so that gathering a synth's oscillators costs a pointer per four.
 pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let k = lanes.len;
     let mut units: [*mut FSinOscBatch; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
@@ -752,63 +816,18 @@ pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     }
     #[cfg(target_arch = "x86_64")]
     if crate::vector::avx2() {
-        const W: usize = fsin_x8::WIDTH;
-        let mut st = fsin_x8::Fsin16 { b1: [0.0; W], y1: [0.0; W], y2: [0.0; W] };
-        let mut out = [std::ptr::null_mut::<f32>(); W];
-        // Which unit and lane each oscillator of the chunk came from.
-        let mut from = [(0usize, 0usize); W];
-        let mut live = 0;
+        let mut chunk = FsinChunk::new();
         let mut n = 0;
-        let mut flush = move |st: &mut fsin_x8::Fsin16, out: &[*mut f32], from: &[(usize, usize)], n: usize| {
-            // SAFETY: AVX2 is present; each pointer is one oscillator's own
-            // output, valid for the block's n samples.
-            unsafe {
-                if out.len() > 8 {
-                    fsin_x8::run::<2>(st, out, n);
-                } else {
-                    fsin_x8::run::<1>(st, out, n);
-                }
-            }
-            for (j, &(l, o)) in from.iter().enumerate() {
-                // SAFETY: distinct units borrowed through `lanes`; no other
-                // reference to them is live here.
-                let u = unsafe { &mut *units[l] };
-                u.y1[o] = st.y1[j];
-                u.y2[o] = st.y2[j];
-            }
-        };
         for l in 0..k {
-            // SAFETY: as in `flush`; the pending chunk holds copies of
-            // other oscillators' state, not references into this unit.
-            let u = unsafe { &mut *units[l] };
             let Some(io) = lanes.ios[l].as_mut() else { return };
             n = io.n();
-            // A unit's whole chunks of sixteen run straight from its own
-            // state, as in its own synth; only the rest is gathered beside
-            // other units' rest. Gathering every oscillator one by one
-            // cost about twice the recurrence itself.
-            let whole = u.lanes / W * W;
-            // SAFETY: AVX2 is present.
-            unsafe { u.run_x8(io, whole, n) };
-            for o in whole..u.lanes {
-                st.b1[live] = u.b1[o];
-                st.y1[live] = u.y1[o];
-                st.y2[live] = u.y2[o];
-                out[live] = io.out_ptr(o);
-                from[live] = (l, o);
-                live += 1;
-                if live == W {
-                    flush(&mut st, &out, &from, n);
-                    live = 0;
-                }
-            }
+            // SAFETY: AVX2 is present; distinct units borrowed mutably
+            // through `lanes`, whose outputs are their own; nothing else
+            // reaches them until the chunk has run.
+            unsafe { chunk.add(&mut *units[l], io, n) };
         }
-        if live > 0 {
-            st.b1[live..].fill(0.0);
-            st.y1[live..].fill(0.0);
-            st.y2[live..].fill(0.0);
-            flush(&mut st, &out[..live], &from[..live], n);
-        }
+        // SAFETY: as above.
+        unsafe { chunk.run(n) };
         return;
     }
     for l in 0..k {
@@ -816,16 +835,7 @@ pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         let u = unsafe { &mut *units[l] };
         if let Some(io) = lanes.ios[l].as_mut() {
             let n = io.n();
-            let mut base = 0;
-            while base < u.lanes {
-                if u.lanes - base > 4 {
-                    u.run_chunk::<8>(io, base, n);
-                    base += 8;
-                } else {
-                    u.run_chunk::<4>(io, base, n);
-                    base += 4;
-                }
-            }
+            u.run_scalar(io, n);
         }
     }
 }

@@ -10,36 +10,36 @@
 #![cfg(target_arch = "x86_64")]
 
 use super::dsf_x8::transpose8;
+use super::FsinQuad;
 use std::arch::x86_64::*;
 
 /// Oscillators per call.
 pub(super) const WIDTH: usize = 16;
 
-/// The recurrence state of up to sixteen oscillators (unused ones are
-/// padding: zeros in, zeros out).
-pub(super) struct Fsin16 {
-    pub b1: [f64; WIDTH],
-    pub y1: [f64; WIDTH],
-    pub y2: [f64; WIDTH],
-}
+/// Quads of four oscillators per call.
+pub(super) const QUADS: usize = WIDTH / 4;
 
-/// Runs `n` samples of the oscillators, writing oscillator `j`'s samples
-/// to `out[j]` for `j < out.len()` (at most sixteen). `G` is the number of
-/// groups of eight computed (1 or 2); oscillators past `8 * G` are left alone.
+/// Runs `n` samples of the oscillators of `quads[..2 * G]`, each read from
+/// and left in its quad, writing oscillator `j`'s samples (element `j % 4`
+/// of quad `j / 4`) to `out[j]` where that is not null. `G` is the number
+/// of groups of eight computed (1 or 2).
 ///
 /// # Safety
-/// The CPU has AVX2; each `out[j]` is valid for `n` writes and aliased by
-/// nothing live.
+/// The CPU has AVX2; the quads are distinct and aliased by nothing live;
+/// each non-null `out[j]`, j < 8 * G, is valid for `n` writes and aliased
+/// by nothing live.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn run<const G: usize>(s: &mut Fsin16, out: &[*mut f32], n: usize) {
+pub(super) unsafe fn run<const G: usize>(quads: &[*mut FsinQuad; QUADS], out: &[*mut f32; WIDTH], n: usize) {
     const { assert!(G == 1 || G == 2) };
-    let live = out.len().min(8 * G);
-    // SAFETY: four doubles from arrays of sixteen, at most 4 * (2G - 1) + 4
-    // <= 16.
-    let ld = |a: &[f64; WIDTH], v: usize| unsafe { _mm256_loadu_pd(a[4 * v..4 * v + 4].as_ptr()) };
-    let b1: [[__m256d; 2]; G] = std::array::from_fn(|g| [ld(&s.b1, 2 * g), ld(&s.b1, 2 * g + 1)]);
-    let mut y1: [[__m256d; 2]; G] = std::array::from_fn(|g| [ld(&s.y1, 2 * g), ld(&s.y1, 2 * g + 1)]);
-    let mut y2: [[__m256d; 2]; G] = std::array::from_fn(|g| [ld(&s.y2, 2 * g), ld(&s.y2, 2 * g + 1)]);
+    // SAFETY: quads 0..2G are valid and unaliased (the contract).
+    let q = |v: usize| unsafe { &*quads[v] };
+    let ld = |a: &[f64; 4]| {
+        // SAFETY: four doubles of a quad.
+        unsafe { _mm256_loadu_pd(a.as_ptr()) }
+    };
+    let b1: [[__m256d; 2]; G] = std::array::from_fn(|g| [ld(&q(2 * g).b1), ld(&q(2 * g + 1).b1)]);
+    let mut y1: [[__m256d; 2]; G] = std::array::from_fn(|g| [ld(&q(2 * g).y1), ld(&q(2 * g + 1).y1)]);
+    let mut y2: [[__m256d; 2]; G] = std::array::from_fn(|g| [ld(&q(2 * g).y2), ld(&q(2 * g + 1).y2)]);
     // One sample of every group: oscillator 8g + k in element k of row g.
     let mut step = || -> [__m256; G] {
         std::array::from_fn(|g| {
@@ -61,11 +61,13 @@ pub(super) unsafe fn run<const G: usize>(s: &mut Fsin16, out: &[*mut f32], n: us
         }
         for g in 0..G {
             let cols = transpose8(rows[g]);
-            let end = live.min(8 * g + 8);
-            for j in 8 * g..end {
-                // SAFETY: samples i..i + 8 of oscillator j's output, by the
-                // contract.
-                unsafe { _mm256_storeu_ps(out[j].add(i), cols[j - 8 * g]) };
+            for (j, col) in cols.iter().enumerate() {
+                let o = out[8 * g + j];
+                if !o.is_null() {
+                    // SAFETY: samples i..i + 8 of oscillator 8g + j's
+                    // output, by the contract.
+                    unsafe { _mm256_storeu_ps(o.add(i), *col) };
+                }
             }
         }
         i += 8;
@@ -76,21 +78,25 @@ pub(super) unsafe fn run<const G: usize>(s: &mut Fsin16, out: &[*mut f32], n: us
         for g in 0..G {
             // SAFETY: a store into a local array of eight.
             unsafe { _mm256_storeu_ps(lane.as_mut_ptr(), one[g]) };
-            let end = live.min(8 * g + 8);
-            for j in 8 * g..end {
-                // SAFETY: sample i of oscillator j's output, by the contract.
-                unsafe { *out[j].add(i) = lane[j - 8 * g] };
+            for (j, &x) in lane.iter().enumerate() {
+                let o = out[8 * g + j];
+                if !o.is_null() {
+                    // SAFETY: sample i of oscillator 8g + j's output, by the
+                    // contract.
+                    unsafe { *o.add(i) = x };
+                }
             }
         }
         i += 1;
     }
     for g in 0..G {
         for h in 0..2 {
-            let v = 4 * (2 * g + h);
-            // SAFETY: four doubles into arrays of sixteen, v + 4 <= 16.
+            // SAFETY: quad 2g + h is valid and unaliased (the contract).
+            let dst = unsafe { &mut *quads[2 * g + h] };
+            // SAFETY: four doubles into a quad's arrays of four.
             unsafe {
-                _mm256_storeu_pd(s.y1[v..v + 4].as_mut_ptr(), y1[g][h]);
-                _mm256_storeu_pd(s.y2[v..v + 4].as_mut_ptr(), y2[g][h]);
+                _mm256_storeu_pd(dst.y1.as_mut_ptr(), y1[g][h]);
+                _mm256_storeu_pd(dst.y2.as_mut_ptr(), y2[g][h]);
             }
         }
     }
@@ -101,7 +107,8 @@ mod tests {
     use super::*;
 
     /// Every oscillator's samples equal the scalar recurrence bit for bit,
-    /// for block lengths with and without a tail of fewer than eight.
+    /// for block lengths with and without a tail of fewer than eight, and
+    /// oscillators without an output (null) leave the others alone.
     #[test]
     fn sixteen_oscillators_match_the_scalar_recurrence() {
         if !std::arch::is_x86_feature_detected!("avx2") {
@@ -112,19 +119,25 @@ mod tests {
                 let w = 0.001 + 0.037 * j as f64;
                 (2.0 * w.cos(), (0.3 - w).sin(), (0.3 - 2.0 * w).sin())
             };
-            let mut s = Fsin16 { b1: [0.0; WIDTH], y1: [0.0; WIDTH], y2: [0.0; WIDTH] };
+            let mut qs: Vec<FsinQuad> = (0..QUADS).map(|_| FsinQuad::default()).collect();
             for j in 0..live {
-                (s.b1[j], s.y1[j], s.y2[j]) = init(j);
+                let q = &mut qs[j / 4];
+                (q.b1[j % 4], q.y1[j % 4], q.y2[j % 4]) = init(j);
             }
-            let mut bufs = vec![vec![f32::NAN; n]; live];
-            let outs: Vec<*mut f32> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+            let mut bufs = vec![vec![f32::NAN; n]; WIDTH];
+            let mut outs = [std::ptr::null_mut::<f32>(); WIDTH];
+            for (o, b) in outs.iter_mut().zip(bufs.iter_mut()).take(live) {
+                *o = b.as_mut_ptr();
+            }
+            let quads: [*mut FsinQuad; QUADS] = std::array::from_fn(|v| &mut qs[v] as *mut FsinQuad);
             for _ in 0..3 {
-                // SAFETY: AVX2 checked; each pointer is its own buffer of n.
+                // SAFETY: AVX2 checked; distinct quads; each pointer is its
+                // own buffer of n.
                 unsafe {
                     if live > 8 {
-                        run::<2>(&mut s, &outs, n);
+                        run::<2>(&quads, &outs, n);
                     } else {
-                        run::<1>(&mut s, &outs, n);
+                        run::<1>(&quads, &outs, n);
                     }
                 }
             }
@@ -142,8 +155,10 @@ mod tests {
                 for i in 0..n {
                     assert_eq!(bufs[j][i].to_bits(), want[i].to_bits(), "oscillator {j} of {live}, sample {i}");
                 }
-                assert_eq!((s.y1[j].to_bits(), s.y2[j].to_bits()), (y1.to_bits(), y2.to_bits()));
+                let q = &qs[j / 4];
+                assert_eq!((q.y1[j % 4].to_bits(), q.y2[j % 4].to_bits()), (y1.to_bits(), y2.to_bits()));
             }
+            assert!(bufs[live..].iter().all(|b| b.iter().all(|x| x.is_nan())), "a null output was written");
         }
     }
 }

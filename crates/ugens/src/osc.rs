@@ -583,17 +583,48 @@ pub struct FSinOscBatch {
     /// kernel loads, so that it reads and writes them in place (the last
     /// quad's places past `lanes` stay zero).
     quads: Vec<FsinQuad>,
-    /// Each oscillator's frequency input when its `b1` was computed.
-    freq: Vec<f32>,
     fixed: bool,
 }
 
-/// The recurrence state of four oscillators side by side.
+/// Four oscillators side by side: their recurrence state, and the
+/// frequency input each `b1` was computed from.
 #[derive(Clone, Copy, Default)]
 struct FsinQuad {
     b1: [f64; 4],
     y1: [f64; 4],
     y2: [f64; 4],
+    freq: [f32; 4],
+}
+
+/// Whether any of four values differs (`!=`, so NaN always does), tested
+/// at once rather than one by one.
+#[inline(always)]
+fn any_differs(a: &[f32; 4], b: &[f32; 4]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE is part of every x86_64 CPU; the loads read four
+        // floats of arrays of four. The not-equal predicate is unordered,
+        // true for NaN, as `!=` is.
+        unsafe { _mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(a.as_ptr()), _mm_loadu_ps(b.as_ptr()))) != 0 }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (0..4).fold(false, |m, j| m | (a[j] != b[j]))
+    }
+}
+
+impl FsinQuad {
+    /// New frequencies `now` for the first `live` oscillators.
+    #[inline]
+    fn follow(&mut self, now: &[f32; 4], live: usize, rate: &RateInfo) {
+        for j in 0..live {
+            if now[j] != self.freq[j] {
+                self.freq[j] = now[j];
+                self.b1[j] = 2.0 * (now[j] as f64 * rate.radians_per_sample).cos();
+            }
+        }
+    }
 }
 
 impl FSinOscBatch {
@@ -602,15 +633,13 @@ impl FSinOscBatch {
         let mut u = FSinOscBatch {
             lanes,
             quads: vec![FsinQuad::default(); lanes.div_ceil(4)],
-            freq: vec![0.0; lanes],
             fixed: io.in_rate(0) == Rate::Scalar,
         };
         for l in 0..lanes {
             let freq = io.in0(2 * l);
             let (b1, y1, y2, first) = fsinosc_init(freq as f64, io.in0(2 * l + 1), cx.rate.radians_per_sample);
             let q = &mut u.quads[l / 4];
-            (q.b1[l % 4], q.y1[l % 4], q.y2[l % 4]) = (b1, y1, y2);
-            u.freq[l] = freq;
+            (q.b1[l % 4], q.y1[l % 4], q.y2[l % 4], q.freq[l % 4]) = (b1, y1, y2, freq);
             io.out(l)[0] = first;
         }
         u
@@ -680,16 +709,25 @@ impl FSinOscBatch {
 
 impl FSinOscBatch {
     /// New frequencies from the inputs (as a lone FSinOsc takes them).
+    #[inline(always)]
     fn follow_freqs(&mut self, io: &Wires<'_>, rate: &RateInfo) {
         if self.fixed {
             return;
         }
-        // The frequency inputs are every other input from the first.
-        for (l, (f, now)) in self.freq.iter_mut().zip(io.in0_every(0, 2)).enumerate() {
-            if now != *f {
-                *f = now;
-                self.quads[l / 4].b1[l % 4] = 2.0 * (now as f64 * rate.radians_per_sample).cos();
+        // Oscillator l's frequency is input 2l.
+        assert!(io.num_inputs() >= 2 * self.lanes, "an FSinOsc batch without its inputs");
+        let whole = self.lanes / 4;
+        let (full, tail) = self.quads.split_at_mut(whole);
+        for (q, quad) in full.iter_mut().enumerate() {
+            let now: [f32; 4] = std::array::from_fn(|j| io.in0(8 * q + 2 * j));
+            if any_differs(&now, &quad.freq) {
+                quad.follow(&now, 4, rate);
             }
+        }
+        if let Some(quad) = tail.first_mut() {
+            let live = self.lanes - 4 * whole;
+            let now: [f32; 4] = std::array::from_fn(|j| if j < live { io.in0(8 * whole + 2 * j) } else { 0.0 });
+            quad.follow(&now, live, rate);
         }
     }
 
@@ -744,13 +782,16 @@ impl FsinChunk {
     #[target_feature(enable = "avx2")]
     unsafe fn add(&mut self, u: &mut FSinOscBatch, io: &mut Wires<'_>, n: usize) {
         let lanes = u.lanes;
+        assert!(io.num_outputs() >= lanes, "an FSinOsc batch without its outputs");
         for (q, quad) in u.quads.iter_mut().enumerate() {
             let at = 4 * self.len;
             self.quads[self.len] = quad;
-            for j in 0..4 {
-                let o = 4 * q + j;
-                self.out[at + j] = if o < lanes { io.out_ptr(o) } else { std::ptr::null_mut() };
-            }
+            let out: [*mut f32; 4] = if 4 * q + 4 <= lanes {
+                std::array::from_fn(|j| io.out_ptr(4 * q + j))
+            } else {
+                std::array::from_fn(|j| if 4 * q + j < lanes { io.out_ptr(4 * q + j) } else { std::ptr::null_mut() })
+            };
+            self.out[at..at + 4].copy_from_slice(&out);
             self.len += 1;
             if self.len == fsin_x8::QUADS {
                 // SAFETY: forwarded contract.
@@ -781,10 +822,13 @@ impl FsinChunk {
         // once; each non-null output is one oscillator's own, valid for the
         // block's n samples (the contract).
         unsafe {
-            if len > 2 {
-                fsin_x8::run::<2>(&self.quads, &self.out, n);
-            } else {
-                fsin_x8::run::<1>(&self.quads, &self.out, n);
+            let groups = if len > 2 { 2 } else { 1 };
+            let all = self.out[..8 * groups].iter().all(|o| !o.is_null());
+            match (groups, all) {
+                (2, true) => fsin_x8::run::<2, true>(&self.quads, &self.out, n),
+                (2, false) => fsin_x8::run::<2, false>(&self.quads, &self.out, n),
+                (_, true) => fsin_x8::run::<1, true>(&self.quads, &self.out, n),
+                (_, false) => fsin_x8::run::<1, false>(&self.quads, &self.out, n),
             }
         }
         self.len = 0;

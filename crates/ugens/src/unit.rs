@@ -211,16 +211,6 @@ impl<'a> Wires<'a> {
         unsafe { *self.ptr(w) }
     }
 
-    /// The first values of inputs `first`, `first + step`, `first + 2 * step`
-    /// and so on to the last input: one input of each member of a batch.
-    #[inline(always)]
-    pub fn in0_every(&self, first: usize, step: usize) -> impl Iterator<Item = f32> + '_ {
-        self.inputs[first.min(self.inputs.len())..].iter().step_by(step).map(|&w| {
-            // SAFETY: as in `inp`.
-            unsafe { *self.ptr(w) }
-        })
-    }
-
     /// Output `i`, `n()` samples long.
     #[inline(always)]
     pub fn out(&mut self, i: usize) -> &mut [f32] {

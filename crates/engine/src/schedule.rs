@@ -90,7 +90,11 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
 
 /// Runs a lane batch: synths of one def that may share lanes, step by step
 /// (step 1 of each, then step 2, ...); steps with a lane kernel compute all
-/// of them at once, each lane with its synth's exact arithmetic.
+/// of them at once, each lane with its synth's exact arithmetic. The steps
+/// between two kernels run a synth at a time (all of them for synth 1, then
+/// for synth 2, ...), which sets each synth up once for the whole run of
+/// steps and computes the same: the synths share nothing but their one bus
+/// write, which still happens in synth order.
 ///
 /// # Safety
 /// `synths` are distinct, live synths of one def that nothing else touches
@@ -109,60 +113,102 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
     let bs = world.block_size;
     let full = world.full_rate;
     let block = world.buf_rate;
-    for &si in &def.calc_steps {
-        let si = si as usize;
+    // A drawing step's kernel needs every synth's own generator.
+    // SAFETY: as below.
+    let own_rngs = synths.iter().all(|&sp| unsafe { (*sp).rgen.is_some() });
+    let kernel_of = |si: u32| {
+        let step = &def.steps[si as usize];
+        step.lane.filter(|_| !step.draws || own_rngs)
+    };
+    // One set of lanes for every kernel step: each fills it from lane 0 and
+    // kernels read lanes below `len` only.
+    let mut lanes = Lanes::new();
+    let calc = &def.calc_steps;
+    let mut k = 0;
+    while k < calc.len() {
+        let si = calc[k] as usize;
         let step = &def.steps[si];
-        let rate = if step.audio { &full } else { &block };
-        // A synth whose unit failed takes no further steps; the others
-        // finish their block.
-        // A drawing step's kernel needs every synth's own generator.
-        // SAFETY: as below.
-        let kernel = step.lane.filter(|_| !step.draws || synths.iter().all(|&sp| unsafe { (*sp).rgen.is_some() }));
-        match kernel {
-            Some(kernel) => {
-                let mut lanes = Lanes::new();
-                for (l, &sp) in synths.iter().enumerate() {
-                    // SAFETY: synth `l` uses its own slice of the scratch.
-                    if unsafe { (*sp).has_failed() } {
-                        continue;
-                    }
-                    // SAFETY: as above.
-                    let (unit, io) = unsafe { (*sp).lane_parts(si, bs, scratch.add(l * sl)) };
-                    lanes.push(unit, io);
-                    if step.draws {
-                        // SAFETY: the generator is a field of synth `l` that
-                        // `lane_parts` does not borrow; nothing else uses it
-                        // during the step.
-                        lanes.rgens[lanes.len - 1] = unsafe { (*sp).rgen.as_mut() };
-                    }
+        if let Some(kernel) = kernel_of(calc[k]) {
+            let rate = if step.audio { &full } else { &block };
+            let n = if step.audio { bs } else { 1 };
+            let (inputs, outputs) = (step.inputs.as_slice(), step.outputs.as_slice());
+            let mut len = 0;
+            for (l, &sp) in synths.iter().enumerate() {
+                // SAFETY: the caller vouches for the synths; synth `l` uses
+                // its own slice of the scratch.
+                let s = unsafe { &mut *sp };
+                // A synth whose unit failed takes no further steps; the
+                // others finish their block.
+                if s.has_failed() {
+                    continue;
                 }
-                let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
-                if failed {
-                    // The kernel computed every lane at once: all of them failed.
-                    for &sp in synths {
-                        // SAFETY: as above.
-                        let s = unsafe { &mut *sp };
-                        if !s.has_failed() {
-                            s.set_step(si);
-                            s.recover(world);
-                        }
+                // SAFETY: as above; these are step `si`'s wires in the synth's def.
+                let (unit, io) = unsafe { s.lane_parts(si, inputs, outputs, n, bs, scratch.add(l * sl)) };
+                lanes.units[len] = Some(unit);
+                lanes.ios[len] = Some(io);
+                len += 1;
+            }
+            lanes.len = len;
+            if step.draws {
+                let mut lane = 0;
+                for &sp in synths {
+                    // SAFETY: the generator is a field of the synth that
+                    // `lane_parts` does not borrow; nothing else uses it
+                    // during the step.
+                    let s = unsafe { &mut *sp };
+                    if !s.has_failed() {
+                        lanes.rgens[lane] = s.rgen.as_mut();
+                        lane += 1;
                     }
                 }
             }
-            None => {
-                for (l, &sp) in synths.iter().enumerate() {
-                    // SAFETY: as above; every synth of the batch has this def.
-                    let s = unsafe { &mut *sp };
-                    if s.has_failed() {
-                        continue;
-                    }
+            let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
+            if step.draws {
+                lanes.rgens = Default::default();
+            }
+            if failed {
+                // The kernel computed every lane at once: all of them failed.
+                for &sp in synths {
                     // SAFETY: as above.
-                    let ran = crate::contain::contained(|| unsafe { s.calc_step(si, step, rate, world, scratch.add(l * sl)) });
-                    if ran.is_err() {
+                    let s = unsafe { &mut *sp };
+                    if !s.has_failed() {
+                        s.set_step(si);
                         s.recover(world);
                     }
                 }
             }
+            k += 1;
+        } else {
+            // The steps up to the next one with a kernel, a synth at a time.
+            let mut end = k + 1;
+            while end < calc.len() && kernel_of(calc[end]).is_none() {
+                end += 1;
+            }
+            let draws = calc[k..end].iter().any(|&si| def.steps[si as usize].draws);
+            // One guard for the run: a synth that fails leaves the others
+            // to go on from the one after it.
+            let mut from = 0;
+            while from < synths.len() {
+                let mut at = from;
+                let ran = crate::contain::contained(|| {
+                    for (l, &sp) in synths.iter().enumerate().skip(from) {
+                        at = l;
+                        // SAFETY: as above; every synth of the batch has this def.
+                        let s = unsafe { &mut *sp };
+                        if !s.has_failed() {
+                            // SAFETY: as above.
+                            unsafe { s.calc_steps(k..end, draws, &full, &block, world, scratch.add(l * sl)) };
+                        }
+                    }
+                });
+                if ran.is_ok() {
+                    break;
+                }
+                // SAFETY: as above.
+                unsafe { &mut *synths[at] }.recover(world);
+                from = at + 1;
+            }
+            k = end;
         }
     }
     trace::span(trace::Kind::LaneBatch, traced, synths.len() as u32, 0);

@@ -1,12 +1,13 @@
 //! A running instance of a GraphDef: its wires, its units and its controls.
 
-use crate::graph_def::{GraphDef, Step};
+use crate::graph_def::GraphDef;
 use crate::failure::FailReason;
 use magnetar_protocol::printed::c_g;
 use magnetar_ugens::unit::SCRATCH;
 use magnetar_ugens::{
     ControlMap, DemandRunner, RGen, Rate, RateInfo, SynthCtx, Unit, UnitCtx, UnitSpec, WireRef, Wires, World,
 };
+use std::ops::Range;
 use std::sync::Arc;
 
 pub struct Synth {
@@ -14,6 +15,9 @@ pub struct Synth {
     pub ctx: SynthCtx,
     wires: Vec<f32>,
     units: Vec<Box<dyn Unit>>,
+    /// Each calc step's wires and unit context facts, set up when the synth
+    /// is built so that a block only points them at its scratch.
+    runs: StepRuns,
     done: Vec<bool>,
     /// The synth's own random generator, when the server gives each synth
     /// one (supernova's way); `None` draws from the world's (scsynth's way).
@@ -21,10 +25,9 @@ pub struct Synth {
     /// Whether the synth's generator is in the world's place now (between
     /// `enter_rgen` and `leave_rgen`).
     rgen_swapped: bool,
-    /// The step being built or run, and whether one is (for the report of a
-    /// unit that fails: see `contain`).
+    /// The step being built or run (for the report of a unit that fails:
+    /// see `contain`).
     at: u32,
-    running: bool,
     /// The step whose unit failed; the synth runs no more.
     pub(crate) failed: Option<u32>,
     /// Pool bytes counted for building it, until it is built (`/s_new`).
@@ -51,7 +54,8 @@ impl Synth {
         };
         let done = vec![false; def.units.len()];
         let units = Vec::with_capacity(def.units.len());
-        Synth { def, ctx, wires, units, done, rgen: None, rgen_swapped: false, at: 0, running: false, failed: None, reserved: 0, out_of_memory: false }
+        let runs = StepRuns { runs: Vec::with_capacity(def.calc_steps.len()), scratch: std::ptr::null_mut() };
+        Synth { def, ctx, wires, units, runs, done, rgen: None, rgen_swapped: false, at: 0, failed: None, reserved: 0, out_of_memory: false }
     }
 
     /// Puts the synth's generator in the world's `rgen` for the length of
@@ -102,9 +106,9 @@ impl Synth {
         let full = world.full_rate;
         let block = world.buf_rate;
         let bs = world.block_size;
+        self.set_up_runs(bs, scratch.as_mut_ptr());
         self.enter_rgen(world);
         self.local_bufs(world, true);
-        self.running = true;
         for step in &def.steps {
             self.at = self.units.len() as u32;
             let ud = &def.units[step.unit as usize];
@@ -139,9 +143,31 @@ impl Synth {
             let unit = (step.ctor)(&spec, &mut io, &mut cx);
             self.units.push(unit);
         }
-        self.running = false;
         self.local_bufs(world, false);
         self.leave_rgen(world);
+    }
+
+    /// Sets up each calc step's wires (`runs`), in the room `Synth::new`
+    /// made for them.
+    fn set_up_runs(&mut self, bs: usize, scratch: *mut f32) {
+        let base = self.wires.as_mut_ptr();
+        let def = &*self.def;
+        self.runs.runs.clear();
+        for &si in &def.calc_steps {
+            let step = &def.steps[si as usize];
+            // SAFETY: the def outlives the wires: the synth holds it (in an
+            // `Arc`, never replaced) as long as it holds `runs`, and its
+            // steps never change.
+            let (inputs, outputs): (&'static [WireRef], &'static [WireRef]) =
+                unsafe { (&*std::ptr::from_ref(step.inputs.as_slice()), &*std::ptr::from_ref(step.outputs.as_slice())) };
+            let n = if step.audio { bs } else { 1 };
+            // SAFETY: as in `construct`: GraphDef::compile placed every
+            // wire inside the synth's array (which never moves: it is never
+            // resized) or the scratch, outputs apart from everything else.
+            let io = unsafe { Wires::new(base, scratch, inputs, outputs, bs, n) };
+            self.runs.runs.push(StepRun { io, step: si, unit: step.unit, audio: step.audio });
+        }
+        self.runs.scratch = scratch;
     }
 
     /// Runs unit command `name` (`/u_cmd`) on unit `unit` (its index in
@@ -187,7 +213,50 @@ impl Synth {
 
     /// Computes one block.
     pub fn calc(&mut self, world: &mut World, scratch: &mut [f32]) {
-        self.calc_watched(world, scratch, |_, _, _, _| {});
+        if self.def.has_demand {
+            // Demand-rate units run inside the units that read them, which
+            // need the runner `calc_watched` gives each step.
+            self.calc_watched(world, scratch, |_, _, _, _| {});
+            return;
+        }
+        assert!(scratch.len() >= self.def.scratch_len, "scratch smaller than the def needs");
+        let (full, block) = (world.full_rate, world.buf_rate);
+        self.enter_rgen(world);
+        self.local_bufs(world, true);
+        let steps = 0..self.def.calc_steps.len();
+        // SAFETY: the scratch holds the def's `scratch_len` samples (checked
+        // above) and is borrowed mutably for the call.
+        unsafe { self.run_steps(steps, &full, &block, world, scratch.as_mut_ptr()) };
+        self.local_bufs(world, false);
+        self.leave_rgen(world);
+    }
+
+    /// Runs the calc steps `steps` (positions in `def.calc_steps`) in order,
+    /// with one unit context for all of them: what changes from step to
+    /// step is the rate, the unit index and the wires. No demand-rate
+    /// runner: for defs without demand-rate units.
+    ///
+    /// # Safety
+    /// `scratch` must point at `def.scratch_len` samples that nothing else
+    /// uses during the call.
+    #[inline(always)]
+    unsafe fn run_steps(&mut self, steps: Range<usize>, full: &RateInfo, block: &RateInfo, world: &mut World, scratch: *mut f32) {
+        let Synth { ctx, units, runs, done, at, .. } = self;
+        if runs.scratch != scratch {
+            for run in &mut runs.runs {
+                // SAFETY: the caller vouches for the scratch, which holds
+                // the def's scratch wires as the one the runs were set up with.
+                unsafe { run.io.set_scratch(scratch) };
+            }
+            runs.scratch = scratch;
+        }
+        let mut cx = UnitCtx::new(world, ctx, block, done, 0);
+        for run in &mut runs.runs[steps] {
+            *at = run.step;
+            cx.rate = if run.audio { full } else { block };
+            cx.unit_index = run.unit as usize;
+            units[run.step as usize].next(&mut run.io, &mut cx);
+        }
     }
 
     /// Computes one block and returns what scsynth prints for a synth
@@ -241,7 +310,6 @@ impl Synth {
         let block = world.buf_rate;
         let bs = world.block_size;
         let base = self.wires.as_mut_ptr();
-        self.running = true;
         for &si in &def.calc_steps {
             self.at = si;
             let step = &def.steps[si as usize];
@@ -261,7 +329,6 @@ impl Synth {
             rest[0].next(&mut io, &mut cx);
             watch(si as usize, true, base, scratch);
         }
-        self.running = false;
         self.local_bufs(world, false);
         self.leave_rgen(world);
     }
@@ -300,7 +367,6 @@ impl Synth {
         if self.rgen_swapped {
             self.leave_rgen(world);
         }
-        self.running = false;
         self.failed = Some(self.at);
     }
 
@@ -313,52 +379,64 @@ impl Synth {
         self.failed.is_some()
     }
 
-    /// Computes step `si` only (the engine may run several synths of one
-    /// def step by step side by side). `scratch` holds this synth's audio
-    /// wires for the whole block; `step` is `def.steps[si]` and `rate` its
-    /// rate, looked up once by the caller for all the synths it runs. Only
-    /// for lockstep-safe defs, which draw no random numbers per block, and
-    /// for defs that draw when the synth has its own generator, which is
-    /// then swapped in for the step.
+    /// Computes the calc steps `steps` (positions in `def.calc_steps`) only:
+    /// the engine may run several synths of one def side by side, a run of
+    /// steps of each at a time (`schedule::run_lanes`). `scratch` holds this
+    /// synth's audio wires for the whole block; `full` and `block` are the
+    /// world's rates, copied once by the caller for all the synths it runs.
+    /// Only for lockstep-safe defs, which draw no random numbers per block,
+    /// and for defs that draw when the synth has its own generator, which
+    /// is then swapped in when one of the steps draws (`draws`).
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else
-    /// uses during this synth's block; `step` is this synth's def's step `si`.
-    pub unsafe fn calc_step(&mut self, si: usize, step: &Step, rate: &RateInfo, world: &mut World, scratch: *mut f32) {
-        let n = if step.audio { world.block_size } else { 1 };
-        // SAFETY: as in `calc`, with the scratch the caller vouches for.
-        let mut io =
-            unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, world.block_size, n) };
+    /// uses during this synth's block.
+    #[inline(always)]
+    pub unsafe fn calc_steps(
+        &mut self,
+        steps: Range<usize>,
+        draws: bool,
+        full: &RateInfo,
+        block: &RateInfo,
+        world: &mut World,
+        scratch: *mut f32,
+    ) {
         self.local_bufs(world, true);
-        self.at = si as u32;
-        self.running = true;
         // Lockstep defs have no demand-rate units.
-        // Only a step that draws needs the generator in place (these defs
+        // Only steps that draw need the generator in place (these defs
         // declare every unit; see `units_safe`).
-        let own_rng = step.draws && !self.def.lockstep && self.rgen.is_some();
+        let own_rng = draws && !self.def.lockstep && self.rgen.is_some();
         if own_rng {
             self.enter_rgen(world);
         }
-        let mut cx = UnitCtx::new(world, &mut self.ctx, rate, &mut self.done, step.unit as usize);
-        self.units[si].next(&mut io, &mut cx);
+        // SAFETY: the caller vouches for the scratch.
+        unsafe { self.run_steps(steps, full, block, world, scratch) };
         if own_rng {
             self.leave_rgen(world);
         }
-        self.running = false;
         self.local_bufs(world, false);
     }
 
-    /// The unit and wires of step `si`, for a lane kernel.
+    /// The unit and wires of step `si` for a lane kernel, `inputs` and
+    /// `outputs` being the step's wires and `n` its samples per call,
+    /// looked up once by the caller for all the synths it runs.
     ///
     /// # Safety
-    /// As for [`Self::calc_step`].
-    pub unsafe fn lane_parts(&mut self, si: usize, bs: usize, scratch: *mut f32) -> (&mut dyn Unit, Wires<'_>) {
-        let Synth { def, units, wires, .. } = self;
-        let step = &def.steps[si];
-        let n = if step.audio { bs } else { 1 };
+    /// As for [`Self::calc_steps`]; `inputs` and `outputs` are those of this
+    /// synth's def's step `si`.
+    #[inline(always)]
+    pub unsafe fn lane_parts<'a>(
+        &'a mut self,
+        si: usize,
+        inputs: &'a [WireRef],
+        outputs: &'a [WireRef],
+        n: usize,
+        bs: usize,
+        scratch: *mut f32,
+    ) -> (&'a mut dyn Unit, Wires<'a>) {
         // SAFETY: as in `calc`, with the scratch the caller vouches for.
-        let io = unsafe { Wires::new(wires.as_mut_ptr(), scratch, &step.inputs, &step.outputs, bs, n) };
-        (&mut *units[si], io)
+        let io = unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, inputs, outputs, bs, n) };
+        (&mut *self.units[si], io)
     }
 
     /// Lets units that owe the world something settle it before the
@@ -400,6 +478,31 @@ impl Synth {
         self.def.units.len()
     }
 }
+
+/// A calc step of one synth, set up once (`Synth::set_up_runs`).
+struct StepRun {
+    /// The step's wires in the synth's array and in `StepRuns::scratch`.
+    io: Wires<'static>,
+    /// The step (its unit's place in `Synth::units`) and the def unit it
+    /// stands for.
+    step: u32,
+    unit: u32,
+    audio: bool,
+}
+
+/// A synth's calc steps, set up once, and the scratch their audio wires
+/// are in now.
+struct StepRuns {
+    runs: Vec<StepRun>,
+    scratch: *mut f32,
+}
+
+// SAFETY: the pointers are into the synth's own wire array and the scratch
+// of the thread that ran it last; they are used only while the synth runs,
+// by the one thread that runs it, which points them at its own scratch first.
+unsafe impl Send for StepRuns {}
+// SAFETY: as for `Send`; a shared synth gives no access to them.
+unsafe impl Sync for StepRuns {}
 
 /// The first sample of wire `w`.
 ///

@@ -158,6 +158,16 @@ impl<'a> Wires<'a> {
         Wires { arrays: [base, scratch], inputs, outputs, block_size, n, _wires: PhantomData }
     }
 
+    /// Points the wires' [`SCRATCH`] wires at another scratch area, for
+    /// wires set up once and used again block after block.
+    ///
+    /// # Safety
+    /// As for [`Wires::new`], with `scratch` in place of its scratch.
+    #[inline]
+    pub unsafe fn set_scratch(&mut self, scratch: *mut f32) {
+        self.arrays[1] = scratch;
+    }
+
     #[inline(always)]
     fn ptr(&self, w: WireRef) -> *mut f32 {
         // SAFETY: `new`'s contract puts the wire inside the array its flag names.

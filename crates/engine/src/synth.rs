@@ -234,7 +234,8 @@ impl Synth {
     /// Runs the calc steps `steps` (positions in `def.calc_steps`) in order,
     /// with one unit context for all of them: what changes from step to
     /// step is the rate, the unit index and the wires. No demand-rate
-    /// runner: for defs without demand-rate units.
+    /// runner: for defs without demand-rate units. The synth is built (its
+    /// runs are set up, see `set_up_runs`).
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else

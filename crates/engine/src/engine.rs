@@ -776,12 +776,24 @@ impl Engine {
     }
 
     /// After the parallel group just run: ends its synths whose unit
-    /// failed and carries out what the others' units asked for, in tree
-    /// order, as a sequential run has them (its synths end or pause only
-    /// themselves, so nothing else in the group saw the difference).
+    /// failed, carries out what the others' units asked for, and deletes
+    /// those that had ended in an earlier block, in tree order, as a
+    /// sequential run has them: notifications go out in the same order, and
+    /// with the same neighbours (its synths end or pause only themselves,
+    /// and the ended ones touch nothing else as they go, so nothing else in
+    /// the group saw the difference).
     fn settle_group(&mut self) {
-        let mut k = 0;
-        while let Some(idx) = self.parallel.as_ref().and_then(|p| p.nodes().get(k).copied()) {
+        let (mut k, mut e) = (0, 0);
+        loop {
+            let Some(p) = self.parallel.as_ref() else { return };
+            // An ended synth before the `k`-th of the group's synths goes first.
+            if let Some(&(at, idx)) = p.ended().get(e).filter(|&&(at, _)| at as usize <= k) {
+                debug_assert_eq!(at as usize, k);
+                e += 1;
+                self.delete_node(idx);
+                continue;
+            }
+            let Some(&idx) = p.nodes().get(k) else { return };
             match self.tree.synth_to_run(idx) {
                 Some(s) if s.has_failed() => self.unit_failed(idx, false),
                 Some(s) if s.has_requests() => self.after_synth(idx),

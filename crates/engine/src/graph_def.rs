@@ -130,6 +130,16 @@ pub struct GraphDef {
     /// bus, buffer, node or client), and no unit writes buffer samples, so
     /// building it sees and leaves what it would at its turn.
     pub builds_ahead: bool,
+    /// Whether deleting a synth of this def touches nothing outside it but
+    /// the node tree: no unit is undeclared, foreign or a disk streamer, nor
+    /// an `OffsetOut` (whose destructor writes the samples it held back).
+    /// Such a synth, ended in an earlier block, may be deleted after its
+    /// parallel group has run rather than at its turn in it: no sibling
+    /// could tell (`parallel::GroupJobs::prepare`).
+    pub ends_quietly: bool,
+    /// Whether a unit may pause its synth (done action 1, or a unit acting
+    /// on its own synth): when built, that sends `/n_off` at once.
+    pub may_pause_itself: bool,
     /// The buses a synth of a parallel def reads, and the one it writes:
     /// where each bus number comes from, so the engine can tell before a
     /// block whether children of a parallel group depend on each other.
@@ -252,6 +262,20 @@ impl GraphDef {
             let writes_buffer = e.buffer.is_some_and(|b| b.how == BufferUse::Write);
             !writes_buffer && (p.rate != Rate::Scalar || p.pure || quiet)
         });
+        let ends_quietly = protos.iter().all(|p| {
+            let e = &p.effects;
+            !e.outside && !e.foreign && !e.disk && !e.bus.is_some_and(|b| b.how == BusUse::WriteMixed)
+        });
+        let constant = |input: &sd::Input| match *input {
+            sd::Input::Constant(c) => def.constants.get(c as usize).copied(),
+            sd::Input::Unit { .. } => None,
+        };
+        let may_pause_itself = protos.iter().any(|p| {
+            p.effects.own_synth
+                || p.effects.done_action.is_some_and(|index| {
+                    p.spec.inputs.get(index as usize).and_then(constant).is_none_or(|a| a as i32 == 1)
+                })
+        });
         let calc_steps = steps
             .iter()
             .enumerate()
@@ -293,6 +317,8 @@ impl GraphDef {
             parallel,
             parallel_own_rng,
             builds_ahead,
+            ends_quietly,
+            may_pause_itself,
             bus_reads,
             bus_write,
             buffer_accesses,

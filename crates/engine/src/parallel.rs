@@ -30,7 +30,9 @@
 //! unfinished one, and writes its own item's directly when all earlier ones
 //! are applied, so the replay after the group has less left to do.
 //!
-//! Only groups whose synths are all running, of parallel-safe defs (see
+//! Only groups whose synths are all running (paused ones do nothing, and
+//! those that ended in an earlier block are deleted after the group at
+//! their place in tree order, `GroupJobs::ended`), of parallel-safe defs (see
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback`/`LagIn`/`InTrig` only, buffer
 //! writes through `BufWr`, `RecordBuf` and the buffer delays only, no
 //! randomness, one `Out` or `ReplaceOut`, done actions on the synth itself,
@@ -41,7 +43,7 @@
 //! runs its children in order, as scsynth does.
 
 use crate::graph_def::BusSource;
-use crate::node_tree::{CalcState, NodeIdx, NodeTree};
+use crate::node_tree::{CalcState, NodeIdx, NodeKind, NodeTree};
 use crate::synth::Synth;
 use magnetar_dsp::executor::{Executor, ExecutorConfig, ExecutorError, Work};
 use magnetar_dsp::merge::MergeBuffers;
@@ -132,6 +134,11 @@ pub struct GroupJobs {
     synths: Vec<*mut Synth>,
     /// The synths' nodes, for their done actions after the group.
     pub nodes: Vec<NodeIdx>,
+    /// The synths that ended in an earlier block, each with the number of
+    /// synths in `nodes` before it: a sequential walk deletes them as it
+    /// reaches them, the engine after the group at the same place in tree
+    /// order (`Engine::settle_group`).
+    pub ended: Vec<(u32, NodeIdx)>,
     synth_span: Vec<u32>,
     synth_item: Vec<u32>,
     /// Where each synth's reads start in `reads` (and where they end).
@@ -204,6 +211,7 @@ impl GroupJobs {
         GroupJobs {
             synths: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             nodes: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            ended: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             synth_span: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             synth_item: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             synth_reads: Vec::with_capacity(MAX_PARALLEL_SYNTHS + 1),
@@ -242,6 +250,7 @@ impl GroupJobs {
         }
         self.synths.clear();
         self.nodes.clear();
+        self.ended.clear();
         self.reads.clear();
         self.spans.clear();
         self.items.clear();
@@ -341,8 +350,10 @@ impl GroupJobs {
     /// executor's `threads` threads. Every synth in it must be running, of a
     /// parallel-safe def, with unmapped controls and at most `scratch`
     /// samples of wires, and without satellites (paused nodes and empty
-    /// groups are left out, as they do nothing); and no synth may read a bus
-    /// that a synth it may run alongside writes.
+    /// groups are left out, as they do nothing, and so are synths that
+    /// ended in an earlier block and may be deleted after the group,
+    /// `ended_quietly`); and no synth may read a bus that a synth it may
+    /// run alongside writes.
     /// Jobs that qualified are kept for the next block, and reused if the
     /// tree has not been edited since (`NodeTree::edits`): walking a few
     /// hundred synths costs more than most of them take to run, the more
@@ -409,7 +420,12 @@ impl GroupJobs {
             tree.node_mut(c).state = CalcState::Run;
         }
         let key = (group, tree.edits(), scratch, threads);
-        let ok = self.prepare(tree, group, scratch, threads) && self.items() >= 2;
+        // A constructor that pauses its synth sends `/n_off` as it is built:
+        // ahead of the `/n_end` of an ended synth before it, which the
+        // engine deletes after the group, where a sequential walk sends it
+        // first.
+        let pauses = self.first_block.iter().any(|&c| tree.synth_to_run(c).is_some_and(|s| s.def.may_pause_itself));
+        let ok = self.prepare(tree, group, scratch, threads) && self.items() >= 2 && (!pauses || self.ended.is_empty());
         self.prepared = Some(key);
         for &c in &self.first_block {
             tree.node_mut(c).state = CalcState::FirstCalc;
@@ -418,9 +434,10 @@ impl GroupJobs {
     }
 
     /// Whether every child of `group` may run in it as `walk` requires
-    /// (paused, or running without satellites). A synth in its first block
-    /// (just added, as a new note is) keeps the group on one thread for
-    /// that block: this finds it without walking the synths before it.
+    /// (paused, running without satellites, or ended quietly). A synth in
+    /// its first block (just added, as a new note is) keeps the group on
+    /// one thread for that block: this finds it without walking the synths
+    /// before it.
     fn children_may_run(tree: &NodeTree, group: NodeIdx) -> bool {
         let mut child = tree.group(group).and_then(|gd| gd.head);
         while let Some(c) = child {
@@ -428,11 +445,30 @@ impl GroupJobs {
             match n.state {
                 CalcState::Paused => {}
                 CalcState::Run if !tree.has_satellites(c) => {}
+                CalcState::Ended if Self::ended_quietly(tree, c) => {}
                 _ => return false,
             }
             child = n.next;
         }
         true
+    }
+
+    /// Whether node `c`, ended in an earlier block (a done action, a
+    /// failure), may be deleted after its parallel group has run, at its
+    /// place in tree order, rather than when a sequential walk reaches it,
+    /// with no difference anyone could tell: a synth without satellites,
+    /// nothing reserved for building it (which its deletion would give
+    /// back), whose units' destructors touch nothing outside it
+    /// (`GraphDef::ends_quietly`). Its siblings on the threads see the
+    /// count of synths only through `NumRunningSynths`, which no def that
+    /// runs there reads after it is built (`GraphDef::parallel`), and is not
+    /// built ahead (`GraphDef::builds_ahead`); the nodes after the group
+    /// see the count the deletions leave, as after a sequential walk.
+    fn ended_quietly(tree: &NodeTree, c: NodeIdx) -> bool {
+        let n = tree.node(c);
+        n.state == CalcState::Ended
+            && !tree.has_satellites(c)
+            && matches!(&n.kind, NodeKind::Synth(s) if s.def.ends_quietly && s.reserved == 0)
     }
 
     /// Gives each bus that one item alone writes, and no synth reads, to
@@ -519,6 +555,13 @@ impl GroupJobs {
             match tree.node(c).state {
                 CalcState::Paused => continue,
                 CalcState::Run if !tree.has_satellites(c) => {}
+                CalcState::Ended if Self::ended_quietly(tree, c) => {
+                    if self.ended.len() == self.ended.capacity() {
+                        return false;
+                    }
+                    self.ended.push((self.synths.len() as u32, c));
+                    continue;
+                }
                 _ => return false,
             }
             if let Some(inner_par) = tree.group(c).map(|gd| gd.parallel) {

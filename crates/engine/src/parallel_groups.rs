@@ -176,7 +176,7 @@ impl ParallelGroups {
             // nothing touches it until the call returns; the lane scratch
             // holds `share` samples for each thread.
             ran.complete = unsafe { self.pool.run_group(jobs, world, lane_scratch.as_mut_ptr(), share) };
-            ran.settle = self.pool.unsettled();
+            ran.settle = self.pool.unsettled() || !jobs.ended.is_empty();
         }
         Some(ran)
     }
@@ -216,6 +216,13 @@ impl ParallelGroups {
     /// out what they asked for, and ends those whose unit failed.
     pub(crate) fn nodes(&self) -> &[NodeIdx] {
         self.jobs.first().map_or(&[], |j| &j.nodes[..])
+    }
+
+    /// The synths of the group just run that had ended in an earlier block,
+    /// each after how many of `nodes` it comes in tree order: the engine
+    /// deletes them there.
+    pub(crate) fn ended(&self) -> &[(u32, NodeIdx)] {
+        self.jobs.first().map_or(&[], |j| &j.ended[..])
     }
 
     /// After the engine settled the group just run: its time goes to the

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{def_bytes, i, reader_def, Rng, PerformOsc};
-use magnetar_engine::{OfflineEngine, EngineOptions};
+use magnetar_engine::{EngineOptions, NodeEventKind, OfflineEngine};
 use magnetar_protocol::{OscArg, OscMessage};
 
 const BLOCKS: usize = 1500;
@@ -1186,8 +1186,7 @@ fn play_edited_every_block(
 /// A note every block, and a reader of a bus written before the group
 /// (`In.ar`, which reads it when built too) every other block, each freed
 /// some blocks later: the new synths are built before the group runs, which
-/// then spreads. (A synth that ends itself keeps its group on one thread
-/// in the block it is deleted in, so these notes are freed by `/n_free`.)
+/// then spreads.
 #[test]
 fn a_group_gaining_a_note_every_block_spreads_and_matches_one_thread() {
     let setup = [
@@ -1253,4 +1252,174 @@ fn a_group_gaining_readers_of_a_siblings_bus_every_block_stays_on_one_thread() {
         edits
     });
     assert_eq!(spread, [0, 0], "a group whose synths read a sibling's bus stays on one thread");
+}
+
+/// A def ending (done action 2) or pausing (done action 1) itself once a
+/// line falls from `amp` to 0 over `life` seconds:
+/// `Out.ar(out, SinOsc.ar(freq) * Line.kr(amp, 0, life, done_action))`.
+fn line_voice_def(name: &str, done_action: f32) -> Vec<u8> {
+    def_bytes(
+        name,
+        &[0.0, done_action],
+        &[("freq", 300.0), ("out", 0.0), ("amp", 0.1), ("life", 1.0)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            ("SinOsc", 2, &[(0, 0), (-1, 0)], &[2], 0),
+            // start, end, duration, done action
+            ("Line", 1, &[(0, 2), (-1, 0), (0, 3), (-1, 1)], &[1], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (2, 0)], &[2], 2),
+            ("Out", 2, &[(0, 1), (3, 0)], &[], 0),
+        ],
+    )
+}
+
+/// A def "counter": `Out.kr(bus, NumRunningSynths.kr)`.
+fn counter_def() -> Vec<u8> {
+    def_bytes(
+        "counter",
+        &[],
+        &[("bus", 0.0)],
+        &[
+            ("Control", 1, &[], &[1], 0),
+            ("NumRunningSynths", 1, &[], &[1], 0),
+            ("Out", 1, &[(0, 0), (1, 0)], &[], 0),
+        ],
+    )
+}
+
+/// A note every block, each ending itself (done action 2) after 10 to 70
+/// blocks, every eighth one pausing itself instead (done action 1) and
+/// freed later; one in eight goes to a sequential group inside the
+/// parallel one (where a note in its first block keeps the group on one
+/// thread for that block).
+/// An ended note stays in the tree until the next block, as in scsynth,
+/// and is deleted then after the group has run, at its place in tree
+/// order: the group still spreads in most blocks, and on two and four
+/// threads every bus, the count of synths read before and after the group
+/// (`NumRunningSynths`), and each block's node notifications (`/n_go`,
+/// `/n_off`, `/n_end`, in order and with their neighbours) are one
+/// thread's.
+#[test]
+fn a_group_whose_notes_end_themselves_spreads_and_notifies_as_one_thread_does() {
+    let setup = [
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        OscMessage::new("/g_new", vec![i(2), i(1), i(1)]),
+        new_synth("counter", 50, 0, 0, &[("bus", 0.0)]),
+        new_synth("counter", 51, 1, 0, &[("bus", 1.0)]),
+    ];
+    let mut engines: Vec<OfflineEngine> = [1, 2, 4].iter().map(|&t| engine_with(t, 64, false)).collect();
+    for e in &mut engines {
+        for def in [line_voice_def("ending", 2.0), line_voice_def("pausing", 1.0), counter_def()] {
+            assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
+        }
+        e.record_events = true;
+        for m in &setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let mut r = Rng(0x5E_ED0F_E4D5);
+    let (mut next_id, mut frees) = (1000, Vec::new());
+    let (mut ends, mut offs, mut counts) = (0, 0, std::collections::BTreeSet::new());
+    let blocks = 600;
+    let spread_before: Vec<u64> = engines.iter().map(|e| e.parallel_groups_run()).collect();
+    for block in 0..blocks {
+        let mut edits = Vec::new();
+        next_id += 1;
+        let life = (10 + r.below(60)) as f32 * 64.0 / 48_000.0;
+        let controls = [("freq", 100.0 + r.below(1500) as f32), ("out", r.below(4) as f32), ("amp", 0.05), ("life", life)];
+        let def = if next_id % 8 == 0 { "pausing" } else { "ending" };
+        if def == "pausing" {
+            frees.push((block + 100, next_id));
+        }
+        let target = if r.below(8) == 0 { 2 } else { 1 };
+        edits.push(new_synth(def, next_id, r.below(2) as i32, target, &controls));
+        frees.retain(|&(at, id)| {
+            if at <= block {
+                edits.push(OscMessage::new("/n_free", vec![i(id)]));
+            }
+            at > block
+        });
+        for m in &edits {
+            for e in &mut engines {
+                e.perform_message(m).unwrap();
+            }
+        }
+        for e in &mut engines {
+            e.run_block();
+        }
+        assert_buses_match(&engines, block);
+        let (first, rest) = engines.split_first().unwrap();
+        for (k, e) in rest.iter().enumerate() {
+            let bits = |e: &OfflineEngine| [e.world.control_bus[0].to_bits(), e.world.control_bus[1].to_bits()];
+            assert_eq!(bits(e), bits(first), "block {block}: the synth counts differ on engine {}", k + 1);
+            assert_eq!(e.events, first.events, "block {block}: the notifications differ on engine {}", k + 1);
+        }
+        ends += first.events.iter().filter(|n| n.kind == NodeEventKind::End).count();
+        offs += first.events.iter().filter(|n| n.kind == NodeEventKind::Off).count();
+        counts.insert(first.world.control_bus[1] as i32 - first.world.control_bus[0] as i32);
+        for e in &mut engines {
+            e.events.clear();
+            e.advance_block_counter();
+        }
+    }
+    assert!(ends > 200 && offs > 20, "notes ended ({ends}) and paused ({offs}) themselves");
+    assert!(counts.contains(&-1), "the synth after the group counts a note fewer when one ended: {counts:?}");
+    assert_eq!(engines[0].parallel_groups_run(), 0);
+    for (e, before) in engines.iter().zip(&spread_before).skip(1) {
+        let spread = e.parallel_groups_run() - before;
+        // On main before ended notes were deleted after the group: 226.
+        assert!(spread as usize >= blocks * 3 / 4, "the group spread in only {spread} of {blocks} blocks");
+    }
+}
+
+/// A voice ending itself whose bus writer is `OffsetOut`, whose destructor
+/// writes the samples it held back: deleted after the group, it would add
+/// them after its later siblings' writes rather than before. It keeps its
+/// group on one thread in the block it is deleted in too (as while it
+/// runs), and the group spreads again from the next block; a voice ending
+/// itself through `Out` does not keep it on one thread.
+#[test]
+fn a_voice_whose_destructor_writes_a_bus_is_deleted_in_order_and_the_group_spreads_after() {
+    let offset_voice = def_bytes(
+        "offset_ending",
+        &[0.0, 2.0],
+        &[("freq", 300.0), ("out", 0.0), ("amp", 0.1), ("life", 1.0)],
+        &[
+            ("Control", 1, &[], &[1, 1, 1, 1], 0),
+            ("SinOsc", 2, &[(0, 0), (-1, 0)], &[2], 0),
+            ("Line", 1, &[(0, 2), (-1, 0), (0, 3), (-1, 1)], &[1], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (2, 0)], &[2], 2),
+            ("OffsetOut", 2, &[(0, 1), (3, 0)], &[], 0),
+        ],
+    );
+    let life = 20.0 * 64.0 / 48_000.0;
+    for (def, ends_in_order) in [("offset_ending", true), ("ending", false)] {
+        let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+        for k in 0..4 {
+            setup.push(new_synth("sine", 100 + k, 1, 1, &[("freq", 200.0 + 70.0 * k as f32), ("out", (k % 2) as f32)]));
+        }
+        setup.push(new_synth(def, 200, 1, 1, &[("freq", 500.0), ("out", 1.0), ("amp", 0.1), ("life", life)]));
+        let (mut one, mut two) = (engine(1), engine(2));
+        for e in [&mut one, &mut two] {
+            assert!(e.add_synthdefs(&offset_voice).unwrap().iter().all(|r| r.is_ok()));
+            assert!(e.add_synthdefs(&line_voice_def("ending", 2.0)).unwrap().iter().all(|r| r.is_ok()));
+            for m in &setup {
+                e.perform_message(m).unwrap();
+            }
+        }
+        let mut deleted_in = None;
+        for block in 0..60 {
+            let before = two.parallel_groups_run();
+            let there = two.tree.contains_id(200);
+            block_on_both(&mut one, &mut two, block, 64);
+            let spread = two.parallel_groups_run() > before;
+            if there && !two.tree.contains_id(200) {
+                deleted_in = Some(block);
+                assert_eq!(spread, !ends_in_order, "{def}: the block that deletes it");
+            } else if deleted_in.is_some() {
+                assert!(spread, "{def}: block {block}, after it is gone");
+            }
+        }
+        assert!(deleted_in.is_some_and(|b| b > 15), "{def} ended itself");
+    }
 }

@@ -2,13 +2,17 @@
 arrays and indices, bus traffic between synths, feedback, buffers, sample-accurate starts, and
 a few small pieces of music.  Every case is compared bit for bit with scsynth."""
 
+import json
+import os
+import subprocess
+
 import pytest
 import supriya
 from supriya import ugens as U
 from supriya.ugens import Parameter
 
 import extra_ugens as X
-from nrt import SR, Score, build, check_score, msg
+from nrt import SR, Score, build, check_score, magnetar_binary, msg
 
 PRIVATE = 64
 
@@ -437,6 +441,52 @@ def test_parallel_group_of_feedback_voices_that_end_themselves(tmp_path, threads
                        "fade", 0.06 + 0.01 * k if k in (4, 5) else 10.0))
     s.add(0.12, msg("/n_run", 103, 1))
     check_score(tmp_path, s.end(0.2), channels=2, **parallel(threads))
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_parallel_group_of_notes_ending_themselves_as_new_ones_arrive(tmp_path, threads):
+    """A note every other block into a /p_new group (a few into a group nested in it), each
+    ending itself by its envelope (done action 2), so that most blocks hold a note that ended
+    in the block before and is deleted as the walk reaches it: on two threads the group still
+    spreads, deleting them after it. Synths before and after the group play NumRunningSynths
+    on outputs of their own: the count each sees, block by block, is scsynth's."""
+    def note(b):
+        env = U.EnvGen.kr(envelope=supriya.Envelope.percussive(attack_time=0.002, release_time=b["rel"]), done_action=2)
+        U.Out.ar(bus=b["out"], source=U.Saw.ar(frequency=b["freq"]) * env * 0.1)
+
+    def counter(b):
+        U.Out.ar(bus=b["out"], source=U.K2A.ar(source=U.NumRunningSynths.kr()) * 0.01)
+
+    nt = build("nt", note, freq=220.0, rel=0.05, out=0.0)
+    ct = build("ct", counter, out=2.0)
+    s = Score([nt, ct]).add(0.0, msg("/p_new", 1, 0, 0), msg("/g_new", 2, 1, 1),
+                            msg("/s_new", "ct", 10, 0, 0, "out", 2.0), msg("/s_new", "ct", 11, 1, 0, "out", 3.0))
+    block_s = 64 / SR
+    for k in range(120):
+        target = 2 if k % 7 == 3 else 1
+        s.add(2 * k * block_s, msg("/s_new", "nt", 100 + k, k % 2, target, "freq", 110.0 + 23.0 * (k % 17),
+                                   "rel", 0.01 + 0.004 * (k * 5 % 11), "out", float(k % 2)))
+    s = s.end(0.35)
+    check_score(tmp_path, s, channels=4, **parallel(threads))
+    if threads == "2":
+        # Before ended notes were deleted after the group: 135 of the 263 blocks.
+        blocks, spread = spread_blocks(tmp_path / "traced", s, ["-T", "2", "-o", "4"])
+        assert spread >= blocks * 3 // 4, f"the group spread in only {spread} of {blocks} blocks"
+
+
+def spread_blocks(workdir, score, options):
+    """(blocks, blocks whose parallel group ran on the threads) of a render with MAGNETAR_TRACE,
+    every group that may spread spreading (MAGNETAR_SPREAD=always)."""
+    workdir.mkdir()
+    path = workdir / "score.osc"
+    path.write_bytes(score.encode(str(workdir)))
+    trace = workdir / "trace.json"
+    env = {**os.environ, "MAGNETAR_TRACE": str(trace), "MAGNETAR_SPREAD": "always"}
+    cmd = [magnetar_binary(), *options, "-N", str(path), "_", str(workdir / "out.wav"), "48000", "WAV", "float"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    events = json.loads(trace.read_text())["traceEvents"]
+    return sum(e.get("name") == "block" for e in events), sum(e.get("name") == "group on threads" for e in events)
 
 
 def test_mixed_audio_and_control_writers_on_the_same_buses(tmp_path):

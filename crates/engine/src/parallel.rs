@@ -197,6 +197,19 @@ pub struct GroupJobs {
     pub chooser: crate::spread::Chooser,
 }
 
+/// What a parallel group's walk does with a child (`GroupJobs::child_way`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ChildWay {
+    /// Paused: does nothing this block.
+    Skipped,
+    /// Running without satellites: a synth for the items, or a group to walk.
+    Runs,
+    /// Ended in an earlier block, deleted after the group (`GroupJobs::ended`).
+    Ended,
+    /// Anything else keeps the group on one thread this block.
+    Refused,
+}
+
 const SHARED: u32 = u32::MAX;
 const NO_ITEM: u32 = u32::MAX;
 
@@ -441,16 +454,22 @@ impl GroupJobs {
     fn children_may_run(tree: &NodeTree, group: NodeIdx) -> bool {
         let mut child = tree.group(group).and_then(|gd| gd.head);
         while let Some(c) = child {
-            let n = tree.node(c);
-            match n.state {
-                CalcState::Paused => {}
-                CalcState::Run if !tree.has_satellites(c) => {}
-                CalcState::Ended if Self::ended_quietly(tree, c) => {}
-                _ => return false,
+            if Self::child_way(tree, c) == ChildWay::Refused {
+                return false;
             }
-            child = n.next;
+            child = tree.node(c).next;
         }
         true
+    }
+
+    /// How `walk` takes child `c` of a group in the subtree, by its state.
+    fn child_way(tree: &NodeTree, c: NodeIdx) -> ChildWay {
+        match tree.node(c).state {
+            CalcState::Paused => ChildWay::Skipped,
+            CalcState::Run if !tree.has_satellites(c) => ChildWay::Runs,
+            CalcState::Ended if Self::ended_quietly(tree, c) => ChildWay::Ended,
+            _ => ChildWay::Refused,
+        }
     }
 
     /// Whether node `c`, ended in an earlier block (a done action, a
@@ -552,17 +571,17 @@ impl GroupJobs {
         while let Some(c) = child {
             child = tree.node(c).next;
             let known = ahead.take();
-            match tree.node(c).state {
-                CalcState::Paused => continue,
-                CalcState::Run if !tree.has_satellites(c) => {}
-                CalcState::Ended if Self::ended_quietly(tree, c) => {
+            match Self::child_way(tree, c) {
+                ChildWay::Skipped => continue,
+                ChildWay::Runs => {}
+                ChildWay::Ended => {
                     if self.ended.len() == self.ended.capacity() {
                         return false;
                     }
                     self.ended.push((self.synths.len() as u32, c));
                     continue;
                 }
-                _ => return false,
+                ChildWay::Refused => return false,
             }
             if let Some(inner_par) = tree.group(c).map(|gd| gd.parallel) {
                 if !(self.close_item() && self.walk(tree, c, span, inner_par, depth + 1, scratch, threads)) {

@@ -117,21 +117,17 @@ impl ParallelGroups {
     ) -> Option<Ran> {
         let started = Instant::now();
         let threads = self.pool.threads();
-        // This group's jobs to the front, or the least recently used ones
-        // (a rotation moves no storage).
-        let known = self.jobs.iter().position(|j| j.prepared_for() == Some(group));
-        match known {
-            Some(at) => self.jobs[..=at].rotate_right(1),
-            None => self.jobs.rotate_right(1),
+        let fits = self.fits(world, lane_scratch.len(), scratch_len);
+        // This group's jobs to the front (a rotation moves no storage).
+        let (at, known) = self.slot_for(group);
+        if let Some(kept) = self.jobs.get_mut(..=at) {
+            kept.rotate_right(1);
         }
         let jobs = self.jobs.first_mut()?;
-        if known.is_none() {
+        if !known {
             jobs.chooser.reset();
         }
-        let ok = threads * scratch_len * MAX_LANES <= lane_scratch.len()
-            && jobs.prepare(tree, group, scratch_len, threads)
-            && jobs.items() >= 2
-            && self.pool.matches(world);
+        let ok = fits && jobs.prepare(tree, group, scratch_len, threads) && jobs.items() >= 2;
         if !ok {
             jobs.clear();
             return None;
@@ -194,22 +190,37 @@ impl ParallelGroups {
         scratch_len: usize,
     ) -> bool {
         let threads = self.pool.threads();
-        if threads * scratch_len * MAX_LANES > lane_scratch_len || !self.pool.matches(world) {
+        if !self.fits(world, lane_scratch_len, scratch_len) {
             return false;
         }
-        let known = self.jobs.iter().position(|j| j.prepared_for() == Some(group));
-        if known.is_some_and(|at| self.jobs[at].current(tree, group, scratch_len, threads)) {
-            return false;
-        }
-        // The jobs `run` will take for this group: its own, or the least
-        // recently used ones (which `run` then finds as the group's).
-        let at = known.unwrap_or(self.jobs.len().saturating_sub(1));
+        // The jobs `run` will take for this group (which `run` then finds
+        // as the group's).
+        let (at, known) = self.slot_for(group);
         let Some(jobs) = self.jobs.get_mut(at) else { return false };
+        if known && jobs.current(tree, group, scratch_len, threads) {
+            return false;
+        }
         let Some(ok) = jobs.prepare_as_built(tree, group, scratch_len, threads) else { return false };
-        if known.is_none() {
+        if !known {
             jobs.chooser.reset();
         }
         ok
+    }
+
+    /// Whether a group whose synths have at most `scratch_len` samples of
+    /// wires may run on the threads: the lane scratch holds `MAX_LANES` of
+    /// them per thread, and the threads' worlds match `world`'s rates.
+    fn fits(&self, world: &World, lane_scratch_len: usize, scratch_len: usize) -> bool {
+        self.pool.threads() * scratch_len * MAX_LANES <= lane_scratch_len && self.pool.matches(world)
+    }
+
+    /// The jobs for `group`: its own kept ones (true), or else the least
+    /// recently used ones (false), whose chooser then starts over.
+    fn slot_for(&self, group: NodeIdx) -> (usize, bool) {
+        match self.jobs.iter().position(|j| j.prepared_for() == Some(group)) {
+            Some(at) => (at, true),
+            None => (self.jobs.len().saturating_sub(1), false),
+        }
     }
 
     /// The synths of the group just run, in tree order: the engine carries

@@ -185,6 +185,36 @@ def test_big_fsinosc_banks_of_consecutive_synths(tmp_path, voices):
     check_score(tmp_path, s.end(0.15), channels=2)
 
 
+
+@pytest.mark.parametrize("kernels", ["vector", "scalar"])
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_fsinosc_banks_whose_frequencies_move_every_block(tmp_path, monkeypatch, threads, kernels):
+    """Five oscillators a synth (batches that fill one quad and part of the next), each one's
+    frequency swept by its own control-rate LFO, so the side-by-side kernel meets changed and
+    unchanged frequencies in the same quad block after block; 37 consecutive synths with
+    different rates, some of them paused and resumed."""
+    monkeypatch.setenv("MAGNETAR_SCALAR_KERNELS", "1" if kernels == "scalar" else "0")
+
+    def body(b):
+        oscs = []
+        for i in range(5):
+            lfo = U.SinOsc.kr(frequency=b["rate"] * (i + 1)) if i % 2 else U.LFTri.kr(frequency=b["rate"] * 0.7 * (i + 1))
+            # Oscillator 3 keeps a constant frequency beside the moving ones.
+            freq = b["freq"] * (i + 1) if i == 3 else b["freq"] * (i + 1) * (1.0 + 0.3 * lfo)
+            oscs.append(U.FSinOsc.ar(frequency=freq, initial_phase=0.1 * i))
+        U.Out.ar(bus=b["out"], source=U.Mix.new(oscs) * 0.01)
+
+    bank = build("fmove", body, freq=110.0, rate=3.0, out=0.0)
+    s = Score([bank])
+    for i in range(37):
+        s.add(0.0, msg("/s_new", "fmove", 1000 + i, 1, 0, "freq", 60.0 + 23.7 * i, "rate", 0.5 + 0.9 * (i % 7),
+                       "out", float(i % 2)))
+    s.add(0.05, *(msg("/n_run", 1000 + i, 0) for i in range(0, 37, 5)))
+    s.add(0.09, *(msg("/n_run", 1000 + i, 1) for i in range(0, 37, 5)))
+    s.add(0.11, *(msg("/n_set", 1000 + i, "rate", 40.0) for i in range(1, 37, 4)))
+    check_score(tmp_path, s.end(0.2), channels=2, dut_options=["-T", threads])
+
+
 # ------------------------------------------------------------------------------ controls
 
 

@@ -12,8 +12,13 @@ of a new shape (`compile_flat`), their share of the block, and the audio thread'
 group when spread on the threads (`Parallel::run_group`; 0 when the group ran as a plain group).
 With -T 1 there are no parallel groups: every group runs as a plain one.
 
+With --wall REPS the same scores are rendered without callgrind instead, with the engine's own
+choice of when to spread (no MAGNETAR_SPREAD), each thread count and each binary in turn REPS
+times: printed are the median and best wall time per render and the ratio of -T 1's median to
+each other's (wall time: it moves with the machine's load).
+
 Usage: python3 bench/prepare_bench.py [--voices 64,256] [--every 1,4] [--blocks B]
-           [--threads 2,1] [--binary PATH]
+           [--threads 2,1] [--binary PATH [PATH ...]] [--wall REPS]
 """
 
 import argparse
@@ -21,7 +26,9 @@ import os
 import re
 import subprocess
 import sys
+import statistics
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,14 +115,50 @@ def measure(binary, sc, threads, tmp, blocks):
     return inclusive(str(out_file))
 
 
+def wall(binaries, sc, threads, reps):
+    """{(binary, threads): [seconds per render]}, renders interleaved."""
+    times = {(b, t): [] for b in binaries for t in threads}
+    with tempfile.TemporaryDirectory() as tmp:
+        score_path = Path(tmp) / "score.osc"
+        score_path.write_bytes(sc.encode(tmp))
+        env = {k: v for k, v in os.environ.items() if k != "MAGNETAR_SPREAD"}
+        for _ in range(reps):
+            for b in binaries:
+                for t in threads:
+                    cmd = [b, "--plugins", "0", "-T", str(t), "-o", "2", "-N", str(score_path), "_",
+                           str(Path(tmp) / "out.wav"), str(SR), "WAV", "float"]
+                    start = time.perf_counter()
+                    subprocess.run(cmd, check=True, capture_output=True, env=env)
+                    times[(b, t)].append(time.perf_counter() - start)
+    return times
+
+
+def main_wall(a, binaries, threads):
+    print(f"{a.blocks} blocks of {BLOCK} at {SR} Hz; wall seconds per render, median (best) of {a.wall}, interleaved")
+    for voices in map(int, a.voices.split(",")):
+        for every in map(int, a.every.split(",")):
+            times = wall(binaries, score(voices, every, a.blocks), threads, a.wall)
+            for b in binaries:
+                med = {t: statistics.median(times[(b, t)]) for t in threads}
+                cells = [f"-T {t} {med[t]:.3f} ({min(times[(b, t)]):.3f})" for t in threads]
+                ratios = [f"-T 1 / -T {t} {med[1] / med[t]:.2f}x" for t in threads if t != 1 and 1 in med]
+                print(f"voices {voices:>4} every {every} | {b} | " + " | ".join(cells + ratios), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--voices", default="64,256")
     ap.add_argument("--every", default="1,4")
     ap.add_argument("--blocks", type=int, default=1500)
     ap.add_argument("--threads", default="2,1")
-    ap.add_argument("--binary", default=MAGNETAR)
+    ap.add_argument("--binary", nargs="+", default=[MAGNETAR])
+    ap.add_argument("--wall", type=int, metavar="REPS", help="time renders instead of counting instructions")
     a = ap.parse_args()
+    if a.wall:
+        return main_wall(a, a.binary, [int(t) for t in a.threads.split(",")])
+    if len(a.binary) != 1:
+        ap.error("instruction counts take one --binary at a time")
+    a.binary = a.binary[0]
     print(f"binary: {a.binary}; {a.blocks} blocks of {BLOCK} at {SR} Hz; instructions per block (callgrind)")
     print(f"{'voices':>6} {'every':>5} {'-T':>2} | {'run_block':>10} {'prepare':>9} {'compile':>9} {'share':>6} {'spread':>9}")
     for voices in map(int, a.voices.split(",")):

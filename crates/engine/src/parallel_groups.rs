@@ -127,6 +127,15 @@ impl ParallelGroups {
         if !known {
             jobs.chooser.reset();
         }
+        // A group that runs on this thread for now needs no jobs: after an
+        // edit it runs as a plain group, untimed (`Chooser::skip_one`), and
+        // its jobs are worked out again only for the next look at the
+        // threads. Its kept jobs stay its own, with its chooser.
+        if known && self.policy.measured && jobs.chooser.keeps_one() && !jobs.current(tree, group, scratch_len, threads)
+        {
+            jobs.chooser.skip_one();
+            return None;
+        }
         let ok = fits && jobs.prepare(tree, group, scratch_len, threads) && jobs.items() >= 2;
         if !ok {
             jobs.clear();
@@ -197,7 +206,7 @@ impl ParallelGroups {
         // as the group's).
         let (at, known) = self.slot_for(group);
         let Some(jobs) = self.jobs.get_mut(at) else { return false };
-        if known && jobs.current(tree, group, scratch_len, threads) {
+        if known && (jobs.current(tree, group, scratch_len, threads) || self.policy.measured && jobs.chooser.keeps_one()) {
             return false;
         }
         let Some(ok) = jobs.prepare_as_built(tree, group, scratch_len, threads) else { return false };
@@ -242,7 +251,10 @@ impl ParallelGroups {
     pub(crate) fn finish(&mut self, ran: Ran) {
         let kind = if ran.way == Way::One { trace::Kind::GroupOne } else { trace::Kind::GroupSpread };
         trace::span(kind, ran.traced, ran.id, ran.items);
-        let ns = ran.started.elapsed().as_nanos() as u64;
+        // The threads' blocks pay for working out the jobs (after an edit);
+        // the one-thread way runs as a plain group then and does not.
+        let prepare = if ran.way == Way::One { 0 } else { ran.prepare.as_nanos() as u64 };
+        let ns = ran.started.elapsed().as_nanos() as u64 + prepare;
         let wait = if ran.way == Way::One { 0 } else { self.pool.last_wait_ns() };
         let threads = self.pool.threads();
         let Some(jobs) = self.jobs.first_mut() else { return };

@@ -212,11 +212,7 @@ impl Chooser {
             self.spread_cost = Some(cost);
         }
         if !self.probing {
-            self.chosen_cost = Some(cost);
-            self.probing = true;
-            self.left = 1 + (self.interval / 32).max(PROBE);
-            self.warm = true;
-            self.tally = Tally::new();
+            self.end_stretch();
             return;
         }
         let Some(chosen_cost) = self.chosen_cost else {
@@ -240,6 +236,33 @@ impl Chooser {
         self.settled = true;
         self.interval = (self.interval * 2).min(MAX_INTERVAL);
         self.start_stretch();
+    }
+
+    /// Whether blocks run on one thread until the next look.
+    pub fn keeps_one(&self) -> bool {
+        !self.probing && self.chosen == Way::One
+    }
+
+    /// Notes a block of a one-thread stretch (`keeps_one`) that ran
+    /// without being timed. The stretch's cost is then what its timed
+    /// blocks measured, or, with none, the last cost measured.
+    pub fn skip_one(&mut self) {
+        self.left = self.left.saturating_sub(1);
+        if self.left == 0 {
+            self.end_stretch();
+        }
+    }
+
+    /// Ends the chosen way's stretch: its cost noted, a probe of the other
+    /// way starts.
+    fn end_stretch(&mut self) {
+        if self.tally.n > 0 || self.chosen_cost.is_none() {
+            self.chosen_cost = Some(self.tally.cost());
+        }
+        self.probing = true;
+        self.left = 1 + (self.interval / 32).max(PROBE);
+        self.warm = true;
+        self.tally = Tally::new();
     }
 
     fn start_stretch(&mut self) {
@@ -293,6 +316,32 @@ mod tests {
         let n = run(&mut c, 20_000, 12_000, 20_000);
         assert_eq!(c.chosen(), Way::Spread);
         assert!(n[Way::One as usize] < 20_000 / 25, "one-thread blocks: {n:?}");
+    }
+
+    #[test]
+    fn untimed_one_thread_blocks_keep_the_last_cost_and_the_looks_coming() {
+        // One thread chosen; then every one-thread block runs untimed (a
+        // plain walk after an edit). The looks at the threads still come,
+        // and compare with the one-thread cost last measured: the threads
+        // come back once they are clearly faster, not sooner.
+        let mut c = Chooser::new();
+        run(&mut c, 2_000, 30_000, 20_000);
+        assert_eq!(c.chosen(), Way::One);
+        let mut n = [0, 0];
+        for spread in [25_000, 10_000] {
+            for _ in 0..20_000 {
+                if c.keeps_one() {
+                    n[Way::One as usize] += 1;
+                    c.skip_one();
+                    continue;
+                }
+                let w = c.way(2, None);
+                n[w as usize] += 1;
+                c.record(w, if w == Way::Spread { spread } else { 20_000 }, 0);
+            }
+            let want = if spread == 25_000 { Way::One } else { Way::Spread };
+            assert_eq!(c.chosen(), want, "spread blocks of {spread} ns: {n:?}");
+        }
     }
 
     #[test]

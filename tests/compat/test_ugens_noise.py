@@ -27,6 +27,12 @@ CONTROL = dict(slope_tol_db=2.0, decimate=BLOCK)
 PINK = dict(AUDIO, range_tol=None, mean_tol=None, quantile_tol=None, rms_rel_tol=None, std_rel_tol=0.3,
             diff_std_rel_tol=0.1, bounds=(-1.0, 1.0))
 PINK_KR = dict(PINK, std_rel_tol=None, diff_std_rel_tol=0.15, slope_tol_db=2.0, decimate=BLOCK)
+# LFNoise2's curves overshoot the drawn values, and how far depends on the few steepest bends
+# of a render: over 1500 simulated half-second renders at 1-3 kHz the largest excursion ranged
+# from 0.93 to 1.21 (median 1.02).  Two honest renders' extremes can so differ by more than a
+# tenth of the span; the quantiles still check the body of the distribution.
+CURVES = dict(AUDIO, range_tol=0.25)
+CURVES_KR = dict(CONTROL, range_tol=0.25)
 SPARSE = dict(slope_tol_db=None, quantile_tol=None, nonzero_rel_tol=0.3, rms_rel_tol=0.2)
 
 CASES = [
@@ -44,9 +50,9 @@ CASES = [
     case("LFNoise1.ar", lambda b: U.LFNoise1.ar(frequency=2000.0), statistical=AUDIO),
     case("LFNoise1.ar-kfreq", lambda b: U.LFNoise1.ar(frequency=U.SinOsc.kr(frequency=2.0) * 1000 + 2000), statistical=AUDIO),
     case("LFNoise1.kr", lambda b: U.LFNoise1.kr(frequency=300.0), statistical=CONTROL),
-    case("LFNoise2.ar", lambda b: U.LFNoise2.ar(frequency=2000.0), statistical=AUDIO),
-    case("LFNoise2.ar-kfreq", lambda b: U.LFNoise2.ar(frequency=U.SinOsc.kr(frequency=2.0) * 1000 + 2000), statistical=AUDIO),
-    case("LFNoise2.kr", lambda b: U.LFNoise2.kr(frequency=300.0), statistical=CONTROL),
+    case("LFNoise2.ar", lambda b: U.LFNoise2.ar(frequency=2000.0), statistical=CURVES),
+    case("LFNoise2.ar-kfreq", lambda b: U.LFNoise2.ar(frequency=U.SinOsc.kr(frequency=2.0) * 1000 + 2000), statistical=CURVES),
+    case("LFNoise2.kr", lambda b: U.LFNoise2.kr(frequency=300.0), statistical=CURVES_KR),
     case("Dust.ar", lambda b: U.Dust.ar(density=800.0), statistical=SPARSE),
     case("Dust.kr", lambda b: U.Dust.kr(density=200.0), statistical=dict(SPARSE, nonzero_rel_tol=0.4, decimate=BLOCK)),
     case("Dust2.ar", lambda b: U.Dust2.ar(density=800.0), statistical=dict(SPARSE, mean_tol=0.1)),

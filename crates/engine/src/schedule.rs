@@ -97,11 +97,12 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
 /// write, which still happens in synth order.
 ///
 /// # Safety
-/// `synths` are distinct, live synths of one def that nothing else touches
-/// meanwhile, and `scratch` holds `synths.len()` times the def's
-/// `scratch_len` samples that nothing else uses.
+/// `synths` are at most `MAX_LANES` distinct, live, built synths of one def
+/// that nothing else touches meanwhile, and `scratch` holds `synths.len()`
+/// times the def's `scratch_len` samples that nothing else uses.
 pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch: *mut f32) {
     let traced = trace::now();
+    assert!(synths.len() <= MAX_LANES, "a lane batch of more synths than a kernel takes");
     // Borrowed, not cloned: the synths of a parallel group share one def,
     // and a clone per lane batch would make its reference count a cache
     // line that the threads take from each other twice per batch, with
@@ -113,9 +114,26 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
     let bs = world.block_size;
     let full = world.full_rate;
     let block = world.buf_rate;
+    // The synths that take further steps, in order: a synth whose unit
+    // failed takes no further steps, and the others finish their block.
+    // Each is pointed once at its slice of the scratch, its place in the
+    // batch.
+    let mut live: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut n_live = 0;
     // A drawing step's kernel needs every synth's own generator.
-    // SAFETY: as below.
-    let own_rngs = synths.iter().all(|&sp| unsafe { (*sp).rgen.is_some() });
+    let mut own_rngs = true;
+    for (l, &sp) in synths.iter().enumerate() {
+        // SAFETY: the caller vouches for the synths; synth `l` uses its own
+        // slice of the scratch.
+        let s = unsafe { &mut *sp };
+        own_rngs &= s.rgen.is_some();
+        if !s.has_failed() {
+            // SAFETY: as above.
+            unsafe { s.join_lanes(scratch.add(l * sl)) };
+            live[n_live] = sp;
+            n_live += 1;
+        }
+    }
     let kernel_of = |si: u32| {
         let step = &def.steps[si as usize];
         step.lane.filter(|_| !step.draws || own_rngs)
@@ -125,41 +143,28 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
     let mut lanes = Lanes::new();
     let calc = &def.calc_steps;
     let mut k = 0;
-    while k < calc.len() {
+    while k < calc.len() && n_live > 0 {
         let si = calc[k] as usize;
         let step = &def.steps[si];
         if let Some(kernel) = kernel_of(calc[k]) {
             let rate = if step.audio { &full } else { &block };
             let n = if step.audio { bs } else { 1 };
             let (inputs, outputs) = (step.inputs.as_slice(), step.outputs.as_slice());
-            let mut len = 0;
-            for (l, &sp) in synths.iter().enumerate() {
-                // SAFETY: the caller vouches for the synths; synth `l` uses
-                // its own slice of the scratch.
-                let s = unsafe { &mut *sp };
-                // A synth whose unit failed takes no further steps; the
-                // others finish their block.
-                if s.has_failed() {
-                    continue;
-                }
-                // SAFETY: as above; these are step `si`'s wires in the synth's def.
-                let (unit, io) = unsafe { s.lane_parts(si, inputs, outputs, n, bs, scratch.add(l * sl)) };
-                lanes.units[len] = Some(unit);
-                lanes.ios[len] = Some(io);
-                len += 1;
+            for ((&sp, unit), io) in live[..n_live].iter().zip(&mut lanes.units).zip(&mut lanes.ios) {
+                // SAFETY: the caller vouches for the synths, which joined
+                // the batch above; these are step `si`'s wires in the
+                // synth's def.
+                let parts = unsafe { (*sp).lane_parts(si, inputs, outputs, n, bs) };
+                *unit = Some(parts.0);
+                *io = Some(parts.1);
             }
-            lanes.len = len;
+            lanes.len = n_live;
             if step.draws {
-                let mut lane = 0;
-                for &sp in synths {
+                for (&sp, rgen) in live[..n_live].iter().zip(&mut lanes.rgens) {
                     // SAFETY: the generator is a field of the synth that
                     // `lane_parts` does not borrow; nothing else uses it
                     // during the step.
-                    let s = unsafe { &mut *sp };
-                    if !s.has_failed() {
-                        lanes.rgens[lane] = s.rgen.as_mut();
-                        lane += 1;
-                    }
+                    *rgen = unsafe { (*sp).rgen.as_mut() };
                 }
             }
             let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
@@ -168,14 +173,13 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
             }
             if failed {
                 // The kernel computed every lane at once: all of them failed.
-                for &sp in synths {
+                for &sp in &live[..n_live] {
                     // SAFETY: as above.
                     let s = unsafe { &mut *sp };
-                    if !s.has_failed() {
-                        s.set_step(si);
-                        s.recover(world);
-                    }
+                    s.set_step(si);
+                    s.recover(world);
                 }
+                n_live = 0;
             }
             k += 1;
         } else {
@@ -184,29 +188,39 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
             while end < calc.len() && kernel_of(calc[end]).is_none() {
                 end += 1;
             }
-            let draws = calc[k..end].iter().any(|&si| def.steps[si as usize].draws);
+            // Only steps that draw need a synth's own generator in place.
+            let swap_rng = !def.lockstep && calc[k..end].iter().any(|&si| def.steps[si as usize].draws);
             // One guard for the run: a synth that fails leaves the others
             // to go on from the one after it.
             let mut from = 0;
-            while from < synths.len() {
+            let mut failures = false;
+            while from < n_live {
                 let mut at = from;
                 let ran = crate::contain::contained(|| {
-                    for (l, &sp) in synths.iter().enumerate().skip(from) {
+                    for (l, &sp) in live[..n_live].iter().enumerate().skip(from) {
                         at = l;
                         // SAFETY: as above; every synth of the batch has this def.
-                        let s = unsafe { &mut *sp };
-                        if !s.has_failed() {
-                            // SAFETY: as above.
-                            unsafe { s.calc_steps(k..end, draws, &full, &block, world, scratch.add(l * sl)) };
-                        }
+                        unsafe { (*sp).calc_steps(k..end, swap_rng, &full, &block, world) };
                     }
                 });
                 if ran.is_ok() {
                     break;
                 }
                 // SAFETY: as above.
-                unsafe { &mut *synths[at] }.recover(world);
+                unsafe { &mut *live[at] }.recover(world);
+                failures = true;
                 from = at + 1;
+            }
+            if failures {
+                let mut kept = 0;
+                for l in 0..n_live {
+                    // SAFETY: as above.
+                    if !unsafe { &*live[l] }.has_failed() {
+                        live[kept] = live[l];
+                        kept += 1;
+                    }
+                }
+                n_live = kept;
             }
             k = end;
         }

@@ -106,7 +106,6 @@ impl Synth {
         let full = world.full_rate;
         let block = world.buf_rate;
         let bs = world.block_size;
-        self.set_up_runs(bs, scratch.as_mut_ptr());
         self.enter_rgen(world);
         self.local_bufs(world, true);
         for step in &def.steps {
@@ -145,13 +144,17 @@ impl Synth {
         }
         self.local_bufs(world, false);
         self.leave_rgen(world);
+        // Only once every unit is built: the runs point at them.
+        self.set_up_runs(bs, scratch.as_mut_ptr());
     }
 
     /// Sets up each calc step's wires (`runs`), in the room `Synth::new`
-    /// made for them.
+    /// made for them, once every unit is built: a run's step then always
+    /// names a unit of `units`.
     fn set_up_runs(&mut self, bs: usize, scratch: *mut f32) {
         let base = self.wires.as_mut_ptr();
         let def = &*self.def;
+        assert_eq!(self.units.len(), def.steps.len(), "runs set up before every unit was built");
         self.runs.runs.clear();
         for &si in &def.calc_steps {
             let step = &def.steps[si as usize];
@@ -165,7 +168,7 @@ impl Synth {
             // wire inside the synth's array (which never moves: it is never
             // resized) or the scratch, outputs apart from everything else.
             let io = unsafe { Wires::new(base, scratch, inputs, outputs, bs, n) };
-            self.runs.runs.push(StepRun { io, step: si, unit: step.unit, audio: step.audio });
+            self.runs.runs.push(StepRun { io, step: si, def_unit: step.unit, audio: step.audio });
         }
         self.runs.scratch = scratch;
     }
@@ -242,7 +245,20 @@ impl Synth {
     /// uses during the call.
     #[inline(always)]
     unsafe fn run_steps(&mut self, steps: Range<usize>, full: &RateInfo, block: &RateInfo, world: &mut World, scratch: *mut f32) {
-        let Synth { ctx, units, runs, done, at, .. } = self;
+        // SAFETY: the caller vouches for the scratch.
+        unsafe { self.aim_runs(scratch) };
+        // SAFETY: the runs now point at that scratch.
+        unsafe { self.run_aimed(steps, full, block, world) };
+    }
+
+    /// Points the runs' scratch wires at `scratch`, unless they are already.
+    ///
+    /// # Safety
+    /// `scratch` must point at `def.scratch_len` samples, which the synth
+    /// alone uses while the runs point there and it runs.
+    #[inline(always)]
+    unsafe fn aim_runs(&mut self, scratch: *mut f32) {
+        let runs = &mut self.runs;
         if runs.scratch != scratch {
             for run in &mut runs.runs {
                 // SAFETY: the caller vouches for the scratch, which holds
@@ -251,12 +267,25 @@ impl Synth {
             }
             runs.scratch = scratch;
         }
+    }
+
+    /// Runs the calc steps `steps` with the wires as they point now
+    /// (`aim_runs`), as `run_steps` does.
+    ///
+    /// # Safety
+    /// The runs point at a scratch that nothing else uses during the call.
+    #[inline(always)]
+    unsafe fn run_aimed(&mut self, steps: Range<usize>, full: &RateInfo, block: &RateInfo, world: &mut World) {
+        let Synth { ctx, units, runs, done, at, .. } = self;
         let mut cx = UnitCtx::new(world, ctx, block, done, 0);
         for run in &mut runs.runs[steps] {
             *at = run.step;
             cx.rate = if run.audio { full } else { block };
-            cx.unit_index = run.unit as usize;
-            units[run.step as usize].next(&mut run.io, &mut cx);
+            cx.unit_index = run.def_unit as usize;
+            // SAFETY: runs exist only once every unit is built
+            // (`set_up_runs`), and units are never removed.
+            let unit = unsafe { units.get_unchecked_mut(run.step as usize) };
+            unit.next(&mut run.io, &mut cx);
         }
     }
 
@@ -380,63 +409,68 @@ impl Synth {
         self.failed.is_some()
     }
 
-    /// Computes the calc steps `steps` (positions in `def.calc_steps`) only:
-    /// the engine may run several synths of one def side by side, a run of
-    /// steps of each at a time (`schedule::run_lanes`). `scratch` holds this
-    /// synth's audio wires for the whole block; `full` and `block` are the
-    /// world's rates, copied once by the caller for all the synths it runs.
-    /// Only for lockstep-safe defs, which draw no random numbers per block,
-    /// and for defs that draw when the synth has its own generator, which
-    /// is then swapped in when one of the steps draws (`draws`).
+    /// Readies the synth for a lane batch (`schedule::run_lanes`), in which
+    /// `scratch` holds its audio wires for the whole block: points its
+    /// step wires there once, for the kernels' steps and the steps between
+    /// them alike. The synth is built.
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else
     /// uses during this synth's block.
     #[inline(always)]
-    pub unsafe fn calc_steps(
-        &mut self,
-        steps: Range<usize>,
-        draws: bool,
-        full: &RateInfo,
-        block: &RateInfo,
-        world: &mut World,
-        scratch: *mut f32,
-    ) {
+    pub(crate) unsafe fn join_lanes(&mut self, scratch: *mut f32) {
+        // SAFETY: the caller vouches for the scratch.
+        unsafe { self.aim_runs(scratch) };
+    }
+
+    /// Computes the calc steps `steps` (positions in `def.calc_steps`) only,
+    /// in a lane batch, after `join_lanes`: the engine may run several
+    /// synths of one def side by side, a run of steps of each at a time.
+    /// `full` and `block` are the world's rates, copied once by the caller
+    /// for all the synths it runs. Only for lockstep-safe defs, which draw
+    /// no random numbers per block, and for defs that draw when the synth
+    /// has its own generator: `swap_rng` (one of the steps draws and the
+    /// def is not lockstep-safe) swaps it in for the run.
+    ///
+    /// # Safety
+    /// As for [`Self::join_lanes`], whose scratch is still this synth's.
+    #[inline(always)]
+    pub(crate) unsafe fn calc_steps(&mut self, steps: Range<usize>, swap_rng: bool, full: &RateInfo, block: &RateInfo, world: &mut World) {
         self.local_bufs(world, true);
-        // Lockstep defs have no demand-rate units.
-        // Only steps that draw need the generator in place (these defs
-        // declare every unit; see `units_safe`).
-        let own_rng = draws && !self.def.lockstep && self.rgen.is_some();
+        // Lockstep defs have no demand-rate units, and declare every unit
+        // that draws (see `units_safe`).
+        let own_rng = swap_rng && self.rgen.is_some();
         if own_rng {
             self.enter_rgen(world);
         }
-        // SAFETY: the caller vouches for the scratch.
-        unsafe { self.run_steps(steps, full, block, world, scratch) };
+        // SAFETY: the caller vouches for the scratch the runs point at.
+        unsafe { self.run_aimed(steps, full, block, world) };
         if own_rng {
             self.leave_rgen(world);
         }
         self.local_bufs(world, false);
     }
 
-    /// The unit and wires of step `si` for a lane kernel, `inputs` and
-    /// `outputs` being the step's wires and `n` its samples per call,
-    /// looked up once by the caller for all the synths it runs.
+    /// The unit and wires of step `si` for a lane kernel, after
+    /// `join_lanes`: the wires point at the scratch it gave. `inputs` and
+    /// `outputs` are the step's wires and `n` its samples per call, looked
+    /// up once by the caller for all the synths it runs.
     ///
     /// # Safety
-    /// As for [`Self::calc_steps`]; `inputs` and `outputs` are those of this
-    /// synth's def's step `si`.
+    /// As for [`Self::calc_steps`]; `inputs` and `outputs` are those of
+    /// step `si` in this synth's def.
     #[inline(always)]
-    pub unsafe fn lane_parts<'a>(
+    pub(crate) unsafe fn lane_parts<'a>(
         &'a mut self,
         si: usize,
         inputs: &'a [WireRef],
         outputs: &'a [WireRef],
         n: usize,
         bs: usize,
-        scratch: *mut f32,
     ) -> (&'a mut dyn Unit, Wires<'a>) {
-        // SAFETY: as in `calc`, with the scratch the caller vouches for.
-        let io = unsafe { Wires::new(self.wires.as_mut_ptr(), scratch, inputs, outputs, bs, n) };
+        // SAFETY: as in `calc`, with the scratch the runs point at, which
+        // the caller vouches for.
+        let io = unsafe { Wires::new(self.wires.as_mut_ptr(), self.runs.scratch, inputs, outputs, bs, n) };
         (&mut *self.units[si], io)
     }
 
@@ -487,7 +521,7 @@ struct StepRun {
     /// The step (its unit's place in `Synth::units`) and the def unit it
     /// stands for.
     step: u32,
-    unit: u32,
+    def_unit: u32,
     audio: bool,
 }
 

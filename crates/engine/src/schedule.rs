@@ -114,6 +114,7 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
     let bs = world.block_size;
     let full = world.full_rate;
     let block = world.buf_rate;
+    let rates = [&block, &full];
     // The synths that take further steps, in order: a synth whose unit
     // failed takes no further steps, and the others finish their block.
     // Each is pointed once at its slice of the scratch, its place in the
@@ -127,9 +128,8 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
         // slice of the scratch.
         let s = unsafe { &mut *sp };
         own_rngs &= s.rgen.is_some();
-        if !s.has_failed() {
-            // SAFETY: as above.
-            unsafe { s.join_lanes(scratch.add(l * sl)) };
+        // SAFETY: as above.
+        if !s.has_failed() && unsafe { s.join_lanes(scratch.add(l * sl)) } {
             live[n_live] = sp;
             n_live += 1;
         }
@@ -200,7 +200,8 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
                     for (l, &sp) in live[..n_live].iter().enumerate().skip(from) {
                         at = l;
                         // SAFETY: as above; every synth of the batch has this def.
-                        unsafe { (*sp).calc_steps(k..end, swap_rng, &full, &block, world) };
+                        // `k..end` are calc steps of that def.
+                        unsafe { (*sp).calc_steps(k..end, swap_rng, &rates, world) };
                     }
                 });
                 if ran.is_ok() {

@@ -247,8 +247,11 @@ impl Synth {
     unsafe fn run_steps(&mut self, steps: Range<usize>, full: &RateInfo, block: &RateInfo, world: &mut World, scratch: *mut f32) {
         // SAFETY: the caller vouches for the scratch.
         unsafe { self.aim_runs(scratch) };
-        // SAFETY: the runs now point at that scratch.
-        unsafe { self.run_aimed(steps, full, block, world) };
+        let Synth { ctx, units, runs, done, at, .. } = self;
+        let mut cx = UnitCtx::new(world, ctx, block, done, 0);
+        // SAFETY: these are the synth's runs and units, the runs pointing
+        // at the scratch the caller vouches for.
+        unsafe { run_each(&mut runs.runs[steps], units, at, &[block, full], &mut cx) };
     }
 
     /// Points the runs' scratch wires at `scratch`, unless they are already.
@@ -266,26 +269,6 @@ impl Synth {
                 unsafe { run.io.set_scratch(scratch) };
             }
             runs.scratch = scratch;
-        }
-    }
-
-    /// Runs the calc steps `steps` with the wires as they point now
-    /// (`aim_runs`), as `run_steps` does.
-    ///
-    /// # Safety
-    /// The runs point at a scratch that nothing else uses during the call.
-    #[inline(always)]
-    unsafe fn run_aimed(&mut self, steps: Range<usize>, full: &RateInfo, block: &RateInfo, world: &mut World) {
-        let Synth { ctx, units, runs, done, at, .. } = self;
-        let mut cx = UnitCtx::new(world, ctx, block, done, 0);
-        for run in &mut runs.runs[steps] {
-            *at = run.step;
-            cx.rate = if run.audio { full } else { block };
-            cx.unit_index = run.def_unit as usize;
-            // SAFETY: runs exist only once every unit is built
-            // (`set_up_runs`), and units are never removed.
-            let unit = unsafe { units.get_unchecked_mut(run.step as usize) };
-            unit.next(&mut run.io, &mut cx);
         }
     }
 
@@ -412,30 +395,37 @@ impl Synth {
     /// Readies the synth for a lane batch (`schedule::run_lanes`), in which
     /// `scratch` holds its audio wires for the whole block: points its
     /// step wires there once, for the kernels' steps and the steps between
-    /// them alike. The synth is built.
+    /// them alike. False, having done nothing, if the synth was never
+    /// built (it has no runs set up; lane batches hold built synths).
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else
     /// uses during this synth's block.
     #[inline(always)]
-    pub(crate) unsafe fn join_lanes(&mut self, scratch: *mut f32) {
+    pub(crate) unsafe fn join_lanes(&mut self, scratch: *mut f32) -> bool {
+        if self.runs.runs.len() != self.def.calc_steps.len() {
+            debug_assert!(false, "an unbuilt synth in a lane batch");
+            return false;
+        }
         // SAFETY: the caller vouches for the scratch.
         unsafe { self.aim_runs(scratch) };
+        true
     }
 
     /// Computes the calc steps `steps` (positions in `def.calc_steps`) only,
     /// in a lane batch, after `join_lanes`: the engine may run several
     /// synths of one def side by side, a run of steps of each at a time.
-    /// `full` and `block` are the world's rates, copied once by the caller
-    /// for all the synths it runs. Only for lockstep-safe defs, which draw
+    /// `rates` are the world's block rate and full rate, copied once by the
+    /// caller for all the synths it runs. Only for lockstep-safe defs, which draw
     /// no random numbers per block, and for defs that draw when the synth
     /// has its own generator: `swap_rng` (one of the steps draws and the
     /// def is not lockstep-safe) swaps it in for the run.
     ///
     /// # Safety
-    /// As for [`Self::join_lanes`], whose scratch is still this synth's.
+    /// As for [`Self::join_lanes`], which returned true and whose scratch
+    /// is still this synth's; `steps` lies inside `0..def.calc_steps.len()`.
     #[inline(always)]
-    pub(crate) unsafe fn calc_steps(&mut self, steps: Range<usize>, swap_rng: bool, full: &RateInfo, block: &RateInfo, world: &mut World) {
+    pub(crate) unsafe fn calc_steps(&mut self, steps: Range<usize>, swap_rng: bool, rates: &[&RateInfo; 2], world: &mut World) {
         self.local_bufs(world, true);
         // Lockstep defs have no demand-rate units, and declare every unit
         // that draws (see `units_safe`).
@@ -443,8 +433,14 @@ impl Synth {
         if own_rng {
             self.enter_rgen(world);
         }
-        // SAFETY: the caller vouches for the scratch the runs point at.
-        unsafe { self.run_aimed(steps, full, block, world) };
+        let Synth { ctx, units, runs, done, at, .. } = self;
+        let mut cx = UnitCtx::new(world, ctx, rates[0], done, 0);
+        // SAFETY: `join_lanes` found one run per calc step, and the caller
+        // vouches for `steps`.
+        let runs = unsafe { runs.runs.get_unchecked_mut(steps) };
+        // SAFETY: these are the synth's runs and units, the runs pointing
+        // at the scratch the caller vouches for.
+        unsafe { run_each(runs, units, at, rates, &mut cx) };
         if own_rng {
             self.leave_rgen(world);
         }
@@ -511,6 +507,28 @@ impl Synth {
 
     pub fn num_units(&self) -> usize {
         self.def.units.len()
+    }
+}
+
+/// Runs calc steps `runs` of a synth with their wires as they point now
+/// (`Synth::aim_runs`), in one unit context `cx`, noting in `at` the step
+/// that runs; `rates` are the world's block rate and full rate, in that
+/// order.
+///
+/// # Safety
+/// `runs` and `units` are one built synth's (`Synth::set_up_runs`), `cx`
+/// is its context, and the runs point at a scratch that nothing else uses
+/// during the call.
+#[inline(always)]
+unsafe fn run_each<'a>(runs: &mut [StepRun], units: &mut [Box<dyn Unit>], at: &mut u32, rates: &[&'a RateInfo; 2], cx: &mut UnitCtx<'a>) {
+    for run in runs {
+        *at = run.step;
+        cx.rate = rates[run.audio as usize];
+        cx.unit_index = run.def_unit as usize;
+        // SAFETY: runs exist only once every unit is built
+        // (`set_up_runs`), and units are never removed.
+        let unit = unsafe { units.get_unchecked_mut(run.step as usize) };
+        unit.next(&mut run.io, cx);
     }
 }
 

@@ -238,3 +238,45 @@ def test_the_three_inputs_that_stopped_the_server_leave_it_answering(magnetar, t
         assert bus_value(client, 3) > before + 0.2, "the synth started before stopped playing"
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_failing_unit_in_a_batch_of_identical_synths_leaves_the_others_unchanged(tmp_path, monkeypatch, threads):
+    """Identical synths run side by side, step by step; one of them failing mid-render must end
+    it alone, the others' samples bit for bit as in a render where nothing fails."""
+    monkeypatch.setenv("MAGNETAR_TEST_UNITS", "1")
+    voices = 8
+    # Saw and RLPF have lane kernels; the fault is a plain step between them.
+    with SynthDefBuilder(freq=440.0, out=0.0, fail=0.0) as b:
+        x = U.Saw.ar(frequency=b["freq"]) + MagnetarFault.ar(source=b["fail"])
+        U.Out.ar(bus=b["out"], source=U.RLPF.ar(source=x, frequency=900.0, reciprocal_of_q=0.3) * 0.1)
+    faulty_saw = b.build(name="faulty_tone")
+
+    def score(fail_at: float | None) -> Score:
+        s = Score([faulty_saw])
+        s.add(0.0, msg("/p_new", 2, 0, 0))
+        for k in range(voices):
+            s.add(0.0, msg("/s_new", "faulty_tone", 1000 + k, 1, 2, "freq", 200.0 + 50.0 * k, "out", k))
+        if fail_at is not None:
+            s.add(fail_at, msg("/n_set", 1003, "fail", 1.0))
+        s.add(0.5, msg("/c_set", 0, 0))
+        return s
+
+    opts = ("-o", str(voices), "-T", threads)
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("MAGNETAR_TRACE", str(trace))
+    failing = render(magnetar_binary(), "magnetar", score(0.2), tmp_path / "failing", options=opts)
+    monkeypatch.delenv("MAGNETAR_TRACE")
+    clean = render(magnetar_binary(), "magnetar", score(None), tmp_path / "clean", options=opts)
+    assert failing.returncode == 0, failing.log[-3000:]
+    assert "MagnetarFault" in failing.stderr and "node 1003" in failing.stderr, failing.log[-3000:]
+    assert "panicked" not in failing.log
+    # The voices did run as a batch, the path under test.
+    assert '"name":"lane batch"' in trace.read_text()
+    a, b = failing.read(), clean.read()
+    assert a.shape == b.shape and np.abs(b).max() > 0.05
+    others = [k for k in range(voices) if k != 3]
+    assert np.array_equal(a[:, others], b[:, others])
+    # The failed voice played until it failed, then fell silent.
+    cut = int(0.2 * 48000)
+    assert np.array_equal(a[: cut - 64, 3], b[: cut - 64, 3]) and not np.any(a[cut + 128 :, 3])

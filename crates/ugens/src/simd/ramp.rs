@@ -56,24 +56,46 @@ pub(crate) fn lanes(n: usize, start: f32, slope: f32, mut f: impl FnMut(usize, f
 }
 
 /// [`lanes`] mapped over an input: `out[i] = f(inp[i], ramp value i)`.
-/// Whole groups of four go through exact chunks, so that they need no
-/// bound tests and the four lanes share one vector.
+///
+/// The ramp's four lanes step as one vector into a buffer first (the same
+/// float additions, lane by lane), and `f` then maps two plain arrays, a
+/// loop the compiler widens as it does any element-wise one.
 #[inline(always)]
 pub(crate) fn lanes_map(out: &mut [f32], inp: &[f32], start: f32, slope: f32, f: impl Fn(f32, f32) -> f32) {
+    /// Samples whose ramp values one pass keeps (a multiple of four).
+    const PASS: usize = 64;
     let slope2 = slope + slope;
     let mut lane = [start, start + slope, start + slope2, start + slope2 + slope];
     let step = slope2 + slope2;
     let n = out.len().min(inp.len());
-    let mut oc = out[..n].chunks_exact_mut(4);
-    let mut ic = inp[..n].chunks_exact(4);
-    for (o, x) in (&mut oc).zip(&mut ic) {
-        for k in 0..4 {
-            o[k] = f(x[k], lane[k]);
-            lane[k] += step;
+    let mut buf = [0.0f32; PASS];
+    for (o, x) in out[..n].chunks_mut(PASS).zip(inp[..n].chunks(PASS)) {
+        let m = o.len();
+        for q in buf[..m.div_ceil(4) * 4].chunks_exact_mut(4) {
+            q.copy_from_slice(&lane);
+            lane = step4(lane, step);
+        }
+        for ((o, &x), &v) in o.iter_mut().zip(x).zip(&buf[..m]) {
+            *o = f(x, v);
         }
     }
-    for (k, (o, &x)) in oc.into_remainder().iter_mut().zip(ic.remainder()).enumerate() {
-        *o = f(x, lane[k]);
+}
+
+/// Each of the four lanes plus `step`, one vector addition where there is one.
+#[inline(always)]
+fn step4(lane: [f32; 4], step: f32) -> [f32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let mut r = [0.0f32; 4];
+        // SAFETY: SSE is part of x86_64; unaligned loads and stores of four
+        // floats from and to local arrays.
+        unsafe { _mm_storeu_ps(r.as_mut_ptr(), _mm_add_ps(_mm_loadu_ps(lane.as_ptr()), _mm_set1_ps(step))) };
+        r
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        lane.map(|v| v + step)
     }
 }
 

@@ -11,12 +11,32 @@
 //! output is the same bit for bit; the lanes hide the latency of each
 //! member's recurrence behind the others'.
 
-use crate::unit::{Construct, LaneKernel, Lanes, Rate, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
+use crate::unit::{Construct, LaneKernel, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 
 /// A unit with a lane kernel that may also batch within a synth.
 pub trait LaneUnit: Construct {
     /// The unit's lane kernel.
     const KERNEL: LaneKernel;
+
+    /// The lane kernel on units already known to be `Self`: batches hold
+    /// their members by type, so they need not find each one's type again
+    /// through `Lanes::units` (which this leaves to the kernel to fill if
+    /// it wants it).
+    ///
+    /// # Safety
+    /// `units[l]` for `l < lanes.len` point at distinct live units, each
+    /// used through nothing else during the call, and `lanes.ios[l]` holds
+    /// unit l's wires.
+    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, rate: &RateInfo) {
+        for l in 0..lanes.len {
+            // SAFETY: the caller's contract: distinct, live, unaliased units.
+            lanes.units[l] = Some(unsafe { &mut *units[l] });
+        }
+        (Self::KERNEL)(lanes, rate);
+        // Drop the references made here: the caller may fill the lanes
+        // again with other units.
+        lanes.units = std::array::from_fn(|_| None);
+    }
 }
 
 /// Whether a unit may join a batch of its kind: an audio-rate unit with one
@@ -52,6 +72,7 @@ pub struct LaneBatch<U: LaneUnit> {
 impl<U: LaneUnit> Unit for LaneBatch<U> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         let (ni, no) = (self.ni, self.no);
+        let mut units: [*mut U; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
         for (c, chunk) in self.members.chunks_mut(MAX_LANES).enumerate() {
             let mut lanes = Lanes::new();
             for (j, unit) in chunk.iter_mut().enumerate() {
@@ -59,9 +80,13 @@ impl<U: LaneUnit> Unit for LaneBatch<U> {
                 // SAFETY: as in `new_lane_batch`: the members' output spans
                 // are disjoint, and `io` itself is not used while `lanes` lives.
                 let part = unsafe { io.part(l * ni..(l + 1) * ni, l * no..(l + 1) * no) };
-                lanes.push(unit, part);
+                lanes.ios[j] = Some(part);
+                units[j] = unit;
             }
-            (U::KERNEL)(&mut lanes, cx.rate);
+            lanes.len = chunk.len();
+            // SAFETY: distinct members of this batch, borrowed mutably
+            // through `self` for the call; lane j's wires are member j's.
+            unsafe { U::typed_kernel(&units, &mut lanes, cx.rate) };
         }
     }
 
@@ -77,7 +102,7 @@ impl<U: LaneUnit> Unit for LaneBatch<U> {
 /// together, [`MAX_LANES`] at a time, so that a synth with a few members
 /// (six `Ringz` on one source) fills whole vectors with other synths'
 /// members. Each member does exactly what it does in its own synth's batch.
-pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &crate::unit::RateInfo) {
+pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let k = lanes.len;
     let mut batches: [*mut LaneBatch<U>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     for l in 0..k {
@@ -91,7 +116,10 @@ pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &crate::unit
             None => return,
         }
     }
+    // One set of lanes for every chunk: a kernel reads lanes below `len`
+    // only, and each chunk fills those afresh.
     let mut chunk = Lanes::new();
+    let mut units: [*mut U; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_ref() else { return };
         // SAFETY: distinct units, borrowed mutably through `lanes` for the
@@ -102,14 +130,19 @@ pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &crate::unit
             // SAFETY: as in `LaneBatch::next`: the members' output spans are
             // disjoint, and `io` itself is not used while `chunk` lives.
             let part = unsafe { io.part(j * ni..(j + 1) * ni, j * no..(j + 1) * no) };
-            chunk.push(unit, part);
+            chunk.ios[chunk.len] = Some(part);
+            units[chunk.len] = unit;
+            chunk.len += 1;
             if chunk.len == MAX_LANES {
-                (U::KERNEL)(&mut chunk, rate);
-                chunk = Lanes::new();
+                // SAFETY: distinct members of distinct batches, each borrowed
+                // only here; lane j's wires are unit j's.
+                unsafe { U::typed_kernel(&units, &mut chunk, rate) };
+                chunk.len = 0;
             }
         }
     }
     if chunk.len > 0 {
-        (U::KERNEL)(&mut chunk, rate);
+        // SAFETY: as above.
+        unsafe { U::typed_kernel(&units, &mut chunk, rate) };
     }
 }

@@ -134,6 +134,17 @@ use crate::unit::{Lanes, MAX_LANES};
 
 impl<D: Design> crate::batch::LaneUnit for Section<D> {
     const KERNEL: crate::unit::LaneKernel = section_lanes::<D>;
+
+    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, rate: &RateInfo) {
+        for l in 0..lanes.len {
+            // A lane that is not filled leaves the batch uncomputed.
+            if lanes.ios[l].is_none() {
+                return;
+            }
+        }
+        // SAFETY: forwarded contract.
+        unsafe { section_lanes_of::<D>(units, lanes, rate) };
+    }
 }
 
 /// The same Section step of several synths, computed side by side: each
@@ -141,7 +152,6 @@ impl<D: Design> crate::batch::LaneUnit for Section<D> {
 /// alone, so the latency of one filter's recurrence hides behind the others.
 pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let k = lanes.len;
-    let single_rate = D::SINGLE && rate.buf_length == 1;
     let mut secs: [*mut Section<D>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     for l in 0..k {
         // The first `k` lanes are filled (`Lanes::push`); a lane that is
@@ -154,6 +164,19 @@ pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
             None => return,
         }
     }
+    // SAFETY: the pointers came from distinct units borrowed mutably
+    // through `lanes` for the whole call, and lane l's wires are unit l's.
+    unsafe { section_lanes_of::<D>(&secs, lanes, rate) };
+}
+
+/// `section_lanes` on units already known to be `Section<D>`.
+///
+/// # Safety
+/// `secs[l]` for `l < lanes.len` point at distinct live units, used through
+/// nothing else during the call; `lanes.ios[l]` (filled) holds unit l's wires.
+unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let k = lanes.len;
+    let single_rate = D::SINGLE && rate.buf_length == 1;
     if single_rate {
         for l in 0..k {
             // SAFETY: distinct units, borrowed mutably through `lanes`.

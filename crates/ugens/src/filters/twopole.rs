@@ -191,8 +191,10 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
     let lp = Loops::of(rate);
     let mut inp: [In<'_>; MAX_LANES] = [In::silent(); MAX_LANES];
     let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    let mut c = [[0.0f64; 3]; MAX_LANES];
-    let mut slope = [[0.0f64; 3]; MAX_LANES];
+    // Coefficient-major (c[kk][l]): the vector kernels load four lanes'
+    // coefficient kk at once.
+    let mut c = [[0.0f64; MAX_LANES]; 3];
+    let mut slope = [[0.0f64; MAX_LANES]; 3];
     let mut target = [[0.0f64; 3]; MAX_LANES];
     let mut changed = [false; MAX_LANES];
     let mut s1 = [0.0f64; MAX_LANES];
@@ -221,7 +223,9 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
         out[l] = io.out_ptr(0);
         let (p, _) = Section::<D>::read_params(io);
         params[l] = p;
-        c[l] = sec.c;
+        for kk in 0..3 {
+            c[kk][l] = sec.c[kk];
+        }
         s1[l] = sec.s1;
         s2[l] = sec.s2;
         if sec.changed(&p) {
@@ -237,7 +241,7 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
                 }
             };
             for kk in 0..3 {
-                slope[l][kk] = (target[l][kk] - c[l][kk]) * lp.slope;
+                slope[kk][l] = (target[l][kk] - c[kk][l]) * lp.slope;
             }
         }
     }
@@ -272,8 +276,9 @@ struct SectionLanes<'a, 'b> {
     k: usize,
     inp: &'a [In<'b>; MAX_LANES],
     out: &'a [*mut f32; MAX_LANES],
-    c: &'a [[f64; 3]; MAX_LANES],
-    slope: &'a [[f64; 3]; MAX_LANES],
+    /// c[kk][l]: lane l's coefficient kk, and its step after each group of three.
+    c: &'a [[f64; MAX_LANES]; 3],
+    slope: &'a [[f64; MAX_LANES]; 3],
     changed: &'a [bool; MAX_LANES],
     /// Every lane's input is the same signal.
     shared: bool,
@@ -289,9 +294,9 @@ fn section_ticks<D: Design>(
     let SectionLanes { k, inp, out, c, slope, changed, .. } = lanes;
     let mut c = *c;
     let c = &mut c;
-    let tick_all = |i: usize, c: &[[f64; 3]; MAX_LANES]| {
+    let tick_all = |i: usize, c: &[[f64; MAX_LANES]; 3]| {
         for l in 0..k {
-            let (s0, y) = D::tick(inp[l].at(i) as f64, &c[l], s1[l], s2[l]);
+            let (s0, y) = D::tick(inp[l].at(i) as f64, &[c[0][l], c[1][l], c[2][l]], s1[l], s2[l]);
             // SAFETY: `out_ptr` is valid for the block and lane l's alone.
             unsafe { *out[l].add(i) = y as f32 };
             s2[l] = s1[l];
@@ -302,7 +307,7 @@ fn section_ticks<D: Design>(
         for l in 0..k {
             if changed[l] {
                 for kk in 0..3 {
-                    c[l][kk] += slope[l][kk];
+                    c[kk][l] += slope[kk][l];
                 }
             }
         }
@@ -370,35 +375,45 @@ unsafe fn section_vector<D: Design, const V: usize>(
     lp: Loops,
 ) {
     use super::lanes4::F64x4;
-    use crate::osc::dsf_x8::transpose8;
     use std::arch::x86_64::*;
     let SectionLanes { k, inp, out, c, slope, changed, shared } = lanes;
     let end = k.min(base + 4 * V);
-    let quad = |a: &[f64; MAX_LANES], v: usize| {
-        let b = base + 4 * v;
-        // SAFETY: four doubles of a MAX_LANES array, b + 4 <= MAX_LANES.
-        F64x4(unsafe { _mm256_loadu_pd(a[b..b + 4].as_ptr()) })
-    };
-    let coef = |c: &[[f64; 3]; MAX_LANES], v: usize, kk: usize| {
-        let b = base + 4 * v;
-        F64x4(_mm256_setr_pd(c[b][kk], c[b + 1][kk], c[b + 2][kk], c[b + 3][kk]))
-    };
-    let mut cv: [[F64x4; 3]; V] = std::array::from_fn(|v| [coef(c, v, 0), coef(c, v, 1), coef(c, v, 2)]);
-    let sv: [[F64x4; 3]; V] = std::array::from_fn(|v| [coef(slope, v, 0), coef(slope, v, 1), coef(slope, v, 2)]);
-    let m = |l: usize| -i64::from(changed[l]);
-    let mask: [__m256d; V] = std::array::from_fn(|v| {
-        let b = base + 4 * v;
-        _mm256_castsi256_pd(_mm256_setr_epi64x(m(b), m(b + 1), m(b + 2), m(b + 3)))
-    });
     let moving = changed[base..end].iter().any(|&b| b);
-    let mut y1: [F64x4; V] = std::array::from_fn(|v| quad(s1, v));
-    let mut y2: [F64x4; V] = std::array::from_fn(|v| quad(s2, v));
+    // Lanes b..b + 4 of a MAX_LANES array as one vector.
+    macro_rules! quad {
+        ($a:expr, $v:expr) => {{
+            let b = base + 4 * $v;
+            let a: &[f64; MAX_LANES] = $a;
+            // SAFETY: four doubles of a MAX_LANES array, b + 4 <= MAX_LANES
+            // (the caller's contract); AVX2 by the caller's contract.
+            F64x4(unsafe { _mm256_loadu_pd(a[b..b + 4].as_ptr()) })
+        }};
+    }
+    let zero = F64x4(_mm256_setzero_pd());
+    let mut cv = [[zero; 3]; V];
+    // The glide is read only when some lane moves (its loops alone use it).
+    let mut sv = [[zero; 3]; V];
+    let mut mask = [_mm256_setzero_pd(); V];
+    let mut y1 = [zero; V];
+    let mut y2 = [zero; V];
+    for v in 0..V {
+        for kk in 0..3 {
+            cv[v][kk] = quad!(&c[kk], v);
+        }
+        y1[v] = quad!(s1, v);
+        y2[v] = quad!(s2, v);
+        if moving {
+            for kk in 0..3 {
+                sv[v][kk] = quad!(&slope[kk], v);
+            }
+            let b = base + 4 * v;
+            let m = |l: usize| -i64::from(changed[l]);
+            mask[v] = _mm256_castsi256_pd(_mm256_setr_epi64x(m(b), m(b + 1), m(b + 2), m(b + 3)));
+        }
+    }
     let shared_in = inp[base];
     // Groups of eight lanes (the last may be half used when V is odd).
     let groups = V.div_ceil(2);
-    // xin[s][v]: the four lanes of vector v at sample s of the tile.
-    let mut xin = [[_mm_setzero_ps(); V]; TILE];
-    let mut yout = [[_mm_setzero_ps(); V]; TILE];
     let n = 3 * lp.loops + lp.remain;
     // Samples up to here belong to whole groups of three, after each of
     // which the coefficients step (scsynth's filter loop).
@@ -419,31 +434,191 @@ unsafe fn section_vector<D: Design, const V: usize>(
     for j in (end - base)..8 * groups {
         src[j] = src[0];
     }
-    let mut i0 = 0;
-    let mut three = 0;
-    while i0 < n {
-        let len = (n - i0).min(TILE);
-        if direct && len == TILE {
-            for g in 0..groups {
-                // SAFETY: samples i0..i0 + 8 < n of an audio block of at
-                // least n samples (`direct`).
-                let rows: [__m256; 8] = std::array::from_fn(|j| unsafe { _mm256_loadu_ps(src[8 * g + j].add(i0)) });
-                let cols = transpose8(rows);
-                for (s, col) in cols.iter().enumerate() {
-                    xin[s][2 * g] = _mm256_castps256_ps128(*col);
-                    if 2 * g + 1 < V {
-                        xin[s][2 * g + 1] = _mm256_extractf128_ps::<1>(*col);
+    let blk = Block { n, stepped, base, end, groups, inp, out, src: &src, direct, shared_in: &shared_in, sv: &sv, mask: &mask };
+    // The lanes' source and whether coefficients glide are fixed for the
+    // block: each combination gets a loop without those tests.
+    // SAFETY: forwarded contract (AVX2 present; the outputs).
+    unsafe {
+        match (shared, moving) {
+            (true, true) => run_tiles::<D, V, true, true>(&blk, &mut cv, &mut y1, &mut y2),
+            (true, false) => run_tiles::<D, V, true, false>(&blk, &mut cv, &mut y1, &mut y2),
+            (false, true) => run_tiles::<D, V, false, true>(&blk, &mut cv, &mut y1, &mut y2),
+            (false, false) => run_tiles::<D, V, false, false>(&blk, &mut cv, &mut y1, &mut y2),
+        }
+    }
+    for v in 0..V {
+        let b = base + 4 * v;
+        // SAFETY: four doubles into MAX_LANES arrays, b + 4 <= MAX_LANES.
+        unsafe {
+            _mm256_storeu_pd(s1[b..b + 4].as_mut_ptr(), y1[v].0);
+            _mm256_storeu_pd(s2[b..b + 4].as_mut_ptr(), y2[v].0);
+        }
+    }
+}
+
+/// What the ticks of a block of lanes read besides the filter state.
+#[cfg(target_arch = "x86_64")]
+struct Block<'a, 'b, const V: usize> {
+    /// Samples in the block.
+    n: usize,
+    /// Samples before this one end groups of three that step the coefficients.
+    stepped: usize,
+    /// The first lane and the end of the used lanes.
+    base: usize,
+    end: usize,
+    /// Groups of eight lanes (the last may be half used when V is odd).
+    groups: usize,
+    inp: &'a [In<'b>; MAX_LANES],
+    out: &'a [*mut f32; MAX_LANES],
+    /// Each lane's audio input, when `direct` (padding lanes read lane `base`'s).
+    src: &'a [*const f32; 16],
+    direct: bool,
+    /// The lanes' one source when they share it.
+    shared_in: &'a In<'b>,
+    sv: &'a [[super::lanes4::F64x4; 3]; V],
+    mask: &'a [std::arch::x86_64::__m256d; V],
+}
+
+/// The block's ticks, [`TILE`] samples at a time, `V` vectors side by
+/// side: the arithmetic of `section_ticks`, with the shared source and the
+/// coefficient glide fixed at compile time so that the per-sample loop
+/// carries no test of either, and the state kept in locals for the block.
+///
+/// Inputs and outputs pass through tiles transposed eight lanes at a time,
+/// so that each sample costs one vector load and one vector store per four
+/// lanes rather than one scalar access per lane.
+///
+/// # Safety
+/// The CPU has AVX2; `out[l]`, base <= l < end, is valid for the block and
+/// written through no other reference.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn run_tiles<D: Design, const V: usize, const SHARED: bool, const MOVING: bool>(
+    b: &Block<'_, '_, V>,
+    cv: &mut [[super::lanes4::F64x4; 3]; V],
+    y1s: &mut [super::lanes4::F64x4; V],
+    y2s: &mut [super::lanes4::F64x4; V],
+) {
+    use super::lanes4::F64x4;
+    use crate::osc::dsf_x8::transpose8;
+    use std::arch::x86_64::*;
+    let Block { n, stepped, base, end, groups, inp, out, src, direct, shared_in, sv, mask } = *b;
+    let (mut y1, mut y2) = (*y1s, *y2s);
+    let mut c = *cv;
+    let mut k3 = 0u32;
+    // xin[s][v]: the four lanes of vector v at sample s of the tile.
+    // SAFETY: AVX2 by the caller's contract.
+    let mut xin = [[unsafe { _mm_setzero_ps() }; V]; TILE];
+    // SAFETY: AVX2 by the caller's contract.
+    let mut yout = [[unsafe { _mm_setzero_ps() }; V]; TILE];
+    // The lanes' inputs at sample i, a vector of four per `v`. (Macros,
+    // not closures: a closure would not be compiled for AVX2, and its
+    // intrinsics would become calls.)
+    macro_rules! input {
+        ($i0:expr, $s:expr) => {{
+            let s: usize = $s;
+            let mut x = [F64x4(_mm256_setzero_pd()); V];
+            if SHARED {
+                x = [F64x4(_mm256_set1_pd(shared_in.at($i0 + s) as f64)); V];
+            } else {
+                for v in 0..V {
+                    x[v] = F64x4(_mm256_cvtps_pd(xin[s][v]));
+                }
+            }
+            x
+        }};
+    }
+    // After sample i: every third sample of the block steps the coefficients.
+    macro_rules! advance {
+        ($i:expr) => {
+            if MOVING {
+                k3 += 1;
+                if k3 == 3 {
+                    k3 = 0;
+                    if $i < stepped {
+                        for v in 0..V {
+                            for kk in 0..3 {
+                                let next = c[v][kk] + sv[v][kk];
+                                c[v][kk] = F64x4(_mm256_blendv_pd(c[v][kk].0, next.0, mask[v]));
+                            }
+                        }
                     }
                 }
             }
-        } else if !shared {
+        };
+    }
+    // `len` samples from i0. Two samples per pass: the second tick takes
+    // the first one's new state in place, so that the state never moves
+    // between registers.
+    macro_rules! ticks {
+        ($i0:expr, $len:expr) => {{
+            let (i0, len): (usize, usize) = ($i0, $len);
+            let mut s = 0;
+            while s + 2 <= len {
+                let mut ya: [F64x4; V] = y1;
+                let x = input!(i0, s);
+                for v in 0..V {
+                    let (y0, y) = D::tick(x[v], &c[v], y1[v], y2[v]);
+                    yout[s][v] = _mm256_cvtpd_ps(y.0);
+                    ya[v] = y0;
+                }
+                advance!(i0 + s);
+                let x = input!(i0, s + 1);
+                for v in 0..V {
+                    let (y0, y) = D::tick(x[v], &c[v], ya[v], y1[v]);
+                    yout[s + 1][v] = _mm256_cvtpd_ps(y.0);
+                    y2[v] = ya[v];
+                    y1[v] = y0;
+                }
+                advance!(i0 + s + 1);
+                s += 2;
+            }
+            if s < len {
+                let x = input!(i0, s);
+                for v in 0..V {
+                    let (y0, y) = D::tick(x[v], &c[v], y1[v], y2[v]);
+                    yout[s][v] = _mm256_cvtpd_ps(y.0);
+                    y2[v] = y1[v];
+                    y1[v] = y0;
+                }
+                advance!(i0 + s);
+            }
+        }};
+    }
+    let mut i0 = 0;
+    while i0 < n {
+        let len = (n - i0).min(TILE);
+        if !SHARED && direct && len == TILE {
             for g in 0..groups {
-                let rows: [__m256; 8] = std::array::from_fn(|j| {
+                // SAFETY: AVX2 by the caller's contract.
+                let mut rows = [unsafe { _mm256_setzero_ps() }; 8];
+                for (j, row) in rows.iter_mut().enumerate() {
+                    // SAFETY: samples i0..i0 + 8 < n of an audio block of at
+                    // least n samples (`direct`).
+                    *row = unsafe { _mm256_loadu_ps(src[8 * g + j].add(i0)) };
+                }
+                // SAFETY: AVX2 by the caller's contract.
+                let cols = unsafe { transpose8(rows) };
+                for (s, col) in cols.iter().enumerate() {
+                    // SAFETY: AVX2 by the caller's contract.
+                    unsafe {
+                        xin[s][2 * g] = _mm256_castps256_ps128(*col);
+                        if 2 * g + 1 < V {
+                            xin[s][2 * g + 1] = _mm256_extractf128_ps::<1>(*col);
+                        }
+                    }
+                }
+            }
+        } else if !SHARED {
+            for g in 0..groups {
+                // SAFETY: AVX2 by the caller's contract.
+                let mut rows = [unsafe { _mm256_setzero_ps() }; 8];
+                for (j, row) in rows.iter_mut().enumerate() {
                     let l = base + 8 * g + j;
                     if l >= end {
-                        return _mm256_setzero_ps();
+                        continue;
                     }
-                    match inp[l].audio() {
+                    *row = match inp[l].audio() {
                         // SAFETY: samples i0..i0 + 8 of the block's input.
                         Some(a) if len == TILE => unsafe { _mm256_loadu_ps(a[i0..i0 + TILE].as_ptr()) },
                         _ => {
@@ -454,51 +629,53 @@ unsafe fn section_vector<D: Design, const V: usize>(
                             // SAFETY: a load of a local array of eight.
                             unsafe { _mm256_loadu_ps(t.as_ptr()) }
                         }
-                    }
-                });
-                let cols = transpose8(rows);
+                    };
+                }
+                // SAFETY: AVX2 by the caller's contract.
+                let cols = unsafe { transpose8(rows) };
                 for (s, col) in cols.iter().enumerate() {
-                    xin[s][2 * g] = _mm256_castps256_ps128(*col);
-                    if 2 * g + 1 < V {
-                        xin[s][2 * g + 1] = _mm256_extractf128_ps::<1>(*col);
+                    // SAFETY: AVX2 by the caller's contract.
+                    unsafe {
+                        xin[s][2 * g] = _mm256_castps256_ps128(*col);
+                        if 2 * g + 1 < V {
+                            xin[s][2 * g + 1] = _mm256_extractf128_ps::<1>(*col);
+                        }
                     }
                 }
             }
         }
-        let t = Tile { i0, stepped, shared_in: &shared_in, xin: &xin, sv: &sv, mask: &mask };
-        let state = (&mut cv, &mut y1, &mut y2, &mut three);
-        // The lanes' source and whether coefficients glide are fixed for
-        // the block: each combination gets a loop without those tests.
-        // SAFETY: forwarded contract (AVX2 present).
+        // SAFETY: AVX2 by the caller's contract.
         unsafe {
-            macro_rules! ticks {
-                ($n:expr) => {
-                    match (shared, moving) {
-                        (true, true) => tile_ticks::<D, V, true, true>(&t, $n, &mut yout, state),
-                        (true, false) => tile_ticks::<D, V, true, false>(&t, $n, &mut yout, state),
-                        (false, true) => tile_ticks::<D, V, false, true>(&t, $n, &mut yout, state),
-                        (false, false) => tile_ticks::<D, V, false, false>(&t, $n, &mut yout, state),
-                    }
-                };
-            }
             // A whole tile's constant length lets its loop unroll.
             if len == TILE {
-                ticks!(TILE)
+                ticks!(i0, TILE)
             } else {
-                ticks!(len)
+                ticks!(i0, len)
             }
         }
         for g in 0..groups {
-            let rows: [__m256; 8] = std::array::from_fn(|s| {
-                let hi = if 2 * g + 1 < V { yout[s][2 * g + 1] } else { _mm_setzero_ps() };
-                _mm256_set_m128(hi, yout[s][2 * g])
-            });
-            let cols = transpose8(rows);
+            // SAFETY: AVX2 by the caller's contract.
+            let mut rows = [unsafe { _mm256_setzero_ps() }; 8];
+            for (s, row) in rows.iter_mut().enumerate() {
+                // SAFETY: AVX2 by the caller's contract.
+                *row = unsafe {
+                    let hi = if 2 * g + 1 < V { yout[s][2 * g + 1] } else { _mm_setzero_ps() };
+                    _mm256_set_m128(hi, yout[s][2 * g])
+                };
+            }
+            // SAFETY: AVX2 by the caller's contract.
+            let cols = unsafe { transpose8(rows) };
             let used = (end - base).saturating_sub(8 * g).min(8);
-            if len == TILE {
-                for (j, col) in cols.iter().enumerate().take(used) {
+            if len == TILE && used == 8 {
+                // A whole group: eight stores with no test between them.
+                for (j, col) in cols.iter().enumerate() {
                     // SAFETY: samples i0..i0 + 8 of lane base + 8g + j's
                     // output (below `end`), by the caller's contract on `out`.
+                    unsafe { _mm256_storeu_ps(out[base + 8 * g + j].add(i0), *col) };
+                }
+            } else if len == TILE {
+                for (j, col) in cols.iter().enumerate().take(used) {
+                    // SAFETY: as above.
                     unsafe { _mm256_storeu_ps(out[base + 8 * g + j].add(i0), *col) };
                 }
             } else {
@@ -515,94 +692,9 @@ unsafe fn section_vector<D: Design, const V: usize>(
         }
         i0 += len;
     }
-    for v in 0..V {
-        let b = base + 4 * v;
-        // SAFETY: four doubles into MAX_LANES arrays, b + 4 <= MAX_LANES.
-        unsafe {
-            _mm256_storeu_pd(s1[b..b + 4].as_mut_ptr(), y1[v].0);
-            _mm256_storeu_pd(s2[b..b + 4].as_mut_ptr(), y2[v].0);
-        }
-    }
-}
-
-/// What a tile's ticks read besides the filter state.
-#[cfg(target_arch = "x86_64")]
-struct Tile<'a, 'b, const V: usize> {
-    /// The tile's first sample in the block.
-    i0: usize,
-    /// Samples before this one end groups of three that step the coefficients.
-    stepped: usize,
-    /// The lanes' one source when they share it.
-    shared_in: &'a In<'b>,
-    /// xin[s][v]: the four lanes of vector v at sample s of the tile.
-    xin: &'a [[std::arch::x86_64::__m128; V]; TILE],
-    sv: &'a [[super::lanes4::F64x4; 3]; V],
-    mask: &'a [std::arch::x86_64::__m256d; V],
-}
-
-/// The ticks of `len` samples of one tile, `V` vectors side by side,
-/// outputs narrowed into `yout`: the arithmetic of `section_ticks`, with the
-/// shared source and the coefficient glide fixed at compile time so that
-/// the per-sample loop carries no test of either.
-///
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-#[allow(clippy::type_complexity)]
-unsafe fn tile_ticks<D: Design, const V: usize, const SHARED: bool, const MOVING: bool>(
-    t: &Tile<'_, '_, V>,
-    len: usize,
-    yout: &mut [[std::arch::x86_64::__m128; V]; TILE],
-    (cv, y1s, y2s, three): (
-        &mut [[super::lanes4::F64x4; 3]; V],
-        &mut [super::lanes4::F64x4; V],
-        &mut [super::lanes4::F64x4; V],
-        &mut u32,
-    ),
-) {
-    use super::lanes4::F64x4;
-    use std::arch::x86_64::*;
-    let (mut y1, mut y2) = (*y1s, *y2s);
-    let mut c = *cv;
-    let mut k3 = *three;
-    for s in 0..len {
-        // SAFETY: AVX2 by the caller's contract.
-        let one = if SHARED { unsafe { F64x4(_mm256_set1_pd(t.shared_in.at(t.i0 + s) as f64)) } } else { y1[0] };
-        for v in 0..V {
-            // SAFETY: AVX2 by the caller's contract.
-            let x = if SHARED { one } else { unsafe { F64x4(_mm256_cvtps_pd(t.xin[s][v])) } };
-            let (y0, y) = D::tick(x, &c[v], y1[v], y2[v]);
-            // SAFETY: AVX2 by the caller's contract.
-            yout[s][v] = unsafe { _mm256_cvtpd_ps(y.0) };
-            y2[v] = y1[v];
-            y1[v] = y0;
-        }
-        if MOVING {
-            k3 += 1;
-            if k3 == 3 {
-                k3 = 0;
-                if t.i0 + s < t.stepped {
-                    for v in 0..V {
-                        for kk in 0..3 {
-                            let stepped = c[v][kk] + t.sv[v][kk];
-                            // SAFETY: AVX2 by the caller's contract.
-                            c[v][kk] = F64x4(unsafe { _mm256_blendv_pd(c[v][kk].0, stepped.0, t.mask[v]) });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if !MOVING {
-        // Groups of three only matter while coefficients glide; keep the
-        // count true for the rest of the block all the same.
-        k3 = ((k3 as usize + len) % 3) as u32;
-    }
     *y1s = y1;
     *y2s = y2;
     *cv = c;
-    *three = k3;
 }
 
 const SQRT2_F: f32 = std::f32::consts::SQRT_2;

@@ -554,6 +554,25 @@ unsafe fn run_tiles<D: Design, const V: usize, const SHARED: bool, const MOVING:
         ($i0:expr, $len:expr) => {{
             let (i0, len): (usize, usize) = ($i0, $len);
             let mut s = 0;
+            if !SHARED && !MOVING {
+                // Fixed coefficients and a tile of inputs per vector: each
+                // vector runs through the whole tile on its own, its state
+                // and coefficients in registers; the vectors are independent,
+                // so one's recurrence still overlaps the next one's.
+                for v in 0..V {
+                    let (mut a, mut b) = (y1[v], y2[v]);
+                    let cc = c[v];
+                    for s in 0..len {
+                        let (y0, y) = D::tick(F64x4(_mm256_cvtps_pd(xin[s][v])), &cc, a, b);
+                        yout[s][v] = _mm256_cvtpd_ps(y.0);
+                        b = a;
+                        a = y0;
+                    }
+                    y1[v] = a;
+                    y2[v] = b;
+                }
+                s = len;
+            }
             while s + 2 <= len {
                 let mut ya: [F64x4; V] = y1;
                 let x = input!(i0, s);

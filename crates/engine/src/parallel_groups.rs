@@ -31,6 +31,14 @@ pub(crate) struct Policy {
     pub never: bool,
 }
 
+impl Policy {
+    /// Whether the group these jobs belong to runs on one thread for now:
+    /// its runs are measured, and the chooser keeps it there.
+    fn keeps_one(&self, jobs: &GroupJobs) -> bool {
+        self.measured && jobs.chooser.keeps_one()
+    }
+}
+
 /// The threads and the parallel groups' kept work.
 pub struct ParallelGroups {
     pool: Parallel,
@@ -131,8 +139,7 @@ impl ParallelGroups {
         // edit it runs as a plain group, untimed (`Chooser::skip_one`), and
         // its jobs are worked out again only for the next look at the
         // threads. Its kept jobs stay its own, with its chooser.
-        if known && self.policy.measured && jobs.chooser.keeps_one() && !jobs.current(tree, group, scratch_len, threads)
-        {
+        if known && self.policy.keeps_one(jobs) && !jobs.current(tree, group, scratch_len, threads) {
             jobs.chooser.skip_one();
             return None;
         }
@@ -206,7 +213,7 @@ impl ParallelGroups {
         // as the group's).
         let (at, known) = self.slot_for(group);
         let Some(jobs) = self.jobs.get_mut(at) else { return false };
-        if known && (jobs.current(tree, group, scratch_len, threads) || self.policy.measured && jobs.chooser.keeps_one()) {
+        if known && (jobs.current(tree, group, scratch_len, threads) || self.policy.keeps_one(jobs)) {
             return false;
         }
         let Some(ok) = jobs.prepare_as_built(tree, group, scratch_len, threads) else { return false };

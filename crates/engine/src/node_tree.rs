@@ -47,6 +47,10 @@ pub struct Node {
     pub sat_after: Vec<NodeIdx>,
     /// What the node prints on its next run (`/n_trace`, `/g_dumpTree`).
     pub print_next: PrintNext,
+    /// The tree's edit count when the node itself last changed: made, or
+    /// its state, satellites or synth edited (`NodeTree::changed_since`).
+    /// Its place among its siblings is not counted here.
+    changed: u64,
 }
 
 impl Node {
@@ -129,6 +133,7 @@ impl NodeTree {
             sat_before: Vec::new(),
             sat_after: Vec::new(),
             print_next: PrintNext::Nothing,
+            changed: 0,
         };
         let mut by_id = HashMap::new();
         by_id.insert(0, ROOT);
@@ -178,7 +183,26 @@ impl NodeTree {
     #[allow(clippy::expect_used)]
     pub fn node_mut(&mut self, idx: NodeIdx) -> &mut Node {
         self.edits += 1;
+        let n = self.nodes[idx as usize].as_mut().expect("live node index");
+        n.changed = self.edits;
+        n
+    }
+
+    /// A node whose place among its siblings (parent, neighbours, a
+    /// group's head and tail) changes: an edit of the tree, not of the
+    /// node (`changed_since`).
+    #[inline]
+    #[allow(clippy::expect_used)]
+    fn links_mut(&mut self, idx: NodeIdx) -> &mut Node {
+        self.edits += 1;
         self.nodes[idx as usize].as_mut().expect("live node index")
+    }
+
+    /// Whether node `idx` itself was made or changed (its state, its
+    /// satellites, a synth's controls or mapping) after the tree's edit
+    /// count was `edits`; a node only moved among its siblings was not.
+    pub fn changed_since(&self, idx: NodeIdx, edits: u64) -> bool {
+        self.node(idx).changed > edits
     }
 
     /// Clears and returns what the node was asked to print on this run.
@@ -211,20 +235,24 @@ impl NodeTree {
 
     /// Sets a group's first child; nothing for a synth, which has none.
     fn set_head(&mut self, group: NodeIdx, head: Option<NodeIdx>) {
-        if let NodeKind::Group(g) = &mut self.node_mut(group).kind {
+        if let NodeKind::Group(g) = &mut self.links_mut(group).kind {
             g.head = head;
         }
     }
 
     /// Sets a group's last child; nothing for a synth, which has none.
     fn set_tail(&mut self, group: NodeIdx, tail: Option<NodeIdx>) {
-        if let NodeKind::Group(g) = &mut self.node_mut(group).kind {
+        if let NodeKind::Group(g) = &mut self.links_mut(group).kind {
             g.tail = tail;
         }
     }
 
     pub fn synth_mut(&mut self, idx: NodeIdx) -> Option<&mut Synth> {
         self.edits += 1;
+        let edits = self.edits;
+        if let Some(Some(n)) = self.nodes.get_mut(idx as usize) {
+            n.changed = edits;
+        }
         self.synth_to_run(idx)
     }
 
@@ -267,7 +295,9 @@ impl NodeTree {
             sat_before: Vec::new(),
             sat_after: Vec::new(),
             print_next: PrintNext::Nothing,
+            changed: self.edits + 1,
         };
+        self.edits += 1;
         let idx = if let Some(i) = self.free_slots.pop() {
             self.nodes[i as usize] = Some(node);
             i
@@ -306,13 +336,13 @@ impl NodeTree {
                     return self.link(idx, Position::After(g));
                 };
                 {
-                    let n = self.node_mut(idx);
+                    let n = self.links_mut(idx);
                     n.parent = Some(g);
                     n.prev = None;
                     n.next = old_head;
                 }
                 match old_head {
-                    Some(h) => self.node_mut(h).prev = Some(idx),
+                    Some(h) => self.links_mut(h).prev = Some(idx),
                     None => self.set_tail(g, Some(idx)),
                 }
                 self.set_head(g, Some(idx));
@@ -322,13 +352,13 @@ impl NodeTree {
                     return self.link(idx, Position::After(g));
                 };
                 {
-                    let n = self.node_mut(idx);
+                    let n = self.links_mut(idx);
                     n.parent = Some(g);
                     n.next = None;
                     n.prev = old_tail;
                 }
                 match old_tail {
-                    Some(t) => self.node_mut(t).next = Some(idx),
+                    Some(t) => self.links_mut(t).next = Some(idx),
                     None => self.set_head(g, Some(idx)),
                 }
                 self.set_tail(g, Some(idx));
@@ -337,31 +367,31 @@ impl NodeTree {
                 let Some(parent) = self.node(t).parent else { return };
                 let prev = self.node(t).prev;
                 {
-                    let n = self.node_mut(idx);
+                    let n = self.links_mut(idx);
                     n.parent = Some(parent);
                     n.prev = prev;
                     n.next = Some(t);
                 }
                 match prev {
-                    Some(p) => self.node_mut(p).next = Some(idx),
+                    Some(p) => self.links_mut(p).next = Some(idx),
                     None => self.set_head(parent, Some(idx)),
                 }
-                self.node_mut(t).prev = Some(idx);
+                self.links_mut(t).prev = Some(idx);
             }
             Position::After(t) => {
                 let Some(parent) = self.node(t).parent else { return };
                 let next = self.node(t).next;
                 {
-                    let n = self.node_mut(idx);
+                    let n = self.links_mut(idx);
                     n.parent = Some(parent);
                     n.prev = Some(t);
                     n.next = next;
                 }
                 match next {
-                    Some(x) => self.node_mut(x).prev = Some(idx),
+                    Some(x) => self.links_mut(x).prev = Some(idx),
                     None => self.set_tail(parent, Some(idx)),
                 }
-                self.node_mut(t).next = Some(idx);
+                self.links_mut(t).next = Some(idx);
             }
         }
     }
@@ -383,7 +413,7 @@ impl NodeTree {
             (n.parent, n.prev, n.next)
         };
         match prev {
-            Some(p) => self.node_mut(p).next = next,
+            Some(p) => self.links_mut(p).next = next,
             None => {
                 if let Some(g) = parent {
                     self.set_head(g, next);
@@ -391,14 +421,14 @@ impl NodeTree {
             }
         }
         match next {
-            Some(x) => self.node_mut(x).prev = prev,
+            Some(x) => self.links_mut(x).prev = prev,
             None => {
                 if let Some(g) = parent {
                     self.set_tail(g, prev);
                 }
             }
         }
-        let n = self.node_mut(idx);
+        let n = self.links_mut(idx);
         n.parent = None;
         n.prev = None;
         n.next = None;

@@ -407,6 +407,27 @@ impl Engine {
         self.parallel.as_ref().map_or(0, |p| p.worked_out())
     }
 
+    /// Times a parallel group's work was changed in place after an edit
+    /// (new synths after its last one, synths of it that ended) rather
+    /// than worked out from the tree.
+    pub fn parallel_groups_in_place(&self) -> u64 {
+        self.parallel.as_ref().map_or(0, |p| p.in_place())
+    }
+
+    /// From now on each change in place of a parallel group's work is
+    /// checked against the work worked out from the tree (for tests).
+    pub fn verify_parallel_in_place(&mut self) {
+        if let Some(p) = self.parallel.as_mut() {
+            p.verify_in_place();
+        }
+    }
+
+    /// Changes in place that differed from the work worked out from the
+    /// tree (see `verify_parallel_in_place`).
+    pub fn parallel_in_place_mismatches(&self) -> u64 {
+        self.parallel.as_ref().map_or(0, |p| p.in_place_mismatches())
+    }
+
     /// DSP queues compiled for parallel groups so far.
     pub fn parallel_queues_compiled(&self) -> u64 {
         self.parallel.as_ref().map_or(0, |p| p.pool().plans_compiled)
@@ -963,6 +984,9 @@ impl Engine {
             if self.tree.node(c).state == CalcState::FirstCalc {
                 self.build(c, CalcState::FirstCalc);
             }
+        }
+        if let Some(groups) = self.parallel.as_mut() {
+            groups.built_ahead(group, &self.tree);
         }
     }
 

@@ -141,6 +141,9 @@ pub struct GroupJobs {
     pub ended: Vec<(u32, NodeIdx)>,
     synth_span: Vec<u32>,
     synth_item: Vec<u32>,
+    /// Each synth's bus write: its first bus slot (`bus_slot`) and its
+    /// channels ((0, 0) for none), for `update_in_place`.
+    synth_write: Vec<(u32, u32)>,
     /// Where each synth's reads start in `reads` (and where they end).
     synth_reads: Vec<u32>,
     /// (audio, first bus, channels) of every read, synth by synth.
@@ -190,8 +193,32 @@ pub struct GroupJobs {
     /// The direct children in their first block that `prepare_as_built`
     /// counts as running.
     first_block: Vec<NodeIdx>,
+    /// Whether the jobs kept qualified when they were worked out.
+    ok: bool,
+    /// Synths per item in the parallel group itself (its synth children
+    /// only: `update_in_place` appends new ones in items of so many).
+    top_chunk: usize,
+    /// Whether `prepare_as_built` worked these jobs out with its synths in
+    /// their first block counted as running (`built_ahead`).
+    as_built: bool,
+    /// `update_in_place`'s lists: the synths of `nodes` that ended, the
+    /// running synths after the last of them, the ended synths as the
+    /// group holds them now, the items' new numbers, and the buses the
+    /// ended synths wrote.
+    gone: Vec<u32>,
+    fresh: Vec<NodeIdx>,
+    ended_next: Vec<(u32, NodeIdx)>,
+    renumber: Vec<u32>,
+    retouch: Vec<u32>,
     /// Times the jobs were worked out from the tree (not reused).
     pub worked_out: u64,
+    /// Times the jobs were changed in place after an edit instead
+    /// (`update_in_place`).
+    pub in_place: u64,
+    /// With `verify_in_place`: jobs worked out from the tree after each
+    /// change in place, to compare with, and how many differed.
+    verify: Option<Box<GroupJobs>>,
+    pub mismatches: u64,
     /// Whether the group runs faster on the threads or on one (kept while
     /// the jobs belong to the same group).
     pub chooser: crate::spread::Chooser,
@@ -227,6 +254,7 @@ impl GroupJobs {
             ended: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             synth_span: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             synth_item: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            synth_write: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             synth_reads: Vec::with_capacity(MAX_PARALLEL_SYNTHS + 1),
             reads: Vec::with_capacity(MAX_ACCESSES),
             spans: Vec::with_capacity(MAX_GROUPS),
@@ -251,7 +279,18 @@ impl GroupJobs {
             buffer_any: false,
             prepared: None,
             first_block: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            ok: false,
+            top_chunk: 1,
+            as_built: false,
+            gone: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            fresh: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            ended_next: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            renumber: Vec::with_capacity(MAX_PARALLEL_ITEMS),
+            retouch: Vec::with_capacity(MAX_ACCESSES),
             worked_out: 0,
+            in_place: 0,
+            verify: None,
+            mismatches: 0,
             chooser: crate::spread::Chooser::new(),
         }
     }
@@ -261,6 +300,9 @@ impl GroupJobs {
         for v in [&mut self.synth_span, &mut self.synth_item, &mut self.synth_reads, &mut self.init_at] {
             v.clear();
         }
+        self.synth_write.clear();
+        self.ok = false;
+        self.as_built = false;
         self.synths.clear();
         self.nodes.clear();
         self.ended.clear();
@@ -378,6 +420,15 @@ impl GroupJobs {
         if self.prepared == Some(key) {
             return true;
         }
+        if self.update_in_place(tree, group, scratch, threads) {
+            self.in_place += 1;
+            self.prepared = Some(key);
+            self.as_built = false;
+            if self.verify.is_some() {
+                self.compare_with_full_walk(tree, group, scratch, threads);
+            }
+            return true;
+        }
         self.clear();
         self.worked_out += 1;
         if !Self::children_may_run(tree, group) {
@@ -387,9 +438,334 @@ impl GroupJobs {
         let ok = self.walk(tree, group, 0, true, 1, scratch, threads) && self.check();
         if ok {
             self.prepared = Some(key);
+            self.ok = true;
             self.fill_direct();
         }
         ok
+    }
+
+    /// After the engine built the synths that `prepare_as_built` counted as
+    /// running: if every one of them runs now (none failed, ended or
+    /// paused itself as it was built, and builds ahead change nothing
+    /// else, `GraphDef::builds_ahead`), the jobs are true of the tree as
+    /// it is, and the group's block reuses them.
+    pub fn built_ahead(&mut self, tree: &NodeTree, group: NodeIdx) {
+        let Some(key) = self.prepared.filter(|k| k.0 == group && self.as_built && self.ok) else { return };
+        self.as_built = false;
+        if self.first_block.iter().all(|&c| tree.is_live(c) && tree.node(c).state == CalcState::Run) {
+            self.prepared = Some((group, tree.edits(), key.2, key.3));
+        }
+    }
+
+    /// Changes jobs that qualified, worked out for `group` before some
+    /// edits, to fit the tree as it is, when the edits were only new
+    /// running synths after the group's last one and synths of it that
+    /// ended: the ended ones leave their items (an item left empty goes),
+    /// the new ones join the last item or new ones. Only for a group of
+    /// synths alone (no nested group) that read no bus and write no
+    /// buffer, whose jobs then hold nothing else that the edits change.
+    /// False, having perhaps changed part of the jobs, when the edits were
+    /// anything else (a synth's controls, a pause, a move, a synth freed
+    /// or added elsewhere): `prepare` then works them out from the tree.
+    fn update_in_place(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
+        let Some((g, since, s, t)) = self.prepared else { return false };
+        if !(self.ok && g == group && s == scratch && t == threads)
+            || self.spans.len() != 1
+            || self.read_any
+            || self.write_any
+            || !self.reads.is_empty()
+            || self.buffer_any
+            || !self.buffers_written.is_empty()
+            || self.noted_full
+            || !self.inits.is_empty()
+        {
+            return false;
+        }
+        if !self.match_children(tree, group, since) {
+            return false;
+        }
+        std::mem::swap(&mut self.ended, &mut self.ended_next);
+        if self.gone.is_empty() && self.fresh.is_empty() {
+            return true;
+        }
+        if !self.drop_gone() || !self.append_fresh(tree, scratch) {
+            return false;
+        }
+        // What `check` and `fill_direct` leave for a group that reads no bus.
+        self.accesses.clear();
+        for at in &self.noted {
+            let item = self.owner[*at as usize].1;
+            self.direct_owner[*at as usize] = if item == SHARED { NO_ITEM } else { item };
+        }
+        self.spans[0].end = self.synths.len() as u32;
+        self.init_at.clear();
+        self.init_at.resize(self.items.len() + 1, 0);
+        self.flat.clear();
+        self.flat.begin_par();
+        for item in 0..self.items.len() {
+            self.flat.item(ItemId(item as u32));
+        }
+        self.flat.end().is_ok()
+    }
+
+    /// Checks every change in place against jobs worked out from the tree
+    /// (`mismatches`), for tests: allocates, and doubles the work.
+    pub fn verify_in_place(&mut self) {
+        let mut full = GroupJobs::new(self.audio_buses, self.control_buses, self.buffer_owner.len());
+        full.verify = None;
+        self.verify = Some(Box::new(full));
+    }
+
+    fn compare_with_full_walk(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) {
+        let Some(mut full) = self.verify.take() else { return };
+        full.clear();
+        if !(full.prepare(tree, group, scratch, threads) && self.agrees_with(&full)) {
+            self.mismatches += 1;
+        }
+        self.verify = Some(full);
+    }
+
+    /// Whether jobs changed in place hold what jobs worked out from the tree
+    /// (`full`) hold: the same synths in the same order, writing the same
+    /// buses, the same ended synths at the same places, reading nothing;
+    /// items that cut the synths into runs in order, the queue of those
+    /// items; and the buses' owners as those items imply. The cuts
+    /// themselves may differ.
+    fn agrees_with(&self, full: &GroupJobs) -> bool {
+        let n = self.synths.len();
+        let same = self.synths == full.synths
+            && self.nodes == full.nodes
+            && self.ended == full.ended
+            && self.synth_write == full.synth_write
+            && full.reads.is_empty()
+            && self.reads.is_empty()
+            && self.inits.is_empty()
+            && full.inits.is_empty()
+            && self.accesses.is_empty()
+            && self.synth_span.len() == n
+            && self.synth_span.iter().all(|&s| s == 0)
+            && self.synth_reads.len() == n + 1
+            && self.synth_reads.iter().all(|&r| r == 0)
+            && self.init_at.len() == self.items.len() + 1
+            && self.init_at.iter().all(|&a| a == 0)
+            && self.synth_item.len() == n;
+        if !same {
+            return false;
+        }
+        let mut at = 0;
+        for (item, &(first, end)) in self.items.iter().enumerate() {
+            let writes: u32 = self.synth_write[first as usize..end as usize].iter().map(|w| w.1).sum();
+            if first != at
+                || end <= first
+                || writes as usize > MAX_WRITES_PER_ITEM
+                || self.synth_item[first as usize..end as usize].iter().any(|&i| i != item as u32)
+            {
+                return false;
+            }
+            at = end;
+        }
+        let mut flat = FlatTree::with_capacity(self.items.len() + 1, 0);
+        flat.begin_par();
+        for item in 0..self.items.len() {
+            flat.item(ItemId(item as u32));
+        }
+        if at as usize != n || flat.end().is_err() || flat != self.flat {
+            return false;
+        }
+        let mut written: Vec<u32> = self.synth_write.iter().flat_map(|&(f, c)| f..f + c).collect();
+        written.sort_unstable();
+        written.dedup();
+        let mut noted = self.noted.clone();
+        noted.sort_unstable();
+        let mut full_noted = full.noted.clone();
+        full_noted.sort_unstable();
+        written == noted
+            && noted == full_noted
+            && noted.iter().all(|&at| {
+                let Some(item) = self.writer_of(at) else { return false };
+                let direct = if item == SHARED { NO_ITEM } else { item };
+                self.owner[at as usize] == (self.stamp, item, false) && self.direct_owner[at as usize] == direct
+            })
+    }
+
+    /// `update_in_place`'s look at the group's children: whether they are
+    /// the synths of `nodes`, unchanged since edit count `since`, but for
+    /// those that ended (listed in `gone`), followed by running synths
+    /// (`fresh`); ended synths anywhere among them (`ended_next`).
+    fn match_children(&mut self, tree: &NodeTree, group: NodeIdx, since: u64) -> bool {
+        self.gone.clear();
+        self.fresh.clear();
+        self.ended_next.clear();
+        let old = self.nodes.len();
+        let mut k = 0;
+        let mut child = tree.group(group).and_then(|gd| gd.head);
+        while let Some(c) = child {
+            child = tree.node(c).next;
+            let expected = k < old && self.nodes[k] == c;
+            match Self::child_way(tree, c) {
+                ChildWay::Refused => return false,
+                ChildWay::Skipped if expected => return false,
+                ChildWay::Skipped => {}
+                ChildWay::Ended => {
+                    if expected {
+                        self.gone.push(k as u32);
+                        k += 1;
+                    }
+                    if self.ended_next.len() == self.ended_next.capacity() {
+                        return false;
+                    }
+                    self.ended_next.push(((k - self.gone.len() + self.fresh.len()) as u32, c));
+                }
+                ChildWay::Runs if expected => {
+                    if tree.changed_since(c, since) {
+                        return false;
+                    }
+                    k += 1;
+                }
+                ChildWay::Runs => {
+                    if k < old || tree.group(c).is_some() || self.fresh.len() == self.fresh.capacity() {
+                        return false;
+                    }
+                    self.fresh.push(c);
+                }
+            }
+        }
+        k == old
+    }
+
+    /// Takes the synths listed in `gone` out of the jobs and their items,
+    /// and the items they leave empty; each bus they wrote goes to the one
+    /// item still writing it, if one, or is forgotten if none.
+    fn drop_gone(&mut self) -> bool {
+        if self.gone.is_empty() {
+            return true;
+        }
+        self.retouch.clear();
+        let (mut kept, mut g) = (0, 0);
+        for at in 0..self.synths.len() {
+            if self.gone.get(g) == Some(&(at as u32)) {
+                g += 1;
+                let (first, channels) = self.synth_write[at];
+                if self.retouch.len() + channels as usize > self.retouch.capacity() {
+                    return false;
+                }
+                self.retouch.extend(first..first + channels);
+                continue;
+            }
+            self.synths[kept] = self.synths[at];
+            self.nodes[kept] = self.nodes[at];
+            self.synth_write[kept] = self.synth_write[at];
+            kept += 1;
+        }
+        for v in [&mut self.synth_span, &mut self.synth_item] {
+            v.truncate(kept);
+        }
+        self.synths.truncate(kept);
+        self.nodes.truncate(kept);
+        self.synth_write.truncate(kept);
+        self.synth_reads.truncate(kept + 1);
+        // Each item loses the gone synths in its range.
+        self.renumber.clear();
+        let (mut out, mut before_first, mut before_end) = (0, 0, 0);
+        for item in 0..self.items.len() {
+            let (first, end) = self.items[item];
+            while before_first < self.gone.len() && self.gone[before_first] < first {
+                before_first += 1;
+            }
+            while before_end < self.gone.len() && self.gone[before_end] < end {
+                before_end += 1;
+            }
+            let range = (first - before_first as u32, end - before_end as u32);
+            if range.1 > range.0 {
+                self.renumber.push(out as u32);
+                self.items[out] = range;
+                out += 1;
+            } else {
+                self.renumber.push(NO_ITEM);
+            }
+        }
+        self.items.truncate(out);
+        for (item, &(first, end)) in self.items.iter().enumerate() {
+            self.synth_item[first as usize..end as usize].fill(item as u32);
+        }
+        for &at in &self.noted {
+            let e = &mut self.owner[at as usize];
+            if e.1 != SHARED {
+                e.1 = self.renumber[e.1 as usize];
+            }
+        }
+        self.retouch.sort_unstable();
+        self.retouch.dedup();
+        for r in 0..self.retouch.len() {
+            let at = self.retouch[r];
+            match self.writer_of(at) {
+                None => {
+                    self.owner[at as usize] = (0, 0, false);
+                    if let Some(p) = self.noted.iter().position(|&n| n == at) {
+                        self.noted.swap_remove(p);
+                    }
+                    self.direct_owner[at as usize] = NO_ITEM;
+                }
+                Some(item) => self.owner[at as usize] = (self.stamp, item, false),
+            }
+        }
+        true
+    }
+
+    /// The one item whose synths write bus slot `at`, `SHARED` if several
+    /// do, `None` if none.
+    fn writer_of(&self, at: u32) -> Option<u32> {
+        let mut found = None;
+        for (item, &(first, end)) in self.items.iter().enumerate() {
+            let writes = self.synth_write[first as usize..end as usize].iter().any(|&(f, c)| f <= at && at < f + c);
+            if writes {
+                if found.is_some() {
+                    return Some(SHARED);
+                }
+                found = Some(item as u32);
+            }
+        }
+        found
+    }
+
+    /// Adds the synths listed in `fresh` after the group's last, to its
+    /// last item while it holds fewer than `top_chunk` synths, then to
+    /// new ones; false if one does not qualify or touches a bus or buffer
+    /// that `update_in_place` leaves to the walk.
+    fn append_fresh(&mut self, tree: &mut NodeTree, scratch: usize) -> bool {
+        if self.fresh.is_empty() {
+            return true;
+        }
+        if let Some(&(first, end)) = self.items.last().filter(|&&(f, e)| ((e - f) as usize) < self.top_chunk) {
+            self.items.pop();
+            self.open = Some(first);
+            self.open_writes = self.synth_write[first as usize..end as usize].iter().map(|w| w.1 as usize).sum();
+        }
+        for k in 0..self.fresh.len() {
+            let c = self.fresh[k];
+            let writes = tree.synth_to_run(c).and_then(|s| s.def.bus_write.as_ref()).map_or(0, |w| w.channels as usize);
+            if self.open.is_some() && self.open_writes + writes > MAX_WRITES_PER_ITEM && !self.close_item() {
+                return false;
+            }
+            if self.open.is_none() {
+                self.open = Some(self.synths.len() as u32);
+                self.open_writes = 0;
+            }
+            if !self.add_synth(tree, c, 0, scratch) {
+                return false;
+            }
+            let filled = self.synths.len() - self.open.map_or(0, |f| f as usize);
+            if filled >= self.top_chunk && !self.close_item() {
+                return false;
+            }
+        }
+        self.close_item()
+            && self.reads.is_empty()
+            && !self.read_any
+            && !self.write_any
+            && !self.buffer_any
+            && self.buffers_written.is_empty()
+            && !self.noted_full
     }
 
     /// Whether the jobs worked out last are for `group` as the tree is now,
@@ -440,6 +816,7 @@ impl GroupJobs {
         let pauses = self.first_block.iter().any(|&c| tree.synth_to_run(c).is_some_and(|s| s.def.may_pause_itself));
         let ok = self.prepare(tree, group, scratch, threads) && self.items() >= 2 && (!pauses || self.ended.is_empty());
         self.prepared = Some(key);
+        self.as_built = ok;
         for &c in &self.first_block {
             tree.node_mut(c).state = CalcState::FirstCalc;
         }
@@ -562,6 +939,9 @@ impl GroupJobs {
         } else {
             usize::MAX
         };
+        if span == 0 {
+            self.top_chunk = chunk;
+        }
         // The def of the lane batch being filled in the open item, and how
         // many synths it holds so far.
         let (mut run_def, mut run) = (None, 0);
@@ -689,9 +1069,11 @@ impl GroupJobs {
                 None => self.buffer_any = true,
             }
         }
+        let mut written = (0, 0);
         if let Some(w) = &s.def.bus_write {
             match range(w.audio, value(w.bus), w.channels) {
                 Some((first, channels)) if self.accesses.len() + channels as usize <= self.accesses.capacity() => {
+                    written = (self.bus_slot(!w.audio, first as usize) as u32, channels);
                     for bus in first..first + channels {
                         self.accesses.push(Access { control: !w.audio, bus, write: true, synth });
                         self.note(!w.audio, bus, item, false);
@@ -707,6 +1089,7 @@ impl GroupJobs {
         self.nodes.push(idx);
         self.synth_span.push(span);
         self.synth_item.push(item);
+        self.synth_write.push(written);
         self.open_writes <= MAX_WRITES_PER_ITEM
     }
 

@@ -102,6 +102,35 @@ impl ParallelGroups {
         self.jobs.iter().map(|j| j.worked_out).sum()
     }
 
+    /// Times a group's work was changed in place after an edit
+    /// (`GroupJobs::update_in_place`).
+    pub fn in_place(&self) -> u64 {
+        self.jobs.iter().map(|j| j.in_place).sum()
+    }
+
+    /// From now on every change in place is checked against the work
+    /// worked out from the tree (for tests: it allocates, and costs a full
+    /// walk each time); `in_place_mismatches` counts those that differed.
+    pub fn verify_in_place(&mut self) {
+        for j in &mut self.jobs {
+            j.verify_in_place();
+        }
+    }
+
+    pub fn in_place_mismatches(&self) -> u64 {
+        self.jobs.iter().map(|j| j.mismatches).sum()
+    }
+
+    /// After the engine built the synths in their first block of a group
+    /// for which `may_spread_built` said yes: the group's jobs, worked
+    /// out with them running, hold if they all run now.
+    pub(crate) fn built_ahead(&mut self, group: NodeIdx, tree: &NodeTree) {
+        let (at, known) = self.slot_for(group);
+        if let Some(jobs) = self.jobs.get_mut(at).filter(|_| known) {
+            jobs.built_ahead(tree, group);
+        }
+    }
+
     /// At the end of a block: the helpers spin for the next block only if
     /// a group will run on them.
     pub fn end_block(&mut self) {

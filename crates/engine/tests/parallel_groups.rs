@@ -242,7 +242,7 @@ fn a_parallel_groups_queue_is_compiled_again_only_when_its_children_change() {
 }
 
 #[test]
-fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit() {
+fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit_of_its_synths() {
     let mut e = engine(2);
     // Two consecutive parallel groups: each keeps its own work.
     two_parallel_groups(&mut e);
@@ -259,13 +259,17 @@ fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit() {
     assert_eq!(e.parallel_groups_run() - groups, 400, "both groups ran in parallel on every block");
     assert_eq!(e.parallel_groups_worked_out(), worked, "unedited groups reuse their work");
 
-    // Any edit (here a control) makes both groups work theirs out once more.
+    // A control set (or a pause) makes its group work its work out once
+    // more; the other group finds its synths unchanged and keeps its work.
+    let in_place = e.parallel_groups_in_place();
     e.perform_message(&OscMessage::new("/n_set", vec![i(101), OscArg::Str("freq".into()), OscArg::Float(330.0)])).unwrap();
     run_blocks(&mut e, 50);
-    assert_eq!(e.parallel_groups_worked_out(), worked + 2);
+    assert_eq!(e.parallel_groups_worked_out(), worked + 1);
+    assert_eq!(e.parallel_groups_in_place(), in_place + 1);
     e.perform_message(&OscMessage::new("/n_run", vec![i(200), i(0)])).unwrap();
     run_blocks(&mut e, 50);
-    assert_eq!(e.parallel_groups_worked_out(), worked + 4);
+    assert_eq!(e.parallel_groups_worked_out(), worked + 2);
+    assert_eq!(e.parallel_groups_in_place(), in_place + 2);
 }
 
 #[test]
@@ -1421,5 +1425,108 @@ fn a_voice_whose_destructor_writes_a_bus_is_deleted_in_order_and_the_group_sprea
             }
         }
         assert!(deleted_in.is_some_and(|b| b > 15), "{def} ended itself");
+    }
+}
+
+/// Notes arriving and ending in many patterns: mostly one at the group's
+/// tail per block, sometimes a burst of them, none, or one at its head;
+/// notes ending themselves after 5 to 120 blocks (so anywhere in the
+/// group), one in sixteen pausing itself instead; now and then a held
+/// note moved to another bus (`/n_set`) or freed. Notes write six buses,
+/// some shared by many items, some by one. The group's work is changed in
+/// place after most edits (new notes at the tail, notes that ended), and
+/// each change is checked against the work worked out from the tree;
+/// every bus, the synth counts around the group and every notification
+/// are one thread's, on two and four threads.
+#[test]
+fn a_group_changed_in_place_as_notes_come_and_go_matches_one_thread_and_its_full_walk() {
+    let setup = [
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("counter", 50, 0, 0, &[("bus", 0.0)]),
+        new_synth("counter", 51, 1, 0, &[("bus", 1.0)]),
+    ];
+    let mut engines: Vec<OfflineEngine> = [1, 2, 4].iter().map(|&t| engine_with(t, 64, false)).collect();
+    for e in &mut engines {
+        for def in [line_voice_def("ending", 2.0), line_voice_def("pausing", 1.0), counter_def()] {
+            assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
+        }
+        e.record_events = true;
+        e.verify_parallel_in_place();
+        for m in &setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let mut r = Rng(0x1_2345_6789);
+    let (mut next_id, mut frees, mut held) = (1000, Vec::new(), Vec::new());
+    let blocks = 800;
+    let before: Vec<(u64, u64)> = engines.iter().map(|e| (e.parallel_groups_run(), e.parallel_groups_in_place())).collect();
+    for block in 0..blocks {
+        let mut edits = Vec::new();
+        let mut note = |r: &mut Rng, action: i32, edits: &mut Vec<OscMessage>| {
+            next_id += 1;
+            let hold = r.below(12) == 0;
+            let life = if hold { 1e4 } else { (5 + r.below(115)) as f32 * 64.0 / 48_000.0 };
+            let controls = [("freq", 100.0 + r.below(1500) as f32), ("out", r.below(6) as f32), ("amp", 0.05), ("life", life)];
+            let def = if next_id % 16 == 0 { "pausing" } else { "ending" };
+            if def == "pausing" {
+                frees.push((block + 150, next_id));
+            } else if hold {
+                held.push(next_id);
+            }
+            edits.push(new_synth(def, next_id, action, 1, &controls));
+        };
+        match r.below(20) {
+            0..=12 => note(&mut r, 1, &mut edits),
+            13 | 14 => {
+                for _ in 0..1 + r.below(5) {
+                    note(&mut r, 1, &mut edits);
+                }
+            }
+            15 | 16 => {}
+            17 => note(&mut r, 0, &mut edits),
+            18 if !held.is_empty() => {
+                let id = held[r.below(held.len() as u64) as usize];
+                edits.push(OscMessage::new("/n_set", vec![i(id), OscArg::Str("out".into()), OscArg::Float(r.below(6) as f32)]));
+            }
+            _ if !held.is_empty() => {
+                let id = held.swap_remove(r.below(held.len() as u64) as usize);
+                edits.push(OscMessage::new("/n_free", vec![i(id)]));
+            }
+            _ => {}
+        }
+        frees.retain(|&(at, id)| {
+            if at <= block {
+                edits.push(OscMessage::new("/n_free", vec![i(id)]));
+            }
+            at > block
+        });
+        for m in &edits {
+            for e in &mut engines {
+                e.perform_message(m).unwrap();
+            }
+        }
+        for e in &mut engines {
+            e.run_block();
+        }
+        for e in &engines {
+            assert_eq!(e.parallel_in_place_mismatches(), 0, "block {block}: a change in place differs from the full walk");
+        }
+        assert_buses_match(&engines, block);
+        let (first, rest) = engines.split_first().unwrap();
+        for (k, e) in rest.iter().enumerate() {
+            let bits = |e: &OfflineEngine| [e.world.control_bus[0].to_bits(), e.world.control_bus[1].to_bits()];
+            assert_eq!(bits(e), bits(first), "block {block}: the synth counts differ on engine {}", k + 1);
+            assert_eq!(e.events, first.events, "block {block}: the notifications differ on engine {}", k + 1);
+        }
+        for e in &mut engines {
+            e.events.clear();
+            e.advance_block_counter();
+        }
+    }
+    assert_eq!(engines[0].parallel_groups_run(), 0);
+    for (e, &(spread, in_place)) in engines.iter().zip(&before).skip(1) {
+        let (spread, in_place) = (e.parallel_groups_run() - spread, e.parallel_groups_in_place() - in_place);
+        assert!(spread as usize >= blocks * 3 / 4, "the group spread in only {spread} of {blocks} blocks");
+        assert!(in_place as usize >= blocks / 2, "the work was changed in place only {in_place} times in {blocks} blocks");
     }
 }

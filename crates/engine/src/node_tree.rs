@@ -48,7 +48,7 @@ pub struct Node {
     /// What the node prints on its next run (`/n_trace`, `/g_dumpTree`).
     pub print_next: PrintNext,
     /// The tree's edit count when the node itself last changed: made, or
-    /// its state, satellites or synth edited (`NodeTree::changed_since`).
+    /// its state, satellites or synth edited (`Node::changed_since`).
     /// Its place among its siblings is not counted here.
     changed: u64,
 }
@@ -56,6 +56,13 @@ pub struct Node {
 impl Node {
     pub fn is_group(&self) -> bool {
         matches!(self.kind, NodeKind::Group(_))
+    }
+
+    /// Whether the node itself was made or changed (its state, its
+    /// satellites, a synth's controls or mapping) after the tree's edit
+    /// count was `edits`; a node only moved among its siblings was not.
+    pub fn changed_since(&self, edits: u64) -> bool {
+        self.changed > edits
     }
 }
 
@@ -190,19 +197,12 @@ impl NodeTree {
 
     /// A node whose place among its siblings (parent, neighbours, a
     /// group's head and tail) changes: an edit of the tree, not of the
-    /// node (`changed_since`).
+    /// node (`Node::changed_since`).
     #[inline]
     #[allow(clippy::expect_used)]
     fn links_mut(&mut self, idx: NodeIdx) -> &mut Node {
         self.edits += 1;
         self.nodes[idx as usize].as_mut().expect("live node index")
-    }
-
-    /// Whether node `idx` itself was made or changed (its state, its
-    /// satellites, a synth's controls or mapping) after the tree's edit
-    /// count was `edits`; a node only moved among its siblings was not.
-    pub fn changed_since(&self, idx: NodeIdx, edits: u64) -> bool {
-        self.node(idx).changed > edits
     }
 
     /// Clears and returns what the node was asked to print on this run.

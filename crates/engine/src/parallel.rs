@@ -600,9 +600,13 @@ impl GroupJobs {
         let mut k = 0;
         let mut child = tree.group(group).and_then(|gd| gd.head);
         while let Some(c) = child {
-            child = tree.node(c).next;
+            let node = tree.node(c);
+            child = node.next;
             let expected = k < old && self.nodes[k] == c;
-            match Self::child_way(tree, c) {
+            // A running synth, most children, without a second look-up.
+            let runs = node.state == CalcState::Run && node.sat_before.is_empty() && node.sat_after.is_empty();
+            let way = if runs { ChildWay::Runs } else { Self::child_way(tree, c) };
+            match way {
                 ChildWay::Refused => return false,
                 ChildWay::Skipped if expected => return false,
                 ChildWay::Skipped => {}
@@ -617,7 +621,7 @@ impl GroupJobs {
                     self.ended_next.push(((k - self.gone.len() + self.fresh.len()) as u32, c));
                 }
                 ChildWay::Runs if expected => {
-                    if tree.changed_since(c, since) {
+                    if node.changed_since(since) {
                         return false;
                     }
                     k += 1;
@@ -641,21 +645,21 @@ impl GroupJobs {
             return true;
         }
         self.retouch.clear();
-        let (mut kept, mut g) = (0, 0);
-        for at in 0..self.synths.len() {
-            if self.gone.get(g) == Some(&(at as u32)) {
-                g += 1;
-                let (first, channels) = self.synth_write[at];
-                if self.retouch.len() + channels as usize > self.retouch.capacity() {
-                    return false;
-                }
-                self.retouch.extend(first..first + channels);
-                continue;
+        // The synths between gone ones move down, a run at a time.
+        let n = self.synths.len();
+        let mut kept = self.gone[0] as usize;
+        for (g, &at) in self.gone.iter().enumerate() {
+            let (first, channels) = self.synth_write[at as usize];
+            if self.retouch.len() + channels as usize > self.retouch.capacity() {
+                return false;
             }
-            self.synths[kept] = self.synths[at];
-            self.nodes[kept] = self.nodes[at];
-            self.synth_write[kept] = self.synth_write[at];
-            kept += 1;
+            self.retouch.extend(first..first + channels);
+            let run = at as usize + 1..self.gone.get(g + 1).map_or(n, |&next| next as usize);
+            let len = run.len();
+            self.synths.copy_within(run.clone(), kept);
+            self.nodes.copy_within(run.clone(), kept);
+            self.synth_write.copy_within(run, kept);
+            kept += len;
         }
         for v in [&mut self.synth_span, &mut self.synth_item] {
             v.truncate(kept);

@@ -1212,12 +1212,7 @@ fn a_group_gaining_a_note_every_block_spreads_and_matches_one_thread() {
             edits.push(new_synth("reader", next_id, r.below(2) as i32, 1, &controls));
             frees.push((block + 30, next_id));
         }
-        frees.retain(|&(at, id)| {
-            if at <= block {
-                edits.push(OscMessage::new("/n_free", vec![i(id)]));
-            }
-            at > block
-        });
+        free_due(&mut frees, block, &mut edits);
         edits
     });
     for s in spread {
@@ -1337,20 +1332,8 @@ fn a_group_whose_notes_end_themselves_spreads_and_notifies_as_one_thread_does() 
         }
         let target = if r.below(8) == 0 { 2 } else { 1 };
         edits.push(new_synth(def, next_id, r.below(2) as i32, target, &controls));
-        frees.retain(|&(at, id)| {
-            if at <= block {
-                edits.push(OscMessage::new("/n_free", vec![i(id)]));
-            }
-            at > block
-        });
-        for m in &edits {
-            for e in &mut engines {
-                e.perform_message(m).unwrap();
-            }
-        }
-        for e in &mut engines {
-            e.run_block();
-        }
+        free_due(&mut frees, block, &mut edits);
+        perform_and_run(&mut engines, &edits);
         assert_buses_match(&engines, block);
         let (first, rest) = engines.split_first().unwrap();
         for (k, e) in rest.iter().enumerate() {
@@ -1494,20 +1477,8 @@ fn a_group_changed_in_place_as_notes_come_and_go_matches_one_thread_and_its_full
             }
             _ => {}
         }
-        frees.retain(|&(at, id)| {
-            if at <= block {
-                edits.push(OscMessage::new("/n_free", vec![i(id)]));
-            }
-            at > block
-        });
-        for m in &edits {
-            for e in &mut engines {
-                e.perform_message(m).unwrap();
-            }
-        }
-        for e in &mut engines {
-            e.run_block();
-        }
+        free_due(&mut frees, block, &mut edits);
+        perform_and_run(&mut engines, &edits);
         for e in &engines {
             assert_eq!(e.parallel_in_place_mismatches(), 0, "block {block}: a change in place differs from the full walk");
         }
@@ -1528,5 +1499,27 @@ fn a_group_changed_in_place_as_notes_come_and_go_matches_one_thread_and_its_full
         let (spread, in_place) = (e.parallel_groups_run() - spread, e.parallel_groups_in_place() - in_place);
         assert!(spread as usize >= blocks * 3 / 4, "the group spread in only {spread} of {blocks} blocks");
         assert!(in_place as usize >= blocks / 2, "the work was changed in place only {in_place} times in {blocks} blocks");
+    }
+}
+
+/// Frees the synths whose time has come by `block` (`/n_free` in `edits`), keeping the others.
+fn free_due(frees: &mut Vec<(usize, i32)>, block: usize, edits: &mut Vec<OscMessage>) {
+    frees.retain(|&(at, id)| {
+        if at <= block {
+            edits.push(OscMessage::new("/n_free", vec![i(id)]));
+        }
+        at > block
+    });
+}
+
+/// Performs `edits` on every engine, then runs a block on each.
+fn perform_and_run(engines: &mut [OfflineEngine], edits: &[OscMessage]) {
+    for m in edits {
+        for e in engines.iter_mut() {
+            e.perform_message(m).unwrap();
+        }
+    }
+    for e in engines.iter_mut() {
+        e.run_block();
     }
 }

@@ -747,15 +747,7 @@ impl GroupJobs {
         }
         for k in 0..self.fresh.len() {
             let c = self.fresh[k];
-            let writes = tree.synth_to_run(c).and_then(|s| s.def.bus_write.as_ref()).map_or(0, |w| w.channels as usize);
-            if self.open.is_some() && self.open_writes + writes > MAX_WRITES_PER_ITEM && !self.close_item() {
-                return false;
-            }
-            if self.open.is_none() {
-                self.open = Some(self.synths.len() as u32);
-                self.open_writes = 0;
-            }
-            if !self.add_synth(tree, c, 0, scratch) {
+            if self.item_for(tree, c).is_none() || !self.add_synth(tree, c, 0, scratch) {
                 return false;
             }
             let filled = self.synths.len() - self.open.map_or(0, |f| f as usize);
@@ -972,16 +964,10 @@ impl GroupJobs {
                     return false;
                 }
             } else {
-                // An item keeps every write for the replay and has room for
-                // so many: a long run of synths is cut into several items.
-                let writes = tree.synth_to_run(c).and_then(|s| s.def.bus_write.as_ref()).map_or(0, |w| w.channels as usize);
-                if self.open.is_some() && self.open_writes + writes > MAX_WRITES_PER_ITEM && !self.close_item() {
-                    return false;
-                }
-                if self.open.is_none() {
-                    self.open = Some(self.synths.len() as u32);
-                    self.open_writes = 0;
-                    run_def = None;
+                match self.item_for(tree, c) {
+                    None => return false,
+                    Some(true) => run_def = None,
+                    Some(false) => {}
                 }
                 if !self.add_synth(tree, c, span, scratch) {
                     return false;
@@ -1008,6 +994,24 @@ impl GroupJobs {
         }
         self.spans[span as usize].end = self.synths.len() as u32;
         self.flat.end().is_ok()
+    }
+
+    /// The item synth `c` joins: the open one, unless the synth's bus
+    /// writes would overfill it (an item keeps every write for the replay
+    /// and has room for so many: a long run of synths is cut into several
+    /// items), else a new one. `Some(true)` when it opened a new item,
+    /// `None` when the open one could not be closed.
+    fn item_for(&mut self, tree: &mut NodeTree, c: NodeIdx) -> Option<bool> {
+        let writes = tree.synth_to_run(c).and_then(|s| s.def.bus_write.as_ref()).map_or(0, |w| w.channels as usize);
+        if self.open.is_some() && self.open_writes + writes > MAX_WRITES_PER_ITEM && !self.close_item() {
+            return None;
+        }
+        if self.open.is_some() {
+            return Some(false);
+        }
+        self.open = Some(self.synths.len() as u32);
+        self.open_writes = 0;
+        Some(true)
     }
 
     fn close_item(&mut self) -> bool {

@@ -26,6 +26,8 @@ command -v sclang >/dev/null || need_apt+=(supercollider-language)
 [ -d /usr/share/SuperCollider/Extensions/SC3plugins ] || need_apt+=(sc3-plugins-language)
 # strace: fuzz/seeds/capture_sclang.py records sclang's packets with it.
 command -v strace >/dev/null || need_apt+=(strace)
+# valgrind: bench/instr_bench.py and bench/prepare_bench.py count instructions with callgrind.
+command -v valgrind >/dev/null || need_apt+=(valgrind)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "== installing ${need_apt[*]}"
     SUDO=""

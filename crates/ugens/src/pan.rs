@@ -123,6 +123,39 @@ impl Gains {
     }
 }
 
+/// `lo = input * l`, `ro = input * r`: a panner's block at steady gains,
+/// in the AVX2 build where `wide` (the same products, eight at a time).
+#[inline(always)]
+fn scale_pair(lo: &mut [f32], ro: &mut [f32], input: &[f32], l: f32, r: f32, wide: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is set only where the CPU has AVX2 (`vector::avx2`).
+        unsafe { scale_pair_avx2(lo, ro, input, l, r) };
+        return;
+    }
+    let _ = wide;
+    scale_pair_plain(lo, ro, input, l, r);
+}
+
+/// `scale_pair` in a function compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn scale_pair_avx2(lo: &mut [f32], ro: &mut [f32], input: &[f32], l: f32, r: f32) {
+    scale_pair_plain(lo, ro, input, l, r);
+}
+
+#[inline(always)]
+fn scale_pair_plain(lo: &mut [f32], ro: &mut [f32], input: &[f32], l: f32, r: f32) {
+    for ((a, b), &x) in lo.iter_mut().zip(ro.iter_mut()).zip(input) {
+        *a = x * l;
+        *b = x * r;
+    }
+}
+
 #[inline(always)]
 fn lanes4(start: f32, slope: f32) -> [f32; 4] {
     let slope2 = slope + slope;
@@ -145,6 +178,8 @@ pub struct Pan2 {
     gains: Gains,
     audio_pos: bool,
     simd: bool,
+    /// The steady block runs in its AVX2 build (`scale_pair`).
+    wide: bool,
     spread: Spread,
 }
 
@@ -204,13 +239,17 @@ impl Pan2 {
 
     fn next_ak(&mut self, io: &mut Wires<'_>, sf: f64) {
         let n = io.n();
-        let mut spread = std::mem::take(&mut self.spread);
-        let input = spread.get(io.inp(0), n);
         let pos = first(io, 1);
         let level = first(io, 2);
+        let steady = pos == self.pos && level == self.level;
+        let next = if steady { (0.0, 0.0) } else { self.gains_at(pos, level) };
+        let inp = io.inp(0);
+        // An audio input is read in place; the spread only holds a repeated value.
+        let input = if inp.len() >= n { inp } else { self.spread.get(inp, n) };
         let [lo, ro] = io.outs::<2>();
-        if pos != self.pos || level != self.level {
-            let next = self.gains_at(pos, level);
+        if steady {
+            scale_pair(lo, ro, input, self.gains.left, self.gains.right, self.wide);
+        } else {
             let n = lo.len();
             self.gains.ramp_to(next, n, sf, self.simd, |i, l, r| {
                 lo[i] = input[i] * l;
@@ -218,14 +257,7 @@ impl Pan2 {
             });
             self.pos = pos;
             self.level = level;
-        } else {
-            let (l, r) = (self.gains.left, self.gains.right);
-            for i in 0..lo.len() {
-                lo[i] = input[i] * l;
-                ro[i] = input[i] * r;
-            }
         }
-        self.spread = spread;
     }
 
     fn build(law: Law, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
@@ -238,6 +270,7 @@ impl Pan2 {
             gains: Gains { left: 0.0, right: 0.0 },
             audio_pos: io.num_inputs() > 1 && io.in_rate(1) == Rate::Audio,
             simd: ramp::simd_block(cx.rate.buf_length),
+            wide: crate::vector::avx2(),
             spread: Spread::new(cx),
         };
         let (l, r) = unit.gains_at(pos, level);
@@ -732,5 +765,49 @@ mod tests {
             .inputs([TestInput::Const(1.0), TestInput::Const(0.0), TestInput::Const(0.0), TestInput::Const(1.0)])
             .run(2);
         assert!(out.iter().all(|ch| ch.iter().all(|&x| x == 0.0)));
+    }
+
+    #[test]
+    fn pan2_at_a_steady_control_position_matches_the_per_sample_law() {
+        // An audio-rate position computes the gains sample by sample; a
+        // steady scalar or control position scales by gains kept from
+        // block to block (the wide loop), and must give the same samples.
+        let blocks = 6;
+        let len = blocks * 64;
+        let sig: Vec<f32> = (0..len).map(|i| ((i * 7919) % 1013) as f32 / 506.5 - 1.0).collect();
+        for name in ["Pan2", "LinPan2"] {
+            for pos in [-1.0f32, -0.37, 0.0, 0.5, 1.0] {
+                for input in [TestInput::Audio(sig.clone()), TestInput::Const(0.3), TestInput::Control(vec![-0.7, 0.2])] {
+                    let run = |p: TestInput| {
+                        UnitHarness::new(name, Rate::Audio)
+                            .outputs(2)
+                            .inputs([input.clone(), p, TestInput::Const(0.8)])
+                            .run(blocks)
+                    };
+                    let reference = run(TestInput::Audio(vec![pos; len]));
+                    for p in [TestInput::Const(pos), TestInput::Control(vec![pos])] {
+                        let out = run(p);
+                        for ch in 0..2 {
+                            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                            assert_eq!(bits(&out[ch]), bits(&reference[ch]), "{name} pos {pos} {input:?} channel {ch}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scale_pair_gives_the_same_products_in_both_builds() {
+        let input: Vec<f32> = (0..67).map(|i| (i as f32 * 0.731).sin()).collect();
+        let run = |wide: bool| {
+            let (mut lo, mut ro) = (vec![0.0f32; 67], vec![0.0f32; 67]);
+            super::scale_pair(&mut lo, &mut ro, &input, 0.7071, -0.31, wide);
+            (lo, ro)
+        };
+        let wide = cfg!(target_arch = "x86_64") && crate::vector::avx2();
+        let (plain, vector) = (run(false), run(wide));
+        assert_eq!(plain, vector);
+        assert!(plain.0.iter().zip(&input).all(|(&l, &x)| l == x * 0.7071));
     }
 }

@@ -43,6 +43,8 @@ pub struct DelayUnit<const KIND: u8, const INTERP: u8> {
     len: i64,
     core: DelayCore<KIND>,
     mode: Mode,
+    /// Straight blocks run in their AVX2 build (`straight_run`).
+    wide: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -166,6 +168,11 @@ impl<const KIND: u8> DelayCore<KIND> {
     #[inline(always)]
     fn calc_delay(&self, delaytime: f32, sample_rate: f64, max_delay: f32) -> f32 {
         clip_f32(delaytime * sample_rate as f32, self.min_delay, max_delay)
+    }
+
+    /// Samples read behind the read point with interpolation `INTERP`.
+    const fn back<const INTERP: u8>() -> i64 {
+        reach::<INTERP>().0
     }
 
     /// One block into `out`, reading with interpolation `INTERP`.
@@ -312,7 +319,11 @@ impl<const KIND: u8> DelayCore<KIND> {
             if same_delay && same_decay {
                 let idsamp = dsamp as i64;
                 let frac = dsamp - idsamp as f32;
-                if !CHECKED && straight_block::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out) {
+                // A filling line's block whose first read is already behind
+                // written history reads nothing unwritten: the checked
+                // arithmetic is then the unchecked one.
+                let written = !CHECKED || wr - idsamp - Self::back::<INTERP>() >= 0;
+                if written && straight_block::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out) {
                     wr += n as i64;
                 } else {
                     for (i, o) in out.iter_mut().enumerate() {
@@ -368,8 +379,13 @@ impl<const KIND: u8> DelayCore<KIND> {
     }
 }
 
-/// `straight`, compiled for AVX2 where the CPU has it (eight samples per
-/// instruction instead of four; the same operations, so the same samples).
+/// A steady block (delay and decay unchanged, the line full) whose reads
+/// all come before its writes: the same per-sample arithmetic as
+/// `DelayCore::perform`, over plain slices, which lets the compiler run
+/// several samples per instruction (eight with AVX2, where the CPU has
+/// it). A block whose reads or writes wrap round the line runs straight
+/// up to each wrap, and the samples whose reads straddle it one by one.
+/// Returns false, having done nothing, for blocks that do not qualify.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn straight_block<const KIND: u8, const INTERP: u8>(
@@ -383,12 +399,142 @@ fn straight_block<const KIND: u8, const INTERP: u8>(
     fb: f32,
     out: &mut [f32],
 ) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if crate::vector::avx2() {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { straight_avx2::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out) };
+    let n = out.len();
+    let wide = cfg!(target_arch = "x86_64") && crate::vector::avx2();
+    if let Some((read, write)) = straight_parts::<INTERP>(buf, mask, len, wr, idsamp, n) {
+        straight_span::<KIND, INTERP>(out, write, read, inp, 0, frac, fb, wide);
+        return true;
     }
-    straight::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out)
+    let (back, ahead) = reach::<INTERP>();
+    if !straight_fits::<INTERP>(len, idsamp, n as i64) || len as usize > buf.len() {
+        return false;
+    }
+    let l = len as usize;
+    let mut i = 0;
+    while i < n {
+        let w = wr + i as i64;
+        let (w0, r0) = ((w & mask) as usize, ((w - idsamp - back) & mask) as usize);
+        // Samples from `i` before the writes or the reads reach the end
+        // of the line (none while the reads straddle it).
+        let m = (n - i).min(l - w0).min((l - r0).saturating_sub((back + ahead) as usize));
+        if m > 0 {
+            if let Some((read, write)) = straight_parts::<INTERP>(buf, mask, len, w, idsamp, m) {
+                straight_span::<KIND, INTERP>(&mut out[i..i + m], write, read, inp, i, frac, fb, wide);
+                i += m;
+                continue;
+            }
+        }
+        out[i] = DelayCore::<KIND>::perform::<INTERP, false>(buf, mask, w, inp.at(i), idsamp, frac, fb);
+        i += 1;
+    }
+    true
+}
+
+/// Samples read behind and ahead of the read point with interpolation `INTERP`.
+#[inline(always)]
+const fn reach<const INTERP: u8>() -> (i64, i64) {
+    match INTERP {
+        NEAREST => (0, 0),
+        LINEAR => (1, 0),
+        _ => (2, 1),
+    }
+}
+
+/// Whether a delay of `idsamp` samples lets every read of an `n`-sample
+/// block in a line of `len` samples come before the block's first write
+/// and after its last write one turn before, as positions in the line.
+#[inline(always)]
+fn straight_fits<const INTERP: u8>(len: i64, idsamp: i64, n: i64) -> bool {
+    let (back, ahead) = reach::<INTERP>();
+    idsamp > n + ahead && idsamp + back + n < len
+}
+
+/// One straight stretch of a block, from sample `i0` of the block:
+/// `out.len()` samples of `inp` written to `write`, reading from `read`.
+/// An audio input is read in place; one value is repeated into a chunk.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn straight_span<const KIND: u8, const INTERP: u8>(
+    out: &mut [f32],
+    write: &mut [f32],
+    read: &[f32],
+    inp: In<'_>,
+    i0: usize,
+    frac: f32,
+    fb: f32,
+    wide: bool,
+) {
+    const CHUNK: usize = 64;
+    let nu = out.len();
+    if let Some(a) = inp.audio().filter(|a| a.len() >= i0 + nu) {
+        straight_run::<KIND, INTERP>(out, write, read, &a[i0..i0 + nu], frac, fb, wide);
+        return;
+    }
+    let mut xs = [0.0f32; CHUNK];
+    let mut k = 0;
+    while k < nu {
+        let m = (nu - k).min(CHUNK);
+        for (j, x) in xs[..m].iter_mut().enumerate() {
+            *x = inp.at(i0 + k + j);
+        }
+        let r = &read[k..];
+        straight_run::<KIND, INTERP>(&mut out[k..k + m], &mut write[k..k + m], r, &xs[..m], frac, fb, wide);
+        k += m;
+    }
+}
+
+/// For a straight block of `n` samples writing from `wr`: the stretch of
+/// the line it reads (from `back` samples behind its first read point to
+/// `ahead` samples past its last) and the stretch it writes, or None when
+/// the block does not qualify (see `straight_block`).
+#[inline(always)]
+fn straight_parts<const INTERP: u8>(
+    buf: &mut [f32],
+    mask: i64,
+    len: i64,
+    wr: i64,
+    idsamp: i64,
+    n: usize,
+) -> Option<(&[f32], &mut [f32])> {
+    let n = n as i64;
+    let (back, ahead) = reach::<INTERP>();
+    if !straight_fits::<INTERP>(len, idsamp, n) || len as usize > buf.len() {
+        return None;
+    }
+    let (w0, r0) = ((wr & mask) as usize, ((wr - idsamp - back) & mask) as usize);
+    let (nu, span, l) = (n as usize, (n + back + ahead) as usize, len as usize);
+    if w0 + nu > l || r0 + span > l || (r0 < w0 && r0 + span > w0) || (w0 < r0 && w0 + nu > r0) {
+        return None;
+    }
+    Some(if r0 < w0 {
+        let (a, b) = buf.split_at_mut(w0);
+        (&a[r0..r0 + span], &mut b[..nu])
+    } else {
+        let (a, b) = buf.split_at_mut(r0);
+        (&b[..span], &mut a[w0..w0 + nu])
+    })
+}
+
+/// `straight` in its AVX2 build where `wide` (the same operations, so the
+/// same samples).
+#[inline(always)]
+fn straight_run<const KIND: u8, const INTERP: u8>(
+    out: &mut [f32],
+    write: &mut [f32],
+    read: &[f32],
+    xs: &[f32],
+    frac: f32,
+    fb: f32,
+    wide: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is true only where the CPU has AVX2 (`vector::avx2`).
+        unsafe { straight_avx2::<KIND, INTERP>(out, write, read, xs, frac, fb) };
+        return;
+    }
+    let _ = wide;
+    straight::<KIND, INTERP>(out, write, read, xs, frac, fb);
 }
 
 /// `straight` in a function compiled for AVX2.
@@ -397,107 +543,78 @@ fn straight_block<const KIND: u8, const INTERP: u8>(
 /// The CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
+#[inline(never)]
 unsafe fn straight_avx2<const KIND: u8, const INTERP: u8>(
-    buf: &mut [f32],
-    mask: i64,
-    len: i64,
-    wr: i64,
-    inp: In<'_>,
-    idsamp: i64,
+    out: &mut [f32],
+    write: &mut [f32],
+    read: &[f32],
+    xs: &[f32],
     frac: f32,
     fb: f32,
-    out: &mut [f32],
-) -> bool {
-    straight::<KIND, INTERP>(buf, mask, len, wr, inp, idsamp, frac, fb, out)
+) {
+    straight::<KIND, INTERP>(out, write, read, xs, frac, fb);
 }
 
-/// A steady block (delay and decay unchanged, the line full) whose reads
-/// all come before its writes and neither of which wraps round the line:
-/// the same per-sample arithmetic as `DelayCore::perform`, over plain
-/// slices, which lets the compiler run several samples per instruction.
-/// Returns false, having done nothing, for blocks that do not qualify.
+/// One run of a straight block: `out.len()` samples of input `xs` written
+/// to `write`, reading the line from `read` (which starts `back` samples
+/// behind the first read point and holds `back + ahead` samples more than
+/// the run). The slices are separate borrows, so the compiler needs no
+/// check that the writes might change what is read.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn straight<const KIND: u8, const INTERP: u8>(
-    buf: &mut [f32],
-    mask: i64,
-    len: i64,
-    wr: i64,
-    inp: In<'_>,
-    idsamp: i64,
+    out: &mut [f32],
+    write: &mut [f32],
+    read: &[f32],
+    xs: &[f32],
     frac: f32,
     fb: f32,
-    out: &mut [f32],
-) -> bool {
-    const CHUNK: usize = 64;
-    let n = out.len() as i64;
-    // Samples read behind and ahead of the read point.
-    let (back, ahead) = match INTERP {
-        NEAREST => (0i64, 0i64),
-        LINEAR => (1, 0),
-        _ => (2, 1),
-    };
-    // As positions in the line, the block's last read comes before its
-    // first write, and its first read after the last write one turn before.
-    if idsamp <= n + ahead || idsamp + back + n >= len || len as usize > buf.len() {
-        return false;
-    }
-    let (w0, r0) = ((wr & mask) as usize, ((wr - idsamp - back) & mask) as usize);
-    let (nu, span, l) = (n as usize, (n + back + ahead) as usize, len as usize);
-    if w0 + nu > l || r0 + span > l || (r0 < w0 && r0 + span > w0) || (w0 < r0 && w0 + nu > r0) {
-        return false;
-    }
-    let (read, write): (&[f32], &mut [f32]) = if r0 < w0 {
-        let (a, b) = buf.split_at_mut(w0);
-        (&a[r0..r0 + span], &mut b[..nu])
-    } else {
-        let (a, b) = buf.split_at_mut(r0);
-        (&b[..span], &mut a[w0..w0 + nu])
-    };
-    let extra = (back + ahead) as usize;
-    // An audio input is read in place; one value is repeated into a chunk.
-    let audio = inp.audio().filter(|a| a.len() >= nu);
-    let mut xs = [0.0f32; CHUNK];
-    let mut i0 = 0;
-    while i0 < nu {
-        let m = (nu - i0).min(CHUNK);
-        let xs: &[f32] = match audio {
-            Some(a) => &a[i0..i0 + m],
-            None => {
-                for (j, x) in xs[..m].iter_mut().enumerate() {
-                    *x = inp.at(i0 + j);
-                }
-                &xs[..m]
-            }
-        };
-        let (o, w, r) = (&mut out[i0..i0 + m], &mut write[i0..i0 + m], &read[i0..i0 + m + extra]);
-        for j in 0..m {
-            let x = xs[j];
-            let value = match INTERP {
-                NEAREST => r[j],
-                LINEAR => lininterp(frac, r[j + 1], r[j]),
-                _ => cubicinterp(frac, r[j + 3], r[j + 2], r[j + 1], r[j]),
-            };
-            match KIND {
-                DELAY => {
-                    w[j] = x;
-                    o[j] = value;
-                }
-                COMB => {
-                    w[j] = x + fb * value;
-                    o[j] = value;
-                }
-                _ => {
-                    let dwr = x + fb * value;
-                    w[j] = dwr;
-                    o[j] = value - fb * dwr;
-                }
+) {
+    let m = out.len();
+    let (w, xs) = (&mut write[..m], &xs[..m]);
+    // The taps as slices of the run's length: tap k is read[j + k].
+    let tap = |k: usize| &read[k..k + m];
+    match INTERP {
+        NEAREST => {
+            let r0 = tap(0);
+            for j in 0..m {
+                straight_out::<KIND>(&mut out[j], &mut w[j], xs[j], r0[j], fb);
             }
         }
-        i0 += m;
+        LINEAR => {
+            let (r0, r1) = (tap(0), tap(1));
+            for j in 0..m {
+                let value = lininterp(frac, r1[j], r0[j]);
+                straight_out::<KIND>(&mut out[j], &mut w[j], xs[j], value, fb);
+            }
+        }
+        _ => {
+            let (r0, r1, r2, r3) = (tap(0), tap(1), tap(2), tap(3));
+            for j in 0..m {
+                let value = cubicinterp(frac, r3[j], r2[j], r1[j], r0[j]);
+                straight_out::<KIND>(&mut out[j], &mut w[j], xs[j], value, fb);
+            }
+        }
     }
-    true
+}
+
+/// A straight sample's write to the line and output, from its read `value`.
+#[inline(always)]
+fn straight_out<const KIND: u8>(o: &mut f32, w: &mut f32, x: f32, value: f32, fb: f32) {
+    match KIND {
+        DELAY => {
+            *w = x;
+            *o = value;
+        }
+        COMB => {
+            *w = x + fb * value;
+            *o = value;
+        }
+        _ => {
+            let dwr = x + fb * value;
+            *w = dwr;
+            *o = value - fb * dwr;
+        }
+    }
 }
 
 /// CombN before the line is full, decay changing: the stretch of the
@@ -547,6 +664,36 @@ impl<const KIND: u8, const INTERP: u8> DelayUnit<KIND, INTERP> {
     /// Cubic combs and allpasses need two samples of history behind the
     /// read point; everything else one.
     const MIN_DELAY: f32 = if INTERP == CUBIC && KIND != DELAY { 2.0 } else { 1.0 };
+
+    /// The usual block, straight from the wires: an audio input through a
+    /// full line, delay and decay times that are not audio and did not
+    /// change, reads and writes that do not wrap round the line. The
+    /// same samples as `DelayCore::run`, without building its arguments.
+    /// False, having done nothing, for any other block.
+    #[inline(always)]
+    fn steady_block(&mut self, io: &mut Wires<'_>) -> bool {
+        let core = &mut self.core;
+        if core.checked || core.audio_delay || in_rate(io, 0) != Rate::Audio {
+            return false;
+        }
+        if in0(io, 2) != core.delaytime || (KIND != DELAY && in0(io, 3) != core.decaytime) {
+            return false;
+        }
+        let input = io.inp(0);
+        let out = io.out(0);
+        let n = out.len();
+        if input.len() < n {
+            return false;
+        }
+        let idsamp = core.dsamp as i64;
+        let frac = core.dsamp - idsamp as f32;
+        let Some((read, write)) = straight_parts::<INTERP>(&mut self.buf, self.mask, self.len, core.wr, idsamp, n) else {
+            return false;
+        };
+        straight_run::<KIND, INTERP>(out, write, read, &input[..n], frac, core.feedbk, self.wide);
+        core.wr += n as i64;
+        true
+    }
 }
 
 impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
@@ -558,7 +705,8 @@ impl<const KIND: u8, const INTERP: u8> Construct for DelayUnit<KIND, INTERP> {
         let len = size.unwrap_or(1);
         let audio_delay = in_rate(io, 2) == Rate::Audio;
         let core = DelayCore::new(delaytime, decaytime, audio_delay, Self::MIN_DELAY, len as f32, cx.rate.sample_rate);
-        let mut u = DelayUnit { buf: Vec::new(), mask: len - 1, len, core, mode: Mode::Run };
+        let wide = cfg!(target_arch = "x86_64") && crate::vector::avx2();
+        let mut u = DelayUnit { buf: Vec::new(), mask: len - 1, len, core, mode: Mode::Run, wide };
         if size.is_none() {
             u.mode = Mode::Failed;
             cx.set_done(true);
@@ -580,6 +728,9 @@ impl<const KIND: u8, const INTERP: u8> Unit for DelayUnit<KIND, INTERP> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
         match self.mode {
             Mode::Run => {
+                if self.steady_block(io) {
+                    return;
+                }
                 let line = Line {
                     data: &mut self.buf,
                     mask: self.mask,

@@ -209,3 +209,74 @@ fn deltap_reads_back_what_was_written() {
     assert_eq!(out[0][0].to_bits(), 1);
     assert_eq!(out[0][70].to_bits(), 71);
 }
+
+/// A reproducible noise signal in [-1, 1).
+fn noise(len: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2_654_435_761).max(1);
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+#[test]
+fn steady_blocks_put_out_what_a_sample_by_sample_delay_does() {
+    // A delay time given as an audio signal is computed sample by sample;
+    // the same constant time as a scalar or control input takes the
+    // straight (vectorised) path for steady blocks, while the line fills
+    // and once it is full, and must give the same samples bit for bit.
+    let blocks = 300; // the 8192-sample line fills in 128 blocks
+    let len = blocks * BS;
+    let names = ["DelayN", "DelayL", "DelayC", "CombN", "CombL", "CombC", "AllpassN", "AllpassL", "AllpassC"];
+    for name in names {
+        for (k, delay) in [300.4f32 / SR, 1000.0 / SR, 70.7 / SR, 6000.25 / SR].into_iter().enumerate() {
+            let inputs = [
+                TestInput::Audio(noise(len, 7 + k as u32)),
+                TestInput::Const(0.25),
+                TestInput::Control(vec![0.5 + k as f32]),
+            ];
+            for input in inputs {
+                let with = |time: TestInput| {
+                    run(name, vec![input.clone(), TestInput::Const(0.1), time, TestInput::Const(0.4)], blocks)
+                };
+                let reference = with(TestInput::Audio(vec![delay; len]));
+                for time in [TestInput::Const(delay), TestInput::Control(vec![delay])] {
+                    let out = with(time);
+                    let first = out.iter().zip(&reference).position(|(a, b)| a.to_bits() != b.to_bits());
+                    assert_eq!(first, None, "{name}, delay {delay}, input {input:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn straight_runs_give_the_same_samples_in_both_builds() {
+    fn check<const KIND: u8, const INTERP: u8>() {
+        for m in [1usize, 7, 8, 31, 64] {
+            let read = noise(m + 3, m as u32);
+            let xs = noise(m, 99 + m as u32);
+            let run = |wide: bool| {
+                let (mut out, mut write) = (vec![0.0f32; m], vec![0.0f32; m]);
+                super::straight_run::<KIND, INTERP>(&mut out, &mut write, &read, &xs, 0.37, -0.6, wide);
+                (out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), write.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+            };
+            let wide = cfg!(target_arch = "x86_64") && crate::vector::avx2();
+            assert_eq!(run(false), run(wide), "kind {KIND}, interp {INTERP}, {m} samples");
+        }
+    }
+    use super::{ALLPASS, COMB, CUBIC, DELAY, LINEAR, NEAREST};
+    check::<DELAY, NEAREST>();
+    check::<DELAY, LINEAR>();
+    check::<DELAY, CUBIC>();
+    check::<COMB, NEAREST>();
+    check::<COMB, LINEAR>();
+    check::<COMB, CUBIC>();
+    check::<ALLPASS, NEAREST>();
+    check::<ALLPASS, LINEAR>();
+    check::<ALLPASS, CUBIC>();
+}

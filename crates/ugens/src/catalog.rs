@@ -45,6 +45,9 @@ pub(crate) fn register_all(r: &mut Registry) {
 fn osc(r: &mut Registry) {
     use crate::osc::*;
     r.add::<SinOsc>("SinOsc").pure().inputs(2).outputs(1);
+    r.add_lanes("SinOsc", sinosc_lanes);
+    r.add_batch("SinOsc", lane_batchable, new_lane_batch::<SinOsc>);
+    r.add_batch_lanes("SinOsc", batch_lanes::<SinOsc>);
     r.add::<FSinOsc>("FSinOsc").pure().inputs(2).outputs(1);
     r.add_batch("FSinOsc", fsinosc_batchable, new_fsinosc_batch);
     r.add_batch_lanes("FSinOsc", fsinosc_batch_lanes);
@@ -62,8 +65,17 @@ fn osc(r: &mut Registry) {
     r.add::<Blip>("Blip").pure().inputs(2).outputs(1);
     r.add::<Formant>("Formant").pure().inputs(3).outputs(1);
     r.add::<LFSaw>("LFSaw").pure().inputs(2).outputs(1);
+    r.add_lanes("LFSaw", lfsaw_lanes);
+    r.add_batch("LFSaw", lane_batchable, new_lane_batch::<LFSaw>);
+    r.add_batch_lanes("LFSaw", batch_lanes::<LFSaw>);
     r.add::<LFPulse>("LFPulse").pure().inputs(3).outputs(1);
+    r.add_lanes("LFPulse", lfpulse_lanes);
+    r.add_batch("LFPulse", lane_batchable, new_lane_batch::<LFPulse>);
+    r.add_batch_lanes("LFPulse", batch_lanes::<LFPulse>);
     r.add::<LFTri>("LFTri").pure().inputs(2).outputs(1);
+    r.add_lanes("LFTri", lftri_lanes);
+    r.add_batch("LFTri", lane_batchable, new_lane_batch::<LFTri>);
+    r.add_batch_lanes("LFTri", batch_lanes::<LFTri>);
     r.add::<LFPar>("LFPar").pure().inputs(2).outputs(1);
     r.add::<LFCub>("LFCub").pure().inputs(2).outputs(1);
     r.add::<VarSaw>("VarSaw").pure().inputs(3).outputs(1);

@@ -14,6 +14,8 @@ pub(crate) mod dsf_x8;
 #[cfg(target_arch = "x86_64")]
 mod fsin_x8;
 mod feedback;
+#[cfg(target_arch = "x86_64")]
+mod lanes_x8;
 mod lf_shapes;
 mod vosc;
 
@@ -228,6 +230,186 @@ impl Unit for SinOsc {
         let out = io.out(0);
         // SAFETY: the sine wavetable holds 2 * SINE_SIZE values.
         unsafe { self.p.run(self.mode, self.table, SINE_MASK, out, freq, phase, cx.rate.slope_factor) };
+    }
+}
+
+impl crate::batch::LaneUnit for SinOsc {
+    const KERNEL: crate::unit::LaneKernel = sinosc_lanes;
+
+    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, rate: &RateInfo) {
+        let Some(ios) = lane_wires(lanes) else { return };
+        // SAFETY: the caller's contract: distinct, live, unaliased units,
+        // and lane l's wires are unit l's.
+        unsafe { sinosc_run(&units[..lanes.len], &ios[..lanes.len], rate) };
+    }
+}
+
+/// The lanes of a lane kernel as units of type `U` and their wires, or
+/// `None` where a lane is unfilled or holds another unit (the kernel then
+/// leaves the step uncomputed rather than panic, as the others do).
+#[allow(clippy::type_complexity)]
+fn typed_lanes<'w, U: Unit>(lanes: &mut Lanes<'w>) -> Option<([*mut U; MAX_LANES], [*mut Wires<'w>; MAX_LANES])> {
+    let mut units: [*mut U; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut ios: [*mut Wires<'w>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let k = lanes.len;
+    for (l, (unit, io)) in lanes.units.iter_mut().zip(lanes.ios.iter_mut()).take(k).enumerate() {
+        ios[l] = io.as_mut()?;
+        units[l] = unit.as_mut()?.as_any_mut().downcast_mut::<U>()?;
+    }
+    Some((units, ios))
+}
+
+/// The wires of a batch's lanes, whose units the batch already holds by
+/// type, or `None` where a lane is unfilled.
+fn lane_wires<'w>(lanes: &mut Lanes<'w>) -> Option<[*mut Wires<'w>; MAX_LANES]> {
+    let mut ios: [*mut Wires<'w>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let k = lanes.len;
+    for (l, io) in lanes.ios.iter_mut().take(k).enumerate() {
+        ios[l] = io.as_mut()?;
+    }
+    Some(ios)
+}
+
+/// The same SinOsc step of several synths (or of several SinOscs of one
+/// synth, through `LaneBatch`): lanes of one input-rate combination run
+/// side by side, each with exactly the arithmetic of `TablePhase::run` in
+/// that mode; without the vector instructions each unit runs alone.
+pub(crate) fn sinosc_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let Some((units, ios)) = typed_lanes::<SinOsc>(lanes) else { return };
+    // SAFETY: distinct live units and their own wires, borrowed through
+    // `lanes` for the call.
+    unsafe { sinosc_run(&units[..lanes.len], &ios[..lanes.len], rate) };
+}
+
+/// `sinosc_lanes` on lanes already found to be SinOscs.
+///
+/// # Safety
+/// `units[l]` and `ios[l]` are distinct live units and their own wires,
+/// used through nothing else during the call.
+unsafe fn sinosc_run(units: &[*mut SinOsc], ios: &[*mut Wires<'_>], rate: &RateInfo) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        use lanes_x8::{PHASE_AUDIO, PHASE_NONE, PHASE_RAMP};
+        let mut modes = 0u32;
+        for &u in units {
+            // SAFETY: the caller's contract.
+            modes |= 1 << unsafe { (*u).mode } as u32;
+        }
+        let has = |mode: PhaseMode| modes & (1 << mode as u32) != 0;
+        // SAFETY: AVX2 is present; the caller's contract (for every call).
+        unsafe {
+            if has(PhaseMode::Kk) {
+                sinosc_mode::<false, PHASE_NONE>(PhaseMode::Kk, units, ios, rate);
+            }
+            if has(PhaseMode::Ka) {
+                sinosc_mode::<false, PHASE_AUDIO>(PhaseMode::Ka, units, ios, rate);
+            }
+            if has(PhaseMode::Ak) {
+                sinosc_mode::<true, PHASE_RAMP>(PhaseMode::Ak, units, ios, rate);
+            }
+            if has(PhaseMode::Ai) {
+                sinosc_mode::<true, PHASE_RAMP>(PhaseMode::Ai, units, ios, rate);
+            }
+            if has(PhaseMode::Aa) {
+                sinosc_mode::<true, PHASE_AUDIO>(PhaseMode::Aa, units, ios, rate);
+            }
+        }
+        return;
+    }
+    for (&u, &w) in units.iter().zip(ios) {
+        // SAFETY: the caller's contract.
+        let (unit, io) = unsafe { (&mut *u, &mut *w) };
+        let (freq, phase) = (io.inp(0), io.inp(1));
+        // SAFETY: the sine wavetable holds 2 * SINE_SIZE values.
+        unsafe { unit.p.run(unit.mode, unit.table, SINE_MASK, io.out(0), freq, phase, rate.slope_factor) };
+    }
+}
+
+/// Runs the lanes whose mode is `mode` in the vector kernel, after doing
+/// each one's block-start arithmetic of `TablePhase::run` in that mode.
+///
+/// # Safety
+/// The CPU has AVX2; `units[l]` and `ios[l]` are distinct live units and
+/// their own wires, used through nothing else during the call.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sinosc_mode<const FREQ_AUDIO: bool, const PHASE: u8>(
+    mode: PhaseMode,
+    units: &[*mut SinOsc],
+    ios: &[*mut Wires<'_>],
+    rate: &RateInfo,
+) {
+    let mut m = 0;
+    let mut sel: [*mut SinOsc; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut phase = [0i32; MAX_LANES];
+    let mut inc = [0i32; MAX_LANES];
+    let mut phasemod = [0f32; MAX_LANES];
+    let mut slope = [0f32; MAX_LANES];
+    let mut cpstoinc = [0f32; MAX_LANES];
+    let mut radtoinc = [0f32; MAX_LANES];
+    let mut freq: [*const f32; MAX_LANES] = [std::ptr::null(); MAX_LANES];
+    let mut phasein: [*const f32; MAX_LANES] = [std::ptr::null(); MAX_LANES];
+    let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut n = 0;
+    for (&u, &w) in units.iter().zip(ios) {
+        // SAFETY: the caller's contract.
+        let (unit, io) = unsafe { (&mut *u, &mut *w) };
+        if unit.mode != mode {
+            continue;
+        }
+        n = io.n();
+        let p = &mut unit.p;
+        match mode {
+            PhaseMode::Kk => {
+                let (freqin, phase_in) = (io.in0(0), io.in0(1));
+                let f = d2i(p.cpstoinc * freqin as f64);
+                let s = (phase_in - p.phasein) * rate.slope_factor as f32;
+                inc[m] = f.wrapping_add(d2i(s as f64 * p.radtoinc));
+                p.phasein = phase_in;
+            }
+            PhaseMode::Ka => inc[m] = d2i(p.cpstoinc * io.in0(0) as f64),
+            PhaseMode::Ak => {
+                let phase_in = io.in0(1);
+                phasemod[m] = p.phasein;
+                // `ak` ramps only when the phase moved; a zero slope keeps
+                // `phasemod` and so the offset `f2i(radtoinc * phasemod)`.
+                if phase_in != p.phasein {
+                    slope[m] = (phase_in - p.phasein) * rate.slope_factor as f32;
+                }
+                p.phasein = phase_in;
+            }
+            PhaseMode::Ai => phasemod[m] = p.phasein,
+            PhaseMode::Aa => {}
+        }
+        cpstoinc[m] = p.cpstoinc as f32;
+        radtoinc[m] = p.radtoinc as f32;
+        phase[m] = p.phase;
+        freq[m] = io.inp(0).as_ptr();
+        phasein[m] = io.inp(1).as_ptr();
+        out[m] = io.out_ptr(0);
+        sel[m] = unit;
+        m += 1;
+    }
+    if m == 0 {
+        return;
+    }
+    let lanes = lanes_x8::SinLanes {
+        phase: &mut phase,
+        inc: &inc,
+        phasemod: &phasemod,
+        slope: &slope,
+        cpstoinc: &cpstoinc,
+        radtoinc: &radtoinc,
+        freq: &freq,
+        phasein: &phasein,
+        out: &out,
+    };
+    // SAFETY: AVX2 is present; out[j] is lane j's own output, valid for n
+    // samples, and its audio inputs are valid for n samples.
+    unsafe { lanes_x8::sinosc::<FREQ_AUDIO, PHASE>(&sine_tables().wavetable, lanes, m, n) };
+    for (j, &u) in sel[..m].iter().enumerate() {
+        // SAFETY: the caller's contract; no other reference to the unit is
+        // live here.
+        unsafe { (*u).p.phase = phase[j] };
     }
 }
 
@@ -1663,6 +1845,326 @@ impl Unit for LFTri {
     }
 }
 
+/// LFSaw, LFPulse and LFTri: a double phase advanced by `freq * freqmul`
+/// per sample, a control-rate or an audio-rate frequency.
+trait LfPhase: Unit {
+    /// The phase, `freqmul`, and whether the frequency is an audio input.
+    fn parts(&mut self) -> (&mut f64, f32, bool);
+    /// The unit's own block.
+    fn run_alone(&mut self, io: &mut Wires<'_>);
+}
+
+impl LfPhase for LFSaw {
+    fn parts(&mut self) -> (&mut f64, f32, bool) {
+        (&mut self.phase, self.freqmul, self.audio)
+    }
+
+    fn run_alone(&mut self, io: &mut Wires<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+impl LfPhase for LFPulse {
+    fn parts(&mut self) -> (&mut f64, f32, bool) {
+        (&mut self.phase, self.freqmul, self.audio)
+    }
+
+    fn run_alone(&mut self, io: &mut Wires<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+impl LfPhase for LFTri {
+    fn parts(&mut self) -> (&mut f64, f32, bool) {
+        (&mut self.phase, self.freqmul, self.audio)
+    }
+
+    fn run_alone(&mut self, io: &mut Wires<'_>) {
+        if self.audio {
+            self.next_a(io)
+        } else {
+            self.next_k(io)
+        }
+    }
+}
+
+/// The lanes of one frequency rate of an LF shape's lane kernel, gathered
+/// for the vector kernel.
+#[cfg(target_arch = "x86_64")]
+struct LfGathered<U> {
+    units: [*mut U; MAX_LANES],
+    phase: [f64; MAX_LANES],
+    inc: [f64; MAX_LANES],
+    freqmul: [f32; MAX_LANES],
+    freq: [*const f32; MAX_LANES],
+    out: [*mut f32; MAX_LANES],
+    m: usize,
+    n: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<U: LfPhase> LfGathered<U> {
+    /// The lanes whose frequency is (`audio`) or is not an audio input,
+    /// with the block-start arithmetic of the unit's own block: a
+    /// control-rate increment is `(freq * freqmul) as f64`. `extra` gathers
+    /// a unit's other state into lane j.
+    ///
+    /// # Safety
+    /// `units[l]` and `ios[l]` are distinct live units and their own wires,
+    /// used through nothing else during the call.
+    unsafe fn new(units: &[*mut U], ios: &[*mut Wires<'_>], audio: bool, mut extra: impl FnMut(usize, &mut U, &Wires<'_>)) -> Self {
+        let mut g = LfGathered {
+            units: [std::ptr::null_mut(); MAX_LANES],
+            phase: [0.0; MAX_LANES],
+            inc: [0.0; MAX_LANES],
+            freqmul: [0.0; MAX_LANES],
+            freq: [std::ptr::null(); MAX_LANES],
+            out: [std::ptr::null_mut(); MAX_LANES],
+            m: 0,
+            n: 0,
+        };
+        for (&u, &w) in units.iter().zip(ios) {
+            // SAFETY: the caller's contract.
+            let (unit, io) = unsafe { (&mut *u, &mut *w) };
+            let (phase, freqmul, unit_audio) = unit.parts();
+            if unit_audio != audio {
+                continue;
+            }
+            let j = g.m;
+            g.phase[j] = *phase;
+            g.freqmul[j] = freqmul;
+            g.inc[j] = (io.in0(0) * freqmul) as f64;
+            g.freq[j] = io.inp(0).as_ptr();
+            g.out[j] = io.out_ptr(0);
+            g.n = io.n();
+            extra(j, unit, io);
+            g.units[j] = unit;
+            g.m += 1;
+        }
+        g
+    }
+
+    fn lanes(&mut self) -> lanes_x8::LfLanes<'_> {
+        lanes_x8::LfLanes { phase: &mut self.phase, inc: &self.inc, freqmul: &self.freqmul, freq: &self.freq, out: &self.out }
+    }
+
+    /// Writes each lane's phase back to its unit, and `extra`'s state.
+    ///
+    /// # Safety
+    /// As for `new`, with the same units.
+    unsafe fn store(&self, mut extra: impl FnMut(usize, &mut U)) {
+        for (j, &u) in self.units[..self.m].iter().enumerate() {
+            // SAFETY: the caller's contract; no other reference to the unit
+            // is live here.
+            let unit = unsafe { &mut *u };
+            *unit.parts().0 = self.phase[j];
+            extra(j, unit);
+        }
+    }
+}
+
+/// The frequency rates among the lanes: control first, then audio (`true`).
+///
+/// # Safety
+/// Each `units[l]` is live and used through nothing else during the call.
+#[cfg(target_arch = "x86_64")]
+unsafe fn lf_rates<U: LfPhase>(units: &[*mut U]) -> impl Iterator<Item = bool> {
+    let (mut control, mut audio) = (false, false);
+    for &u in units {
+        // SAFETY: the caller's contract.
+        let a = unsafe { (*u).parts().2 };
+        control |= !a;
+        audio |= a;
+    }
+    [(false, control), (true, audio)].into_iter().filter(|&(_, any)| any).map(|(a, _)| a)
+}
+
+/// Runs each lane's own block: the lane kernels' path without the vector
+/// instructions.
+///
+/// # Safety
+/// As for `LfGathered::new`.
+unsafe fn lf_alone<U: LfPhase>(units: &[*mut U], ios: &[*mut Wires<'_>]) {
+    for (&u, &w) in units.iter().zip(ios) {
+        // SAFETY: the caller's contract.
+        unsafe { (*u).run_alone(&mut *w) };
+    }
+}
+
+impl crate::batch::LaneUnit for LFSaw {
+    const KERNEL: crate::unit::LaneKernel = lfsaw_lanes;
+
+    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+        let Some(ios) = lane_wires(lanes) else { return };
+        // SAFETY: the caller's contract: distinct, live, unaliased units,
+        // and lane l's wires are unit l's.
+        unsafe { lfsaw_run(&units[..lanes.len], &ios[..lanes.len]) };
+    }
+}
+
+/// The same LFSaw step of several synths: lanes of one frequency rate side
+/// by side, each with exactly the arithmetic of its own block.
+pub(crate) fn lfsaw_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+    let Some((units, ios)) = typed_lanes::<LFSaw>(lanes) else { return };
+    // SAFETY: distinct live units and their own wires, borrowed through
+    // `lanes` for the call.
+    unsafe { lfsaw_run(&units[..lanes.len], &ios[..lanes.len]) };
+}
+
+/// `lfsaw_lanes` on lanes already found to be LFSaws.
+///
+/// # Safety
+/// `units[l]` and `ios[l]` are distinct live units and their own wires,
+/// used through nothing else during the call.
+unsafe fn lfsaw_run(units: &[*mut LFSaw], ios: &[*mut Wires<'_>]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: the caller's contract.
+        for audio in unsafe { lf_rates(units) } {
+            // SAFETY: the caller's contract.
+            let mut g = unsafe { LfGathered::new(units, ios, audio, |_, _, _| {}) };
+            if g.m == 0 {
+                continue;
+            }
+            let (m, n) = (g.m, g.n);
+            // SAFETY: AVX2 is present; out[j] is lane j's own output and
+            // freq[j] its frequency input, valid for n samples.
+            unsafe {
+                if audio {
+                    lanes_x8::lfsaw::<true>(g.lanes(), m, n)
+                } else {
+                    lanes_x8::lfsaw::<false>(g.lanes(), m, n)
+                }
+            }
+            // SAFETY: as for `new`.
+            unsafe { g.store(|_, _| {}) };
+        }
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { lf_alone(units, ios) };
+}
+
+impl crate::batch::LaneUnit for LFPulse {
+    const KERNEL: crate::unit::LaneKernel = lfpulse_lanes;
+
+    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+        let Some(ios) = lane_wires(lanes) else { return };
+        // SAFETY: the caller's contract: distinct, live, unaliased units,
+        // and lane l's wires are unit l's.
+        unsafe { lfpulse_run(&units[..lanes.len], &ios[..lanes.len]) };
+    }
+}
+
+/// The same LFPulse step of several synths, side by side as in `lfsaw_lanes`.
+pub(crate) fn lfpulse_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+    let Some((units, ios)) = typed_lanes::<LFPulse>(lanes) else { return };
+    // SAFETY: distinct live units and their own wires, borrowed through
+    // `lanes` for the call.
+    unsafe { lfpulse_run(&units[..lanes.len], &ios[..lanes.len]) };
+}
+
+/// `lfpulse_lanes` on lanes already found to be LFPulses.
+///
+/// # Safety
+/// `units[l]` and `ios[l]` are distinct live units and their own wires,
+/// used through nothing else during the call.
+unsafe fn lfpulse_run(units: &[*mut LFPulse], ios: &[*mut Wires<'_>]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: the caller's contract.
+        for audio in unsafe { lf_rates(units) } {
+            let (mut duty, mut next_duty) = ([0f64; MAX_LANES], [0f64; MAX_LANES]);
+            let extra = |j: usize, unit: &mut LFPulse, io: &Wires<'_>| {
+                duty[j] = unit.duty as f64;
+                next_duty[j] = io.in0(2) as f64;
+            };
+            // SAFETY: the caller's contract.
+            let mut g = unsafe { LfGathered::new(units, ios, audio, extra) };
+            if g.m == 0 {
+                continue;
+            }
+            let (m, n) = (g.m, g.n);
+            // SAFETY: AVX2 is present; out[j] is lane j's own output and
+            // freq[j] its frequency input, valid for n samples.
+            unsafe {
+                if audio {
+                    lanes_x8::lfpulse::<true>(g.lanes(), &mut duty, &next_duty, m, n)
+                } else {
+                    lanes_x8::lfpulse::<false>(g.lanes(), &mut duty, &next_duty, m, n)
+                }
+            }
+            // The duty cycles were widened from floats, so narrowing is exact.
+            // SAFETY: as for `new`.
+            unsafe { g.store(|j, unit| unit.duty = duty[j] as f32) };
+        }
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { lf_alone(units, ios) };
+}
+
+impl crate::batch::LaneUnit for LFTri {
+    const KERNEL: crate::unit::LaneKernel = lftri_lanes;
+
+    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+        let Some(ios) = lane_wires(lanes) else { return };
+        // SAFETY: the caller's contract: distinct, live, unaliased units,
+        // and lane l's wires are unit l's.
+        unsafe { lftri_run(&units[..lanes.len], &ios[..lanes.len]) };
+    }
+}
+
+/// The same LFTri step of several synths, side by side as in `lfsaw_lanes`.
+pub(crate) fn lftri_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+    let Some((units, ios)) = typed_lanes::<LFTri>(lanes) else { return };
+    // SAFETY: distinct live units and their own wires, borrowed through
+    // `lanes` for the call.
+    unsafe { lftri_run(&units[..lanes.len], &ios[..lanes.len]) };
+}
+
+/// `lftri_lanes` on lanes already found to be LFTris.
+///
+/// # Safety
+/// `units[l]` and `ios[l]` are distinct live units and their own wires,
+/// used through nothing else during the call.
+unsafe fn lftri_run(units: &[*mut LFTri], ios: &[*mut Wires<'_>]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: the caller's contract.
+        for audio in unsafe { lf_rates(units) } {
+            // SAFETY: the caller's contract.
+            let mut g = unsafe { LfGathered::new(units, ios, audio, |_, _, _| {}) };
+            if g.m == 0 {
+                continue;
+            }
+            let (m, n) = (g.m, g.n);
+            // SAFETY: AVX2 is present; out[j] is lane j's own output and
+            // freq[j] its frequency input, valid for n samples.
+            unsafe {
+                if audio {
+                    lanes_x8::lftri::<true>(g.lanes(), m, n)
+                } else {
+                    lanes_x8::lftri::<false>(g.lanes(), m, n)
+                }
+            }
+            // SAFETY: as for `new`.
+            unsafe { g.store(|_, _| {}) };
+        }
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { lf_alone(units, ios) };
+}
+
 /// LFPar: parabolic (sine-like) wave; `iphase` in 0..4.
 pub struct LFPar {
     phase: f64,
@@ -2161,3 +2663,6 @@ mod tests;
 
 #[cfg(test)]
 mod tests_more;
+
+#[cfg(test)]
+mod tests_lanes;

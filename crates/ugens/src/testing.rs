@@ -157,7 +157,7 @@ pub struct HarnessRun {
     pub world: World,
 }
 
-fn fill_inputs(inputs: &[TestInput], refs: &[WireRef], wires: &mut [f32], block: usize, bs: usize) {
+pub(crate) fn fill_inputs(inputs: &[TestInput], refs: &[WireRef], wires: &mut [f32], block: usize, bs: usize) {
     for (inp, w) in inputs.iter().zip(refs) {
         let o = w.offset as usize;
         match inp {

@@ -81,6 +81,9 @@ fn osc(r: &mut Registry) {
     r.add::<VarSaw>("VarSaw").pure().inputs(3).outputs(1);
     r.add::<SyncSaw>("SyncSaw").pure().inputs(2).outputs(1);
     r.add::<Impulse>("Impulse").pure().inputs(2).outputs(1);
+    r.add_lanes("Impulse", impulse_lanes);
+    r.add_batch("Impulse", lane_batchable, new_lane_batch::<Impulse>);
+    r.add_batch_lanes("Impulse", batch_lanes::<Impulse>);
     r.add::<LFGauss>("LFGauss").outputs(1);
     r.add::<Vibrato>("Vibrato").random().outputs(1);
     r.add::<SinOscFB>("SinOscFB").pure().inputs(2).outputs(1);

@@ -1911,6 +1911,13 @@ struct LfGathered<U> {
 }
 
 #[cfg(target_arch = "x86_64")]
+impl<U> LfGathered<U> {
+    fn lanes(&mut self) -> lanes_x8::LfLanes<'_> {
+        lanes_x8::LfLanes { phase: &mut self.phase, inc: &self.inc, freqmul: &self.freqmul, freq: &self.freq, out: &self.out }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
 impl<U: LfPhase> LfGathered<U> {
     /// The lanes whose frequency is (`audio`) or is not an audio input,
     /// with the block-start arithmetic of the unit's own block: a
@@ -1950,10 +1957,6 @@ impl<U: LfPhase> LfGathered<U> {
             g.m += 1;
         }
         g
-    }
-
-    fn lanes(&mut self) -> lanes_x8::LfLanes<'_> {
-        lanes_x8::LfLanes { phase: &mut self.phase, inc: &self.inc, freqmul: &self.freqmul, freq: &self.freq, out: &self.out }
     }
 
     /// Writes each lane's phase back to its unit, and `extra`'s state.
@@ -2608,6 +2611,131 @@ impl Impulse {
             }
         }
         self.phase = phase;
+    }
+}
+
+impl crate::batch::LaneUnit for Impulse {
+    const KERNEL: crate::unit::LaneKernel = impulse_lanes;
+
+    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, rate: &RateInfo) {
+        let Some(ios) = lane_wires(lanes) else { return };
+        // SAFETY: the caller's contract: distinct, live, unaliased units,
+        // and lane l's wires are unit l's.
+        unsafe { impulse_run(&units[..lanes.len], &ios[..lanes.len], rate) };
+    }
+}
+
+/// The same Impulse step of several synths: lanes whose phase offset holds
+/// this block run side by side, by how their increment moves, each with
+/// exactly the arithmetic of its own block; a lane whose offset moves (or
+/// with both inputs at audio rate) runs alone.
+pub(crate) fn impulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let Some((units, ios)) = typed_lanes::<Impulse>(lanes) else { return };
+    // SAFETY: distinct live units and their own wires, borrowed through
+    // `lanes` for the call.
+    unsafe { impulse_run(&units[..lanes.len], &ios[..lanes.len], rate) };
+}
+
+/// `impulse_lanes` on lanes already found to be Impulses.
+///
+/// # Safety
+/// `units[l]` and `ios[l]` are distinct live units and their own wires,
+/// used through nothing else during the call.
+unsafe fn impulse_run(units: &[*mut Impulse], ios: &[*mut Wires<'_>], rate: &RateInfo) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        use lanes_x8::{INC_AUDIO, INC_HELD, INC_RAMP};
+        // SAFETY: AVX2 is present; the caller's contract (for every call).
+        unsafe {
+            impulse_group::<INC_HELD>(units, ios, rate);
+            impulse_group::<INC_RAMP>(units, ios, rate);
+            impulse_group::<INC_AUDIO>(units, ios, rate);
+        }
+        return;
+    }
+    for (&u, &w) in units.iter().zip(ios) {
+        // SAFETY: the caller's contract.
+        unsafe { (*u).calc(&mut *w, rate.slope_factor) };
+    }
+}
+
+/// Runs the lanes whose increment moves as `INC` says (see
+/// `lanes_x8::INC_HELD`) in the vector kernel, after the block-start
+/// arithmetic of `Impulse::calc` in their mode; lanes of that kind whose
+/// phase offset moves this block run alone (`Aa` lanes run alone with the
+/// held ones).
+///
+/// # Safety
+/// The CPU has AVX2; as for `impulse_run`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn impulse_group<const INC: u8>(units: &[*mut Impulse], ios: &[*mut Wires<'_>], rate: &RateInfo) {
+    use lanes_x8::{INC_AUDIO, INC_HELD, INC_RAMP};
+    let sf = rate.slope_factor;
+    let mut g = LfGathered::<Impulse> {
+        units: [std::ptr::null_mut(); MAX_LANES],
+        phase: [0.0; MAX_LANES],
+        inc: [0.0; MAX_LANES],
+        freqmul: [0.0; MAX_LANES],
+        freq: [std::ptr::null(); MAX_LANES],
+        out: [std::ptr::null_mut(); MAX_LANES],
+        m: 0,
+        n: 0,
+    };
+    let mut inc_slope = [0f64; MAX_LANES];
+    // The increment each lane's unit keeps after a ramp: its target.
+    let mut inc_after = [0f64; MAX_LANES];
+    for (&u, &w) in units.iter().zip(ios) {
+        // SAFETY: the caller's contract.
+        let (unit, io) = unsafe { (&mut *u, &mut *w) };
+        let kind = match unit.mode {
+            ImpulseMode::Ii | ImpulseMode::Ik | ImpulseMode::Aa => INC_HELD,
+            ImpulseMode::Kk | ImpulseMode::Ki => INC_RAMP,
+            ImpulseMode::Ak | ImpulseMode::Ai => INC_AUDIO,
+        };
+        if kind != INC {
+            continue;
+        }
+        let off = match unit.mode {
+            ImpulseMode::Ik | ImpulseMode::Kk | ImpulseMode::Ak => io.in0(1) as f64,
+            _ => unit.offset,
+        };
+        if unit.mode == ImpulseMode::Aa || (off - unit.offset) * sf != 0.0 {
+            unit.calc(io, sf);
+            continue;
+        }
+        let j = g.m;
+        g.inc[j] = unit.inc;
+        if INC == INC_RAMP {
+            inc_after[j] = (io.in0(0) * unit.freqmul) as f64;
+            inc_slope[j] = (inc_after[j] - unit.inc) * sf;
+        }
+        unit.offset = off;
+        g.phase[j] = unit.phase;
+        g.freqmul[j] = unit.freqmul;
+        g.freq[j] = io.inp(0).as_ptr();
+        g.out[j] = io.out_ptr(0);
+        g.n = io.n();
+        g.units[j] = unit;
+        g.m += 1;
+    }
+    if g.m == 0 {
+        return;
+    }
+    let (m, n) = (g.m, g.n);
+    let mut inc = g.inc;
+    // SAFETY: AVX2 is present; out[j] is lane j's own output and freq[j]
+    // its frequency input, valid for n samples.
+    unsafe { lanes_x8::impulse::<INC>(g.lanes(), &mut inc, &inc_slope, m, n) };
+    for (j, &u) in g.units[..m].iter().enumerate() {
+        // SAFETY: the caller's contract; no other reference to the unit is
+        // live here.
+        let unit = unsafe { &mut *u };
+        unit.phase = g.phase[j];
+        unit.inc = match INC {
+            INC_HELD => unit.inc,
+            INC_RAMP => inc_after[j],
+            _ => inc[j],
+        };
     }
 }
 

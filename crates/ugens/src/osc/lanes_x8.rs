@@ -448,3 +448,72 @@ pub(crate) unsafe fn lftri<const FREQ_AUDIO: bool>(s: LfLanes<'_>, m: usize, n: 
         phase.store(s.phase, start);
     }
 }
+
+/// How an Impulse lane's increment moves: held, ramped by a slope per
+/// sample (a control-rate frequency), or read from an audio input.
+pub(crate) const INC_HELD: u8 = 0;
+pub(crate) const INC_RAMP: u8 = 1;
+pub(crate) const INC_AUDIO: u8 = 2;
+
+/// `impulse_wrap` for eight lanes: the phasor wrapped into [0, 1) after a
+/// step in the direction of `inc`, and the output (1 where it wrapped).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn impulse_wrap(inc: D8, phase: D8) -> (D8, __m256) {
+    let (zero, one) = (D8::splat(0.0), D8::splat(1.0));
+    let neg = inc.cmp::<_CMP_LT_OQ>(zero);
+    let down = neg.and(phase.cmp::<_CMP_LE_OQ>(zero));
+    let p1 = phase.add(one);
+    let ceil = p1.zip(p1, |a, _| _mm256_round_pd::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(a));
+    let p1 = p1.select(p1.sub(ceil), p1.cmp::<_CMP_LE_OQ>(zero));
+    let ge = phase.cmp::<_CMP_GE_OQ>(one);
+    let up = D8(_mm256_andnot_pd(neg.0, ge.0), _mm256_andnot_pd(neg.1, ge.1));
+    let p2 = phase.sub(one);
+    let floor = p2.zip(p2, |a, _| _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(a));
+    let p2 = p2.select(p2.sub(floor), p2.cmp::<_CMP_GE_OQ>(one));
+    let phase = phase.select(p1, down).select(p2, up);
+    let fired = D8(_mm256_or_pd(down.0, up.0), _mm256_or_pd(down.1, up.1));
+    (phase, fired.and(one).narrow())
+}
+
+/// Impulse without a moving phase offset: each sample wraps the phasor
+/// with the current increment, then moves the increment (`INC`) and adds
+/// it. `inc` holds each lane's increment at the start and gets it at the
+/// end; `inc_slope` is the ramp's step.
+///
+/// # Safety
+/// As for `lf_run`, for every lane below `m`.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn impulse<const INC: u8>(
+    s: LfLanes<'_>,
+    inc: &mut [f64; MAX_LANES],
+    inc_slope: &[f64; MAX_LANES],
+    m: usize,
+    n: usize,
+) {
+    for start in (0..m).step_by(8) {
+        let g = s.group(start, m);
+        let slope = D8::load(inc_slope, start);
+        let (mut phase, mut cur) = (g.phase, D8::load(inc, start));
+        let step = |next: D8| {
+            let (p, z) = impulse_wrap(cur, phase);
+            cur = match INC {
+                INC_HELD => cur,
+                INC_RAMP => cur.add(slope),
+                _ => next,
+            };
+            phase = p.add(cur);
+            z
+        };
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            if INC == INC_AUDIO {
+                lf_run::<true>(g.out, g.freq, g.inc, g.freqmul, n, step)
+            } else {
+                lf_run::<false>(g.out, g.freq, g.inc, g.freqmul, n, step)
+            }
+        }
+        phase.store(s.phase, start);
+        cur.store(inc, start);
+    }
+}

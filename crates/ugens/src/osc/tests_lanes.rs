@@ -1,4 +1,4 @@
-//! The lane kernels of SinOsc, LFSaw, LFPulse and LFTri against the units
+//! The lane kernels of SinOsc, LFSaw, LFPulse, LFTri and Impulse against the units
 //! run alone: every sample of every lane, bit for bit, with lanes of
 //! different parameters and input rates in one call; through the kernel of
 //! one step of several synths, and through the batch of several units of
@@ -270,4 +270,26 @@ fn lftri_lanes_match_the_units_in_every_input_rate() {
     ];
     check("LFTri", Rate::Audio, &lanes);
     check("LFTri", Rate::Control, &lanes);
+}
+
+#[test]
+fn impulse_lanes_match_the_units_in_every_input_rate() {
+    let lanes = vec![
+        // Ii, Ik (offset still and moving), Ki, Kk, Ai, Ak, Aa.
+        vec![Const(440.0), Const(0.0)],
+        vec![Const(-300.0), Const(0.5)],
+        vec![Const(0.0), Const(0.0)],
+        vec![Const(100_000.0), Const(0.25)],
+        vec![Const(-70_000.0), Const(0.0)],
+        vec![Const(900.0), steps(0.0, 0.3, 3)],
+        vec![steps(-600.0, 150.0, 1), Const(0.0)],
+        vec![Control(vec![5000.0, f32::NAN, 200.0, 2e9]), Const(0.7)],
+        vec![steps(1200.0, -300.0, 2), steps(0.5, 0.1, 4)],
+        vec![wander(0.0, 2000.0, 1), Const(0.2)],
+        vec![wild(), Const(0.0)],
+        vec![wander(3000.0, 2500.0, 2), steps(0.1, 0.2, 5)],
+        vec![wander(500.0, 400.0, 3), wander(0.0, 0.5, 4)],
+    ];
+    check("Impulse", Rate::Audio, &lanes);
+    check("Impulse", Rate::Control, &lanes);
 }

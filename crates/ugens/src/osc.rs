@@ -281,6 +281,18 @@ pub(crate) fn sinosc_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     unsafe { sinosc_run(&units[..lanes.len], &ios[..lanes.len], rate) };
 }
 
+/// Whether lanes are worth the vector kernels: a block of at least eight
+/// samples (a control-rate step's single sample costs more to gather than
+/// to compute alone).
+///
+/// # Safety
+/// Each `ios[l]` is live and used through nothing else during the call.
+#[cfg(target_arch = "x86_64")]
+unsafe fn vector_worthwhile(ios: &[*mut Wires<'_>]) -> bool {
+    // SAFETY: the caller's contract.
+    crate::vector::avx2() && ios.first().is_some_and(|&w| unsafe { (*w).n() } >= 8)
+}
+
 /// `sinosc_lanes` on lanes already found to be SinOscs.
 ///
 /// # Safety
@@ -288,7 +300,8 @@ pub(crate) fn sinosc_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
 /// used through nothing else during the call.
 unsafe fn sinosc_run(units: &[*mut SinOsc], ios: &[*mut Wires<'_>], rate: &RateInfo) {
     #[cfg(target_arch = "x86_64")]
-    if crate::vector::avx2() {
+    // SAFETY: the caller's contract.
+    if unsafe { vector_worthwhile(ios) } {
         use lanes_x8::{PHASE_AUDIO, PHASE_NONE, PHASE_RAMP};
         let mut modes = 0u32;
         for &u in units {
@@ -2029,7 +2042,8 @@ pub(crate) fn lfsaw_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
 /// used through nothing else during the call.
 unsafe fn lfsaw_run(units: &[*mut LFSaw], ios: &[*mut Wires<'_>]) {
     #[cfg(target_arch = "x86_64")]
-    if crate::vector::avx2() {
+    // SAFETY: the caller's contract.
+    if unsafe { vector_worthwhile(ios) } {
         // SAFETY: the caller's contract.
         for audio in unsafe { lf_rates(units) } {
             // SAFETY: the caller's contract.
@@ -2082,7 +2096,8 @@ pub(crate) fn lfpulse_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
 /// used through nothing else during the call.
 unsafe fn lfpulse_run(units: &[*mut LFPulse], ios: &[*mut Wires<'_>]) {
     #[cfg(target_arch = "x86_64")]
-    if crate::vector::avx2() {
+    // SAFETY: the caller's contract.
+    if unsafe { vector_worthwhile(ios) } {
         // SAFETY: the caller's contract.
         for audio in unsafe { lf_rates(units) } {
             let (mut duty, mut next_duty) = ([0f64; MAX_LANES], [0f64; MAX_LANES]);
@@ -2141,7 +2156,8 @@ pub(crate) fn lftri_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
 /// used through nothing else during the call.
 unsafe fn lftri_run(units: &[*mut LFTri], ios: &[*mut Wires<'_>]) {
     #[cfg(target_arch = "x86_64")]
-    if crate::vector::avx2() {
+    // SAFETY: the caller's contract.
+    if unsafe { vector_worthwhile(ios) } {
         // SAFETY: the caller's contract.
         for audio in unsafe { lf_rates(units) } {
             // SAFETY: the caller's contract.
@@ -2643,7 +2659,8 @@ pub(crate) fn impulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
 /// used through nothing else during the call.
 unsafe fn impulse_run(units: &[*mut Impulse], ios: &[*mut Wires<'_>], rate: &RateInfo) {
     #[cfg(target_arch = "x86_64")]
-    if crate::vector::avx2() {
+    // SAFETY: the caller's contract.
+    if unsafe { vector_worthwhile(ios) } {
         use lanes_x8::{INC_AUDIO, INC_HELD, INC_RAMP};
         // SAFETY: AVX2 is present; the caller's contract (for every call).
         unsafe {

@@ -225,8 +225,13 @@ impl GraphDef {
                     draws: protos[last].draws,
                     // Kernels of units that draw take each synth's own
                     // generator (lockstep runs of such defs hold only synths
-                    // that have one).
-                    lane: if members.len() == 1 && (protos[last].pure || protos[last].draws) {
+                    // that have one). A control-rate step computes one
+                    // sample: filling a kernel's lanes costs more than the
+                    // unit does alone, and would split the synth's run of
+                    // plain steps, so only audio-rate steps take a kernel.
+                    lane: if units[last].rate != Rate::Audio {
+                        None
+                    } else if members.len() == 1 && (protos[last].pure || protos[last].draws) {
                         registry.lanes(&units[last].name)
                     } else if members.len() > 1 && protos[last].pure {
                         registry.batch_lanes(&units[last].name)

@@ -434,16 +434,31 @@ unsafe fn section_vector<D: Design, const V: usize>(
     for j in (end - base)..8 * groups {
         src[j] = src[0];
     }
-    let blk = Block { n, stepped, base, end, groups, inp, out, src: &src, direct, shared_in: &shared_in, sv: &sv, mask: &mask };
-    // The lanes' source and whether coefficients glide are fixed for the
-    // block: each combination gets a loop without those tests.
-    // SAFETY: forwarded contract (AVX2 present; the outputs).
-    unsafe {
-        match (shared, moving) {
-            (true, true) => run_tiles::<D, V, true, true>(&blk, &mut cv, &mut y1, &mut y2),
-            (true, false) => run_tiles::<D, V, true, false>(&blk, &mut cv, &mut y1, &mut y2),
-            (false, true) => run_tiles::<D, V, false, true>(&blk, &mut cv, &mut y1, &mut y2),
-            (false, false) => run_tiles::<D, V, false, false>(&blk, &mut cv, &mut y1, &mut y2),
+    if direct && !moving && n % 4 == 0 {
+        // Fixed coefficients over whole audio blocks: no tiles (`quad_pass`).
+        let q = Quads { n, base, end, out, src: &src };
+        // SAFETY: forwarded contract; `direct` and n % 4 == 0, as it asks.
+        unsafe {
+            if V == 1 {
+                quad_pass::<D, V, 1>(&q, 0, &cv, &mut y1, &mut y2);
+            } else {
+                for v0 in (0..V).step_by(2) {
+                    quad_pass::<D, V, 2>(&q, v0, &cv, &mut y1, &mut y2);
+                }
+            }
+        }
+    } else {
+        let blk = Block { n, stepped, base, end, groups, inp, out, src: &src, direct, shared_in: &shared_in, sv: &sv, mask: &mask };
+        // The lanes' source and whether coefficients glide are fixed for the
+        // block: each combination gets a loop without those tests.
+        // SAFETY: forwarded contract (AVX2 present; the outputs).
+        unsafe {
+            match (shared, moving) {
+                (true, true) => run_tiles::<D, V, true, true>(&blk, &mut cv, &mut y1, &mut y2),
+                (true, false) => run_tiles::<D, V, true, false>(&blk, &mut cv, &mut y1, &mut y2),
+                (false, true) => run_tiles::<D, V, false, true>(&blk, &mut cv, &mut y1, &mut y2),
+                (false, false) => run_tiles::<D, V, false, false>(&blk, &mut cv, &mut y1, &mut y2),
+            }
         }
     }
     for v in 0..V {
@@ -714,6 +729,130 @@ unsafe fn run_tiles<D: Design, const V: usize, const SHARED: bool, const MOVING:
     *y1s = y1;
     *y2s = y2;
     *cv = c;
+}
+
+/// What `quad_pass` reads besides the filter state: the block's lanes
+/// with fixed coefficients, each reading a whole audio block.
+#[cfg(target_arch = "x86_64")]
+struct Quads<'a> {
+    /// Samples in the block, a multiple of four.
+    n: usize,
+    /// The first lane and the end of the used lanes.
+    base: usize,
+    end: usize,
+    out: &'a [*mut f32; MAX_LANES],
+    /// Lane base + j's input at `src[j]` (padding lanes read lane `base`'s).
+    src: &'a [*const f32; 16],
+}
+
+/// Vectors `v0..v0 + P` of a block of lanes with fixed coefficients
+/// through the whole block, four samples at a time, side by side so that
+/// one's recurrence hides behind the other's: the ticks of `run_tiles`, in
+/// the same order within each lane.
+///
+/// Inputs and outputs move through 4×4 transposes in registers rather than
+/// tiles in memory; a vector whose lanes all filter one signal (a synth's
+/// filter bank on one source) reads it with one load and four broadcasts.
+///
+/// # Safety
+/// The CPU has AVX2; q.n % 4 == 0; `q.src[j]`, j < 4 * V, is valid for
+/// q.n samples; `q.out[l]`, q.base <= l < q.end, is valid for q.n samples
+/// and written through no other reference; v0 + P <= V, and
+/// q.base + 4 * V <= MAX_LANES.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
+    q: &Quads<'_>,
+    v0: usize,
+    cv: &[[super::lanes4::F64x4; 3]; V],
+    y1s: &mut [super::lanes4::F64x4; V],
+    y2s: &mut [super::lanes4::F64x4; V],
+) {
+    use super::lanes4::F64x4;
+    use std::arch::x86_64::*;
+    let mut c = [cv[v0]; P];
+    let (mut y1, mut y2) = ([y1s[v0]; P], [y2s[v0]; P]);
+    let mut src = [[std::ptr::null::<f32>(); 4]; P];
+    let mut dst = [[std::ptr::null_mut::<f32>(); 4]; P];
+    // Whether the vector's used lanes read one signal, and how many are used.
+    let mut one = [false; P];
+    let mut used = [0usize; P];
+    for p in 0..P {
+        let v = v0 + p;
+        c[p] = cv[v];
+        y1[p] = y1s[v];
+        y2[p] = y2s[v];
+        used[p] = (q.end - q.base).saturating_sub(4 * v).min(4);
+        for j in 0..4 {
+            src[p][j] = q.src[4 * v + j];
+            if j < used[p] {
+                dst[p][j] = q.out[q.base + 4 * v + j];
+            }
+        }
+        one[p] = (1..used[p]).all(|j| src[p][j] == src[p][0]);
+    }
+    // Rows r0..r3 to columns (a 4×4 transpose of floats).
+    macro_rules! transpose4 {
+        ($r0:expr, $r1:expr, $r2:expr, $r3:expr) => {{
+            let (t0, t1) = (_mm_unpacklo_ps($r0, $r1), _mm_unpacklo_ps($r2, $r3));
+            let (t2, t3) = (_mm_unpackhi_ps($r0, $r1), _mm_unpackhi_ps($r2, $r3));
+            [_mm_movelh_ps(t0, t1), _mm_movehl_ps(t1, t0), _mm_movelh_ps(t2, t3), _mm_movehl_ps(t3, t2)]
+        }};
+    }
+    let mut i = 0;
+    while i < q.n {
+        for p in 0..P {
+            // SAFETY: AVX2 by the caller's contract; samples i..i + 4 <= q.n
+            // of each lane's input, and of each used lane's output.
+            unsafe {
+                let x = if one[p] {
+                    let w = _mm256_cvtps_pd(_mm_loadu_ps(src[p][0].add(i)));
+                    [
+                        _mm256_permute4x64_pd::<0x00>(w),
+                        _mm256_permute4x64_pd::<0x55>(w),
+                        _mm256_permute4x64_pd::<0xAA>(w),
+                        _mm256_permute4x64_pd::<0xFF>(w),
+                    ]
+                } else {
+                    let r = &src[p];
+                    let cols = transpose4!(
+                        _mm_loadu_ps(r[0].add(i)),
+                        _mm_loadu_ps(r[1].add(i)),
+                        _mm_loadu_ps(r[2].add(i)),
+                        _mm_loadu_ps(r[3].add(i))
+                    );
+                    [
+                        _mm256_cvtps_pd(cols[0]),
+                        _mm256_cvtps_pd(cols[1]),
+                        _mm256_cvtps_pd(cols[2]),
+                        _mm256_cvtps_pd(cols[3]),
+                    ]
+                };
+                let mut y = [_mm_setzero_ps(); 4];
+                for s in 0..4 {
+                    let (y0, out) = D::tick(F64x4(x[s]), &c[p], y1[p], y2[p]);
+                    y[s] = _mm256_cvtpd_ps(out.0);
+                    y2[p] = y1[p];
+                    y1[p] = y0;
+                }
+                let rows = transpose4!(y[0], y[1], y[2], y[3]);
+                if used[p] == 4 {
+                    for j in 0..4 {
+                        _mm_storeu_ps(dst[p][j].add(i), rows[j]);
+                    }
+                } else {
+                    for j in 0..used[p] {
+                        _mm_storeu_ps(dst[p][j].add(i), rows[j]);
+                    }
+                }
+            }
+        }
+        i += 4;
+    }
+    for p in 0..P {
+        y1s[v0 + p] = y1[p];
+        y2s[v0 + p] = y2[p];
+    }
 }
 
 const SQRT2_F: f32 = std::f32::consts::SQRT_2;
@@ -1100,5 +1239,89 @@ impl Design for MidEqDesign {
     fn tick<T: Sample>(x: T, c: &[T; 3], y1: T, y2: T) -> (T, T) {
         let y0 = x + c[1] * y1 + c[2] * y2;
         (y0, x + c[0] * (y0 - y2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unit::{Rate, WireRef, NO_UNIT};
+
+    /// A bank of Ringz lanes, some sharing a source and some not, computed
+    /// by the lane kernel equals each unit run alone, sample for sample and
+    /// in its final state: blocks whose coefficients glide and blocks
+    /// whose coefficients hold, lane counts that leave vectors part used,
+    /// and a block length the quad path does not take.
+    #[test]
+    fn ringz_lanes_sharing_sources_match_the_units_run_alone() {
+        // Lane l reads source SRC[l]: two banks of six on one source each,
+        // then lanes with sources of their own.
+        const SRC: [usize; MAX_LANES] = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 3, 4, 2];
+        for (k, n) in [(16usize, 64usize), (11, 64), (6, 64), (3, 64), (16, 66), (9, 8)] {
+            let rate = RateInfo::full(48000.0, n);
+            // Wire array: five sources, each lane's two parameters, each lane's output.
+            let params_at = 5 * n;
+            let out_at = params_at + 2 * MAX_LANES;
+            let mut wires = vec![0.0f32; out_at + MAX_LANES * n];
+            let mut want_wires = wires.clone();
+            let audio = |offset: usize| WireRef { offset: offset as u32, rate: Rate::Audio, from_unit: 0 };
+            let value = |offset: usize| WireRef { offset: offset as u32, rate: Rate::Control, from_unit: NO_UNIT };
+            let ins: Vec<[WireRef; 3]> =
+                (0..k).map(|l| [audio(SRC[l] * n), value(params_at + 2 * l), value(params_at + 2 * l + 1)]).collect();
+            let outs: Vec<[WireRef; 1]> = (0..k).map(|l| [audio(out_at + l * n)]).collect();
+            let new_unit = || Section::<RingzDesign> {
+                params: [f32::NAN; 3],
+                c: RingzDesign::INIT,
+                s1: 0.0,
+                s2: 0.0,
+                single: false,
+                _design: PhantomData,
+            };
+            let mut units: Vec<Section<RingzDesign>> = (0..k).map(|_| new_unit()).collect();
+            let mut alone: Vec<Section<RingzDesign>> = (0..k).map(|_| new_unit()).collect();
+            let mut seed = 12345u32;
+            for block in 0..4 {
+                for w in [&mut wires, &mut want_wires] {
+                    for l in 0..k {
+                        // A new frequency for lane 2 in block 2: its coefficients glide.
+                        let moved = if block >= 2 && l == 2 { 90.0 } else { 0.0 };
+                        w[params_at + 2 * l] = 150.0 + 37.0 * l as f32 + moved;
+                        w[params_at + 2 * l + 1] = 0.2 + 0.01 * l as f32;
+                    }
+                }
+                for i in 0..5 * n {
+                    seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let x = (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
+                    wires[i] = x;
+                    want_wires[i] = x;
+                }
+                let base = wires.as_mut_ptr();
+                let mut lanes = Lanes::new();
+                let mut secs: [*mut Section<RingzDesign>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+                for l in 0..k {
+                    // SAFETY: every wire named lies inside `wires`, whose
+                    // outputs are disjoint; nothing else touches it meanwhile.
+                    lanes.ios[l] = Some(unsafe { Wires::new(base, base, &ins[l], &outs[l], n, n) });
+                    secs[l] = &mut units[l];
+                }
+                lanes.len = k;
+                // SAFETY: distinct units, lane l's wires are unit l's.
+                unsafe { section_lanes_of::<RingzDesign>(&secs, &mut lanes, &rate) };
+                drop(lanes);
+                let want_base = want_wires.as_mut_ptr();
+                for l in 0..k {
+                    // SAFETY: as above, one unit's wires at a time.
+                    let mut io = unsafe { Wires::new(want_base, want_base, &ins[l], &outs[l], n, n) };
+                    alone[l].run(&mut io, &rate);
+                }
+                for l in 0..k {
+                    for i in 0..n {
+                        let (got, want) = (wires[out_at + l * n + i], want_wires[out_at + l * n + i]);
+                        assert_eq!(got.to_bits(), want.to_bits(), "{k} lanes, n {n}, block {block}, lane {l}, sample {i}");
+                    }
+                    assert_eq!((units[l].s1.to_bits(), units[l].s2.to_bits()), (alone[l].s1.to_bits(), alone[l].s2.to_bits()));
+                }
+            }
+        }
     }
 }

@@ -195,34 +195,28 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
     // coefficient kk at once.
     let mut c = [[0.0f64; MAX_LANES]; 3];
     let mut slope = [[0.0f64; MAX_LANES]; 3];
-    let mut target = [[0.0f64; 3]; MAX_LANES];
     let mut changed = [false; MAX_LANES];
     let mut s1 = [0.0f64; MAX_LANES];
     let mut s2 = [0.0f64; MAX_LANES];
-    let mut params = [[0.0f32; 3]; MAX_LANES];
     // Whether every lane filters the same signal (a filter bank of one
     // synth on one source): then each sample's input is read once.
     let mut shared = true;
-    let mut first_in: Option<(*const f32, bool)> = None;
-    // The parameters (bit for bit) whose coefficients lane `from` computed
-    // last: identical voices sweeping one filter together share one
-    // computation per block instead of a tangent and a cosine each.
-    let mut last: Option<([u32; 3], usize)> = None;
+    // The parameters (bit for bit) and the coefficients computed last:
+    // identical voices sweeping one filter together share one computation
+    // per block instead of a tangent and a cosine each.
+    let mut last: Option<([u32; 3], [f64; 3])> = None;
     for l in 0..k {
         // SAFETY: each pointer came from a distinct unit borrowed mutably
-        // by `units`, which outlives this function's use of it.
-        let sec = unsafe { &*secs[l] };
+        // by `units`, which outlives this function's use of it; no other
+        // reference to the unit is live in this loop.
+        let sec = unsafe { &mut *secs[l] };
         let Some(io) = ios[l].as_mut() else { return };
         inp[l] = In::new(io, 0);
-        let this_in = (io.num_inputs() > 0).then(|| (inp[l].first_ptr(), inp[l].audio().is_some()));
-        match (first_in, this_in) {
-            (None, Some(t)) if l == 0 => first_in = Some(t),
-            (Some(f), Some(t)) if f == t => {}
-            _ => shared = false,
-        }
+        shared &= io.num_inputs() > 0
+            && inp[l].first_ptr() == inp[0].first_ptr()
+            && inp[l].audio().is_some() == inp[0].audio().is_some();
         out[l] = io.out_ptr(0);
         let (p, _) = Section::<D>::read_params(io);
-        params[l] = p;
         for kk in 0..3 {
             c[kk][l] = sec.c[kk];
         }
@@ -233,16 +227,20 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
             // Coefficients are a function of the parameters alone: equal
             // bits give equal coefficients.
             let bits = p.map(f32::to_bits);
-            target[l] = match last {
-                Some((b, from)) if b == bits => target[from],
+            let target = match last {
+                Some((b, t)) if b == bits => t,
                 _ => {
-                    last = Some((bits, l));
-                    D::coefs(&p, rate, false)
+                    let t = D::coefs(&p, rate, false);
+                    last = Some((bits, t));
+                    t
                 }
             };
             for kk in 0..3 {
-                slope[kk][l] = (target[l][kk] - c[kk][l]) * lp.slope;
+                slope[kk][l] = (target[kk] - c[kk][l]) * lp.slope;
             }
+            // The kernel glides from `c`; the unit keeps the target.
+            sec.params = p;
+            sec.c = target;
         }
     }
     #[cfg(target_arch = "x86_64")]
@@ -261,12 +259,7 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
     }
     for l in 0..k {
         // SAFETY: as above; no other reference to the unit is live now.
-        let sec = unsafe { &mut *secs[l] };
-        if changed[l] {
-            sec.params = params[l];
-            sec.c = target[l];
-        }
-        sec.finish(s1[l], s2[l]);
+        unsafe { &mut *secs[l] }.finish(s1[l], s2[l]);
     }
 }
 
@@ -438,15 +431,7 @@ unsafe fn section_vector<D: Design, const V: usize>(
         // Fixed coefficients over whole audio blocks: no tiles (`quad_pass`).
         let q = Quads { n, base, end, out, src: &src };
         // SAFETY: forwarded contract; `direct` and n % 4 == 0, as it asks.
-        unsafe {
-            if V == 1 {
-                quad_pass::<D, V, 1>(&q, 0, &cv, &mut y1, &mut y2);
-            } else {
-                for v0 in (0..V).step_by(2) {
-                    quad_pass::<D, V, 2>(&q, v0, &cv, &mut y1, &mut y2);
-                }
-            }
-        }
+        unsafe { quads::<D, V>(&q, &cv, &mut y1, &mut y2) };
     } else {
         let blk = Block { n, stepped, base, end, groups, inp, out, src: &src, direct, shared_in: &shared_in, sv: &sv, mask: &mask };
         // The lanes' source and whether coefficients glide are fixed for the
@@ -745,6 +730,30 @@ struct Quads<'a> {
     src: &'a [*const f32; 16],
 }
 
+/// Every vector of the block through `quad_pass`, two at a time.
+///
+/// # Safety
+/// As for `quad_pass`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn quads<D: Design, const V: usize>(
+    q: &Quads<'_>,
+    cv: &[[super::lanes4::F64x4; 3]; V],
+    y1: &mut [super::lanes4::F64x4; V],
+    y2: &mut [super::lanes4::F64x4; V],
+) {
+    // SAFETY: forwarded contract; v0 + P <= V in every call.
+    unsafe {
+        if V == 1 {
+            quad_pass::<D, V, 1>(q, 0, cv, y1, y2);
+        } else {
+            for v0 in (0..V).step_by(2) {
+                quad_pass::<D, V, 2>(q, v0, cv, y1, y2);
+            }
+        }
+    }
+}
+
 /// Vectors `v0..v0 + P` of a block of lanes with fixed coefficients
 /// through the whole block, four samples at a time, side by side so that
 /// one's recurrence hides behind the other's: the ticks of `run_tiles`, in
@@ -801,18 +810,19 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
     }
     let mut i = 0;
     while i < q.n {
-        for p in 0..P {
-            // SAFETY: AVX2 by the caller's contract; samples i..i + 4 <= q.n
-            // of each lane's input, and of each used lane's output.
-            unsafe {
-                let x = if one[p] {
+        // SAFETY: AVX2 by the caller's contract; samples i..i + 4 <= q.n
+        // of each lane's input, and of each used lane's output.
+        unsafe {
+            let mut x = [[_mm256_setzero_pd(); 4]; P];
+            for p in 0..P {
+                if one[p] {
                     let w = _mm256_cvtps_pd(_mm_loadu_ps(src[p][0].add(i)));
-                    [
+                    x[p] = [
                         _mm256_permute4x64_pd::<0x00>(w),
                         _mm256_permute4x64_pd::<0x55>(w),
                         _mm256_permute4x64_pd::<0xAA>(w),
                         _mm256_permute4x64_pd::<0xFF>(w),
-                    ]
+                    ];
                 } else {
                     let r = &src[p];
                     let cols = transpose4!(
@@ -821,21 +831,25 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
                         _mm_loadu_ps(r[2].add(i)),
                         _mm_loadu_ps(r[3].add(i))
                     );
-                    [
+                    x[p] = [
                         _mm256_cvtps_pd(cols[0]),
                         _mm256_cvtps_pd(cols[1]),
                         _mm256_cvtps_pd(cols[2]),
                         _mm256_cvtps_pd(cols[3]),
-                    ]
-                };
-                let mut y = [_mm_setzero_ps(); 4];
-                for s in 0..4 {
-                    let (y0, out) = D::tick(F64x4(x[s]), &c[p], y1[p], y2[p]);
-                    y[s] = _mm256_cvtpd_ps(out.0);
+                    ];
+                }
+            }
+            let mut y = [[_mm_setzero_ps(); 4]; P];
+            for s in 0..4 {
+                for p in 0..P {
+                    let (y0, out) = D::tick(F64x4(x[p][s]), &c[p], y1[p], y2[p]);
+                    y[p][s] = _mm256_cvtpd_ps(out.0);
                     y2[p] = y1[p];
                     y1[p] = y0;
                 }
-                let rows = transpose4!(y[0], y[1], y[2], y[3]);
+            }
+            for p in 0..P {
+                let rows = transpose4!(y[p][0], y[p][1], y[p][2], y[p][3]);
                 if used[p] == 4 {
                     for j in 0..4 {
                         _mm_storeu_ps(dst[p][j].add(i), rows[j]);

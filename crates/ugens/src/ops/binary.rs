@@ -149,10 +149,49 @@ pub(crate) trait BinOp: Send + 'static {
     }
 }
 
+/// The block size most servers run at: a block of it is mapped as a
+/// fixed-length array, in straight vector operations with no test of the
+/// lengths or of overlap between the output and the inputs.
+const COMMON_BLOCK: usize = 64;
+
 #[inline(always)]
 fn map_a(out: &mut [f32], a: &[f32], f: impl Fn(f32) -> f32) {
+    if let (Ok(o), Some(x)) = (<&mut [f32; COMMON_BLOCK]>::try_from(&mut *out), a.first_chunk::<COMMON_BLOCK>()) {
+        map_fixed(o, x, f);
+        return;
+    }
     for (o, &x) in out.iter_mut().zip(a) {
         *o = f(x);
+    }
+}
+
+#[inline(always)]
+fn map_fixed<const N: usize>(out: &mut [f32; N], a: &[f32; N], f: impl Fn(f32) -> f32) {
+    for (o, &x) in out.iter_mut().zip(a) {
+        *o = f(x);
+    }
+}
+
+/// `out[i] = f(a[i], b[i])`, a block of [`COMMON_BLOCK`] as fixed-length arrays.
+#[inline(always)]
+fn map_aa(out: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+    if let (Ok(o), Some(x), Some(y)) = (
+        <&mut [f32; COMMON_BLOCK]>::try_from(&mut *out),
+        a.first_chunk::<COMMON_BLOCK>(),
+        b.first_chunk::<COMMON_BLOCK>(),
+    ) {
+        map_aa_fixed(o, x, y, f);
+        return;
+    }
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = f(x, y);
+    }
+}
+
+#[inline(always)]
+fn map_aa_fixed<const N: usize>(out: &mut [f32; N], a: &[f32; N], b: &[f32; N], f: impl Fn(f32, f32) -> f32) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = f(x, y);
     }
 }
 
@@ -747,13 +786,9 @@ impl<O: BinOp> BinaryOp<O> {
                 let (a, b) = (io.inp(0), io.inp(1));
                 let out = io.out(0);
                 if simd {
-                    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                        *o = O::simd_f(x, y);
-                    }
+                    map_aa(out, a, b, O::simd_f);
                 } else {
-                    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                        *o = O::f(x, y);
-                    }
+                    map_aa(out, a, b, O::f);
                 }
             }
             Calc::Ai => {

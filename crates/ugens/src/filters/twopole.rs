@@ -863,10 +863,8 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
         }
         i += 4;
     }
-    for p in 0..P {
-        y1s[v0 + p] = y1[p];
-        y2s[v0 + p] = y2[p];
-    }
+    y1s[v0..v0 + P].copy_from_slice(&y1);
+    y2s[v0..v0 + P].copy_from_slice(&y2);
 }
 
 const SQRT2_F: f32 = std::f32::consts::SQRT_2;
@@ -1309,19 +1307,20 @@ mod tests {
                     wires[i] = x;
                     want_wires[i] = x;
                 }
-                let base = wires.as_mut_ptr();
-                let mut lanes = Lanes::new();
-                let mut secs: [*mut Section<RingzDesign>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-                for l in 0..k {
-                    // SAFETY: every wire named lies inside `wires`, whose
-                    // outputs are disjoint; nothing else touches it meanwhile.
-                    lanes.ios[l] = Some(unsafe { Wires::new(base, base, &ins[l], &outs[l], n, n) });
-                    secs[l] = &mut units[l];
+                {
+                    let base = wires.as_mut_ptr();
+                    let mut lanes = Lanes::new();
+                    let mut secs: [*mut Section<RingzDesign>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+                    for l in 0..k {
+                        // SAFETY: every wire named lies inside `wires`, whose
+                        // outputs are disjoint; nothing else touches it meanwhile.
+                        lanes.ios[l] = Some(unsafe { Wires::new(base, base, &ins[l], &outs[l], n, n) });
+                        secs[l] = &mut units[l];
+                    }
+                    lanes.len = k;
+                    // SAFETY: distinct units, lane l's wires are unit l's.
+                    unsafe { section_lanes_of::<RingzDesign>(&secs, &mut lanes, &rate) };
                 }
-                lanes.len = k;
-                // SAFETY: distinct units, lane l's wires are unit l's.
-                unsafe { section_lanes_of::<RingzDesign>(&secs, &mut lanes, &rate) };
-                drop(lanes);
                 let want_base = want_wires.as_mut_ptr();
                 for l in 0..k {
                     // SAFETY: as above, one unit's wires at a time.

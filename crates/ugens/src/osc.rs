@@ -2015,6 +2015,46 @@ unsafe fn lf_alone<U: LfPhase>(units: &[*mut U], ios: &[*mut Wires<'_>]) {
     }
 }
 
+/// A vector kernel of an LF oscillator's lanes (`lanes_x8`).
+#[cfg(target_arch = "x86_64")]
+type LfKernel = unsafe fn(lanes_x8::LfLanes<'_>, usize, usize);
+
+/// The lanes of an LF oscillator whose kernel needs nothing of a unit but
+/// its phase and frequency (LFSaw, LFTri): the vector kernel for control-
+/// and for audio-rate frequency, or each unit alone.
+///
+/// # Safety
+/// As for `lfsaw_run`; the kernels are the units' own.
+#[cfg(target_arch = "x86_64")]
+unsafe fn lf_plain_run<U: LfPhase>(
+    units: &[*mut U],
+    ios: &[*mut Wires<'_>],
+    control: LfKernel,
+    audio_freq: LfKernel,
+) {
+    // SAFETY: the caller's contract.
+    if unsafe { vector_worthwhile(ios) } {
+        // SAFETY: the caller's contract.
+        for audio in unsafe { lf_rates(units) } {
+            // SAFETY: the caller's contract.
+            let mut g = unsafe { LfGathered::new(units, ios, audio, |_, _, _| {}) };
+            if g.m == 0 {
+                continue;
+            }
+            let (m, n) = (g.m, g.n);
+            let kernel = if audio { audio_freq } else { control };
+            // SAFETY: AVX2 is present; out[j] is lane j's own output and
+            // freq[j] its frequency input, valid for n samples.
+            unsafe { kernel(g.lanes(), m, n) };
+            // SAFETY: as for `new`.
+            unsafe { g.store(|_, _| {}) };
+        }
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { lf_alone(units, ios) };
+}
+
 impl crate::batch::LaneUnit for LFSaw {
     const KERNEL: crate::unit::LaneKernel = lfsaw_lanes;
 
@@ -2042,32 +2082,15 @@ pub(crate) fn lfsaw_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
 /// used through nothing else during the call.
 unsafe fn lfsaw_run(units: &[*mut LFSaw], ios: &[*mut Wires<'_>]) {
     #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller's contract; the kernels are LFSaw's.
+    unsafe {
+        lf_plain_run(units, ios, lanes_x8::lfsaw::<false>, lanes_x8::lfsaw::<true>)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: the caller's contract.
-    if unsafe { vector_worthwhile(ios) } {
-        // SAFETY: the caller's contract.
-        for audio in unsafe { lf_rates(units) } {
-            // SAFETY: the caller's contract.
-            let mut g = unsafe { LfGathered::new(units, ios, audio, |_, _, _| {}) };
-            if g.m == 0 {
-                continue;
-            }
-            let (m, n) = (g.m, g.n);
-            // SAFETY: AVX2 is present; out[j] is lane j's own output and
-            // freq[j] its frequency input, valid for n samples.
-            unsafe {
-                if audio {
-                    lanes_x8::lfsaw::<true>(g.lanes(), m, n)
-                } else {
-                    lanes_x8::lfsaw::<false>(g.lanes(), m, n)
-                }
-            }
-            // SAFETY: as for `new`.
-            unsafe { g.store(|_, _| {}) };
-        }
-        return;
-    }
-    // SAFETY: the caller's contract.
-    unsafe { lf_alone(units, ios) };
+    unsafe {
+        lf_alone(units, ios)
+    };
 }
 
 impl crate::batch::LaneUnit for LFPulse {
@@ -2156,32 +2179,15 @@ pub(crate) fn lftri_lanes(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
 /// used through nothing else during the call.
 unsafe fn lftri_run(units: &[*mut LFTri], ios: &[*mut Wires<'_>]) {
     #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller's contract; the kernels are LFTri's.
+    unsafe {
+        lf_plain_run(units, ios, lanes_x8::lftri::<false>, lanes_x8::lftri::<true>)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: the caller's contract.
-    if unsafe { vector_worthwhile(ios) } {
-        // SAFETY: the caller's contract.
-        for audio in unsafe { lf_rates(units) } {
-            // SAFETY: the caller's contract.
-            let mut g = unsafe { LfGathered::new(units, ios, audio, |_, _, _| {}) };
-            if g.m == 0 {
-                continue;
-            }
-            let (m, n) = (g.m, g.n);
-            // SAFETY: AVX2 is present; out[j] is lane j's own output and
-            // freq[j] its frequency input, valid for n samples.
-            unsafe {
-                if audio {
-                    lanes_x8::lftri::<true>(g.lanes(), m, n)
-                } else {
-                    lanes_x8::lftri::<false>(g.lanes(), m, n)
-                }
-            }
-            // SAFETY: as for `new`.
-            unsafe { g.store(|_, _| {}) };
-        }
-        return;
-    }
-    // SAFETY: the caller's contract.
-    unsafe { lf_alone(units, ios) };
+    unsafe {
+        lf_alone(units, ios)
+    };
 }
 
 /// LFPar: parabolic (sine-like) wave; `iphase` in 0..4.

@@ -40,16 +40,13 @@ def instructions(cmd: list[str], score: Path, out: Path) -> int:
     r = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{shlex.join(full)} failed ({r.returncode}): {r.stdout[-800:]}")
-    total = 0
-    # With several threads callgrind writes one file per thread (cg-01, cg-02, ...).
-    for f in [cg, *sorted(cg.parent.glob(cg.name + "-*"))]:
-        if f.exists():
-            for line in f.read_text(errors="replace").splitlines():
-                if line.startswith("summary:") or line.startswith("totals:"):
-                    total += int(line.split()[1])
-                    break
-            f.unlink()
-    return total
+    # One file holds every thread's counts (callgrind splits them only when asked).
+    text = cg.read_text(errors="replace")
+    cg.unlink()
+    for line in text.splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{cg}: callgrind wrote no summary line")
 
 
 def main():

@@ -16,6 +16,8 @@ use magnetar_ugens::unit::{NO_UNIT, SCRATCH};
 use magnetar_ugens::{BufferUse, BusUse, Effects, Rate, Registry, UnitCtor, UnitSpec, WireRef};
 use std::collections::{BTreeSet, HashMap};
 
+mod fuse;
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum DefError {
     #[error("synthdef \"{def}\": UGen '{ugen}' not installed")]
@@ -83,6 +85,11 @@ pub struct Step {
     pub draws: bool,
     pub inputs: Vec<WireRef>,
     pub outputs: Vec<WireRef>,
+    /// For a tree of sums run as one step: its nodes (the step's units, in
+    /// the def's order), which `Synth::construct` builds in place of `ctor`.
+    /// Its inner nodes read wires the step itself writes; its inputs are
+    /// the wires from outside the tree.
+    pub sum_tree: Option<magnetar_ugens::ops::sum_tree::SumTree>,
 }
 
 /// A compiled SynthDef, shared by all synths made from it.
@@ -184,6 +191,12 @@ impl GraphDef {
     /// Resolves `def` against the installed UGens. The parser has already
     /// checked that every input refers to an earlier unit or a constant.
     pub fn compile(def: &sd::SynthDef, registry: &Registry, block_size: usize) -> Result<GraphDef, DefError> {
+        Self::compile_with(def, registry, block_size, true)
+    }
+
+    /// [`Self::compile`], with sum trees and runs of control-rate operators
+    /// joined into steps (`join`) or not (to check the two against each other).
+    pub(crate) fn compile_with(def: &sd::SynthDef, registry: &Registry, block_size: usize, join: bool) -> Result<GraphDef, DefError> {
         let mut protos = Vec::with_capacity(def.ugens.len());
         for (index, spec) in def.ugens.iter().enumerate() {
             let ctor = registry.get(&spec.name).ok_or_else(|| DefError::UnknownUGen {
@@ -203,6 +216,12 @@ impl GraphDef {
         }
 
         let groups = schedule(&protos, registry);
+        let (groups, fusions) = if join {
+            fuse::fuse_steps(&protos, groups)
+        } else {
+            let plain = groups.iter().map(|_| fuse::Fusion::Plain).collect();
+            (groups, plain)
+        };
         let (units, local_len, scratch_len) = place_wires(def, &protos, &groups, block_size);
 
         // `schedule` makes no empty step, and puts several units in one step
@@ -210,7 +229,11 @@ impl GraphDef {
         #[allow(clippy::expect_used)]
         let steps: Vec<Step> = groups
             .iter()
-            .map(|members| {
+            .zip(&fusions)
+            .map(|(members, fusion)| {
+                if let Some(step) = fuse::fused_step(fusion, members, &units) {
+                    return step;
+                }
                 let last = *members.last().expect("a step has members");
                 let ctor = if members.len() > 1 {
                     registry.batch(&units[last].name).expect("batched units have a batch constructor").ctor
@@ -240,6 +263,7 @@ impl GraphDef {
                     },
                     inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
                     outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),
+                    sum_tree: None,
                 }
             })
             .collect();

@@ -139,7 +139,10 @@ impl Synth {
             if def.has_demand {
                 cx.demand = Some(&mut runner);
             }
-            let unit = (step.ctor)(&spec, &mut io, &mut cx);
+            let unit = match &step.sum_tree {
+                Some(tree) => tree.build(&mut io, &mut cx),
+                None => (step.ctor)(&spec, &mut io, &mut cx),
+            };
             self.units.push(unit);
         }
         self.local_bufs(world, false);
@@ -281,14 +284,25 @@ impl Synth {
         let mut ins: Vec<Vec<f32>> = vec![Vec::new(); def.units.len()];
         let mut outs: Vec<Vec<f32>> = vec![Vec::new(); def.units.len()];
         self.calc_watched(world, scratch, |si, after, base, scratch| {
+            // A sum tree's inner nodes read wires its step writes: their
+            // inputs are read after it, which leaves its other inputs as
+            // they were.
+            let inputs_after = def.steps[si].sum_tree.is_some();
             for (u, ud) in def.units.iter().enumerate() {
                 if def.step_of_unit[u] as usize != si {
                     continue;
                 }
-                let (wires, values) = if after { (&ud.outputs, &mut outs[u]) } else { (&ud.inputs, &mut ins[u]) };
-                // SAFETY: `base` and `scratch` are the arrays the step's
-                // wires live in (see `calc`), and no unit runs meanwhile.
-                values.extend(wires.iter().map(|&w| unsafe { first_sample(base, scratch, w) }));
+                let read = |wires: &[WireRef], values: &mut Vec<f32>| {
+                    // SAFETY: `base` and `scratch` are the arrays the step's
+                    // wires live in (see `calc`), and no unit runs meanwhile.
+                    values.extend(wires.iter().map(|&w| unsafe { first_sample(base, scratch, w) }))
+                };
+                if after {
+                    read(&ud.outputs, &mut outs[u]);
+                }
+                if after == inputs_after {
+                    read(&ud.inputs, &mut ins[u]);
+                }
             }
         });
         let calc_units: Vec<usize> =

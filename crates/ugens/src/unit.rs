@@ -114,6 +114,22 @@ pub fn unit_samples(n: usize) -> Vec<f32> {
 /// wires) rather than in the synth's own array.
 pub const SCRATCH: u32 = 1 << 31;
 
+/// The two arrays wires live in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum WireArray {
+    /// The synth's own array: constants and control-rate wires.
+    Own = 0,
+    /// The shared scratch area: audio wires.
+    Scratch = 1,
+}
+
+#[inline]
+fn place(w: WireRef) -> (WireArray, usize) {
+    let array = if w.offset & SCRATCH != 0 { WireArray::Scratch } else { WireArray::Own };
+    (array, (w.offset & !SCRATCH) as usize)
+}
+
 /// What a constructor knows about the unit it builds, from the SynthDef.
 #[derive(Clone, Copy, Debug)]
 pub struct UnitSpec<'a> {
@@ -259,6 +275,28 @@ impl<'a> Wires<'a> {
     #[inline]
     pub fn out_ptr(&mut self, i: usize) -> *mut f32 {
         self.ptr(self.outputs[i])
+    }
+
+    /// Where input `i` lives: its array and its index there. Units that
+    /// run many small operations look their wires up once, at
+    /// construction, and reach them through [`Wires::array_ptr`] after.
+    #[inline]
+    pub fn in_place(&self, i: usize) -> (WireArray, usize) {
+        place(self.inputs[i])
+    }
+
+    /// Where output `i` lives (see [`Wires::in_place`]).
+    #[inline]
+    pub fn out_place(&self, i: usize) -> (WireArray, usize) {
+        place(self.outputs[i])
+    }
+
+    /// The start of wire array `array`: a wire whose place is
+    /// `(array, k)` starts `k` samples on, as long as these wires are set
+    /// up as the ones the place was read from (the same def's step).
+    #[inline(always)]
+    pub fn array_ptr(&self, array: WireArray) -> *mut f32 {
+        self.arrays[array as usize]
     }
 
     /// Inputs `inputs` and outputs `outputs` of these wires as wires of

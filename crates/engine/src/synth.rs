@@ -360,6 +360,35 @@ impl Synth {
         self.leave_rgen(world);
     }
 
+    /// Computes one block and returns every unit's outputs as its step
+    /// left them (whole blocks for audio wires), for tests that compare
+    /// two compilations of a def.
+    #[cfg(test)]
+    pub(crate) fn calc_outputs(&mut self, world: &mut World, scratch: &mut [f32]) -> Vec<Vec<f32>> {
+        let def = Arc::clone(&self.def);
+        let bs = world.block_size;
+        let mut outs: Vec<Vec<f32>> = vec![Vec::new(); def.units.len()];
+        self.calc_watched(world, scratch, |si, after, base, scratch| {
+            if !after {
+                return;
+            }
+            for (u, ud) in def.units.iter().enumerate() {
+                if def.step_of_unit[u] as usize != si {
+                    continue;
+                }
+                for &w in &ud.outputs {
+                    let len = if w.rate == Rate::Audio { bs } else { 1 };
+                    for k in 0..len as u32 {
+                        let at = WireRef { offset: w.offset + k, ..w };
+                        // SAFETY: as in `calc_traced`; an audio wire holds a block.
+                        outs[u].push(unsafe { first_sample(base, scratch, at) });
+                    }
+                }
+            }
+        });
+        outs
+    }
+
     /// [`Self::construct`], with a unit that panics contained: returns
     /// false, and the synth is marked failed, with the world as it was.
     pub fn construct_contained(&mut self, world: &mut World, scratch: &mut [f32]) -> bool {

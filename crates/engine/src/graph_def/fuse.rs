@@ -203,3 +203,6 @@ pub(super) fn fused_step(fusion: &Fusion, members: &[usize], units: &[UnitDef]) 
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

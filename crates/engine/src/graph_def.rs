@@ -254,8 +254,12 @@ impl GraphDef {
                     // plain steps, so only audio-rate steps take a kernel.
                     lane: if units[last].rate != Rate::Audio {
                         None
-                    } else if members.len() == 1 && (protos[last].pure || protos[last].draws) {
-                        registry.lanes(&units[last].name)
+                    } else if members.len() == 1 {
+                        // Units that write a bus take an ordered kernel:
+                        // lanes run only in lockstep batches, whose def has
+                        // one bus writer at most (`units_safe`).
+                        let ud = &units[last];
+                        registry.lane_kernel(&ud.name, ud.special_index, protos[last].pure || protos[last].draws)
                     } else if members.len() > 1 && protos[last].pure {
                         registry.batch_lanes(&units[last].name)
                     } else {

@@ -167,7 +167,11 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
                     *rgen = unsafe { (*sp).rgen.as_mut() };
                 }
             }
+            // For the kernels of units that write a bus; nothing else
+            // reaches the world while the kernel runs.
+            lanes.world = &mut *world;
             let failed = crate::contain::contained(|| kernel(&mut lanes, rate)).is_err();
+            lanes.world = std::ptr::null_mut();
             if step.draws {
                 lanes.rgens = Default::default();
             }

@@ -309,6 +309,9 @@ fn ops(r: &mut Registry) {
     r.add::<muladd::MulAdd>("MulAdd").pure().inputs(3).outputs(1);
     r.add::<muladd::Sum<3>>("Sum3").pure().inputs(3).outputs(1);
     r.add::<muladd::Sum<4>>("Sum4").pure().inputs(4).outputs(1);
+    binary::register_lanes(r);
+    r.add_lanes("Sum3", muladd::sum_lanes::<3>);
+    r.add_lanes("Sum4", muladd::sum_lanes::<4>);
     r.add::<Clip>("Clip").pure().inputs(3).outputs(1);
     r.add::<Wrap>("Wrap").pure().inputs(3).outputs(1);
     r.add::<Fold>("Fold").pure().inputs(3).outputs(1);
@@ -325,6 +328,8 @@ fn io(r: &mut Registry) {
     r.add::<InFeedback>("InFeedback").bus(0, BusUse::Read { feedback: true }).inputs(1);
     r.add_ctor("Out", new_out).bus(0, BusUse::Write { replace: false }).inputs(1);
     r.add_ctor("ReplaceOut", new_replace_out).bus(0, BusUse::Write { replace: true }).inputs(1);
+    r.add_ordered_lanes("Out", out_lanes::<false>);
+    r.add_ordered_lanes("ReplaceOut", out_lanes::<true>);
     r.add::<XOut>("XOut").bus(0, BusUse::WriteMixed).inputs(2);
     // It writes audio buses a block at a time, from audio-rate inputs.
     r.add::<OffsetOut>("OffsetOut").bus(0, BusUse::WriteMixed).inputs(1).rates(Rates::of(&[Rate::Scalar, Rate::Audio, Rate::Demand]));

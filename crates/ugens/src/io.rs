@@ -8,11 +8,13 @@
 //! are in [`bus_read`].
 
 mod bus_read;
+#[cfg(test)]
+mod tests_lanes;
 
 pub use bus_read::{InTrig, LagIn};
 
 use crate::common::signal::zap_f32;
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 use crate::world::ControlMap;
 
 const LOG001: f64 = -6.907_755_278_982_137; // ln(0.001)
@@ -464,6 +466,19 @@ pub(crate) fn new_replace_out(spec: &UnitSpec<'_>, _io: &mut Wires<'_>, _cx: &mu
 /// was written this block (`touched == counter`), else set.
 #[inline(always)]
 fn out_audio<const REPLACE: bool>(out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
+    // The block size most servers run at, as fixed-length arrays: straight
+    // vector operations, no test of the lengths, no call to copy.
+    if let (Ok(o), Some(x)) = (<&mut [f32; 64]>::try_from(&mut *out), input.first_chunk::<64>()) {
+        if !REPLACE && *touched == counter {
+            for (o, &x) in o.iter_mut().zip(x) {
+                *o += x;
+            }
+        } else {
+            *o = *x;
+            *touched = counter;
+        }
+        return;
+    }
     if !REPLACE && *touched == counter {
         if input.len() == out.len() {
             // Element by element: the same sums at any vector width.
@@ -609,7 +624,13 @@ impl<const REPLACE: bool> Out<REPLACE> {
 
 impl<const REPLACE: bool> Unit for Out<REPLACE> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let w = &mut *cx.world;
+        self.next_in(io, cx.world);
+    }
+}
+
+impl<const REPLACE: bool> Out<REPLACE> {
+    #[inline(always)]
+    fn next_in(&mut self, io: &mut Wires<'_>, w: &mut crate::world::World) {
         if !self.audio {
             self.next_control(io, w);
             return;
@@ -619,6 +640,26 @@ impl<const REPLACE: bool> Unit for Out<REPLACE> {
         } else {
             self.next_audio::<false>(io, w);
         }
+    }
+}
+
+/// The Out (or ReplaceOut) step of several synths together: lane after
+/// lane, in order, each as its unit writes alone, so that synths that
+/// share a bus mix into it in synth order (lanes are consecutive synths,
+/// whose def has no other bus writer).
+pub(crate) fn out_lanes<const REPLACE: bool>(lanes: &mut Lanes<'_>, _rate: &RateInfo) {
+    if lanes.world.is_null() {
+        return;
+    }
+    // SAFETY: a set `Lanes::world` is live and reached through nothing
+    // else while the kernel runs (its contract).
+    let w = unsafe { &mut *lanes.world };
+    for l in 0..lanes.len.min(MAX_LANES) {
+        // A lane that is not filled or not this unit leaves the step
+        // uncomputed rather than panic (as the other lane kernels do).
+        let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { return };
+        let Some(u) = unit.as_any_mut().downcast_mut::<Out<REPLACE>>() else { return };
+        u.next_in(io, w);
     }
 }
 

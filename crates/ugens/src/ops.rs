@@ -14,3 +14,5 @@ pub use ranges::{Clip, Fold, InRange, Wrap};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_lanes;

@@ -13,6 +13,12 @@ pub struct Registry {
     batches: HashMap<&'static str, BatchEntry>,
     lanes: HashMap<&'static str, LaneKernel>,
     batch_lanes: HashMap<&'static str, LaneKernel>,
+    /// Lane kernels of one operator of a unit that computes several
+    /// (`BinaryOpUGen`), by name and special index.
+    op_lanes: HashMap<(&'static str, i16), LaneKernel>,
+    /// Lane kernels of units that write a bus: they need the world and
+    /// compute their lanes in order (see `add_ordered_lanes`).
+    ordered_lanes: HashMap<&'static str, LaneKernel>,
     /// What each unit declared at registration.
     decls: HashMap<&'static str, Decl>,
 }
@@ -59,6 +65,8 @@ impl Registry {
         self.batches.remove(name);
         self.lanes.remove(name);
         self.batch_lanes.remove(name);
+        self.op_lanes.retain(|&(n, _), _| n != name);
+        self.ordered_lanes.remove(name);
         self.decls.insert(name, Decl::FOREIGN);
     }
 
@@ -110,6 +118,38 @@ impl Registry {
     pub fn add_batch_lanes(&mut self, name: &'static str, kernel: LaneKernel) {
         let previous = self.batch_lanes.insert(name, kernel);
         assert!(previous.is_none(), "batch lane kernel for UGen {name} registered twice");
+    }
+
+    /// Lets the same step of several synths of one def run together, for
+    /// the operator `special_index` of unit `name` only.
+    pub fn add_op_lanes(&mut self, name: &'static str, special_index: i16, kernel: LaneKernel) {
+        let previous = self.op_lanes.insert((name, special_index), kernel);
+        assert!(previous.is_none(), "lane kernel for UGen {name} operator {special_index} registered twice");
+    }
+
+    /// Registers the lane kernel of a unit whose one effect is a bus write:
+    /// it reaches the world through [`Lanes::world`] and computes lane
+    /// after lane in order, so that the writes of synths that share a bus
+    /// happen in synth order. (Synths run in lanes only when their def
+    /// writes buses through one unit at most, so no other write of a
+    /// lane's synth falls between two of these.)
+    pub fn add_ordered_lanes(&mut self, name: &'static str, kernel: LaneKernel) {
+        let previous = self.ordered_lanes.insert(name, kernel);
+        assert!(previous.is_none(), "ordered lane kernel for UGen {name} registered twice");
+    }
+
+    /// The lane kernel for one step of unit `name` (operator
+    /// `special_index`): its kernel, or its operator's, for a unit that is
+    /// pure or draws only random numbers (`pure`), its ordered kernel for
+    /// one that writes a bus.
+    pub fn lane_kernel(&self, name: &str, special_index: i16, pure: bool) -> Option<LaneKernel> {
+        if pure {
+            // The map's keys shortened to `name`'s lifetime, to look it up.
+            let ops: &HashMap<(&str, i16), LaneKernel> = &self.op_lanes;
+            self.lanes(name).or_else(|| ops.get(&(name, special_index)).copied())
+        } else {
+            self.ordered_lanes.get(name).copied()
+        }
     }
 
     pub fn batch_lanes(&self, name: &str) -> Option<LaneKernel> {

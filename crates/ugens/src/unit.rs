@@ -500,6 +500,11 @@ pub struct Lanes<'a> {
     /// that draw (given only to synths that have one, see `LaneKernel`).
     pub rgens: [Option<&'a mut crate::rgen::RGen>; MAX_LANES],
     pub len: usize,
+    /// The world, for the kernels of units that write a bus
+    /// (`Registry::add_ordered_lanes`); null for the others. Whoever sets
+    /// it vouches that the world is live and reached through nothing else
+    /// while the kernel runs.
+    pub world: *mut World,
 }
 
 impl<'a> Lanes<'a> {
@@ -509,6 +514,7 @@ impl<'a> Lanes<'a> {
             ios: std::array::from_fn(|_| None),
             rgens: std::array::from_fn(|_| None),
             len: 0,
+            world: std::ptr::null_mut(),
         }
     }
 
@@ -531,5 +537,7 @@ impl Default for Lanes<'_> {
 /// UGen the kernel is registered for. Only for pure units, whose kernel
 /// sees nothing of the world but the rate, and for units that draw random
 /// numbers, whose kernel draws from each lane's synth's own generator
-/// (`Lanes::rgens`, which the engine fills for them).
+/// (`Lanes::rgens`, which the engine fills for them), and for units whose
+/// one effect is a bus write, whose kernel reaches the world through
+/// `Lanes::world` and writes lane after lane, in order.
 pub type LaneKernel = fn(lanes: &mut Lanes<'_>, rate: &RateInfo);

@@ -11,7 +11,7 @@ use crate::common::math::*;
 use crate::simd::math as simd_math;
 use crate::simd::ramp;
 use crate::rgen::RGen;
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 use std::marker::PhantomData;
 
 /// Operator numbers (SuperCollider's `special index`).
@@ -761,8 +761,8 @@ impl<O: BinOp> BinaryOp<O> {
     /// The CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        self.run(io, cx);
+    unsafe fn run_avx2(&mut self, io: &mut Wires<'_>, sf: f64) {
+        self.run_block(io, sf);
     }
 
     /// `run` out of line, so that `next` stays a jump to one build or the
@@ -774,7 +774,19 @@ impl<O: BinOp> BinaryOp<O> {
 
     #[inline(always)]
     fn run(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
-        let sf = cx.rate.slope_factor;
+        if self.calc == Calc::Demand {
+            if let Some((a, b)) = demand_values(io, cx) {
+                io.out(0)[0] = if a.is_nan() || b.is_nan() { f32::NAN } else { O::demand(a, b) };
+            }
+            return;
+        }
+        self.run_block(io, cx.rate.slope_factor);
+    }
+
+    /// Every calculation but the demand-rate one, which needs the unit
+    /// context; `sf` is the rate's slope factor.
+    #[inline(always)]
+    fn run_block(&mut self, io: &mut Wires<'_>, sf: f64) {
         let simd = self.simd;
         let full = simd && O::SIMD == Simd::Full;
         match self.calc {
@@ -854,13 +866,22 @@ impl<O: BinOp> BinaryOp<O> {
                 }
             }
             Calc::Zero => io.out(0).fill(0.0),
-            Calc::Nothing => {}
-            Calc::Demand => {
-                if let Some((a, b)) = demand_values(io, cx) {
-                    io.out(0)[0] = if a.is_nan() || b.is_nan() { f32::NAN } else { O::demand(a, b) };
-                }
-            }
+            // Demand: `run`.
+            Calc::Nothing | Calc::Demand => {}
         }
+    }
+
+    /// One block of a lane kernel: `next` without the unit context, which
+    /// only a demand-rate operator needs (and those take no kernel).
+    #[inline(always)]
+    fn next_lane(&mut self, io: &mut Wires<'_>, sf: f64) {
+        #[cfg(target_arch = "x86_64")]
+        if self.wide {
+            // SAFETY: `wide` is set only where the CPU has AVX2.
+            unsafe { self.run_avx2(io, sf) };
+            return;
+        }
+        self.run_block(io, sf);
     }
 }
 
@@ -869,11 +890,45 @@ impl<O: BinOp> Unit for BinaryOp<O> {
         #[cfg(target_arch = "x86_64")]
         if self.wide {
             // SAFETY: `wide` is set only where the CPU has AVX2.
-            unsafe { self.run_avx2(io, cx) };
+            unsafe { self.run_avx2(io, cx.rate.slope_factor) };
             return;
         }
         self.run_plain(io, cx);
     }
+}
+
+/// The step of operator `O` of several synths together, lane by lane,
+/// each lane computed by its own unit's loops as `next` computes it,
+/// without a call through the unit's table and the engine's step per
+/// synth. (Registered per operator, so each lane is `O`'s unit: a block
+/// operator, or the one-value operator at a block size of one.)
+pub(crate) fn binary_lanes<O: BinOp>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let sf = rate.slope_factor;
+    for l in 0..lanes.len.min(MAX_LANES) {
+        // A lane that is not filled or not this operator's unit leaves the
+        // step uncomputed rather than panic (as the other lane kernels do).
+        let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { return };
+        let any = unit.as_any_mut();
+        if let Some(u) = any.downcast_mut::<BinaryOp<O>>() {
+            if u.calc == Calc::Demand {
+                return;
+            }
+            u.next_lane(io, sf);
+        } else if let Some(u) = any.downcast_mut::<BinaryOpOne<O>>() {
+            u.compute(io);
+        } else {
+            return;
+        }
+    }
+}
+
+/// Registers the lane kernels of the operators whose steps synths most
+/// often share: each index is built as that operator's unit (`construct`).
+pub(crate) fn register_lanes(r: &mut crate::registry::Registry) {
+    r.add_op_lanes("BinaryOpUGen", op::ADD, binary_lanes::<Add>);
+    r.add_op_lanes("BinaryOpUGen", op::SUB, binary_lanes::<Sub>);
+    r.add_op_lanes("BinaryOpUGen", op::MUL, binary_lanes::<Mul>);
+    r.add_op_lanes("BinaryOpUGen", op::FDIV, binary_lanes::<FDiv>);
 }
 
 /// A BinaryOpUGen computing operator `O` one value per call (control and

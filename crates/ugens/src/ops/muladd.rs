@@ -6,7 +6,7 @@
 //! construction, as scsynth does.
 
 use crate::simd::ramp;
-use crate::unit::{Construct, Rate, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 
 /// A control input's value as the unit last used it.
 #[derive(Clone, Copy)]
@@ -492,6 +492,16 @@ impl<const N: usize> Sum<N> {
 /// first, so that the zipped loop has no bounds checks and runs on vectors.
 #[inline(always)]
 fn sum_blocks<const N: usize>(out: &mut [f32], a: &[f32], b: &[f32], c: &[f32], d: &[f32]) {
+    if let (Ok(o), Some(a), Some(b), Some(c), Some(d)) = (
+        <&mut [f32; COMMON_BLOCK]>::try_from(&mut *out),
+        a.first_chunk::<COMMON_BLOCK>(),
+        b.first_chunk::<COMMON_BLOCK>(),
+        c.first_chunk::<COMMON_BLOCK>(),
+        d.first_chunk::<COMMON_BLOCK>(),
+    ) {
+        sum_fixed::<N, COMMON_BLOCK>(o, a, b, c, d);
+        return;
+    }
     let n = out.len();
     let (a, b, c, d) = (&a[..n], &b[..n], &c[..n], &d[..n]);
     if N == 4 {
@@ -502,6 +512,67 @@ fn sum_blocks<const N: usize>(out: &mut [f32], a: &[f32], b: &[f32], c: &[f32], 
         for (((o, &a), &b), &c) in out.iter_mut().zip(a).zip(b).zip(c) {
             *o = (a + b) + c;
         }
+    }
+}
+
+/// The block size most servers run at: a block of it is summed as
+/// fixed-length arrays, in straight vector operations with no test of the
+/// lengths.
+const COMMON_BLOCK: usize = 64;
+
+/// `sum_blocks` on arrays of `L`: the same grouping, sample by sample.
+#[inline(always)]
+fn sum_fixed<const N: usize, const L: usize>(out: &mut [f32; L], a: &[f32; L], b: &[f32; L], c: &[f32; L], d: &[f32; L]) {
+    for i in 0..L {
+        out[i] = if N == 4 { (a[i] + b[i]) + (c[i] + d[i]) } else { (a[i] + b[i]) + c[i] };
+    }
+}
+
+/// Whether lane `io`'s inputs are all blocks (a Mix of audio signals):
+/// the sum then needs nothing of the unit.
+#[inline(always)]
+fn all_audio<const N: usize>(io: &Wires<'_>) -> bool {
+    io.num_inputs() >= N && (0..N).all(|k| io.in_rate(k) == Rate::Audio)
+}
+
+/// The Sum3 (`N == 3`) or Sum4 step of several synths together: lane by
+/// lane, each with the additions its unit makes alone, in one call for
+/// all of them. Lanes whose inputs are all blocks sum them here; the
+/// others run their unit's own loops (held control values, ramps).
+pub(crate) fn sum_lanes<const N: usize>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: the CPU has AVX2 (checked just now).
+        unsafe { sum_lanes_avx2::<N>(lanes, rate) };
+        return;
+    }
+    sum_lanes_in::<N>(lanes, rate);
+}
+
+/// `sum_lanes_in` compiled for AVX2: eight samples a step, each sum unchanged.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sum_lanes_avx2<const N: usize>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    sum_lanes_in::<N>(lanes, rate);
+}
+
+#[inline(always)]
+fn sum_lanes_in<const N: usize>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    for l in 0..lanes.len.min(MAX_LANES) {
+        // A lane that is not filled or not this unit leaves the step
+        // uncomputed rather than panic (as the other lane kernels do).
+        let Some(io) = lanes.ios[l].as_mut() else { return };
+        if all_audio::<N>(io) {
+            let (a, b, c) = (io.inp(0), io.inp(1), io.inp(2));
+            let d = if N == 4 { io.inp(3) } else { c };
+            sum_blocks::<N>(io.out(0), a, b, c, d);
+            continue;
+        }
+        let Some(u) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Sum<N>>()) else { return };
+        u.run(io, rate.slope_factor);
     }
 }
 

@@ -14,7 +14,7 @@ mod tests_lanes;
 pub use bus_read::{InTrig, LagIn};
 
 use crate::common::signal::zap_f32;
-use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
+use crate::unit::{downcast_unit, Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 use crate::world::ControlMap;
 
 const LOG001: f64 = -6.907_755_278_982_137; // ln(0.001)
@@ -654,12 +654,45 @@ pub(crate) fn out_lanes<const REPLACE: bool>(lanes: &mut Lanes<'_>, _rate: &Rate
     // SAFETY: a set `Lanes::world` is live and reached through nothing
     // else while the kernel runs (its contract).
     let w = unsafe { &mut *lanes.world };
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: the CPU has AVX2 (checked just now).
+        unsafe { out_lanes_avx2::<REPLACE>(lanes, w) };
+        return;
+    }
+    out_lanes_in::<REPLACE>(lanes, w);
+}
+
+/// `out_lanes_in` compiled for AVX2: eight samples a step, each sum unchanged.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn out_lanes_avx2<const REPLACE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
+    out_lanes_in::<REPLACE>(lanes, w);
+}
+
+#[inline(always)]
+fn out_lanes_in<const REPLACE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
+    let nb = w.num_audio_buses();
+    let (bs, counter, direct) = (w.block_size, w.buf_counter, !w.log_touches);
     for l in 0..lanes.len.min(MAX_LANES) {
         // A lane that is not filled or not this unit leaves the step
         // uncomputed rather than panic (as the other lane kernels do).
         let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { return };
-        let Some(u) = unit.as_any_mut().downcast_mut::<Out<REPLACE>>() else { return };
-        u.next_in(io, w);
+        let Some(u) = downcast_unit::<Out<REPLACE>>(&mut **unit) else { return };
+        // One audio channel to a bus that takes it, in the world's own
+        // buses (the common case), here; anything else as the unit alone.
+        if u.audio && direct && io.num_inputs() == 2 && u.channels.update(true, io.in0(0), 1, nb) && u.channels.valid == 1 {
+            let ch = u.channels.bus.first;
+            let (Some(out), Some(t)) = (w.audio_bus.get_mut(ch * bs..ch * bs + bs), w.audio_touched.get_mut(ch)) else {
+                return;
+            };
+            out_audio::<REPLACE>(out, t, counter, io.inp(1));
+        } else {
+            u.next_in(io, w);
+        }
     }
 }
 

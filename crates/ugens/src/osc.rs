@@ -974,7 +974,7 @@ impl FsinChunk {
     /// The CPU has AVX2. `u`'s quads and `io`'s outputs are reached through
     /// nothing else until the chunk has run (`run`), and are not those of a
     /// unit queued before.
-    #[target_feature(enable = "avx2")]
+    #[inline(always)]
     unsafe fn add(&mut self, u: &mut FSinOscBatch, io: &mut Wires<'_>, n: usize) {
         let lanes = u.lanes;
         assert!(io.num_outputs() >= lanes, "an FSinOsc batch without its outputs");
@@ -1043,6 +1043,12 @@ impl Unit for FSinOscBatch {
 /// kernel reads and writes each unit's state in place, four oscillators to
 /// a load, so that gathering a synth's oscillators costs a pointer per four.
 pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::vector::avx2() {
+        // SAFETY: the CPU has AVX2 (checked just now).
+        unsafe { fsinosc_batch_lanes_avx2(lanes, rate) };
+        return;
+    }
     let k = lanes.len;
     let mut units: [*mut FSinOscBatch; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     for l in 0..k {
@@ -1053,22 +1059,6 @@ pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         u.follow_freqs(io, rate);
         units[l] = u;
     }
-    #[cfg(target_arch = "x86_64")]
-    if crate::vector::avx2() {
-        let mut chunk = FsinChunk::new();
-        let mut n = 0;
-        for l in 0..k {
-            let Some(io) = lanes.ios[l].as_mut() else { return };
-            n = io.n();
-            // SAFETY: AVX2 is present; distinct units borrowed mutably
-            // through `lanes`, whose outputs are their own; nothing else
-            // reaches them until the chunk has run.
-            unsafe { chunk.add(&mut *units[l], io, n) };
-        }
-        // SAFETY: as above.
-        unsafe { chunk.run(n) };
-        return;
-    }
     for l in 0..k {
         // SAFETY: as above.
         let u = unsafe { &mut *units[l] };
@@ -1077,6 +1067,34 @@ pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
             u.run_scalar(io, n);
         }
     }
+}
+
+/// `fsinosc_batch_lanes` on a CPU with AVX2: one pass over the lanes
+/// follows each unit's frequencies and queues its oscillators for the
+/// vector kernel, which runs every sixteen.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fsinosc_batch_lanes_avx2(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let mut chunk = FsinChunk::new();
+    let mut n = 0;
+    for l in 0..lanes.len.min(MAX_LANES) {
+        // A lane that is not filled or not this unit's batch is left
+        // uncomputed, with the lanes after it, rather than panic (as the
+        // other lane kernels do).
+        let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { break };
+        let Some(u) = crate::unit::downcast_unit::<FSinOscBatch>(&mut **unit) else { break };
+        u.follow_freqs(io, rate);
+        n = io.n();
+        // SAFETY: AVX2 is present; distinct units borrowed mutably through
+        // `lanes`, whose outputs are their own; nothing else reaches them
+        // until the chunk has run.
+        unsafe { chunk.add(u, io, n) };
+    }
+    // SAFETY: as above.
+    unsafe { chunk.run(n) };
 }
 
 // ---------------------------------------------------------------------------

@@ -442,11 +442,35 @@ impl<'a> UnitCtx<'a> {
 /// compute the same step of several synths together).
 pub trait AsAny: std::any::Any {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+
+    /// The concrete type's id (see [`downcast_unit`]).
+    fn unit_type(&self) -> std::any::TypeId;
 }
 
 impl<T: std::any::Any> AsAny for T {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
+    }
+
+    #[inline]
+    fn unit_type(&self) -> std::any::TypeId {
+        std::any::TypeId::of::<T>()
+    }
+}
+
+/// `unit` as its concrete type `T`, if that is its type: one call through
+/// the unit's table, where `as_any_mut().downcast_mut()` makes two (lane
+/// kernels do it for every lane of every call).
+#[inline(always)]
+pub fn downcast_unit<T: Unit>(unit: &mut dyn Unit) -> Option<&mut T> {
+    // Through the object (`*unit`), not the reference, whose own type
+    // would answer.
+    if (*unit).unit_type() == std::any::TypeId::of::<T>() {
+        // SAFETY: the unit's concrete type is `T` (it has T's type id), so
+        // the object's data pointer is a live `T`, borrowed mutably here.
+        Some(unsafe { &mut *(unit as *mut dyn Unit).cast::<T>() })
+    } else {
+        None
     }
 }
 

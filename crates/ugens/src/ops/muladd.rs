@@ -6,7 +6,7 @@
 //! construction, as scsynth does.
 
 use crate::simd::ramp;
-use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
+use crate::unit::{downcast_unit, Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 
 /// A control input's value as the unit last used it.
 #[derive(Clone, Copy)]
@@ -571,7 +571,7 @@ fn sum_lanes_in<const N: usize>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
             sum_blocks::<N>(io.out(0), a, b, c, d);
             continue;
         }
-        let Some(u) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Sum<N>>()) else { return };
+        let Some(u) = lanes.units[l].as_deref_mut().and_then(downcast_unit::<Sum<N>>) else { return };
         u.run(io, rate.slope_factor);
     }
 }

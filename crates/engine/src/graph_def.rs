@@ -227,7 +227,7 @@ impl GraphDef {
         // `schedule` makes no empty step, and puts several units in one step
         // only when they have a batch constructor. (On the control thread.)
         #[allow(clippy::expect_used)]
-        let steps: Vec<Step> = groups
+        let mut steps: Vec<Step> = groups
             .iter()
             .zip(&fusions)
             .map(|(members, fusion)| {
@@ -271,6 +271,7 @@ impl GraphDef {
                 }
             })
             .collect();
+        keep_light_lanes_beside_others(&mut steps, &units, registry);
         let safe = lockstep_safe(def, &protos);
         let any_lane = steps.iter().any(|st| st.lane.is_some());
         let lockstep = safe && any_lane;
@@ -647,6 +648,46 @@ fn buffer_accesses(def: &sd::SynthDef, protos: &[Proto<'_>]) -> Vec<BufAccess> {
             Some(BufAccess { write, buf: input_source(def, protos, input.and_then(|i| p.spec.inputs.get(i as usize))) })
         })
         .collect()
+}
+
+/// Drops the light lane kernels (`Registry::lane_is_light`) that would
+/// split a run of plain steps: in calc order, a light kernel stays only
+/// next to a step that keeps a kernel, starting from the others' kernels.
+/// A def whose only kernels are light ones then has none.
+fn keep_light_lanes_beside_others(steps: &mut [Step], units: &[UnitDef], registry: &Registry) {
+    let calc: Vec<usize> = (0..steps.len())
+        .filter(|&s| !matches!(units[steps[s].unit as usize].rate, Rate::Scalar | Rate::Demand))
+        .collect();
+    let light: Vec<bool> = steps
+        .iter()
+        .map(|st| {
+            let ud = &units[st.unit as usize];
+            st.lanes == 1 && st.lane.is_some() && registry.lane_is_light(&ud.name, ud.special_index)
+        })
+        .collect();
+    let mut keep: Vec<bool> = steps.iter().zip(&light).map(|(st, &l)| st.lane.is_some() && !l).collect();
+    loop {
+        let mut changed = false;
+        for (pos, &s) in calc.iter().enumerate() {
+            if !light[s] || keep[s] {
+                continue;
+            }
+            let before = pos > 0 && keep[calc[pos - 1]];
+            let after = calc.get(pos + 1).is_some_and(|&n| keep[n]);
+            if before || after {
+                keep[s] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (s, st) in steps.iter_mut().enumerate() {
+        if light[s] && !keep[s] {
+            st.lane = None;
+        }
+    }
 }
 
 /// Whether consecutive synths of this def may run step by step side by side

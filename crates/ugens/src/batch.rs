@@ -111,7 +111,7 @@ pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         if lanes.ios[l].is_none() {
             return;
         }
-        match lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<LaneBatch<U>>()) {
+        match lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<LaneBatch<U>>) {
             Some(b) => batches[l] = b,
             None => return,
         }

@@ -310,8 +310,8 @@ fn ops(r: &mut Registry) {
     r.add::<muladd::Sum<3>>("Sum3").pure().inputs(3).outputs(1);
     r.add::<muladd::Sum<4>>("Sum4").pure().inputs(4).outputs(1);
     binary::register_lanes(r);
-    r.add_lanes("Sum3", muladd::sum_lanes::<3>);
-    r.add_lanes("Sum4", muladd::sum_lanes::<4>);
+    r.add_light_lanes("Sum3", muladd::sum_lanes::<3>);
+    r.add_light_lanes("Sum4", muladd::sum_lanes::<4>);
     r.add::<Clip>("Clip").pure().inputs(3).outputs(1);
     r.add::<Wrap>("Wrap").pure().inputs(3).outputs(1);
     r.add::<Fold>("Fold").pure().inputs(3).outputs(1);

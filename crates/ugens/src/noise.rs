@@ -252,7 +252,7 @@ pub(crate) fn dust_lanes<const BIPOLAR: bool>(lanes: &mut Lanes<'_>, rate: &Rate
     let mut scale = [0.0f32; MAX_LANES];
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_ref() else { return };
-        let Some(u) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<DustUnit<BIPOLAR>>()) else {
+        let Some(u) = lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<DustUnit<BIPOLAR>>) else {
             return;
         };
         u.follow(io, rate);

@@ -254,7 +254,7 @@ fn typed_lanes<'w, U: Unit>(lanes: &mut Lanes<'w>) -> Option<([*mut U; MAX_LANES
     let k = lanes.len;
     for (l, (unit, io)) in lanes.units.iter_mut().zip(lanes.ios.iter_mut()).take(k).enumerate() {
         ios[l] = io.as_mut()?;
-        units[l] = unit.as_mut()?.as_any_mut().downcast_mut::<U>()?;
+        units[l] = crate::unit::downcast_unit::<U>(unit.as_deref_mut()?)?;
     }
     Some((units, ios))
 }
@@ -1053,7 +1053,7 @@ pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut units: [*mut FSinOscBatch; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_mut() else { return };
-        let Some(u) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<FSinOscBatch>()) else {
+        let Some(u) = lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<FSinOscBatch>) else {
             return;
         };
         u.follow_freqs(io, rate);
@@ -1271,7 +1271,7 @@ pub(crate) fn saw_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut n = 0;
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_mut() else { return };
-        let Some(saw) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Saw>()) else { return };
+        let Some(saw) = lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<Saw>) else { return };
         n = io.n();
         let p = saw.h.plan(io.in0(0), rate.sample_rate);
         if p.crossfade {
@@ -1438,7 +1438,7 @@ pub(crate) fn pulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut n = 0;
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_mut() else { return };
-        let Some(pulse) = lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Pulse>()) else {
+        let Some(pulse) = lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<Pulse>) else {
             return;
         };
         n = io.n();

@@ -16,6 +16,9 @@ pub struct Registry {
     /// Lane kernels of one operator of a unit that computes several
     /// (`BinaryOpUGen`), by name and special index.
     op_lanes: HashMap<(&'static str, i16), LaneKernel>,
+    /// Lane kernels that save little besides the engine's call per synth
+    /// (see `add_light_lanes`).
+    light_lanes: HashMap<&'static str, LaneKernel>,
     /// Lane kernels of units that write a bus: they need the world and
     /// compute their lanes in order (see `add_ordered_lanes`).
     ordered_lanes: HashMap<&'static str, LaneKernel>,
@@ -67,6 +70,7 @@ impl Registry {
         self.batch_lanes.remove(name);
         self.op_lanes.retain(|&(n, _), _| n != name);
         self.ordered_lanes.remove(name);
+        self.light_lanes.remove(name);
         self.decls.insert(name, Decl::FOREIGN);
     }
 
@@ -121,6 +125,27 @@ impl Registry {
     }
 
     /// Lets the same step of several synths of one def run together, for
+    /// a unit whose kernel costs about what its unit does alone: the call
+    /// per synth is all it saves (`lane_is_light`).
+    pub fn add_light_lanes(&mut self, name: &'static str, kernel: LaneKernel) {
+        let previous = self.light_lanes.insert(name, kernel);
+        assert!(previous.is_none(), "light lane kernel for UGen {name} registered twice");
+    }
+
+    /// Whether the lane kernel of unit `name` (operator `special_index`)
+    /// saves little besides the engine's call per synth: light kernels
+    /// (`add_light_lanes`), operators' kernels and ordered kernels. A
+    /// light kernel between two plain steps would cost more than it saves,
+    /// splitting the synths' runs of plain steps in two.
+    pub fn lane_is_light(&self, name: &str, special_index: i16) -> bool {
+        let ops: &HashMap<(&str, i16), LaneKernel> = &self.op_lanes;
+        !self.lanes.contains_key(name)
+            && (self.light_lanes.contains_key(name)
+                || self.ordered_lanes.contains_key(name)
+                || ops.contains_key(&(name, special_index)))
+    }
+
+    /// Lets the same step of several synths of one def run together, for
     /// the operator `special_index` of unit `name` only.
     pub fn add_op_lanes(&mut self, name: &'static str, special_index: i16, kernel: LaneKernel) {
         let previous = self.op_lanes.insert((name, special_index), kernel);
@@ -146,7 +171,9 @@ impl Registry {
         if pure {
             // The map's keys shortened to `name`'s lifetime, to look it up.
             let ops: &HashMap<(&str, i16), LaneKernel> = &self.op_lanes;
-            self.lanes(name).or_else(|| ops.get(&(name, special_index)).copied())
+            self.lanes(name)
+                .or_else(|| self.light_lanes.get(name).copied())
+                .or_else(|| ops.get(&(name, special_index)).copied())
         } else {
             self.ordered_lanes.get(name).copied()
         }

@@ -27,6 +27,42 @@ pub enum TestInput {
     Audio(Vec<f32>),
 }
 
+impl TestInput {
+    /// The rate a def gives such an input.
+    pub fn rate(&self) -> Rate {
+        match self {
+            TestInput::Const(_) => Rate::Scalar,
+            TestInput::Control(_) => Rate::Control,
+            TestInput::Audio(_) => Rate::Audio,
+        }
+    }
+
+    /// A wandering audio signal of `samples` samples around `center`,
+    /// different per `seed`.
+    pub fn wandering(center: f32, depth: f32, seed: u32, samples: usize) -> TestInput {
+        let s = seed as f32;
+        TestInput::Audio(
+            (0..samples)
+                .map(|i| {
+                    let t = i as f32;
+                    center + depth * ((t * (0.003 + 0.001 * s)).sin() + 0.3 * (t * 0.071 + s).sin())
+                })
+                .collect(),
+        )
+    }
+
+    /// A control input over `blocks` blocks that steps by `by` every
+    /// `every` blocks.
+    pub fn stepping(start: f32, by: f32, every: usize, blocks: usize) -> TestInput {
+        TestInput::Control((0..blocks).map(|b| start + by * (b / every) as f32).collect())
+    }
+}
+
+/// A world for unit tests at 48 kHz with `block_size` samples a block.
+pub fn test_world(block_size: usize) -> World {
+    World::new(48_000.0, block_size, 128, 4096, 16, 2, 2, 12345)
+}
+
 pub struct UnitHarness {
     pub name: String,
     pub rate: Rate,

@@ -12,14 +12,6 @@ use TestInput::{Audio, Const, Control};
 
 const BLOCKS: usize = 10;
 
-fn input_rate(i: &TestInput) -> Rate {
-    match i {
-        Const(_) => Rate::Scalar,
-        Control(_) => Rate::Control,
-        Audio(_) => Rate::Audio,
-    }
-}
-
 /// The audio buses after every block, the units of `lanes` run one after
 /// another (`per_call` None) or through the lane kernel, `per_call` lanes
 /// a call.
@@ -35,7 +27,7 @@ fn buses(name: &str, lanes: &[Vec<TestInput>], block_size: usize, per_call: Opti
     for inputs in lanes {
         let mut refs = Vec::new();
         for i in inputs {
-            let r = input_rate(i);
+            let r = TestInput::rate(i);
             refs.push(WireRef { offset: wires.len() as u32, rate: r, from_unit: NO_UNIT });
             wires.extend(std::iter::repeat_n(0.0, if r == Rate::Audio { bs } else { 1 }));
         }

@@ -4,29 +4,17 @@
 //! calls, at block sizes 64 and 20.
 
 use crate::registry::Registry;
-use crate::testing::{fill_inputs, TestInput, UnitHarness};
+use crate::testing::{fill_inputs, test_world, TestInput, UnitHarness};
 use crate::unit::{Lanes, Rate, Unit, UnitCtx, UnitSpec, WireRef, Wires, MAX_LANES, NO_UNIT};
-use crate::world::{SynthCtx, World};
+use crate::world::SynthCtx;
 use TestInput::{Audio, Const, Control};
 
 const BLOCKS: usize = 12;
 
-fn world(block_size: usize) -> World {
-    World::new(48_000.0, block_size, 128, 4096, 16, 2, 2, 12345)
-}
-
-fn input_rate(i: &TestInput) -> Rate {
-    match i {
-        Const(_) => Rate::Scalar,
-        Control(_) => Rate::Control,
-        Audio(_) => Rate::Audio,
-    }
-}
-
 /// The unit alone: the value its constructor wrote, then every block.
 fn alone(name: &str, special: i16, inputs: &[TestInput], block_size: usize) -> Vec<f32> {
     let mut h = UnitHarness::new(name, Rate::Audio).special(special).inputs(inputs.to_vec());
-    h.world = world(block_size);
+    h.world = test_world(block_size);
     let run = h.run_full(BLOCKS);
     let mut all = run.initial;
     all.extend_from_slice(&run.outputs[0]);
@@ -39,14 +27,14 @@ fn together(name: &str, special: i16, lanes: &[Vec<TestInput>], block_size: usiz
     let registry = Registry::with_all();
     let kernel = registry.lane_kernel(name, special, true).expect("a lane kernel");
     let ctor = registry.get(name).expect("registered");
-    let mut world = world(block_size);
+    let mut world = test_world(block_size);
     let mut synth = SynthCtx { node_id: 1000, done_actions: Vec::with_capacity(16), ..Default::default() };
     let bs = block_size;
     let mut wires: Vec<f32> = Vec::new();
     let (mut in_refs, mut out_refs) = (Vec::new(), Vec::new());
     for inputs in lanes {
         for i in inputs {
-            let r = input_rate(i);
+            let r = TestInput::rate(i);
             in_refs.push(WireRef { offset: wires.len() as u32, rate: r, from_unit: NO_UNIT });
             wires.extend(std::iter::repeat_n(0.0, if r == Rate::Audio { bs } else { 1 }));
         }
@@ -110,7 +98,7 @@ fn check(name: &str, special: i16, lanes: &[Vec<TestInput>]) {
                     assert!(
                         a.to_bits() == b.to_bits(),
                         "{name} {special} block size {block_size}, {per_call} a call: lane {l} ({:?}) sample {i}: {a} vs alone {b}",
-                        lanes[l].iter().map(input_rate).collect::<Vec<_>>()
+                        lanes[l].iter().map(TestInput::rate).collect::<Vec<_>>()
                     );
                 }
             }
@@ -120,20 +108,12 @@ fn check(name: &str, special: i16, lanes: &[Vec<TestInput>]) {
 
 /// A wandering audio signal around `center`, different per `seed`.
 fn wander(center: f32, depth: f32, seed: u32) -> TestInput {
-    let s = seed as f32;
-    Audio(
-        (0..64 * BLOCKS)
-            .map(|i| {
-                let t = i as f32;
-                center + depth * ((t * (0.003 + 0.001 * s)).sin() + 0.3 * (t * 0.071 + s).sin())
-            })
-            .collect(),
-    )
+    TestInput::wandering(center, depth, seed, 64 * BLOCKS)
 }
 
 /// A control input that steps every `every` blocks.
 fn steps(start: f32, by: f32, every: usize) -> TestInput {
-    Control((0..BLOCKS).map(|b| start + by * (b / every) as f32).collect())
+    TestInput::stepping(start, by, every, BLOCKS)
 }
 
 /// Audio input values a kernel must treat exactly as the unit does, far

@@ -5,9 +5,9 @@
 //! one synth (alone and several synths' batches together).
 
 use crate::registry::Registry;
-use crate::testing::{fill_inputs, TestInput, UnitHarness};
+use crate::testing::{fill_inputs, test_world, TestInput, UnitHarness};
 use crate::unit::{Lanes, Rate, Unit, UnitCtx, UnitSpec, WireRef, Wires, NO_UNIT};
-use crate::world::{SynthCtx, World};
+use crate::world::SynthCtx;
 use TestInput::{Audio, Const, Control};
 
 const BLOCKS: usize = 12;
@@ -24,22 +24,10 @@ enum Form {
     BatchLanes,
 }
 
-fn world(block_size: usize) -> World {
-    World::new(48_000.0, block_size, 128, 4096, 16, 2, 2, 12345)
-}
-
-fn input_rate(i: &TestInput) -> Rate {
-    match i {
-        Const(_) => Rate::Scalar,
-        Control(_) => Rate::Control,
-        Audio(_) => Rate::Audio,
-    }
-}
-
 /// The unit alone: the value its constructor wrote, then every block.
 fn alone(name: &str, rate: Rate, inputs: &[TestInput], block_size: usize) -> Vec<f32> {
     let mut h = UnitHarness::new(name, rate).inputs(inputs.to_vec());
-    h.world = world(block_size);
+    h.world = test_world(block_size);
     let run = h.run_full(BLOCKS);
     let mut all = run.initial;
     all.extend_from_slice(&run.outputs[0]);
@@ -50,7 +38,7 @@ fn alone(name: &str, rate: Rate, inputs: &[TestInput], block_size: usize) -> Vec
 /// the units run together in `form`.
 fn together(name: &str, rate: Rate, lanes: &[Vec<TestInput>], block_size: usize, form: Form) -> Vec<Vec<f32>> {
     let registry = Registry::with_all();
-    let mut world = world(block_size);
+    let mut world = test_world(block_size);
     let mut synth = SynthCtx { node_id: 1000, done_actions: Vec::with_capacity(16), ..Default::default() };
     let bs = block_size;
     let out_len = if rate == Rate::Audio { bs } else { 1 };
@@ -58,7 +46,7 @@ fn together(name: &str, rate: Rate, lanes: &[Vec<TestInput>], block_size: usize,
     let (mut in_refs, mut out_refs) = (Vec::new(), Vec::new());
     for inputs in lanes {
         for i in inputs {
-            let r = input_rate(i);
+            let r = TestInput::rate(i);
             in_refs.push(WireRef { offset: wires.len() as u32, rate: r, from_unit: NO_UNIT });
             wires.extend(std::iter::repeat_n(0.0, if r == Rate::Audio { bs } else { 1 }));
         }
@@ -68,7 +56,7 @@ fn together(name: &str, rate: Rate, lanes: &[Vec<TestInput>], block_size: usize,
     // Groups of consecutive lanes: (first lane, lanes).
     let mut groups: Vec<(usize, usize)> = Vec::new();
     for l in 0..lanes.len() {
-        let same = |a: &Vec<TestInput>, b: &Vec<TestInput>| a.iter().map(input_rate).eq(b.iter().map(input_rate));
+        let same = |a: &Vec<TestInput>, b: &Vec<TestInput>| a.iter().map(TestInput::rate).eq(b.iter().map(TestInput::rate));
         match groups.last_mut() {
             Some((first, len)) if !matches!(form, Form::Lanes) && same(&lanes[*first], &lanes[l]) => *len += 1,
             _ => groups.push((l, 1)),
@@ -152,7 +140,7 @@ fn check(name: &str, rate: Rate, lanes: &[Vec<TestInput>]) {
                     assert!(
                         a.to_bits() == b.to_bits(),
                         "{name} {form:?} block size {block_size}: lane {l} ({:?}) sample {i}: {a} vs alone {b}",
-                        lanes[l].iter().map(input_rate).collect::<Vec<_>>()
+                        lanes[l].iter().map(TestInput::rate).collect::<Vec<_>>()
                     );
                 }
             }
@@ -162,20 +150,12 @@ fn check(name: &str, rate: Rate, lanes: &[Vec<TestInput>]) {
 
 /// A wandering audio signal around `center`, different per `seed`.
 fn wander(center: f32, depth: f32, seed: u32) -> TestInput {
-    let s = seed as f32;
-    Audio(
-        (0..64 * BLOCKS)
-            .map(|i| {
-                let t = i as f32;
-                center + depth * ((t * (0.003 + 0.001 * s)).sin() + 0.3 * (t * 0.071 + s).sin())
-            })
-            .collect(),
-    )
+    TestInput::wandering(center, depth, seed, 64 * BLOCKS)
 }
 
 /// A control input that steps every `every` blocks.
 fn steps(start: f32, by: f32, every: usize) -> TestInput {
-    Control((0..BLOCKS).map(|b| start + by * (b / every) as f32).collect())
+    TestInput::stepping(start, by, every, BLOCKS)
 }
 
 /// Audio input values a kernel must treat exactly as the unit does, far

@@ -15,6 +15,7 @@ mod lanes4;
 mod lags;
 mod onepole;
 pub(crate) mod twopole;
+pub(crate) mod section_batch;
 mod sections;
 mod median;
 pub(crate) mod nonlinear;

@@ -318,6 +318,23 @@ impl<'a> Wires<'a> {
         }
     }
 
+    /// Where these wires lead: two calls whose wires have the same place
+    /// find every input and output at the same address, so that a unit
+    /// may keep the addresses it found for the next block.
+    #[inline]
+    pub fn place(&self) -> WiresPlace {
+        WiresPlace([
+            self.arrays[0] as usize,
+            self.arrays[1] as usize,
+            self.inputs.as_ptr() as usize,
+            self.inputs.len(),
+            self.outputs.as_ptr() as usize,
+            self.outputs.len(),
+            self.block_size,
+            self.n,
+        ])
+    }
+
     /// Sets every output to zero for this call.
     pub fn clear_outputs(&mut self) {
         for i in 0..self.outputs.len() {
@@ -325,6 +342,11 @@ impl<'a> Wires<'a> {
         }
     }
 }
+
+/// What [`Wires::place`] compares: the wire arrays, the wire lists and
+/// the sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WiresPlace([usize; 8]);
 
 /// Everything else a unit may touch while it runs.
 pub struct UnitCtx<'a> {

@@ -41,17 +41,48 @@ impl<'a> In<'a> {
         (self.step == 1).then_some(self.s)
     }
 
-    /// Where the signal's first value is read from: two inputs with the
-    /// same place and stepping are the same signal.
-    #[inline(always)]
-    pub(crate) fn first_ptr(&self) -> *const f32 {
-        self.s.as_ptr()
-    }
-
     /// The first value (scsynth's `ZIN0`).
     #[inline(always)]
     pub(crate) fn first(&self) -> f32 {
         self.s[0]
+    }
+
+    /// The input with its borrow let go, for a unit that keeps where its
+    /// inputs are from one block to the next (`from_raw` takes it back).
+    #[inline(always)]
+    pub(crate) fn to_raw(self) -> RawIn {
+        RawIn { ptr: self.s.as_ptr(), len: self.s.len(), step: self.step }
+    }
+
+    /// The input `to_raw` gave.
+    ///
+    /// # Safety
+    /// The wire `raw` came from still holds its `len` samples, live and
+    /// written by nothing for `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(raw: RawIn) -> In<'a> {
+        // SAFETY: the caller's contract.
+        In { s: unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) }, step: raw.step }
+    }
+}
+
+/// An [`In`] without its borrow.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct RawIn {
+    ptr: *const f32,
+    len: usize,
+    step: usize,
+}
+
+impl RawIn {
+    /// No input at all: a place to fill, never read.
+    pub(crate) const NONE: RawIn = RawIn { ptr: std::ptr::NonNull::dangling().as_ptr(), len: 0, step: 0 };
+
+    /// Whether two inputs are the same signal: read from the same place,
+    /// both stepping through a block or both repeating one value.
+    #[inline(always)]
+    pub(crate) fn same_signal(&self, other: &RawIn) -> bool {
+        self.ptr == other.ptr && (self.step == 1) == (other.step == 1)
     }
 }
 

@@ -2,7 +2,7 @@
 //! TwoPole, TwoZero, and Formlet (two Ringz sections).
 
 use super::lanes4::Sample;
-use crate::common::signal::{decay_coef, zap, In, Loops};
+use crate::common::signal::{decay_coef, zap, In, Loops, RawIn};
 use crate::unit::{Construct, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
 use std::marker::PhantomData;
 
@@ -132,21 +132,6 @@ impl<D: Design> Unit for Section<D> {
 
 use crate::unit::{Lanes, MAX_LANES};
 
-impl<D: Design> crate::batch::LaneUnit for Section<D> {
-    const KERNEL: crate::unit::LaneKernel = section_lanes::<D>;
-
-    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, rate: &RateInfo) {
-        for l in 0..lanes.len {
-            // A lane that is not filled leaves the batch uncomputed.
-            if lanes.ios[l].is_none() {
-                return;
-            }
-        }
-        // SAFETY: forwarded contract.
-        unsafe { section_lanes_of::<D>(units, lanes, rate) };
-    }
-}
-
 /// The same Section step of several synths, computed side by side: each
 /// lane does exactly the ticks and coefficient steps its unit would do
 /// alone, so the latency of one filter's recurrence hides behind the others.
@@ -187,7 +172,75 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
         }
         return;
     }
-    let ios = &mut lanes.ios;
+    let mut run = [SecLane::<D>::EMPTY; MAX_LANES];
+    for l in 0..k {
+        let Some(io) = lanes.ios[l].as_mut() else { return };
+        run[l] = SecLane::resolve(io, secs[l]);
+    }
+    // SAFETY: the caller's contract: distinct live units, each lane's
+    // wires (borrowed through `lanes` for the call) its unit's own.
+    unsafe { section_run(&run[..k], rate) };
+}
+
+/// A zero for the parameters a unit has no input for (`in0` reads 0).
+static NO_PARAM: f32 = 0.0;
+
+/// One lane of the section kernels: its unit and that unit's wires,
+/// resolved to addresses. A batch keeps its members' lanes from one block
+/// to the next while its wires stay in place (`Wires::place`).
+pub(crate) struct SecLane<D: Design> {
+    pub(crate) unit: *mut Section<D>,
+    /// Input 0, as `In::new` reads it.
+    pub(crate) inp: RawIn,
+    /// Where parameter k (input k + 1) is read, for k < `D::NP`.
+    pub(crate) params: [*const f32; 3],
+    /// The output's block.
+    pub(crate) out: *mut f32,
+}
+
+impl<D: Design> Clone for SecLane<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<D: Design> Copy for SecLane<D> {}
+
+impl<D: Design> SecLane<D> {
+    /// No unit and no wires: a place to fill.
+    pub(crate) const EMPTY: SecLane<D> = SecLane {
+        unit: std::ptr::null_mut(),
+        inp: RawIn::NONE,
+        params: [std::ptr::null(); 3],
+        out: std::ptr::null_mut(),
+    };
+
+    /// Unit `unit`'s lane, its wires being `io`.
+    pub(crate) fn resolve(io: &mut Wires<'_>, unit: *mut Section<D>) -> SecLane<D> {
+        let params = std::array::from_fn(|k| {
+            if k < D::NP && k + 1 < io.num_inputs() {
+                io.inp(k + 1).as_ptr()
+            } else {
+                &NO_PARAM as *const f32
+            }
+        });
+        SecLane { unit, inp: In::new(io, 0).to_raw(), params, out: io.out_ptr(0) }
+    }
+}
+
+/// The section kernel proper: lanes `lanes` (at most [`MAX_LANES`]) through
+/// one block, each with exactly the ticks and coefficient steps its unit
+/// would do alone. Audio-rate block forms only (not `D::SINGLE` at control
+/// rate, which reads its coefficients at once).
+///
+/// # Safety
+/// `lanes[l].unit` point at distinct live units used through nothing else
+/// during the call; each lane's input, parameters and output are where its
+/// unit's wires are for this block (`SecLane::resolve`), live for the call,
+/// the outputs written through nothing else.
+pub(crate) unsafe fn section_run<D: Design>(run: &[SecLane<D>], rate: &RateInfo) {
+    let k = run.len();
+    assert!(k <= MAX_LANES, "more section lanes than a kernel takes");
     let lp = Loops::of(rate);
     let mut inp: [In<'_>; MAX_LANES] = [In::silent(); MAX_LANES];
     let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
@@ -205,18 +258,19 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
     // identical voices sweeping one filter together share one computation
     // per block instead of a tangent and a cosine each.
     let mut last: Option<([u32; 3], [f64; 3])> = None;
-    for l in 0..k {
-        // SAFETY: each pointer came from a distinct unit borrowed mutably
-        // by `units`, which outlives this function's use of it; no other
-        // reference to the unit is live in this loop.
-        let sec = unsafe { &mut *secs[l] };
-        let Some(io) = ios[l].as_mut() else { return };
-        inp[l] = In::new(io, 0);
-        shared &= io.num_inputs() > 0
-            && inp[l].first_ptr() == inp[0].first_ptr()
-            && inp[l].audio().is_some() == inp[0].audio().is_some();
-        out[l] = io.out_ptr(0);
-        let (p, _) = Section::<D>::read_params(io);
+    for (l, lane) in run.iter().enumerate() {
+        // SAFETY: each unit is distinct and borrowed for the call alone
+        // (the caller's contract); no other reference to it is live here.
+        let sec = unsafe { &mut *lane.unit };
+        // SAFETY: the input is this block's (the caller's contract).
+        inp[l] = unsafe { In::from_raw(lane.inp) };
+        shared &= lane.inp.same_signal(&run[0].inp);
+        out[l] = lane.out;
+        let mut p = [0.0f32; 3];
+        for kk in 0..D::NP {
+            // SAFETY: a parameter's wire, or `NO_PARAM` (the caller's contract).
+            p[kk] = unsafe { *lane.params[kk] };
+        }
         for kk in 0..3 {
             c[kk][l] = sec.c[kk];
         }
@@ -257,9 +311,11 @@ unsafe fn section_lanes_of<D: Design>(secs: &[*mut Section<D>; MAX_LANES], lanes
             lp,
         );
     }
-    for l in 0..k {
+    #[cfg(not(target_arch = "x86_64"))]
+    section_ticks::<D>(SectionLanes { k, inp: &inp, out: &out, c: &c, slope: &slope, changed: &changed, shared }, &mut s1, &mut s2, lp);
+    for (l, lane) in run.iter().enumerate() {
         // SAFETY: as above; no other reference to the unit is live now.
-        unsafe { &mut *secs[l] }.finish(s1[l], s2[l]);
+        unsafe { &mut *lane.unit }.finish(s1[l], s2[l]);
     }
 }
 
@@ -415,7 +471,7 @@ unsafe fn section_vector<D: Design, const V: usize>(
     // from the lanes' inputs (padding lanes past `end` read lane `base`'s,
     // and their results are dropped).
     let mut src = [std::ptr::null::<f32>(); 16];
-    let mut direct = !shared;
+    let mut direct = true;
     for (j, p) in src.iter_mut().enumerate().take(8 * groups) {
         if base + j < end {
             match inp[base + j].audio() {
@@ -427,12 +483,20 @@ unsafe fn section_vector<D: Design, const V: usize>(
     for j in (end - base)..8 * groups {
         src[j] = src[0];
     }
-    if direct && !moving && n % 4 == 0 {
-        // Fixed coefficients over whole audio blocks: no tiles (`quad_pass`).
-        let q = Quads { n, base, end, out, src: &src };
+    if direct && n % 4 == 0 {
+        // Whole audio blocks: no tiles (`quad_pass`).
+        let q = Quads { n, stepped, base, end, out, src: &src, sv: &sv, mask: &mask };
         // SAFETY: forwarded contract; `direct` and n % 4 == 0, as it asks.
-        unsafe { quads::<D, V>(&q, &cv, &mut y1, &mut y2) };
+        unsafe {
+            if moving {
+                quads::<D, V, true>(&q, &cv, &mut y1, &mut y2);
+            } else {
+                quads::<D, V, false>(&q, &cv, &mut y1, &mut y2);
+            }
+        }
     } else {
+        // `direct` matters only to lanes that do not share their source.
+        let direct = direct && !shared;
         let blk = Block { n, stepped, base, end, groups, inp, out, src: &src, direct, shared_in: &shared_in, sv: &sv, mask: &mask };
         // The lanes' source and whether coefficients glide are fixed for the
         // block: each combination gets a loop without those tests.
@@ -716,18 +780,23 @@ unsafe fn run_tiles<D: Design, const V: usize, const SHARED: bool, const MOVING:
     *cv = c;
 }
 
-/// What `quad_pass` reads besides the filter state: the block's lanes
-/// with fixed coefficients, each reading a whole audio block.
+/// What `quad_pass` reads besides the filter state: the block's lanes,
+/// each reading a whole audio block, and how their coefficients glide.
 #[cfg(target_arch = "x86_64")]
-struct Quads<'a> {
+struct Quads<'a, const V: usize> {
     /// Samples in the block, a multiple of four.
     n: usize,
+    /// Samples before this one end groups of three that step the coefficients.
+    stepped: usize,
     /// The first lane and the end of the used lanes.
     base: usize,
     end: usize,
     out: &'a [*mut f32; MAX_LANES],
     /// Lane base + j's input at `src[j]` (padding lanes read lane `base`'s).
     src: &'a [*const f32; 16],
+    /// Each vector's coefficient steps, and which of its lanes take them.
+    sv: &'a [[super::lanes4::F64x4; 3]; V],
+    mask: &'a [std::arch::x86_64::__m256d; V],
 }
 
 /// Every vector of the block through `quad_pass`, two at a time.
@@ -736,8 +805,8 @@ struct Quads<'a> {
 /// As for `quad_pass`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn quads<D: Design, const V: usize>(
-    q: &Quads<'_>,
+unsafe fn quads<D: Design, const V: usize, const MOVING: bool>(
+    q: &Quads<'_, V>,
     cv: &[[super::lanes4::F64x4; 3]; V],
     y1: &mut [super::lanes4::F64x4; V],
     y2: &mut [super::lanes4::F64x4; V],
@@ -745,19 +814,19 @@ unsafe fn quads<D: Design, const V: usize>(
     // SAFETY: forwarded contract; v0 + P <= V in every call.
     unsafe {
         if V == 1 {
-            quad_pass::<D, V, 1>(q, 0, cv, y1, y2);
+            quad_pass::<D, V, 1, MOVING>(q, 0, cv, y1, y2);
         } else {
             for v0 in (0..V).step_by(2) {
-                quad_pass::<D, V, 2>(q, v0, cv, y1, y2);
+                quad_pass::<D, V, 2, MOVING>(q, v0, cv, y1, y2);
             }
         }
     }
 }
 
-/// Vectors `v0..v0 + P` of a block of lanes with fixed coefficients
-/// through the whole block, four samples at a time, side by side so that
-/// one's recurrence hides behind the other's: the ticks of `run_tiles`, in
-/// the same order within each lane.
+/// Vectors `v0..v0 + P` of a block of lanes through the whole block, four
+/// samples at a time, side by side so that one's recurrence hides behind
+/// the other's: the ticks and coefficient steps of `run_tiles` (`MOVING`:
+/// some lane's coefficients glide), in the same order within each lane.
 ///
 /// Inputs and outputs move through 4×4 transposes in registers rather than
 /// tiles in memory; a vector whose lanes all filter one signal (a synth's
@@ -770,8 +839,8 @@ unsafe fn quads<D: Design, const V: usize>(
 /// q.base + 4 * V <= MAX_LANES.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
-    q: &Quads<'_>,
+unsafe fn quad_pass<D: Design, const V: usize, const P: usize, const MOVING: bool>(
+    q: &Quads<'_, V>,
     v0: usize,
     cv: &[[super::lanes4::F64x4; 3]; V],
     y1s: &mut [super::lanes4::F64x4; V],
@@ -780,6 +849,12 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
     use super::lanes4::F64x4;
     use std::arch::x86_64::*;
     let mut c = [cv[v0]; P];
+    // Each vector's coefficient steps, -0.0 in the lanes that hold theirs:
+    // adding -0.0 leaves every value as it is (a zero's sign included, and
+    // coefficients are never signalling NaNs), as the mask of `run_tiles`
+    // does, without a blend per step.
+    // SAFETY: AVX2 by the caller's contract.
+    let mut sv = [[F64x4(unsafe { _mm256_set1_pd(-0.0) }); 3]; P];
     let (mut y1, mut y2) = ([y1s[v0]; P], [y2s[v0]; P]);
     let mut src = [[std::ptr::null::<f32>(); 4]; P];
     let mut dst = [[std::ptr::null_mut::<f32>(); 4]; P];
@@ -789,6 +864,12 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
     for p in 0..P {
         let v = v0 + p;
         c[p] = cv[v];
+        if MOVING {
+            for kk in 0..3 {
+                // SAFETY: AVX2 by the caller's contract.
+                sv[p][kk] = F64x4(unsafe { _mm256_blendv_pd(sv[p][kk].0, q.sv[v][kk].0, q.mask[v]) });
+            }
+        }
         y1[p] = y1s[v];
         y2[p] = y2s[v];
         used[p] = (q.end - q.base).saturating_sub(4 * v).min(4);
@@ -809,59 +890,94 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize>(
         }};
     }
     let mut i = 0;
-    while i < q.n {
-        // SAFETY: AVX2 by the caller's contract; samples i..i + 4 <= q.n
-        // of each lane's input, and of each used lane's output.
-        unsafe {
-            let mut x = [[_mm256_setzero_pd(); 4]; P];
-            for p in 0..P {
-                if one[p] {
-                    let w = _mm256_cvtps_pd(_mm_loadu_ps(src[p][0].add(i)));
-                    x[p] = [
-                        _mm256_permute4x64_pd::<0x00>(w),
-                        _mm256_permute4x64_pd::<0x55>(w),
-                        _mm256_permute4x64_pd::<0xAA>(w),
-                        _mm256_permute4x64_pd::<0xFF>(w),
-                    ];
-                } else {
-                    let r = &src[p];
-                    let cols = transpose4!(
-                        _mm_loadu_ps(r[0].add(i)),
-                        _mm_loadu_ps(r[1].add(i)),
-                        _mm_loadu_ps(r[2].add(i)),
-                        _mm_loadu_ps(r[3].add(i))
-                    );
-                    x[p] = [
-                        _mm256_cvtps_pd(cols[0]),
-                        _mm256_cvtps_pd(cols[1]),
-                        _mm256_cvtps_pd(cols[2]),
-                        _mm256_cvtps_pd(cols[3]),
-                    ];
-                }
-            }
-            let mut y = [[_mm_setzero_ps(); 4]; P];
-            for s in 0..4 {
+    // The four samples from i, i % 3 being `$r`: the coefficients step
+    // after every sample j with j % 3 == 2 (the end of a group of three;
+    // in a block of whole quads every such j lies below `q.stepped`).
+    macro_rules! quad {
+        ($r:expr) => {{
+            let r: usize = $r;
+            debug_assert!(!MOVING || i % 3 == r);
+            // SAFETY: AVX2 by the caller's contract; samples i..i + 4 <= q.n
+            // of each lane's input, and of each used lane's output.
+            unsafe {
+                let mut x = [[_mm256_setzero_pd(); 4]; P];
                 for p in 0..P {
-                    let (y0, out) = D::tick(F64x4(x[p][s]), &c[p], y1[p], y2[p]);
-                    y[p][s] = _mm256_cvtpd_ps(out.0);
-                    y2[p] = y1[p];
-                    y1[p] = y0;
+                    if one[p] {
+                        let w = _mm256_cvtps_pd(_mm_loadu_ps(src[p][0].add(i)));
+                        x[p] = [
+                            _mm256_permute4x64_pd::<0x00>(w),
+                            _mm256_permute4x64_pd::<0x55>(w),
+                            _mm256_permute4x64_pd::<0xAA>(w),
+                            _mm256_permute4x64_pd::<0xFF>(w),
+                        ];
+                    } else {
+                        let r = &src[p];
+                        let cols = transpose4!(
+                            _mm_loadu_ps(r[0].add(i)),
+                            _mm_loadu_ps(r[1].add(i)),
+                            _mm_loadu_ps(r[2].add(i)),
+                            _mm_loadu_ps(r[3].add(i))
+                        );
+                        x[p] = [
+                            _mm256_cvtps_pd(cols[0]),
+                            _mm256_cvtps_pd(cols[1]),
+                            _mm256_cvtps_pd(cols[2]),
+                            _mm256_cvtps_pd(cols[3]),
+                        ];
+                    }
+                }
+                let mut y = [[_mm_setzero_ps(); 4]; P];
+                for s in 0..4 {
+                    for p in 0..P {
+                        let (y0, out) = D::tick(F64x4(x[p][s]), &c[p], y1[p], y2[p]);
+                        y[p][s] = _mm256_cvtpd_ps(out.0);
+                        y2[p] = y1[p];
+                        y1[p] = y0;
+                    }
+                    if MOVING && (r + s) % 3 == 2 {
+                        debug_assert!(i + s < q.stepped);
+                        for p in 0..P {
+                            for kk in 0..3 {
+                                c[p][kk] = c[p][kk] + sv[p][kk];
+                            }
+                        }
+                    }
+                }
+                for p in 0..P {
+                    let rows = transpose4!(y[p][0], y[p][1], y[p][2], y[p][3]);
+                    if used[p] == 4 {
+                        for j in 0..4 {
+                            _mm_storeu_ps(dst[p][j].add(i), rows[j]);
+                        }
+                    } else {
+                        for j in 0..used[p] {
+                            _mm_storeu_ps(dst[p][j].add(i), rows[j]);
+                        }
+                    }
                 }
             }
-            for p in 0..P {
-                let rows = transpose4!(y[p][0], y[p][1], y[p][2], y[p][3]);
-                if used[p] == 4 {
-                    for j in 0..4 {
-                        _mm_storeu_ps(dst[p][j].add(i), rows[j]);
-                    }
-                } else {
-                    for j in 0..used[p] {
-                        _mm_storeu_ps(dst[p][j].add(i), rows[j]);
-                    }
-                }
+            i += 4;
+        }};
+    }
+    if MOVING {
+        // Quads in threes, so that where the coefficients step is fixed in
+        // each; a block of whole quads ends with at most two more.
+        while i + 12 <= q.n {
+            quad!(0);
+            quad!(1);
+            quad!(2);
+        }
+        while i < q.n {
+            if i % 12 == 0 {
+                quad!(0);
+            } else {
+                quad!(1);
             }
         }
-        i += 4;
+    } else {
+        while i < q.n {
+            quad!(0);
+        }
     }
     y1s[v0..v0 + P].copy_from_slice(&y1);
     y2s[v0..v0 + P].copy_from_slice(&y2);

@@ -95,6 +95,14 @@ impl<D: Design> Section<D> {
     }
 }
 
+#[cfg(test)]
+impl<D: Design> Section<D> {
+    /// The state and coefficients, bit for bit.
+    pub(crate) fn state_bits(&self) -> [u64; 5] {
+        [self.s1.to_bits(), self.s2.to_bits(), self.c[0].to_bits(), self.c[1].to_bits(), self.c[2].to_bits()]
+    }
+}
+
 impl<D: Design> Construct for Section<D> {
     fn new(_spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let mut s = Section {

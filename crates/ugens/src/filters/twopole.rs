@@ -819,13 +819,28 @@ unsafe fn quads<D: Design, const V: usize, const MOVING: bool>(
     y1: &mut [super::lanes4::F64x4; V],
     y2: &mut [super::lanes4::F64x4; V],
 ) {
+    // Whether vector v's used lanes all read one signal: each combination
+    // of the pair run side by side gets a loop without that test.
+    let one = |v: usize| {
+        let used = (q.end - q.base).saturating_sub(4 * v).min(4);
+        (1..used).all(|j| q.src[4 * v + j] == q.src[4 * v])
+    };
     // SAFETY: forwarded contract; v0 + P <= V in every call.
     unsafe {
         if V == 1 {
-            quad_pass::<D, V, 1, MOVING>(q, 0, cv, y1, y2);
+            if one(0) {
+                quad_pass::<D, V, 1, MOVING, 1>(q, 0, cv, y1, y2);
+            } else {
+                quad_pass::<D, V, 1, MOVING, 0>(q, 0, cv, y1, y2);
+            }
         } else {
             for v0 in (0..V).step_by(2) {
-                quad_pass::<D, V, 2, MOVING>(q, v0, cv, y1, y2);
+                match (one(v0), one(v0 + 1)) {
+                    (true, true) => quad_pass::<D, V, 2, MOVING, 3>(q, v0, cv, y1, y2),
+                    (true, false) => quad_pass::<D, V, 2, MOVING, 1>(q, v0, cv, y1, y2),
+                    (false, true) => quad_pass::<D, V, 2, MOVING, 2>(q, v0, cv, y1, y2),
+                    (false, false) => quad_pass::<D, V, 2, MOVING, 0>(q, v0, cv, y1, y2),
+                }
             }
         }
     }
@@ -838,7 +853,8 @@ unsafe fn quads<D: Design, const V: usize, const MOVING: bool>(
 ///
 /// Inputs and outputs move through 4×4 transposes in registers rather than
 /// tiles in memory; a vector whose lanes all filter one signal (a synth's
-/// filter bank on one source) reads it with one load and four broadcasts.
+/// filter bank on one source) reads it with one load and four broadcasts;
+/// bit p of `ONE` says vector v0 + p is one of those.
 ///
 /// # Safety
 /// The CPU has AVX2; q.n % 4 == 0; `q.src[j]`, j < 4 * V, is valid for
@@ -847,7 +863,7 @@ unsafe fn quads<D: Design, const V: usize, const MOVING: bool>(
 /// q.base + 4 * V <= MAX_LANES.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn quad_pass<D: Design, const V: usize, const P: usize, const MOVING: bool>(
+unsafe fn quad_pass<D: Design, const V: usize, const P: usize, const MOVING: bool, const ONE: u8>(
     q: &Quads<'_, V>,
     v0: usize,
     cv: &[[super::lanes4::F64x4; 3]; V],
@@ -866,8 +882,9 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize, const MOVING: boo
     let (mut y1, mut y2) = ([y1s[v0]; P], [y2s[v0]; P]);
     let mut src = [[std::ptr::null::<f32>(); 4]; P];
     let mut dst = [[std::ptr::null_mut::<f32>(); 4]; P];
-    // Whether the vector's used lanes read one signal, and how many are used.
-    let mut one = [false; P];
+    // Whether vector p's used lanes read one signal (bit p of `ONE`), and
+    // how many are used.
+    let one: [bool; P] = std::array::from_fn(|p| ONE >> p & 1 == 1);
     let mut used = [0usize; P];
     for p in 0..P {
         let v = v0 + p;
@@ -887,7 +904,7 @@ unsafe fn quad_pass<D: Design, const V: usize, const P: usize, const MOVING: boo
                 dst[p][j] = q.out[q.base + 4 * v + j];
             }
         }
-        one[p] = (1..used[p]).all(|j| src[p][j] == src[p][0]);
+        debug_assert_eq!(one[p], (1..used[p]).all(|j| src[p][j] == src[p][0]));
     }
     // Rows r0..r3 to columns (a 4×4 transpose of floats).
     macro_rules! transpose4 {

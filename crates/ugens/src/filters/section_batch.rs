@@ -277,10 +277,9 @@ mod tests {
                 for (p, &s) in order.iter().enumerate() {
                     places[s] = p;
                 }
-                let mut next = order.len() + 1 + b % 2;
-                for place in places.iter_mut().filter(|p| **p == usize::MAX) {
-                    *place = next;
-                    next += 1;
+                let rest = places.iter_mut().filter(|p| **p == usize::MAX);
+                for (at, place) in (order.len() + 1 + b % 2..).zip(rest) {
+                    *place = at;
                 }
                 fill(b + 1, &places, &mut own, &mut scratch, &mut alone_wires);
                 let scratch_at = |s: usize, scratch: &mut Vec<f32>| {

@@ -70,6 +70,25 @@ impl<D: Design> SectionBatch<D> {
         }
         self.place = Some(place);
     }
+
+    /// Whether the members take their one-sample form this block (a filter
+    /// with one, in a one-sample block: new coefficients at once, as
+    /// scsynth's `_next_1`), which the section kernel does not do.
+    #[inline(always)]
+    fn single(rate: &RateInfo) -> bool {
+        D::SINGLE && rate.buf_length == 1
+    }
+
+    /// Each member through its own one-sample form, as it would run alone.
+    fn run_single(&mut self, io: &Wires<'_>, rate: &RateInfo) {
+        let (ni, no) = (self.ni, self.no);
+        for (j, member) in self.members.iter_mut().enumerate() {
+            // SAFETY: member j's part of the wires; the members' output
+            // spans are disjoint, and one view is used at a time.
+            let mut part = unsafe { io.part(j * ni..(j + 1) * ni, j * no..(j + 1) * no) };
+            member.run(&mut part, rate);
+        }
+    }
 }
 
 /// Lanes gathered for the section kernel, run whenever sixteen are queued.
@@ -122,6 +141,10 @@ impl<D: Design> Queue<D> {
 
 impl<D: Design> Unit for SectionBatch<D> {
     fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        if Self::single(cx.rate) {
+            self.run_single(io, cx.rate);
+            return;
+        }
         let mut queue = Queue::<D>::new();
         // SAFETY: the members are borrowed through `self` and the outputs
         // through `io` for the call; nothing else uses either meanwhile.
@@ -156,6 +179,15 @@ pub(crate) fn section_batch_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateI
             None => return,
         }
     }
+    if SectionBatch::<D>::single(rate) {
+        for l in 0..k {
+            let Some(io) = lanes.ios[l].as_ref() else { return };
+            // SAFETY: distinct batches borrowed mutably through `lanes` for
+            // the whole call; nothing else reaches this one meanwhile.
+            unsafe { &mut *batches[l] }.run_single(io, rate);
+        }
+        return;
+    }
     let mut queue = Queue::<D>::new();
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_ref() else { return };
@@ -170,7 +202,7 @@ pub(crate) fn section_batch_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateI
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filters::twopole::{RingzDesign, RlpfDesign};
+    use crate::filters::twopole::{BpfDesign, RingzDesign, RlpfDesign};
     use crate::unit::{Rate, WireRef, NO_UNIT, SCRATCH};
     use crate::world::{SynthCtx, World};
 
@@ -206,8 +238,8 @@ mod tests {
     /// joining and leaving the batch, changing places and running alone
     /// between blocks, give every member's unit run alone's output and
     /// state, bit for bit.
-    fn batches_keep_their_wires_across_blocks<D: Design>(base: [f32; 2]) {
-        for n in [64usize, 20, 66] {
+    fn batches_keep_their_wires_across_blocks<D: Design>(base: [f32; 2], sizes: &[usize]) {
+        for &n in sizes {
             let rate = RateInfo::full(48_000.0, n);
             let mut world = World::new(48_000.0, n, 128, 4096, 16, 2, 2, 12345);
             let mut synth = SynthCtx::default();
@@ -326,13 +358,27 @@ mod tests {
         }
     }
 
+    /// Block sizes of whole quads, of a tile and a half and of a part quad.
+    const SIZES: [usize; 3] = [64, 20, 66];
+
+    /// Blocks shorter than a quad; in one-sample blocks a filter with a
+    /// one-sample form (RLPF, BPF) takes its new coefficients at once.
+    const SHORT: [usize; 4] = [1, 2, 3, 5];
+
     #[test]
     fn ringz_batches_keep_their_wires_across_blocks_as_synths_come_and_go() {
-        batches_keep_their_wires_across_blocks::<RingzDesign>([150.0, 0.2]);
+        batches_keep_their_wires_across_blocks::<RingzDesign>([150.0, 0.2], &SIZES);
     }
 
     #[test]
     fn rlpf_batches_keep_their_wires_across_blocks_as_synths_come_and_go() {
-        batches_keep_their_wires_across_blocks::<RlpfDesign>([400.0, 0.5]);
+        batches_keep_their_wires_across_blocks::<RlpfDesign>([400.0, 0.5], &SIZES);
+    }
+
+    #[test]
+    fn batches_in_blocks_shorter_than_a_quad_match_their_members_alone() {
+        batches_keep_their_wires_across_blocks::<RingzDesign>([150.0, 0.2], &SHORT);
+        batches_keep_their_wires_across_blocks::<RlpfDesign>([400.0, 0.5], &SHORT);
+        batches_keep_their_wires_across_blocks::<BpfDesign>([700.0, 0.3], &SHORT);
     }
 }

@@ -123,7 +123,7 @@ impl<D: Design> Construct for Section<D> {
 }
 
 impl<D: Design> Section<D> {
-    fn run(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
+    pub(super) fn run(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
         if D::SINGLE && self.single {
             self.next_single(io, rate);
         } else {
@@ -238,8 +238,9 @@ impl<D: Design> SecLane<D> {
 
 /// The section kernel proper: lanes `lanes` (at most [`MAX_LANES`]) through
 /// one block, each with exactly the ticks and coefficient steps its unit
-/// would do alone. Audio-rate block forms only (not `D::SINGLE` at control
-/// rate, which reads its coefficients at once).
+/// would do alone. Block forms only: a `D::SINGLE` filter in one-sample
+/// blocks (control rate, or audio at `-z 1`) takes its new coefficients at
+/// once, which only its own `run` does.
 ///
 /// # Safety
 /// `lanes[l].unit` point at distinct live units used through nothing else
@@ -249,6 +250,7 @@ impl<D: Design> SecLane<D> {
 pub(crate) unsafe fn section_run<D: Design>(run: &[SecLane<D>], rate: &RateInfo) {
     let k = run.len();
     assert!(k <= MAX_LANES, "more section lanes than a kernel takes");
+    debug_assert!(!(D::SINGLE && rate.buf_length == 1), "a one-sample form given to the block kernel");
     let lp = Loops::of(rate);
     let mut inp: [In<'_>; MAX_LANES] = [In::silent(); MAX_LANES];
     let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];

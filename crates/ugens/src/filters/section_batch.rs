@@ -203,8 +203,9 @@ pub(crate) fn section_batch_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateI
 mod tests {
     use super::*;
     use crate::filters::twopole::{BpfDesign, RingzDesign, RlpfDesign};
+    use crate::testing::test_world;
     use crate::unit::{Rate, WireRef, NO_UNIT, SCRATCH};
-    use crate::world::{SynthCtx, World};
+    use crate::world::SynthCtx;
 
     /// Members per synth: banks of six, three and one, enough together to
     /// cross the kernel's sixteen lanes.
@@ -241,7 +242,7 @@ mod tests {
     fn batches_keep_their_wires_across_blocks<D: Design>(base: [f32; 2], sizes: &[usize]) {
         for &n in sizes {
             let rate = RateInfo::full(48_000.0, n);
-            let mut world = World::new(48_000.0, n, 128, 4096, 16, 2, 2, 12345);
+            let mut world = test_world(n);
             let mut synth = SynthCtx::default();
             let mut done = vec![false; 1];
             let audio = |offset: usize| WireRef { offset: offset as u32, rate: Rate::Audio, from_unit: 0 };

@@ -20,7 +20,7 @@
 //! units ask for (done actions, a failure) is carried out by the engine
 //! after the item, in tree order.
 
-use crate::synth::Synth;
+use crate::synth::{LaneSlot, Synth};
 use magnetar_rt::trace;
 use magnetar_ugens::{ControlMap, Lanes, World, MAX_LANES};
 use std::sync::Arc;
@@ -120,6 +120,8 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
     // Each is pointed once at its slice of the scratch, its place in the
     // batch.
     let mut live: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    // What each live synth's lanes are made of, beside it.
+    let mut slots = [LaneSlot::EMPTY; MAX_LANES];
     let mut n_live = 0;
     // A drawing step's kernel needs every synth's own generator.
     let mut own_rngs = true;
@@ -129,8 +131,13 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
         let s = unsafe { &mut *sp };
         own_rngs &= s.rgen.is_some();
         // SAFETY: as above.
-        if !s.has_failed() && unsafe { s.join_lanes(scratch.add(l * sl)) } {
+        if s.has_failed() {
+            continue;
+        }
+        // SAFETY: as above.
+        if let Some(slot) = unsafe { s.join_lanes(scratch.add(l * sl)) } {
             live[n_live] = sp;
+            slots[n_live] = slot;
             n_live += 1;
         }
     }
@@ -150,19 +157,20 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
             let rate = if step.audio { &full } else { &block };
             let n = if step.audio { bs } else { 1 };
             let (inputs, outputs) = (step.inputs.as_slice(), step.outputs.as_slice());
-            for ((&sp, unit), io) in live[..n_live].iter().zip(&mut lanes.units).zip(&mut lanes.ios) {
+            for ((&slot, unit), io) in slots[..n_live].iter().zip(&mut lanes.units).zip(&mut lanes.ios) {
                 // SAFETY: the caller vouches for the synths, which joined
-                // the batch above; these are step `si`'s wires in the
-                // synth's def.
-                let parts = unsafe { (*sp).lane_parts(si, inputs, outputs, n, bs) };
-                *unit = Some(parts.0);
-                *io = Some(parts.1);
+                // the batch above and are reached through the lanes alone
+                // until the kernel returns; these are step `si`'s wires in
+                // the synth's def, and `si` is one of its steps.
+                *unit = Some(unsafe { slot.unit(si) });
+                // SAFETY: as above.
+                *io = Some(unsafe { slot.wires(inputs, outputs, n, bs) });
             }
             lanes.len = n_live;
             if step.draws {
                 for (&sp, rgen) in live[..n_live].iter().zip(&mut lanes.rgens) {
                     // SAFETY: the generator is a field of the synth that
-                    // `lane_parts` does not borrow; nothing else uses it
+                    // the lanes' parts do not reach; nothing else uses it
                     // during the step.
                     *rgen = unsafe { (*sp).rgen.as_mut() };
                 }
@@ -222,6 +230,7 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
                     // SAFETY: as above.
                     if !unsafe { &*live[l] }.has_failed() {
                         live[kept] = live[l];
+                        slots[kept] = slots[l];
                         kept += 1;
                     }
                 }

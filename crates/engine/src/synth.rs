@@ -438,21 +438,22 @@ impl Synth {
     /// Readies the synth for a lane batch (`schedule::run_lanes`), in which
     /// `scratch` holds its audio wires for the whole block: points its
     /// step wires there once, for the kernels' steps and the steps between
-    /// them alike. False, having done nothing, if the synth was never
-    /// built (it has no runs set up; lane batches hold built synths).
+    /// them alike, and returns what the kernels' lanes are made of. `None`,
+    /// having done nothing, if the synth was never built (it has no runs set
+    /// up; lane batches hold built synths).
     ///
     /// # Safety
     /// `scratch` must point at `def.scratch_len` samples that nothing else
     /// uses during this synth's block.
     #[inline(always)]
-    pub(crate) unsafe fn join_lanes(&mut self, scratch: *mut f32) -> bool {
+    pub(crate) unsafe fn join_lanes(&mut self, scratch: *mut f32) -> Option<LaneSlot> {
         if self.runs.runs.len() != self.def.calc_steps.len() {
             debug_assert!(false, "an unbuilt synth in a lane batch");
-            return false;
+            return None;
         }
         // SAFETY: the caller vouches for the scratch.
         unsafe { self.aim_runs(scratch) };
-        true
+        Some(LaneSlot { base: self.wires.as_mut_ptr(), scratch, units: self.units.as_mut_ptr() })
     }
 
     /// Computes the calc steps `steps` (positions in `def.calc_steps`) only,
@@ -488,29 +489,6 @@ impl Synth {
             self.leave_rgen(world);
         }
         self.local_bufs(world, false);
-    }
-
-    /// The unit and wires of step `si` for a lane kernel, after
-    /// `join_lanes`: the wires point at the scratch it gave. `inputs` and
-    /// `outputs` are the step's wires and `n` its samples per call, looked
-    /// up once by the caller for all the synths it runs.
-    ///
-    /// # Safety
-    /// As for [`Self::calc_steps`]; `inputs` and `outputs` are those of
-    /// step `si` in this synth's def.
-    #[inline(always)]
-    pub(crate) unsafe fn lane_parts<'a>(
-        &'a mut self,
-        si: usize,
-        inputs: &'a [WireRef],
-        outputs: &'a [WireRef],
-        n: usize,
-        bs: usize,
-    ) -> (&'a mut dyn Unit, Wires<'a>) {
-        // SAFETY: as in `calc`, with the scratch the runs point at, which
-        // the caller vouches for.
-        let io = unsafe { Wires::new(self.wires.as_mut_ptr(), self.runs.scratch, inputs, outputs, bs, n) };
-        (&mut *self.units[si], io)
     }
 
     /// Lets units that owe the world something settle it before the
@@ -599,6 +577,57 @@ struct StepRuns {
 unsafe impl Send for StepRuns {}
 // SAFETY: as for `Send`; a shared synth gives no access to them.
 unsafe impl Sync for StepRuns {}
+
+/// Where a synth in a lane batch keeps what its kernels' lanes are made
+/// of (`Synth::join_lanes`): its wire array, the scratch slice its runs
+/// point at, and its units. Looked up once per synth and batch, so that
+/// filling a kernel's lane reads no more of the synth.
+#[derive(Clone, Copy)]
+pub(crate) struct LaneSlot {
+    base: *mut f32,
+    scratch: *mut f32,
+    units: *mut Box<dyn Unit>,
+}
+
+impl LaneSlot {
+    /// A slot that no lane uses.
+    pub(crate) const EMPTY: LaneSlot = LaneSlot {
+        base: std::ptr::null_mut(),
+        scratch: std::ptr::null_mut(),
+        units: std::ptr::null_mut(),
+    };
+
+    /// The wires of a step for a lane kernel: they point at the scratch
+    /// `join_lanes` gave. `inputs` and `outputs` are the step's wires and
+    /// `n` its samples per call, looked up once by the caller for all the
+    /// synths it runs.
+    ///
+    /// # Safety
+    /// The slot is from `join_lanes` of a synth that is live, built, runs
+    /// in this batch and is reached through nothing else meanwhile, its
+    /// scratch still its own; `inputs` and `outputs` are the wires of a step
+    /// of its def. The wires are used only until the synth is reached
+    /// otherwise, and no two of them for one step and slot at once.
+    #[inline(always)]
+    pub(crate) unsafe fn wires<'a>(self, inputs: &'a [WireRef], outputs: &'a [WireRef], n: usize, bs: usize) -> Wires<'a> {
+        // SAFETY: as in `calc`, with the scratch the runs point at, which
+        // the caller vouches for.
+        unsafe { Wires::new(self.base, self.scratch, inputs, outputs, bs, n) }
+    }
+
+    /// The unit of step `si`.
+    ///
+    /// # Safety
+    /// As for [`Self::wires`], with `si` a step of the synth's def; the unit
+    /// is used only while the synth is reached through nothing else, and
+    /// not twice at once.
+    #[inline(always)]
+    pub(crate) unsafe fn unit<'a>(self, si: usize) -> &'a mut dyn Unit {
+        // SAFETY: a built synth has one unit per step (`set_up_runs`), and
+        // its units are never moved or removed while it lives.
+        unsafe { &mut **self.units.add(si) }
+    }
+}
 
 /// The first sample of wire `w`.
 ///

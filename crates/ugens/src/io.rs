@@ -101,9 +101,20 @@ pub struct Control {
 }
 
 impl Control {
+    #[inline(always)]
     fn compute(&self, io: &mut Wires<'_>, cx: &UnitCtx<'_>) {
-        for i in 0..io.num_outputs() {
-            io.out(i)[0] = control_value(cx, self.first + i);
+        let n = io.num_outputs();
+        let range = self.first..self.first + n;
+        // Controls the synth holds itself (the usual case: nothing mapped)
+        // are copied without looking each one up on its own.
+        let (Some(map), Some(values)) = (cx.synth.control_map.get(range.clone()), cx.synth.controls.get(range)) else {
+            for i in 0..n {
+                *io.out0(i) = control_value(cx, self.first + i);
+            }
+            return;
+        };
+        for (i, (m, &v)) in map.iter().zip(values).enumerate() {
+            *io.out0(i) = if *m == ControlMap::Own { v } else { control_value(cx, self.first + i) };
         }
     }
 }

@@ -164,6 +164,12 @@ pub struct GraphDef {
     /// synth's controls (everything but `magnetar_rt::fallible` memory):
     /// what building a synth takes in any case.
     pub fixed_bytes: std::sync::atomic::AtomicUsize,
+    /// How many calc steps, from the first, compute nothing but the
+    /// synth's controls (see `control_prefix`).
+    pub control_prefix: usize,
+    /// The `Control` outputs of those steps: (control index, place in the
+    /// synth's wire array) of each.
+    pub prefix_controls: Vec<(u32, u32)>,
 }
 
 fn rate_of(r: sd::Rate) -> Rate {
@@ -185,6 +191,67 @@ struct Proto<'a> {
     draws: bool,
     /// What the unit declared it does.
     effects: Effects,
+}
+
+/// The steps that compute every block (audio and control rate), in order.
+fn calc_steps_of(steps: &[Step], units: &[UnitDef]) -> Vec<u32> {
+    steps
+        .iter()
+        .enumerate()
+        .filter(|(_, st)| !matches!(units[st.unit as usize].rate, Rate::Scalar | Rate::Demand))
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+/// The longest run of calc steps, from the first, whose outputs are a
+/// function of the synth's controls alone, and the controls' places: each
+/// step a control-rate `Control` (the server's own), or a run of
+/// control-rate operators (`fuse::Fusion::ControlOps`) reading only
+/// constants and the outputs of steps before it in the run.
+///
+/// Each block computes these steps together, one after another, and
+/// nothing else writes their wires. So while every `Control` output of the
+/// run holds, bit for bit, the control it copies (unmapped), the steps
+/// would write what their wires already hold, and a synth may leave them
+/// out (`Synth::controls_as_computed`).
+fn control_prefix(
+    steps: &[Step],
+    calc_steps: &[u32],
+    units: &[UnitDef],
+    protos: &[Proto<'_>],
+    fusions: &[fuse::Fusion],
+) -> (usize, Vec<(u32, u32)>) {
+    let mut written: Vec<u32> = Vec::new();
+    let mut controls = Vec::new();
+    let mut len = 0;
+    for &si in calc_steps {
+        let step = &steps[si as usize];
+        let u = step.unit as usize;
+        let own = |w: &WireRef| w.offset & SCRATCH == 0 && w.rate != Rate::Audio;
+        let control = step.lanes == 1
+            && units[u].name == "Control"
+            && units[u].rate == Rate::Control
+            && !protos[u].effects.foreign
+            && matches!(fusions.get(si as usize), Some(fuse::Fusion::Plain));
+        let ops = matches!(fusions.get(si as usize), Some(fuse::Fusion::ControlOps(_)))
+            && step.inputs.iter().all(|w| own(w) && (w.from_unit == NO_UNIT || written.contains(&w.from_unit)));
+        if !(control || ops) || step.audio || step.sum_tree.is_some() || !step.outputs.iter().all(own) {
+            break;
+        }
+        if control {
+            let first = units[u].special_index.max(0) as u32;
+            controls.extend(step.outputs.iter().enumerate().map(|(i, w)| (first + i as u32, w.offset)));
+        }
+        written.push(step.unit);
+        // A run of operators stands for its members, each the writer of its
+        // own output.
+        written.extend(step.outputs.iter().map(|w| w.from_unit));
+        len += 1;
+    }
+    if controls.is_empty() {
+        return (0, Vec::new());
+    }
+    (len, controls)
 }
 
 impl GraphDef {
@@ -272,6 +339,7 @@ impl GraphDef {
             })
             .collect();
         keep_light_lanes_beside_others(&mut steps, &units, registry);
+        let (control_prefix, prefix_controls) = control_prefix(&steps, &calc_steps_of(&steps, &units), &units, &protos, &fusions);
         let safe = lockstep_safe(def, &protos);
         let any_lane = steps.iter().any(|st| st.lane.is_some());
         let lockstep = safe && any_lane;
@@ -310,12 +378,7 @@ impl GraphDef {
                     p.spec.inputs.get(index as usize).and_then(constant).is_none_or(|a| a as i32 == 1)
                 })
         });
-        let calc_steps = steps
-            .iter()
-            .enumerate()
-            .filter(|(_, st)| !matches!(units[st.unit as usize].rate, Rate::Scalar | Rate::Demand))
-            .map(|(i, _)| i as u32)
-            .collect();
+        let calc_steps = calc_steps_of(&steps, &units);
         let mut step_of_unit = vec![0u32; units.len()];
         for (s, g) in groups.iter().enumerate() {
             for &u in g {
@@ -359,6 +422,8 @@ impl GraphDef {
             new_bytes: Default::default(),
             construct_bytes: Default::default(),
             fixed_bytes: Default::default(),
+            control_prefix,
+            prefix_controls,
         })
     }
 

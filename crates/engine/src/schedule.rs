@@ -202,6 +202,10 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
             }
             // Only steps that draw need a synth's own generator in place.
             let swap_rng = !def.lockstep && calc[k..end].iter().any(|&si| def.steps[si as usize].draws);
+            // The def's leading control steps, which a synth whose controls
+            // are as they were computed leaves out (they would write what
+            // their wires hold).
+            let prefix = if k == 0 { def.control_prefix.min(end) } else { 0 };
             // One guard for the run: a synth that fails leaves the others
             // to go on from the one after it.
             let mut from = 0;
@@ -211,9 +215,13 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
                 let ran = crate::contain::contained(|| {
                     for (l, &sp) in live[..n_live].iter().enumerate().skip(from) {
                         at = l;
-                        // SAFETY: as above; every synth of the batch has this def.
-                        // `k..end` are calc steps of that def.
-                        unsafe { (*sp).calc_steps(k..end, swap_rng, &rates, world) };
+                        // SAFETY: as above.
+                        let first = if prefix > 0 && unsafe { &*sp }.controls_as_computed() { prefix } else { k };
+                        if first < end {
+                            // SAFETY: as above; every synth of the batch has this def.
+                            // `first..end` are calc steps of that def.
+                            unsafe { (*sp).calc_steps(first..end, swap_rng, &rates, world) };
+                        }
                     }
                 });
                 if ran.is_ok() {

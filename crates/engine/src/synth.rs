@@ -456,6 +456,23 @@ impl Synth {
         Some(LaneSlot { base: self.wires.as_mut_ptr(), scratch, units: self.units.as_mut_ptr() })
     }
 
+    /// Whether the def's leading control steps (`GraphDef::control_prefix`)
+    /// would write what their wires hold now: every `Control` output among
+    /// them holds, bit for bit, the unmapped control it copies. Their other
+    /// outputs were computed from those values in the same block as they
+    /// were last written (a synth computes the steps together, or fails
+    /// and computes no more).
+    #[inline(always)]
+    pub(crate) fn controls_as_computed(&self) -> bool {
+        let (controls, map) = (&self.ctx.controls, &self.ctx.control_map);
+        self.def.prefix_controls.iter().all(|&(c, w)| {
+            let c = c as usize;
+            let now = controls.get(c).copied().unwrap_or(0.0);
+            map.get(c).is_none_or(|m| *m == ControlMap::Own)
+                && self.wires.get(w as usize).is_some_and(|v| v.to_bits() == now.to_bits())
+        })
+    }
+
     /// Computes the calc steps `steps` (positions in `def.calc_steps`) only,
     /// in a lane batch, after `join_lanes`: the engine may run several
     /// synths of one def side by side, a run of steps of each at a time.

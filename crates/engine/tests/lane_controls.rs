@@ -9,36 +9,13 @@
 
 mod common;
 
-use common::{def_bytes, i, PerformOsc, Rng};
+use common::{def_bytes, fsin_bank_def, i, PerformOsc, Rng};
 use magnetar_engine::{EngineOptions, GraphDef, OfflineEngine};
 use magnetar_protocol::{OscArg, OscMessage};
 use magnetar_ugens::Registry;
 
 const AUDIO_BUSES: usize = 64;
 const BLOCKS: usize = 200;
-
-/// "bank": `Out.ar(bus, Mix(FSinOsc.ar(freq * [1, 2, 3, 4])) * 0.025)`,
-/// the products of the frequency a run of control-rate operators.
-fn bank_def() -> Vec<u8> {
-    def_bytes(
-        "bank",
-        &[2.0, 3.0, 4.0, 0.0, 0.025],
-        &[("freq", 100.0), ("bus", 0.0)],
-        &[
-            ("Control", 1, &[], &[1, 1], 0),
-            ("BinaryOpUGen", 1, &[(0, 0), (-1, 0)], &[1], 2),
-            ("BinaryOpUGen", 1, &[(0, 0), (-1, 1)], &[1], 2),
-            ("BinaryOpUGen", 1, &[(0, 0), (-1, 2)], &[1], 2),
-            ("FSinOsc", 2, &[(0, 0), (-1, 3)], &[2], 0),
-            ("FSinOsc", 2, &[(1, 0), (-1, 3)], &[2], 0),
-            ("FSinOsc", 2, &[(2, 0), (-1, 3)], &[2], 0),
-            ("FSinOsc", 2, &[(3, 0), (-1, 3)], &[2], 0),
-            ("Sum4", 2, &[(4, 0), (5, 0), (6, 0), (7, 0)], &[2], 0),
-            ("BinaryOpUGen", 2, &[(8, 0), (-1, 4)], &[2], 2),
-            ("Out", 2, &[(0, 1), (9, 0)], &[], 0),
-        ],
-    )
-}
 
 /// "wobble": as "bank", but one product reads a control-rate LFSaw, which
 /// is not a control step: only the Control leads the def.
@@ -70,7 +47,7 @@ fn the_leading_control_steps_are_the_controls_and_the_operators_reading_them() {
         let defs = magnetar_synthdef::parse(bytes).expect("a def");
         GraphDef::compile(&defs[0], &Registry::with_all(), 64).expect("compiles")
     };
-    let bank = compile(&bank_def());
+    let bank = compile(&fsin_bank_def());
     assert!(bank.lockstep);
     assert_eq!(bank.control_prefix, 2, "the Control and the run of products");
     assert_eq!(bank.prefix_controls.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 1]);
@@ -94,7 +71,7 @@ fn engine(threads: usize, lockstep: bool) -> OfflineEngine {
         ..Default::default()
     });
     e.lockstep = lockstep;
-    for def in [bank_def(), wobble_def()] {
+    for def in [fsin_bank_def(), wobble_def()] {
         assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
     }
     e

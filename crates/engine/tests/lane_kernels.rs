@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::def_bytes;
+use common::{def_bytes, fsin_bank_def};
 use magnetar_engine::GraphDef;
 use magnetar_ugens::Registry;
 
@@ -27,24 +27,7 @@ fn lanes(def: &GraphDef) -> Vec<(String, bool)> {
 #[test]
 fn a_bank_of_oscillators_runs_its_mix_scale_and_output_in_lanes() {
     // Out.ar(bus, Mix(FSinOsc.ar(freq * [1, 2, 3, 4])) * 0.025)
-    let def = compile(&def_bytes(
-        "bank",
-        &[2.0, 3.0, 4.0, 0.0, 0.025],
-        &[("freq", 100.0), ("bus", 0.0)],
-        &[
-            ("Control", 1, &[], &[1, 1], 0),
-            ("BinaryOpUGen", 1, &[(0, 0), (-1, 0)], &[1], 2),
-            ("BinaryOpUGen", 1, &[(0, 0), (-1, 1)], &[1], 2),
-            ("BinaryOpUGen", 1, &[(0, 0), (-1, 2)], &[1], 2),
-            ("FSinOsc", 2, &[(0, 0), (-1, 3)], &[2], 0),
-            ("FSinOsc", 2, &[(1, 0), (-1, 3)], &[2], 0),
-            ("FSinOsc", 2, &[(2, 0), (-1, 3)], &[2], 0),
-            ("FSinOsc", 2, &[(3, 0), (-1, 3)], &[2], 0),
-            ("Sum4", 2, &[(4, 0), (5, 0), (6, 0), (7, 0)], &[2], 0),
-            ("BinaryOpUGen", 2, &[(8, 0), (-1, 4)], &[2], 2),
-            ("Out", 2, &[(0, 1), (9, 0)], &[], 0),
-        ],
-    ));
+    let def = compile(&fsin_bank_def());
     assert!(def.lockstep);
     let got = lanes(&def);
     let kernels: Vec<&str> = got.iter().filter(|(_, k)| *k).map(|(n, _)| n.as_str()).collect();

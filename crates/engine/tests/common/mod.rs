@@ -98,3 +98,27 @@ pub fn reader_def() -> Vec<u8> {
         ],
     )
 }
+
+/// "bank": `Out.ar(bus, Mix(FSinOsc.ar(freq * [1, 2, 3, 4])) * 0.025)`,
+/// the frequency's products a run of control-rate operators: the def of
+/// the parallel-group benchmark's FSinOsc scores.
+pub fn fsin_bank_def() -> Vec<u8> {
+    def_bytes(
+        "bank",
+        &[2.0, 3.0, 4.0, 0.0, 0.025],
+        &[("freq", 100.0), ("bus", 0.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("BinaryOpUGen", 1, &[(0, 0), (-1, 0)], &[1], 2),
+            ("BinaryOpUGen", 1, &[(0, 0), (-1, 1)], &[1], 2),
+            ("BinaryOpUGen", 1, &[(0, 0), (-1, 2)], &[1], 2),
+            ("FSinOsc", 2, &[(0, 0), (-1, 3)], &[2], 0),
+            ("FSinOsc", 2, &[(1, 0), (-1, 3)], &[2], 0),
+            ("FSinOsc", 2, &[(2, 0), (-1, 3)], &[2], 0),
+            ("FSinOsc", 2, &[(3, 0), (-1, 3)], &[2], 0),
+            ("Sum4", 2, &[(4, 0), (5, 0), (6, 0), (7, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(8, 0), (-1, 4)], &[2], 2),
+            ("Out", 2, &[(0, 1), (9, 0)], &[], 0),
+        ],
+    )
+}

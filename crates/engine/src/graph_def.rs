@@ -339,7 +339,8 @@ impl GraphDef {
             })
             .collect();
         keep_light_lanes_beside_others(&mut steps, &units, registry);
-        let (control_prefix, prefix_controls) = control_prefix(&steps, &calc_steps_of(&steps, &units), &units, &protos, &fusions);
+        let calc_steps = calc_steps_of(&steps, &units);
+        let (control_prefix, prefix_controls) = control_prefix(&steps, &calc_steps, &units, &protos, &fusions);
         let safe = lockstep_safe(def, &protos);
         let any_lane = steps.iter().any(|st| st.lane.is_some());
         let lockstep = safe && any_lane;
@@ -378,7 +379,6 @@ impl GraphDef {
                     p.spec.inputs.get(index as usize).and_then(constant).is_none_or(|a| a as i32 == 1)
                 })
         });
-        let calc_steps = calc_steps_of(&steps, &units);
         let mut step_of_unit = vec![0u32; units.len()];
         for (s, g) in groups.iter().enumerate() {
             for &u in g {

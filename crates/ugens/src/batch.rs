@@ -46,19 +46,30 @@ pub(crate) fn lane_batchable(spec: &UnitSpec<'_>, _input_rates: &[Rate]) -> bool
     spec.rate == Rate::Audio && spec.num_outputs == 1 && spec.num_inputs >= 1
 }
 
-/// Builds the batch of `spec.lanes` members of unit `U`.
-pub(crate) fn new_lane_batch<U: LaneUnit>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+/// The `spec.lanes` members of a batch step, each unit `M` built on its own
+/// part of the step's wires, and how many inputs and outputs each has.
+pub(crate) fn build_members<M: Construct>(
+    spec: &UnitSpec<'_>,
+    io: &mut Wires<'_>,
+    cx: &mut UnitCtx<'_>,
+) -> (Vec<M>, usize, usize) {
     let lanes = spec.lanes.max(1);
     let ni = io.num_inputs() / lanes;
     let no = io.num_outputs() / lanes;
     let member = UnitSpec { num_inputs: ni, num_outputs: no, lanes: 1, ..*spec };
-    let mut members: Vec<U> = Vec::with_capacity(lanes);
+    let mut members: Vec<M> = Vec::with_capacity(lanes);
     for l in 0..lanes {
         // SAFETY: member l's outputs are its own (the def gives every output
         // of a step its own span), and only this view is used meanwhile.
         let mut part = unsafe { io.part(l * ni..(l + 1) * ni, l * no..(l + 1) * no) };
-        members.push(U::new(&member, &mut part, cx));
+        members.push(M::new(&member, &mut part, cx));
     }
+    (members, ni, no)
+}
+
+/// Builds the batch of `spec.lanes` members of unit `U`.
+pub(crate) fn new_lane_batch<U: LaneUnit>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    let (members, ni, no) = build_members::<U>(spec, io, cx);
     Box::new(LaneBatch { members, ni, no })
 }
 
@@ -104,18 +115,7 @@ impl<U: LaneUnit> Unit for LaneBatch<U> {
 /// members. Each member does exactly what it does in its own synth's batch.
 pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let k = lanes.len;
-    let mut batches: [*mut LaneBatch<U>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    for l in 0..k {
-        // A lane that is not filled or not this unit's batch leaves the step
-        // uncomputed rather than panic (as the other lane kernels do).
-        if lanes.ios[l].is_none() {
-            return;
-        }
-        match lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<LaneBatch<U>>) {
-            Some(b) => batches[l] = b,
-            None => return,
-        }
-    }
+    let Some(batches) = crate::unit::lane_units::<LaneBatch<U>>(lanes) else { return };
     // One set of lanes for every chunk: a kernel reads lanes below `len`
     // only, and each chunk fills those afresh.
     let mut chunk = Lanes::new();

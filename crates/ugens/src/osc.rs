@@ -249,14 +249,7 @@ impl crate::batch::LaneUnit for SinOsc {
 /// leaves the step uncomputed rather than panic, as the others do).
 #[allow(clippy::type_complexity)]
 fn typed_lanes<'w, U: Unit>(lanes: &mut Lanes<'w>) -> Option<([*mut U; MAX_LANES], [*mut Wires<'w>; MAX_LANES])> {
-    let mut units: [*mut U; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    let mut ios: [*mut Wires<'w>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    let k = lanes.len;
-    for (l, (unit, io)) in lanes.units.iter_mut().zip(lanes.ios.iter_mut()).take(k).enumerate() {
-        ios[l] = io.as_mut()?;
-        units[l] = crate::unit::downcast_unit::<U>(unit.as_deref_mut()?)?;
-    }
-    Some((units, ios))
+    Some((crate::unit::lane_units::<U>(lanes)?, lane_wires(lanes)?))
 }
 
 /// The wires of a batch's lanes, whose units the batch already holds by

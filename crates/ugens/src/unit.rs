@@ -496,6 +496,20 @@ pub fn downcast_unit<T: Unit>(unit: &mut dyn Unit) -> Option<&mut T> {
     }
 }
 
+/// The units of a lane kernel's filled lanes as type `U`, or `None` where a
+/// lane is unfilled or holds another unit (the kernel then leaves the step
+/// uncomputed rather than panic, as the others do).
+#[inline]
+pub(crate) fn lane_units<U: Unit>(lanes: &mut Lanes<'_>) -> Option<[*mut U; MAX_LANES]> {
+    let mut units: [*mut U; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let k = lanes.len;
+    for (l, (unit, io)) in lanes.units.iter_mut().zip(lanes.ios.iter()).take(k).enumerate() {
+        io.as_ref()?;
+        units[l] = downcast_unit::<U>(unit.as_deref_mut()?)?;
+    }
+    Some(units)
+}
+
 /// A running unit generator.
 pub trait Unit: AsAny + Send + 'static {
     /// Computes `io.n()` samples of every output.

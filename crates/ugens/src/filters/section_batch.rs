@@ -10,7 +10,7 @@
 //! would do alone, so the output is the same bit for bit.
 
 use super::twopole::{section_run, Design, SecLane, Section};
-use crate::unit::{Construct, Lanes, RateInfo, Unit, UnitCtx, UnitSpec, Wires, WiresPlace, MAX_LANES};
+use crate::unit::{Lanes, RateInfo, Unit, UnitCtx, UnitSpec, Wires, WiresPlace, MAX_LANES};
 
 /// The members of one batch step of section `D`.
 pub struct SectionBatch<D: Design> {
@@ -34,18 +34,9 @@ pub(crate) fn new_section_batch<D: Design>(
     io: &mut Wires<'_>,
     cx: &mut UnitCtx<'_>,
 ) -> Box<dyn Unit> {
-    let lanes = spec.lanes.max(1);
-    let ni = io.num_inputs() / lanes;
-    let no = io.num_outputs() / lanes;
-    let member = UnitSpec { num_inputs: ni, num_outputs: no, lanes: 1, ..*spec };
-    let mut members: Vec<Section<D>> = Vec::with_capacity(lanes);
-    for l in 0..lanes {
-        // SAFETY: member l's outputs are its own (the def gives every output
-        // of a step its own span), and only this view is used meanwhile.
-        let mut part = unsafe { io.part(l * ni..(l + 1) * ni, l * no..(l + 1) * no) };
-        members.push(Section::<D>::new(&member, &mut part, cx));
-    }
-    Box::new(SectionBatch { members, ni, no, lanes: vec![SecLane::EMPTY; lanes], place: None })
+    let (members, ni, no) = crate::batch::build_members::<Section<D>>(spec, io, cx);
+    let lanes = vec![SecLane::EMPTY; members.len()];
+    Box::new(SectionBatch { members, ni, no, lanes, place: None })
 }
 
 impl<D: Design> SectionBatch<D> {
@@ -167,18 +158,7 @@ impl<D: Design> Unit for SectionBatch<D> {
 /// whole vectors with other synths' members.
 pub(crate) fn section_batch_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let k = lanes.len;
-    let mut batches: [*mut SectionBatch<D>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    for l in 0..k {
-        // A lane that is not filled or not this unit's batch leaves the step
-        // uncomputed rather than panic (as the other lane kernels do).
-        if lanes.ios[l].is_none() {
-            return;
-        }
-        match lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<SectionBatch<D>>()) {
-            Some(b) => batches[l] = b,
-            None => return,
-        }
-    }
+    let Some(batches) = crate::unit::lane_units::<SectionBatch<D>>(lanes) else { return };
     if SectionBatch::<D>::single(rate) {
         for l in 0..k {
             let Some(io) = lanes.ios[l].as_ref() else { return };
@@ -204,7 +184,7 @@ mod tests {
     use super::*;
     use crate::filters::twopole::{BpfDesign, RingzDesign, RlpfDesign};
     use crate::testing::test_world;
-    use crate::unit::{Rate, WireRef, NO_UNIT, SCRATCH};
+    use crate::unit::{Construct, Rate, WireRef, NO_UNIT, SCRATCH};
     use crate::world::SynthCtx;
 
     /// Members per synth: banks of six, three and one, enough together to

@@ -144,19 +144,7 @@ use crate::unit::{Lanes, MAX_LANES};
 /// lane does exactly the ticks and coefficient steps its unit would do
 /// alone, so the latency of one filter's recurrence hides behind the others.
 pub(crate) fn section_lanes<D: Design>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
-    let k = lanes.len;
-    let mut secs: [*mut Section<D>; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    for l in 0..k {
-        // The first `k` lanes are filled (`Lanes::push`); a lane that is
-        // not leaves the batch uncomputed rather than panic.
-        if lanes.ios[l].is_none() {
-            return;
-        }
-        match lanes.units[l].as_mut().and_then(|u| u.as_any_mut().downcast_mut::<Section<D>>()) {
-            Some(sec) => secs[l] = sec,
-            None => return,
-        }
-    }
+    let Some(secs) = crate::unit::lane_units::<Section<D>>(lanes) else { return };
     // SAFETY: the pointers came from distinct units borrowed mutably
     // through `lanes` for the whole call, and lane l's wires are unit l's.
     unsafe { section_lanes_of::<D>(&secs, lanes, rate) };

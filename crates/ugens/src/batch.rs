@@ -11,7 +11,7 @@
 //! output is the same bit for bit; the lanes hide the latency of each
 //! member's recurrence behind the others'.
 
-use crate::unit::{Construct, LaneKernel, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
+use crate::unit::{Construct, LaneKernel, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, WiresPlace, MAX_LANES};
 
 /// A unit with a lane kernel that may also batch within a synth.
 pub trait LaneUnit: Construct {
@@ -145,4 +145,163 @@ pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         // SAFETY: as above.
         unsafe { U::typed_kernel(&units, &mut chunk, rate) };
     }
+}
+
+/// A unit whose batches keep each member's wires resolved to addresses
+/// (its `Lane`) from one block to the next, as the section batches do:
+/// they change only when the synth's wires move (another scratch area, when
+/// the synth takes another place in a lane batch or another thread), which
+/// `Wires::place` tells. What a lane holds is fixed for the unit's life
+/// besides its wires (its input rates, say), so it is kept with them.
+pub trait KeptLaneUnit: Construct {
+    /// One member: its unit and where its wires are.
+    type Lane: Copy;
+    /// No unit and no wires: a place to fill.
+    const EMPTY: Self::Lane;
+
+    /// Unit `unit`'s lane, its wires being `io`.
+    ///
+    /// # Safety
+    /// `unit` points at a live unit used through nothing else meanwhile.
+    unsafe fn resolve(io: &mut Wires<'_>, unit: *mut Self) -> Self::Lane;
+
+    /// Runs `lanes` (at most [`MAX_LANES`], all of one step) through one
+    /// block, each with exactly the arithmetic of its unit alone.
+    ///
+    /// # Safety
+    /// The lanes' units are distinct, live and used through nothing else
+    /// during the call; each lane was resolved for wires where this block's
+    /// are, live for the call, the outputs written through nothing else.
+    unsafe fn run_kept(lanes: &[Self::Lane], rate: &RateInfo);
+}
+
+/// Builds the batch of `spec.lanes` members of unit `U`, which keeps its
+/// members' wires resolved across blocks.
+pub(crate) fn new_kept_batch<U: KeptLaneUnit>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
+    let (members, ni, no) = build_members::<U>(spec, io, cx);
+    let lanes = vec![U::EMPTY; members.len()];
+    Box::new(KeptBatch { members, ni, no, lanes, place: None })
+}
+
+/// The members of one batch step, with their lanes as resolved for wires
+/// at `place`.
+pub struct KeptBatch<U: KeptLaneUnit> {
+    members: Vec<U>,
+    ni: usize,
+    no: usize,
+    lanes: Vec<U::Lane>,
+    place: Option<WiresPlace>,
+}
+
+// SAFETY: the kept lanes' addresses are followed only during a call whose
+// wires are at the place they were resolved for (`KeptBatch::follow`), on
+// the thread making that call, as the wires themselves would be.
+unsafe impl<U: KeptLaneUnit> Send for KeptBatch<U> {}
+
+impl<U: KeptLaneUnit> KeptBatch<U> {
+    /// Resolves the members' wires again if `io` is not where they were
+    /// resolved last.
+    #[inline]
+    fn follow(&mut self, io: &Wires<'_>) {
+        let place = io.place();
+        if self.place == Some(place) {
+            return;
+        }
+        let (ni, no) = (self.ni, self.no);
+        // The members never move (nothing is added to or taken from them
+        // after the batch is built), so their addresses are kept too.
+        let units = self.members.as_mut_ptr();
+        for (j, lane) in self.lanes.iter_mut().enumerate() {
+            // SAFETY: member j's part of the wires; the view is only read
+            // (its addresses taken), nothing is written through it.
+            let mut part = unsafe { io.part(j * ni..(j + 1) * ni, j * no..(j + 1) * no) };
+            // SAFETY: j < members.len(): one lane per member, live and
+            // borrowed through `self`.
+            *lane = unsafe { U::resolve(&mut part, units.add(j)) };
+        }
+        self.place = Some(place);
+    }
+}
+
+/// Lanes gathered for `U::run_kept`, run whenever [`MAX_LANES`] are queued.
+struct KeptQueue<U: KeptLaneUnit> {
+    lanes: [U::Lane; MAX_LANES],
+    len: usize,
+}
+
+impl<U: KeptLaneUnit> KeptQueue<U> {
+    fn new() -> Self {
+        KeptQueue { lanes: [U::EMPTY; MAX_LANES], len: 0 }
+    }
+
+    /// Queues the members of `batch`, whose wires are `io`.
+    ///
+    /// # Safety
+    /// `batch`'s members and `io`'s outputs are reached through nothing
+    /// else until the queue has run (`flush`), and belong to no batch
+    /// queued before; `io` stays live until then.
+    #[inline]
+    unsafe fn add(&mut self, batch: &mut KeptBatch<U>, io: &Wires<'_>, rate: &RateInfo) {
+        batch.follow(io);
+        let mut from = &batch.lanes[..];
+        while !from.is_empty() {
+            let take = from.len().min(MAX_LANES - self.len);
+            self.lanes[self.len..self.len + take].copy_from_slice(&from[..take]);
+            self.len += take;
+            from = &from[take..];
+            if self.len == MAX_LANES {
+                // SAFETY: forwarded contract.
+                unsafe { self.flush(rate) };
+            }
+        }
+    }
+
+    /// Runs the queued lanes and empties the queue.
+    ///
+    /// # Safety
+    /// As for `add`.
+    #[inline]
+    unsafe fn flush(&mut self, rate: &RateInfo) {
+        if self.len > 0 {
+            // SAFETY: distinct members of distinct batches, their lanes
+            // resolved for this block's wires (`follow`).
+            unsafe { U::run_kept(&self.lanes[..self.len], rate) };
+            self.len = 0;
+        }
+    }
+}
+
+impl<U: KeptLaneUnit> Unit for KeptBatch<U> {
+    fn next(&mut self, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) {
+        let mut queue = KeptQueue::<U>::new();
+        // SAFETY: the members are borrowed through `self` and the outputs
+        // through `io` for the call; nothing else uses either meanwhile.
+        unsafe {
+            queue.add(self, io, cx.rate);
+            queue.flush(cx.rate);
+        }
+    }
+
+    fn dtor(&mut self, cx: &mut UnitCtx<'_>) {
+        for m in &mut self.members {
+            m.dtor(cx);
+        }
+    }
+}
+
+/// The batch step of several synths of one def, for batches that keep
+/// their lanes: as [`batch_lanes`], each member doing exactly what it does
+/// in its own synth's batch.
+pub(crate) fn kept_batch_lanes<U: KeptLaneUnit>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
+    let k = lanes.len;
+    let Some(batches) = crate::unit::lane_units::<KeptBatch<U>>(lanes) else { return };
+    let mut queue = KeptQueue::<U>::new();
+    for l in 0..k {
+        let Some(io) = lanes.ios[l].as_ref() else { return };
+        // SAFETY: distinct batches borrowed mutably through `lanes` for the
+        // whole call, and their wires; nothing else reaches them meanwhile.
+        unsafe { queue.add(&mut *batches[l], io, rate) };
+    }
+    // SAFETY: as above.
+    unsafe { queue.flush(rate) };
 }

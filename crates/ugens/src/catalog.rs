@@ -2,7 +2,7 @@
 //! (see [`crate::decl`]): the one list a new unit is added to. The families
 //! know nothing of the registry; [`Registry::with_all`] runs [`register_all`].
 
-use crate::batch::{batch_lanes, lane_batchable, new_lane_batch};
+use crate::batch::{batch_lanes, kept_batch_lanes, lane_batchable, new_kept_batch, new_lane_batch};
 use crate::decl::{BufferUse, BusUse, Rates};
 use crate::registry::Registry;
 use crate::unit::Rate;
@@ -46,8 +46,8 @@ fn osc(r: &mut Registry) {
     use crate::osc::*;
     r.add::<SinOsc>("SinOsc").pure().inputs(2).outputs(1);
     r.add_lanes("SinOsc", sinosc_lanes);
-    r.add_batch("SinOsc", lane_batchable, new_lane_batch::<SinOsc>);
-    r.add_batch_lanes("SinOsc", batch_lanes::<SinOsc>);
+    r.add_batch("SinOsc", lane_batchable, new_kept_batch::<SinOsc>);
+    r.add_batch_lanes("SinOsc", kept_batch_lanes::<SinOsc>);
     r.add::<FSinOsc>("FSinOsc").pure().inputs(2).outputs(1);
     r.add_batch("FSinOsc", fsinosc_batchable, new_fsinosc_batch);
     r.add_batch_lanes("FSinOsc", fsinosc_batch_lanes);

@@ -233,17 +233,6 @@ impl Unit for SinOsc {
     }
 }
 
-impl crate::batch::LaneUnit for SinOsc {
-    const KERNEL: crate::unit::LaneKernel = sinosc_lanes;
-
-    unsafe fn typed_kernel(units: &[*mut Self; MAX_LANES], lanes: &mut Lanes<'_>, rate: &RateInfo) {
-        let Some(ios) = lane_wires(lanes) else { return };
-        // SAFETY: the caller's contract: distinct, live, unaliased units,
-        // and lane l's wires are unit l's.
-        unsafe { sinosc_run(&units[..lanes.len], &ios[..lanes.len], rate) };
-    }
-}
-
 /// The lanes of a lane kernel as units of type `U` and their wires, or
 /// `None` where a lane is unfilled or holds another unit (the kernel then
 /// leaves the step uncomputed rather than panic, as the others do).
@@ -292,42 +281,133 @@ unsafe fn vector_worthwhile(ios: &[*mut Wires<'_>]) -> bool {
 /// `units[l]` and `ios[l]` are distinct live units and their own wires,
 /// used through nothing else during the call.
 unsafe fn sinosc_run(units: &[*mut SinOsc], ios: &[*mut Wires<'_>], rate: &RateInfo) {
+    let mut run = [SinLane::EMPTY; MAX_LANES];
+    for ((lane, &u), &w) in run.iter_mut().zip(units).zip(ios) {
+        // SAFETY: the caller's contract.
+        *lane = unsafe { SinLane::resolve(&mut *w, u) };
+    }
+    // SAFETY: the caller's contract; the lanes were resolved for these wires.
+    unsafe { sinosc_lanes_of(&run[..units.len()], rate) };
+}
+
+/// One SinOsc lane: its unit, its mode and where its wires are. A batch
+/// keeps its members' lanes from one block to the next while its wires stay
+/// in place (`crate::batch::KeptBatch`); the mode is fixed by the input
+/// rates, which never change.
+#[derive(Clone, Copy)]
+pub struct SinLane {
+    unit: *mut SinOsc,
+    mode: PhaseMode,
+    /// Samples per block.
+    n: usize,
+    freq: *const f32,
+    /// Samples the frequency input holds: the block's, or one.
+    freq_len: usize,
+    phase: *const f32,
+    phase_len: usize,
+    out: *mut f32,
+}
+
+impl SinLane {
+    const EMPTY: SinLane = SinLane {
+        unit: std::ptr::null_mut(),
+        mode: PhaseMode::Kk,
+        n: 0,
+        freq: std::ptr::null(),
+        freq_len: 0,
+        phase: std::ptr::null(),
+        phase_len: 0,
+        out: std::ptr::null_mut(),
+    };
+
+    /// Unit `unit`'s lane, its wires being `io`.
+    ///
+    /// # Safety
+    /// `unit` points at a live unit used through nothing else meanwhile.
+    #[inline]
+    unsafe fn resolve(io: &mut Wires<'_>, unit: *mut SinOsc) -> SinLane {
+        let (freq, phase) = (io.inp(0), io.inp(1));
+        SinLane {
+            unit,
+            // SAFETY: the caller's contract.
+            mode: unsafe { (*unit).mode },
+            n: io.n(),
+            freq: freq.as_ptr(),
+            freq_len: freq.len(),
+            phase: phase.as_ptr(),
+            phase_len: phase.len(),
+            out: io.out_ptr(0),
+        }
+    }
+}
+
+impl crate::batch::KeptLaneUnit for SinOsc {
+    type Lane = SinLane;
+    const EMPTY: SinLane = SinLane::EMPTY;
+
+    unsafe fn resolve(io: &mut Wires<'_>, unit: *mut Self) -> SinLane {
+        // SAFETY: the caller's contract.
+        unsafe { SinLane::resolve(io, unit) }
+    }
+
+    unsafe fn run_kept(lanes: &[SinLane], rate: &RateInfo) {
+        // SAFETY: the caller's contract.
+        unsafe { sinosc_lanes_of(lanes, rate) };
+    }
+}
+
+/// The SinOsc lanes `run` through one block: lanes of one mode side by
+/// side in the vector kernel, each with exactly the arithmetic of
+/// `TablePhase::run` in that mode; without the vector instructions, or in
+/// blocks of fewer than eight samples, each unit alone.
+///
+/// # Safety
+/// The lanes' units are distinct, live and used through nothing else
+/// during the call; each lane was resolved for wires where this block's
+/// are, live for the call, the outputs written through nothing else.
+unsafe fn sinosc_lanes_of(run: &[SinLane], rate: &RateInfo) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: the caller's contract.
-    if unsafe { vector_worthwhile(ios) } {
+    if crate::vector::avx2() && run.first().is_some_and(|l| l.n >= 8) {
         use lanes_x8::{PHASE_AUDIO, PHASE_NONE, PHASE_RAMP};
         let mut modes = 0u32;
-        for &u in units {
-            // SAFETY: the caller's contract.
-            modes |= 1 << unsafe { (*u).mode } as u32;
+        for lane in run {
+            modes |= 1 << lane.mode as u32;
         }
         let has = |mode: PhaseMode| modes & (1 << mode as u32) != 0;
         // SAFETY: AVX2 is present; the caller's contract (for every call).
         unsafe {
             if has(PhaseMode::Kk) {
-                sinosc_mode::<false, PHASE_NONE>(PhaseMode::Kk, units, ios, rate);
+                sinosc_mode::<false, PHASE_NONE>(PhaseMode::Kk, run, rate);
             }
             if has(PhaseMode::Ka) {
-                sinosc_mode::<false, PHASE_AUDIO>(PhaseMode::Ka, units, ios, rate);
+                sinosc_mode::<false, PHASE_AUDIO>(PhaseMode::Ka, run, rate);
             }
             if has(PhaseMode::Ak) {
-                sinosc_mode::<true, PHASE_RAMP>(PhaseMode::Ak, units, ios, rate);
+                sinosc_mode::<true, PHASE_RAMP>(PhaseMode::Ak, run, rate);
             }
             if has(PhaseMode::Ai) {
-                sinosc_mode::<true, PHASE_RAMP>(PhaseMode::Ai, units, ios, rate);
+                sinosc_mode::<true, PHASE_RAMP>(PhaseMode::Ai, run, rate);
             }
             if has(PhaseMode::Aa) {
-                sinosc_mode::<true, PHASE_AUDIO>(PhaseMode::Aa, units, ios, rate);
+                sinosc_mode::<true, PHASE_AUDIO>(PhaseMode::Aa, run, rate);
             }
         }
         return;
     }
-    for (&u, &w) in units.iter().zip(ios) {
-        // SAFETY: the caller's contract.
-        let (unit, io) = unsafe { (&mut *u, &mut *w) };
-        let (freq, phase) = (io.inp(0), io.inp(1));
+    for lane in run {
+        // SAFETY: the caller's contract: the unit is live and unaliased,
+        // and the wires are where the lane says, as long as it says; the
+        // output overlaps no input.
+        let (unit, freq, phase, out) = unsafe {
+            (
+                &mut *lane.unit,
+                std::slice::from_raw_parts(lane.freq, lane.freq_len),
+                std::slice::from_raw_parts(lane.phase, lane.phase_len),
+                std::slice::from_raw_parts_mut(lane.out, lane.n),
+            )
+        };
         // SAFETY: the sine wavetable holds 2 * SINE_SIZE values.
-        unsafe { unit.p.run(unit.mode, unit.table, SINE_MASK, io.out(0), freq, phase, rate.slope_factor) };
+        unsafe { unit.p.run(lane.mode, unit.table, SINE_MASK, out, freq, phase, rate.slope_factor) };
     }
 }
 
@@ -335,15 +415,10 @@ unsafe fn sinosc_run(units: &[*mut SinOsc], ios: &[*mut Wires<'_>], rate: &RateI
 /// each one's block-start arithmetic of `TablePhase::run` in that mode.
 ///
 /// # Safety
-/// The CPU has AVX2; `units[l]` and `ios[l]` are distinct live units and
-/// their own wires, used through nothing else during the call.
+/// The CPU has AVX2; as for `sinosc_lanes_of`, and every lane's block has
+/// the first one's `n` samples.
 #[cfg(target_arch = "x86_64")]
-unsafe fn sinosc_mode<const FREQ_AUDIO: bool, const PHASE: u8>(
-    mode: PhaseMode,
-    units: &[*mut SinOsc],
-    ios: &[*mut Wires<'_>],
-    rate: &RateInfo,
-) {
+unsafe fn sinosc_mode<const FREQ_AUDIO: bool, const PHASE: u8>(mode: PhaseMode, run: &[SinLane], rate: &RateInfo) {
     let mut m = 0;
     let mut sel: [*mut SinOsc; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     let mut phase = [0i32; MAX_LANES];
@@ -355,44 +430,47 @@ unsafe fn sinosc_mode<const FREQ_AUDIO: bool, const PHASE: u8>(
     let mut freq: [*const f32; MAX_LANES] = [std::ptr::null(); MAX_LANES];
     let mut phasein: [*const f32; MAX_LANES] = [std::ptr::null(); MAX_LANES];
     let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    let mut n = 0;
-    for (&u, &w) in units.iter().zip(ios) {
-        // SAFETY: the caller's contract.
-        let (unit, io) = unsafe { (&mut *u, &mut *w) };
-        if unit.mode != mode {
+    let n = run[0].n;
+    for lane in run {
+        if lane.mode != mode {
             continue;
         }
-        n = io.n();
-        let p = &mut unit.p;
+        debug_assert_eq!(lane.n, n, "SinOsc lanes of different block lengths");
+        // SAFETY: the caller's contract.
+        let p = unsafe { &mut (*lane.unit).p };
+        // SAFETY: the caller's contract: the inputs are where the lane says.
+        let (freq0, phase0) = unsafe { (*lane.freq, *lane.phase) };
         match mode {
             PhaseMode::Kk => {
-                let (freqin, phase_in) = (io.in0(0), io.in0(1));
-                let f = d2i(p.cpstoinc * freqin as f64);
-                let s = (phase_in - p.phasein) * rate.slope_factor as f32;
+                let f = d2i(p.cpstoinc * freq0 as f64);
+                let s = (phase0 - p.phasein) * rate.slope_factor as f32;
                 inc[m] = f.wrapping_add(d2i(s as f64 * p.radtoinc));
-                p.phasein = phase_in;
+                p.phasein = phase0;
             }
-            PhaseMode::Ka => inc[m] = d2i(p.cpstoinc * io.in0(0) as f64),
+            PhaseMode::Ka => inc[m] = d2i(p.cpstoinc * freq0 as f64),
             PhaseMode::Ak => {
-                let phase_in = io.in0(1);
                 phasemod[m] = p.phasein;
                 // `ak` ramps only when the phase moved; a zero slope keeps
                 // `phasemod` and so the offset `f2i(radtoinc * phasemod)`.
-                if phase_in != p.phasein {
-                    slope[m] = (phase_in - p.phasein) * rate.slope_factor as f32;
+                if phase0 != p.phasein {
+                    slope[m] = (phase0 - p.phasein) * rate.slope_factor as f32;
                 }
-                p.phasein = phase_in;
+                p.phasein = phase0;
             }
             PhaseMode::Ai => phasemod[m] = p.phasein,
             PhaseMode::Aa => {}
         }
-        cpstoinc[m] = p.cpstoinc as f32;
-        radtoinc[m] = p.radtoinc as f32;
+        if FREQ_AUDIO {
+            cpstoinc[m] = p.cpstoinc as f32;
+            freq[m] = lane.freq;
+        }
+        if PHASE != lanes_x8::PHASE_NONE {
+            radtoinc[m] = p.radtoinc as f32;
+        }
         phase[m] = p.phase;
-        freq[m] = io.inp(0).as_ptr();
-        phasein[m] = io.inp(1).as_ptr();
-        out[m] = io.out_ptr(0);
-        sel[m] = unit;
+        phasein[m] = lane.phase;
+        out[m] = lane.out;
+        sel[m] = lane.unit;
         m += 1;
     }
     if m == 0 {
@@ -2828,3 +2906,6 @@ mod tests_more;
 
 #[cfg(test)]
 mod tests_lanes;
+
+#[cfg(test)]
+mod tests_kept;

@@ -191,6 +191,11 @@ pub struct SinOsc {
     p: TablePhase,
     mode: PhaseMode,
     table: &'static [f32],
+    /// A frequency (its bits) and its increment `d2i(cpstoinc * freq)`,
+    /// as the lane kernel last computed it: a fixed frequency's increment
+    /// is worked out once, not every block.
+    freq_bits: u32,
+    freq_inc: i32,
 }
 
 impl Construct for SinOsc {
@@ -206,7 +211,11 @@ impl Construct for SinOsc {
             },
             mode: phase_mode(io, 0),
             table: &sine_tables().wavetable,
+            freq_bits: 0,
+            freq_inc: 0,
         };
+        u.freq_bits = io.in0(0).to_bits();
+        u.freq_inc = d2i(u.p.cpstoinc * io.in0(0) as f64);
         let (freq, phase) = (io.inp(0), io.inp(1));
         let out = io.out(0);
         let init = if u.mode == PhaseMode::Kk { d2i(phasein as f64 * u.p.radtoinc) } else { 0 };
@@ -368,7 +377,7 @@ impl crate::batch::KeptLaneUnit for SinOsc {
 unsafe fn sinosc_lanes_of(run: &[SinLane], rate: &RateInfo) {
     #[cfg(target_arch = "x86_64")]
     if crate::vector::avx2() && run.first().is_some_and(|l| l.n >= 8) {
-        use lanes_x8::{PHASE_AUDIO, PHASE_NONE, PHASE_RAMP};
+        use lanes_x8::{PHASE_AUDIO, PHASE_RAMP};
         let mut modes = 0u32;
         for lane in run {
             modes |= 1 << lane.mode as u32;
@@ -377,7 +386,7 @@ unsafe fn sinosc_lanes_of(run: &[SinLane], rate: &RateInfo) {
         // SAFETY: AVX2 is present; the caller's contract (for every call).
         unsafe {
             if has(PhaseMode::Kk) {
-                sinosc_mode::<false, PHASE_NONE>(PhaseMode::Kk, run, rate);
+                sinosc_fixed_mode(run, rate);
             }
             if has(PhaseMode::Ka) {
                 sinosc_mode::<false, PHASE_AUDIO>(PhaseMode::Ka, run, rate);
@@ -408,6 +417,59 @@ unsafe fn sinosc_lanes_of(run: &[SinLane], rate: &RateInfo) {
         };
         // SAFETY: the sine wavetable holds 2 * SINE_SIZE values.
         unsafe { unit.p.run(lane.mode, unit.table, SINE_MASK, out, freq, phase, rate.slope_factor) };
+    }
+}
+
+/// Runs the lanes of mode Kk in the vector kernel of a fixed increment,
+/// after doing each one's block-start arithmetic of `TablePhase::kk`.
+///
+/// # Safety
+/// As for `sinosc_mode`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sinosc_fixed_mode(run: &[SinLane], rate: &RateInfo) {
+    let mut m = 0;
+    let mut sel: [*mut SinOsc; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let mut phase = [0i32; MAX_LANES];
+    let mut inc = [0i32; MAX_LANES];
+    let mut out: [*mut f32; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+    let n = run[0].n;
+    for lane in run {
+        if lane.mode != PhaseMode::Kk {
+            continue;
+        }
+        debug_assert_eq!(lane.n, n, "SinOsc lanes of different block lengths");
+        // SAFETY: the caller's contract.
+        let u = unsafe { &mut *lane.unit };
+        // SAFETY: the caller's contract: the inputs are where the lane says.
+        let (freq0, phase0) = unsafe { (*lane.freq, *lane.phase) };
+        // `kk`'s increment: the frequency's, a function of its bits...
+        if freq0.to_bits() != u.freq_bits {
+            u.freq_bits = freq0.to_bits();
+            u.freq_inc = d2i(u.p.cpstoinc * freq0 as f64);
+        }
+        // ... plus the phase's slope, zero (a finite phase minus itself,
+        // times finite factors) when the phase holds.
+        let p = &mut u.p;
+        let ramp = if phase0.to_bits() == p.phasein.to_bits() && phase0.is_finite() {
+            0
+        } else {
+            let s = (phase0 - p.phasein) * rate.slope_factor as f32;
+            d2i(s as f64 * p.radtoinc)
+        };
+        inc[m] = u.freq_inc.wrapping_add(ramp);
+        p.phasein = phase0;
+        phase[m] = p.phase;
+        out[m] = lane.out;
+        sel[m] = lane.unit;
+        m += 1;
+    }
+    // SAFETY: AVX2 is present; out[j] is lane j's own output, valid for n
+    // samples.
+    unsafe { lanes_x8::sinosc_fixed(&sine_tables().wavetable, &mut phase[..m], &inc[..m], &out[..m], n) };
+    for (j, &u) in sel[..m].iter().enumerate() {
+        // SAFETY: the caller's contract; no other reference to the unit is
+        // live here.
+        unsafe { (*u).p.phase = phase[j] };
     }
 }
 

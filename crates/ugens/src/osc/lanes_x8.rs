@@ -11,7 +11,7 @@
 #![cfg(target_arch = "x86_64")]
 
 use super::dsf_x8::transpose8;
-use crate::common::wavetable::{SINE_MASK, SINE_SIZE};
+use crate::common::wavetable::{lookupi1, SINE_MASK, SINE_SIZE};
 use crate::unit::MAX_LANES;
 use std::arch::x86_64::*;
 
@@ -107,20 +107,13 @@ pub(crate) struct SinLanes<'a> {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn wavetable_lookup(table: &[f32; 2 * SINE_SIZE], phase: __m256i) -> __m256 {
-    let idx = _mm256_and_si256(_mm256_srli_epi32::<16>(phase), _mm256_set1_epi32(SINE_MASK as i32));
-    // Gathered so that one shuffle per half yields the lanes in order:
-    // lo = a0 b0 a1 b1 | a4 b4 a5 b5, hi = a2 b2 a3 b3 | a6 b6 a7 b7.
-    let idx = _mm256_permutevar8x32_epi32(idx, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
-    let base = table.as_ptr().cast::<f64>();
-    // SAFETY: every index is at most SINE_MASK, and the table holds
-    // SINE_SIZE pairs of 8 bytes each.
-    let (lo, hi) = unsafe {
-        (
-            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_castsi256_si128(idx))),
-            _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_extracti128_si256::<1>(idx))),
-        )
-    };
-    let (a, b) = (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi));
+    // Twice the pair's index, ((phase >> 16) & mask) << 1, in one shift:
+    // bit 0 falls outside the mask.
+    let idx = _mm256_and_si256(_mm256_srli_epi32::<15>(phase), _mm256_set1_epi32((SINE_MASK << 1) as i32));
+    let base = table.as_ptr();
+    // SAFETY: every index is at most 2 * SINE_MASK, and the table holds
+    // SINE_SIZE pairs, so both values of each pair are inside it.
+    let (a, b) = unsafe { (_mm256_i32gather_ps::<4>(base, idx), _mm256_i32gather_ps::<4>(base.add(1), idx)) };
     // `phase_frac1`: the phase's bits 0..16 as the mantissa of 1 + frac.
     let frac1 = _mm256_or_si256(
         _mm256_and_si256(_mm256_slli_epi32::<7>(phase), _mm256_set1_epi32(0x007F_FF80)),
@@ -179,6 +172,56 @@ pub(crate) unsafe fn sinosc<const FREQ_AUDIO: bool, const PHASE: u8>(
         // SAFETY: the slice is checked in bounds; unaligned stores accept
         // any address.
         unsafe { _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase) };
+    }
+}
+
+/// Runs `n` samples of SinOsc lanes whose table phase advances by a fixed
+/// increment and has no offset (Kk), lane after lane, eight consecutive
+/// samples to a vector: sample i's phase is the block's first plus i
+/// increments, which is what adding the increment i times gives (both wrap
+/// at 32 bits). No inputs to read means nothing to transpose.
+///
+/// # Safety
+/// The CPU has AVX2; `out[j]` for `j < phase.len()` is valid for `n` writes
+/// and no other live reference aliases it; `inc` and `out` are at least as
+/// long as `phase`.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn sinosc_fixed(table: &[f32; 2 * SINE_SIZE], phase: &mut [i32], inc: &[i32], out: &[*mut f32], n: usize) {
+    assert!(inc.len() >= phase.len() && out.len() >= phase.len());
+    let steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for ((ph, &inc), &o) in phase.iter_mut().zip(inc).zip(out) {
+        // Samples i..i + 8 and i + 8..i + 16, sixteen at a time.
+        let mut p0 = _mm256_add_epi32(_mm256_set1_epi32(*ph), _mm256_mullo_epi32(_mm256_set1_epi32(inc), steps));
+        let step8 = _mm256_set1_epi32(inc.wrapping_mul(8));
+        let step16 = _mm256_set1_epi32(inc.wrapping_mul(16));
+        let mut p1 = _mm256_add_epi32(p0, step8);
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY: samples i..i + 16 of the lane's output, by the contract.
+            unsafe {
+                _mm256_storeu_ps(o.add(i), wavetable_lookup(table, p0));
+                _mm256_storeu_ps(o.add(i + 8), wavetable_lookup(table, p1));
+            }
+            p0 = _mm256_add_epi32(p0, step16);
+            p1 = _mm256_add_epi32(p1, step16);
+            i += 16;
+        }
+        if i + 8 <= n {
+            // SAFETY: samples i..i + 8 of the lane's output, by the contract.
+            unsafe { _mm256_storeu_ps(o.add(i), wavetable_lookup(table, p0)) };
+            p0 = p1;
+            i += 8;
+        }
+        // Sample i's phase.
+        let mut q = _mm256_cvtsi256_si32(p0);
+        while i < n {
+            // SAFETY: sample i of the lane's output, by the contract; the
+            // table holds SINE_SIZE pairs.
+            unsafe { *o.add(i) = lookupi1(table, q as u32, SINE_MASK) };
+            q = q.wrapping_add(inc);
+            i += 1;
+        }
+        *ph = q;
     }
 }
 

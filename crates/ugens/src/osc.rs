@@ -26,7 +26,7 @@ pub use vosc::{VOsc, VOsc3};
 
 use crate::common::buffer::resolve_buffer;
 use crate::unit::{Lanes, MAX_LANES};
-use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires};
+use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, WiresPlace};
 use crate::world::SndBuf;
 use crate::common::math::{d2i, f2i, sc_clip, sc_max};
 use crate::common::wavetable::{
@@ -905,6 +905,12 @@ pub(crate) fn new_fsinosc_batch(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mu
 /// the same double-precision recurrence as a lone FSinOsc, so the output is
 /// identical; running the lanes side by side hides the latency of the
 /// recurrence, which is what bounds a lone oscillator.
+///
+/// Like a section batch (`crate::filters::section_batch`), the batch keeps
+/// its oscillators' wires resolved (`FsinWires`) from one block to the
+/// next: they change only when the synth's wires move (another scratch
+/// area, when the synth takes another place in a lane batch or another
+/// thread), which `Wires::place` tells.
 pub struct FSinOscBatch {
     lanes: usize,
     /// The oscillators' state, four to a quad in the layout the vector
@@ -912,7 +918,15 @@ pub struct FSinOscBatch {
     /// quad's places past `lanes` stay zero).
     quads: Vec<FsinQuad>,
     fixed: bool,
+    /// Each quad's wires as resolved for wires at `place`.
+    wires: Vec<FsinWires>,
+    place: Option<WiresPlace>,
 }
+
+// SAFETY: the kept wires' addresses are followed only during a call whose
+// wires are at the place they were resolved for (`FSinOscBatch::follow`),
+// on the thread making that call, as the wires themselves would be.
+unsafe impl Send for FSinOscBatch {}
 
 /// Four oscillators side by side: their recurrence state, and the
 /// frequency input each `b1` was computed from.
@@ -922,6 +936,25 @@ struct FsinQuad {
     y1: [f64; 4],
     y2: [f64; 4],
     freq: [f32; 4],
+}
+
+/// Where a quad's oscillators read their frequency and write their
+/// samples. A place past the batch's oscillators reads [`NO_FREQ`] (which
+/// equals its quad's frequency, zero, so it never changes) and has no
+/// output.
+#[derive(Clone, Copy)]
+struct FsinWires {
+    freq: [*const f32; 4],
+    out: [*mut f32; 4],
+    /// Every place has an output.
+    full: bool,
+}
+
+/// The frequency a quad's places past the batch's oscillators read.
+static NO_FREQ: f32 = 0.0;
+
+impl FsinWires {
+    const EMPTY: FsinWires = FsinWires { freq: [std::ptr::null(); 4], out: [std::ptr::null_mut(); 4], full: false };
 }
 
 /// Whether any of four values differs (`!=`, so NaN always does), tested
@@ -943,10 +976,11 @@ fn any_differs(a: &[f32; 4], b: &[f32; 4]) -> bool {
 }
 
 impl FsinQuad {
-    /// New frequencies `now` for the first `live` oscillators.
+    /// New frequencies `now` for the quad's oscillators (a place past the
+    /// batch's oscillators reads the zero it holds, so it is left as it is).
     #[inline]
-    fn follow(&mut self, now: &[f32; 4], live: usize, rate: &RateInfo) {
-        for j in 0..live {
+    fn follow(&mut self, now: &[f32; 4], rate: &RateInfo) {
+        for j in 0..4 {
             if now[j] != self.freq[j] {
                 self.freq[j] = now[j];
                 self.b1[j] = 2.0 * (now[j] as f64 * rate.radians_per_sample).cos();
@@ -958,10 +992,13 @@ impl FsinQuad {
 impl FSinOscBatch {
     fn new(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Self {
         let lanes = spec.lanes;
+        let quads = lanes.div_ceil(4);
         let mut u = FSinOscBatch {
             lanes,
-            quads: vec![FsinQuad::default(); lanes.div_ceil(4)],
+            quads: vec![FsinQuad::default(); quads],
             fixed: io.in_rate(0) == Rate::Scalar,
+            wires: vec![FsinWires::EMPTY; quads],
+            place: None,
         };
         for l in 0..lanes {
             let freq = io.in0(2 * l);
@@ -971,6 +1008,37 @@ impl FSinOscBatch {
             io.out(l)[0] = first;
         }
         u
+    }
+
+    /// Resolves the oscillators' wires again if `io` is not where they were
+    /// resolved last.
+    #[inline(always)]
+    fn follow(&mut self, io: &mut Wires<'_>) {
+        let place = io.place();
+        if self.place != Some(place) {
+            self.resolve(io, place);
+        }
+    }
+
+    #[inline(never)]
+    fn resolve(&mut self, io: &mut Wires<'_>, place: WiresPlace) {
+        let lanes = self.lanes;
+        // Oscillator l's frequency is input 2l, its samples output l.
+        assert!(io.num_inputs() >= 2 * lanes, "an FSinOsc batch without its inputs");
+        assert!(io.num_outputs() >= lanes, "an FSinOsc batch without its outputs");
+        for (q, w) in self.wires.iter_mut().enumerate() {
+            *w = FsinWires { full: 4 * q + 4 <= lanes, ..FsinWires::EMPTY };
+            for j in 0..4 {
+                let l = 4 * q + j;
+                if l < lanes {
+                    w.freq[j] = io.inp(2 * l).as_ptr();
+                    w.out[j] = io.out_ptr(l);
+                } else {
+                    w.freq[j] = &NO_FREQ;
+                }
+            }
+        }
+        self.place = Some(place);
     }
 }
 
@@ -1036,39 +1104,35 @@ impl FSinOscBatch {
 }
 
 impl FSinOscBatch {
-    /// New frequencies from the inputs (as a lone FSinOsc takes them).
+    /// New frequencies from the inputs (as a lone FSinOsc takes them), read
+    /// through the wires `follow` resolved for this call's wires.
     #[inline(always)]
-    fn follow_freqs(&mut self, io: &Wires<'_>, rate: &RateInfo) {
+    fn follow_freqs(&mut self, rate: &RateInfo) {
         if self.fixed {
             return;
         }
-        // Oscillator l's frequency is input 2l.
-        assert!(io.num_inputs() >= 2 * self.lanes, "an FSinOsc batch without its inputs");
-        let whole = self.lanes / 4;
-        let (full, tail) = self.quads.split_at_mut(whole);
-        for (q, quad) in full.iter_mut().enumerate() {
-            let now: [f32; 4] = std::array::from_fn(|j| io.in0(8 * q + 2 * j));
+        for (quad, w) in self.quads.iter_mut().zip(&self.wires) {
+            // SAFETY: `follow` resolved the pointers for this call's wires
+            // (or points them at `NO_FREQ`); inputs are only read.
+            let now: [f32; 4] = std::array::from_fn(|j| unsafe { *w.freq[j] });
             if any_differs(&now, &quad.freq) {
-                quad.follow(&now, 4, rate);
+                quad.follow(&now, rate);
             }
-        }
-        if let Some(quad) = tail.first_mut() {
-            let live = self.lanes - 4 * whole;
-            let now: [f32; 4] = std::array::from_fn(|j| if j < live { io.in0(8 * whole + 2 * j) } else { 0.0 });
-            quad.follow(&now, live, rate);
         }
     }
 
     fn run(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
-        self.follow_freqs(io, rate);
+        self.follow(io);
+        self.follow_freqs(rate);
         let n = io.n();
         #[cfg(target_arch = "x86_64")]
         if crate::vector::avx2() {
             let mut chunk = FsinChunk::new();
             // SAFETY: AVX2 is present; this unit's quads are borrowed
-            // mutably here, and its outputs are its own.
+            // mutably here, its wires resolved for `io` just now, and its
+            // outputs are its own.
             unsafe {
-                chunk.add(self, io, n);
+                chunk.add(self, n);
                 chunk.run(n);
             }
             return;
@@ -1084,6 +1148,8 @@ struct FsinChunk {
     quads: [*mut FsinQuad; fsin_x8::QUADS],
     out: [*mut f32; fsin_x8::WIDTH],
     len: usize,
+    /// Every quad queued has all its outputs.
+    full: bool,
     /// Stands in for a missing quad of a half-filled group: zeros in, zeros
     /// out, output dropped.
     pad: FsinQuad,
@@ -1096,6 +1162,7 @@ impl FsinChunk {
             quads: [std::ptr::null_mut(); fsin_x8::QUADS],
             out: [std::ptr::null_mut(); fsin_x8::WIDTH],
             len: 0,
+            full: true,
             pad: FsinQuad::default(),
         }
     }
@@ -1104,23 +1171,18 @@ impl FsinChunk {
     /// queued.
     ///
     /// # Safety
-    /// The CPU has AVX2. `u`'s quads and `io`'s outputs are reached through
-    /// nothing else until the chunk has run (`run`), and are not those of a
-    /// unit queued before.
+    /// The CPU has AVX2. `u`'s wires are resolved (`FSinOscBatch::follow`)
+    /// for wires that stay live until the chunk has run (`run`); `u`'s
+    /// quads and those outputs are reached through nothing else until then,
+    /// and are not those of a unit queued before.
     #[inline(always)]
-    unsafe fn add(&mut self, u: &mut FSinOscBatch, io: &mut Wires<'_>, n: usize) {
-        let lanes = u.lanes;
-        assert!(io.num_outputs() >= lanes, "an FSinOsc batch without its outputs");
-        for (q, quad) in u.quads.iter_mut().enumerate() {
-            let at = 4 * self.len;
-            self.quads[self.len] = quad;
-            let out: [*mut f32; 4] = if 4 * q + 4 <= lanes {
-                std::array::from_fn(|j| io.out_ptr(4 * q + j))
-            } else {
-                std::array::from_fn(|j| if 4 * q + j < lanes { io.out_ptr(4 * q + j) } else { std::ptr::null_mut() })
-            };
-            self.out[at..at + 4].copy_from_slice(&out);
-            self.len += 1;
+    unsafe fn add(&mut self, u: &mut FSinOscBatch, n: usize) {
+        for (quad, w) in u.quads.iter_mut().zip(&u.wires) {
+            let at = self.len;
+            self.quads[at] = quad;
+            self.out[4 * at..4 * at + 4].copy_from_slice(&w.out);
+            self.full &= w.full;
+            self.len = at + 1;
             if self.len == fsin_x8::QUADS {
                 // SAFETY: forwarded contract.
                 unsafe { self.run(n) };
@@ -1148,10 +1210,12 @@ impl FsinChunk {
         // SAFETY: AVX2 is present; the quads computed (the first two, or
         // all four) are distinct: queued units' own, and the pad at most
         // once; each non-null output is one oscillator's own, valid for the
-        // block's n samples (the contract).
+        // block's n samples (the contract). Every output of the groups
+        // computed is there when no padding is among them and every quad
+        // queued had all of its.
         unsafe {
             let groups = if len > 2 { 2 } else { 1 };
-            let all = self.out[..8 * groups].iter().all(|o| !o.is_null());
+            let all = self.full && len == 2 * groups;
             match (groups, all) {
                 (2, true) => fsin_x8::run::<2, true>(&self.quads, &self.out, n),
                 (2, false) => fsin_x8::run::<2, false>(&self.quads, &self.out, n),
@@ -1160,6 +1224,7 @@ impl FsinChunk {
             }
         }
         self.len = 0;
+        self.full = true;
     }
 }
 
@@ -1174,7 +1239,8 @@ impl Unit for FSinOscBatch {
 /// still runs them beside enough others to hide the recurrence's latency.
 /// Each oscillator does exactly what it does in its own synth's batch; the
 /// kernel reads and writes each unit's state in place, four oscillators to
-/// a load, so that gathering a synth's oscillators costs a pointer per four.
+/// a load, and each unit keeps its wires resolved from block to block, so
+/// that gathering a synth's oscillators costs a few copies per four.
 pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     #[cfg(target_arch = "x86_64")]
     if crate::vector::avx2() {
@@ -1189,7 +1255,8 @@ pub(crate) fn fsinosc_batch_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         let Some(u) = lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<FSinOscBatch>) else {
             return;
         };
-        u.follow_freqs(io, rate);
+        u.follow(io);
+        u.follow_freqs(rate);
         units[l] = u;
     }
     for l in 0..k {
@@ -1219,12 +1286,14 @@ unsafe fn fsinosc_batch_lanes_avx2(lanes: &mut Lanes<'_>, rate: &RateInfo) {
         // other lane kernels do).
         let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { break };
         let Some(u) = crate::unit::downcast_unit::<FSinOscBatch>(&mut **unit) else { break };
-        u.follow_freqs(io, rate);
+        u.follow(io);
+        u.follow_freqs(rate);
         n = io.n();
         // SAFETY: AVX2 is present; distinct units borrowed mutably through
-        // `lanes`, whose outputs are their own; nothing else reaches them
-        // until the chunk has run.
-        unsafe { chunk.add(u, io, n) };
+        // `lanes`, their wires resolved for the lanes' wires just now, which
+        // stay live and whose outputs are their own; nothing else reaches
+        // them until the chunk has run.
+        unsafe { chunk.add(u, n) };
     }
     // SAFETY: as above.
     unsafe { chunk.run(n) };
@@ -2971,3 +3040,6 @@ mod tests_lanes;
 
 #[cfg(test)]
 mod tests_kept;
+
+#[cfg(test)]
+mod tests_fsin;

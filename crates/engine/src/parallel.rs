@@ -25,10 +25,11 @@
 //! buses shared by several items wait for the replay (their samples stay
 //! where the log wrote them: the item's merge slot takes that storage). Of those,
 //! the buses no synth of the group reads (voices summing into the outputs)
-//! need only their item order: the audio thread, between its own items,
+//! need only their item order: after each item, the thread that ran it
 //! applies the finished items' writes to them in order as far as the first
-//! unfinished one, and writes its own item's directly when all earlier ones
-//! are applied, so the replay after the group has less left to do.
+//! unfinished one (one thread at a time), and an item that starts when all
+//! earlier ones are applied writes them in place as it goes, logging
+//! nothing, so the replay after the group has less left to do.
 //!
 //! Only groups whose synths are all running (paused ones do nothing, and
 //! those that ended in an earlier block are deleted after the group at
@@ -239,6 +240,8 @@ enum ChildWay {
 
 const SHARED: u32 = u32::MAX;
 const NO_ITEM: u32 = u32::MAX;
+/// `direct_owner` of a bus that several items write and no synth reads.
+const IN_ORDER: u32 = magnetar_ugens::DirectBuses::IN_ORDER;
 
 // SAFETY: the synth pointers are filled and used on the thread that owns
 // the engine and the executor's threads it hands them to, while a parallel
@@ -495,7 +498,7 @@ impl GroupJobs {
         self.accesses.clear();
         for at in &self.noted {
             let item = self.owner[*at as usize].1;
-            self.direct_owner[*at as usize] = if item == SHARED { NO_ITEM } else { item };
+            self.direct_owner[*at as usize] = if item == SHARED { IN_ORDER } else { item };
         }
         self.spans[0].end = self.synths.len() as u32;
         self.init_at.clear();
@@ -583,7 +586,7 @@ impl GroupJobs {
             && noted == full_noted
             && noted.iter().all(|&at| {
                 let Some(item) = self.writer_of(at) else { return false };
-                let direct = if item == SHARED { NO_ITEM } else { item };
+                let direct = if item == SHARED { IN_ORDER } else { item };
                 self.owner[at as usize] == (self.stamp, item, false) && self.direct_owner[at as usize] == direct
             })
     }
@@ -864,15 +867,16 @@ impl GroupJobs {
     }
 
     /// Gives each bus that one item alone writes, and no synth reads, to
-    /// that item to write in place (`direct_owner`).
+    /// that item to write in place (`direct_owner`); one that several
+    /// items write and none reads, to whichever item runs in order.
     fn fill_direct(&mut self) {
         if self.read_any || self.write_any || self.noted_full {
             return;
         }
         for &at in &self.noted {
             let (stamp, item, read) = self.owner[at as usize];
-            if stamp == self.stamp && item != SHARED && !read {
-                self.direct_owner[at as usize] = item;
+            if stamp == self.stamp && !read {
+                self.direct_owner[at as usize] = if item == SHARED { IN_ORDER } else { item };
             }
         }
     }
@@ -1208,15 +1212,61 @@ fn apply(world: &mut World, target: u32, samples: &[f32]) {
 }
 
 /// One logged write onto one bus: adds to it if it was written this block
-/// (`touched == counter`) and the write mixes, sets it otherwise.
-fn mix(out: &mut [f32], touched: &mut i32, counter: i32, replace: bool, samples: &[f32]) {
+/// (`touched == counter`) and the write mixes, sets it otherwise. `wide`:
+/// the CPU has AVX2.
+#[inline(always)]
+fn mix(out: &mut [f32], touched: &mut i32, counter: i32, replace: bool, samples: &[f32], wide: bool) {
     if !replace && *touched == counter {
-        for (o, x) in out.iter_mut().zip(samples) {
-            *o += *x;
+        #[cfg(target_arch = "x86_64")]
+        if wide {
+            // SAFETY: `wide` is set only where the CPU has AVX2.
+            unsafe { add_avx2(out, samples) };
+            return;
         }
+        let _ = wide;
+        add(out, samples);
     } else {
         out.copy_from_slice(&samples[..out.len()]);
         *touched = counter;
+    }
+}
+
+/// Adds `samples` onto `out`, sample by sample: the same sums at any
+/// vector width.
+#[inline(always)]
+fn add(out: &mut [f32], samples: &[f32]) {
+    // The usual block as fixed-length arrays: straight vector operations.
+    if let (Ok(o), Some(x)) = (<&mut [f32; 64]>::try_from(&mut *out), samples.first_chunk::<64>()) {
+        for (o, x) in o.iter_mut().zip(x) {
+            *o += *x;
+        }
+        return;
+    }
+    for (o, x) in out.iter_mut().zip(samples) {
+        *o += *x;
+    }
+}
+
+/// `add` compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn add_avx2(out: &mut [f32], samples: &[f32]) {
+    add(out, samples);
+}
+
+/// Whether the CPU has AVX2, for `mix`.
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -1233,6 +1283,8 @@ struct MainBuses {
     control_count: usize,
     counter: i32,
     block_size: usize,
+    /// The CPU has AVX2 (`mix`).
+    wide: bool,
 }
 
 impl MainBuses {
@@ -1246,6 +1298,7 @@ impl MainBuses {
             control_count: world.control_touched.len().min(world.control_bus.len()),
             counter: world.buf_counter,
             block_size: world.block_size,
+            wide: has_avx2(),
         }
     }
 
@@ -1263,12 +1316,12 @@ impl MainBuses {
             if control {
                 if bus < self.control_count {
                     let out = std::slice::from_raw_parts_mut(self.control.add(bus), 1);
-                    mix(out, &mut *self.control_touched.add(bus), self.counter, replace, samples);
+                    mix(out, &mut *self.control_touched.add(bus), self.counter, replace, samples, false);
                 }
             } else if bus < self.audio_count {
                 let bs = self.block_size;
                 let out = std::slice::from_raw_parts_mut(self.audio.add(bus * bs), bs);
-                mix(out, &mut *self.audio_touched.add(bus), self.counter, replace, samples);
+                mix(out, &mut *self.audio_touched.add(bus), self.counter, replace, samples, self.wide);
             }
         }
     }
@@ -1308,9 +1361,11 @@ pub struct Parallel {
     bus_locks: Box<[AtomicBool]>,
     /// Per work item: its writes are logged in its merge slot.
     done: Box<[AtomicBool]>,
-    /// How many items' writes to unread buses the audio thread has applied
-    /// while the group ran (`Job::commit`).
+    /// How many items' writes to unread buses are on the buses while the
+    /// group runs (`Job::commit`).
     committed: AtomicUsize,
+    /// Held by the thread applying finished items' writes (`Job::commit`).
+    commit_lock: AtomicBool,
     /// Whether a synth of the last group run failed or asked for
     /// something (a done action, a free or run request).
     unsettled: AtomicBool,
@@ -1385,6 +1440,7 @@ impl Parallel {
             },
             done: (0..MAX_PARALLEL_ITEMS).map(|_| AtomicBool::new(false)).collect(),
             committed: AtomicUsize::new(0),
+            commit_lock: AtomicBool::new(false),
             unsettled: AtomicBool::new(false),
             lost: AtomicBool::new(false),
             groups_run: 0,
@@ -1477,6 +1533,7 @@ impl Parallel {
             control_count: buses.control_count,
             owner: jobs.direct_owner.as_ptr(),
             item: NO_ITEM,
+            in_order: false,
         };
         // The table is laid out as `GroupJobs::bus_slot` counts the buses.
         let direct = (jobs.audio_buses == direct.audio_count
@@ -1503,6 +1560,7 @@ impl Parallel {
             bus_locks: &self.bus_locks,
             done: &self.done,
             committed: &self.committed,
+            commit_lock: &self.commit_lock,
             unsettled: &self.unsettled,
             scratch,
             scratch_len,
@@ -1554,6 +1612,7 @@ struct Job<'a> {
     bus_locks: &'a [AtomicBool],
     done: &'a [AtomicBool],
     committed: &'a AtomicUsize,
+    commit_lock: &'a AtomicBool,
     unsettled: &'a AtomicBool,
     scratch: *mut f32,
     scratch_len: usize,
@@ -1621,6 +1680,11 @@ impl Work for Job<'_> {
         w.touch_overflow = false;
         if let Some(d) = w.direct.as_mut() {
             d.item = item.0;
+            // Every earlier item's writes to the unread buses are on them
+            // (Acquire: with what they wrote, `commit`), and no later
+            // item's can be until this one is done: this item's writes to
+            // those buses go to them as it makes them, in order.
+            d.in_order = self.exact && self.committed.load(Ordering::Acquire) == i;
         }
         // No synth of this item reads a bus (`GroupJobs::check` refuses a
         // group with a read it cannot tell): its writes need only be
@@ -1647,26 +1711,27 @@ impl Work for Job<'_> {
             self.lost.store(true, Ordering::Relaxed);
             return;
         };
-        // On the audio thread, with every earlier item's writes to unread
-        // buses applied already, this item's may follow them at once.
-        let in_order = worker == 0 && self.committed.load(Ordering::Relaxed) == i;
+        // With every earlier item's writes to unread buses applied
+        // already, this item's may follow them at once (no one applies a
+        // later item's before this one is done).
+        let in_order = self.committed.load(Ordering::Acquire) == i;
         let kept = self.log_writes(item.0, w, &mut slot, in_order);
         drop(slot);
         if !kept {
             self.lost.store(true, Ordering::Relaxed);
         }
-        // Release: whoever sees the flag sees the slot (`commit`).
-        self.done[i].store(true, Ordering::Release);
-        if worker == 0 {
-            self.commit();
-        }
+        // Whoever sees the flag sees the slot and the buses this item
+        // wrote (`commit`; SeqCst, with the lock's, so that a committer
+        // letting go of the lock sees it, or this thread takes the lock).
+        self.done[i].store(true, Ordering::SeqCst);
+        self.commit();
     }
 
-    /// The audio thread, with nothing to run while other threads finish
-    /// their items, applies those that ended (`commit`): the replay after
-    /// the group then has only what ended last left to do.
-    fn idle(&self, worker: usize) {
-        if worker == 0 && self.exact {
+    /// A thread with nothing to run while others finish their items
+    /// applies those that ended (`commit`): the replay after the group
+    /// then has only what ended last left to do.
+    fn idle(&self, _worker: usize) {
+        if self.exact {
             self.commit();
         }
     }
@@ -1734,11 +1799,11 @@ impl Job<'_> {
                 // reads or writes the bus while the group runs (`owns`).
                 unsafe { self.buses.apply(target, samples) };
             } else if in_order && self.jobs.unread(target) {
-                // The audio thread, next in item order on the unread buses
-                // (`commit`): no need to keep the write for later.
-                // SAFETY: the world outlives the group; only the audio
-                // thread writes an unread bus that several items write, and
-                // no item reads it.
+                // Next in item order on the unread buses (`commit`): no
+                // need to keep the write for later.
+                // SAFETY: the world outlives the group; while this item is
+                // next in order and not done, no other thread writes an
+                // unread bus that several items write, and no item reads it.
                 unsafe { self.buses.apply(target, samples) };
             } else {
                 keep |= 1 << k;
@@ -1765,20 +1830,39 @@ impl Job<'_> {
         kept
     }
 
-    /// On the audio thread (worker 0), after each of its items: applies the
-    /// logged writes of the finished items, in item order from the first
-    /// not applied yet and up to the first not finished, to the buses no
-    /// synth of the group reads. What is left, the replay after the group
-    /// applies; meanwhile the other threads go on with the group.
+    /// After each item, on whichever thread ran it: applies the logged
+    /// writes of the finished items, in item order from the first not
+    /// applied yet and up to the first not finished, to the buses no synth
+    /// of the group reads. What is left, the replay after the group
+    /// applies; meanwhile the other threads go on with the group. One
+    /// thread at a time does it: a thread that finds another at it leaves
+    /// it the work (the lock is only tried, never waited for).
     fn commit(&self) {
         let items = self.jobs.items();
+        loop {
+            if self.commit_lock.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+                return;
+            }
+            let n = self.commit_held(items);
+            self.commit_lock.store(false, Ordering::SeqCst);
+            // An item that ended while the lock was held found it taken.
+            if !(n < items && self.done[n].load(Ordering::SeqCst)) {
+                return;
+            }
+        }
+    }
+
+    /// `commit` with the lock held; returns the items now committed.
+    fn commit_held(&self, items: usize) -> usize {
         let mut n = self.committed.load(Ordering::Relaxed);
-        // Acquire: pairs with the Release of the item's `done`.
+        // Acquire: pairs with the store of the item's `done`.
         while n < items && self.done[n].load(Ordering::Acquire) {
             let apply_unread = |target: u32, samples: &[f32]| {
                 if self.jobs.unread(target) {
-                    // SAFETY: the world outlives the group; only this thread
-                    // writes an unread bus that several items write, and no
+                    // SAFETY: the world outlives the group; an unread bus
+                    // that several items write is written only by the
+                    // holder of the commit lock and the item next in order
+                    // (which is not done, so not being applied), and no
                     // item reads it.
                     unsafe { self.buses.apply(target, samples) };
                 }
@@ -1790,7 +1874,9 @@ impl Job<'_> {
                 self.lost.store(true, Ordering::Relaxed);
             }
             n += 1;
-            self.committed.store(n, Ordering::Relaxed);
+            // Release: an item that starts in order sees these writes.
+            self.committed.store(n, Ordering::Release);
         }
+        n
     }
 }

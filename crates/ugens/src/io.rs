@@ -67,7 +67,7 @@ fn control_value(cx: &UnitCtx<'_>, index: usize) -> f32 {
 /// private world, whose log has room reserved; a write that does not fit
 /// is dropped and the log marked full, and the engine then treats the
 /// block as incomplete).
-#[inline]
+#[inline(always)]
 fn log_write(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize, input: &[f32]) {
     let len = if audio { w.block_size } else { 1 };
     if w.touch_log.len() == w.touch_log.capacity() || w.touch_data.len() + len > w.touch_data.capacity() {
@@ -75,12 +75,24 @@ fn log_write(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize
         return;
     }
     let at = w.touch_data.len() as u32;
-    if input.len() >= len {
-        w.touch_data.extend_from_slice(&input[..len]);
-    } else {
-        w.touch_data.extend(std::iter::repeat_n(input[0], len));
+    match input.first_chunk::<64>().filter(|_| len == 64) {
+        // The usual block as one fixed-length copy: straight vector moves.
+        Some(x) => w.touch_data.extend_from_slice(x),
+        None => log_samples(&mut w.touch_data, input, len),
     }
     w.touch_log.push(crate::world::BusTouch { audio, replace, bus: bus as u32, at });
+}
+
+/// `log_write`'s copy for other lengths, out of line: the usual block's
+/// path keeps none of its set-up.
+#[cold]
+#[inline(never)]
+fn log_samples(data: &mut Vec<f32>, input: &[f32], len: usize) {
+    if input.len() >= len {
+        data.extend_from_slice(&input[..len]);
+    } else {
+        data.extend(std::iter::repeat_n(input[0], len));
+    }
 }
 
 /// Copies a block, or fills it when the source is a single (control) value.
@@ -536,6 +548,18 @@ unsafe fn out_audio_avx2<const REPLACE: bool>(out: &mut [f32], touched: &mut i32
     out_audio::<REPLACE>(out, touched, counter, input);
 }
 
+/// `out_audio` out of line, by the AVX2 build with `WIDE`.
+#[inline(always)]
+fn out_audio_at<const REPLACE: bool, const WIDE: bool>(out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        // SAFETY: `WIDE` is chosen only where the CPU has AVX2.
+        unsafe { out_audio_avx2::<REPLACE>(out, touched, counter, input) };
+        return;
+    }
+    out_audio_plain::<REPLACE>(out, touched, counter, input);
+}
+
 impl<const REPLACE: bool> Out<REPLACE> {
     /// The audio path; `WIDE`: the channels are written by the AVX2 build
     /// of `out_audio` (only where the CPU has it).
@@ -545,7 +569,7 @@ impl<const REPLACE: bool> Out<REPLACE> {
         let channels = io.num_inputs().saturating_sub(1);
         let nb = w.num_audio_buses();
         if !self.channels.update(true, fbus, channels, nb) || w.log_touches {
-            self.next_logged(io, w);
+            self.next_logged::<WIDE>(io, w);
             return;
         }
         let (first, valid) = (self.channels.bus.first, self.channels.valid);
@@ -571,7 +595,7 @@ impl<const REPLACE: bool> Out<REPLACE> {
         let channels = io.num_inputs().saturating_sub(1);
         let nb = w.num_control_buses();
         if !self.channels.update(false, fbus, channels, nb) || w.log_touches {
-            self.next_logged(io, w);
+            self.next_logged::<false>(io, w);
             return;
         }
         let (first, valid) = (self.channels.bus.first, self.channels.valid);
@@ -585,26 +609,32 @@ impl<const REPLACE: bool> Out<REPLACE> {
 
     /// Every channel checked on its own, and, in a worker's private world,
     /// the writes logged or made straight to the buses the running item owns.
+    /// `WIDE`: the audio channels are mixed by the AVX2 build of
+    /// `out_audio` (only where the CPU has it).
     #[inline(never)]
-    fn next_logged(&mut self, io: &mut Wires<'_>, w: &mut crate::world::World) {
+    fn next_logged<const WIDE: bool>(&mut self, io: &mut Wires<'_>, w: &mut crate::world::World) {
         let audio = self.audio;
         let fbus = io.in0(0);
         let channels = io.num_inputs().saturating_sub(1);
         let counter = w.buf_counter;
         let nb = if audio { w.num_audio_buses() } else { w.num_control_buses() };
         let bs = w.block_size;
+        // Nearly always the channels that pass are `0..valid`: no need to
+        // check each again.
+        let prefix = self.channels.update(audio, fbus, channels, nb);
+        let (first, valid) = (self.channels.bus.first, self.channels.valid);
         for i in 0..channels {
-            if !self.channels.passes(audio, fbus, i, nb) {
+            if !(if prefix { i < valid } else { self.channels.passes(audio, fbus, i, nb) }) {
                 continue;
             }
-            let ch = self.channels.bus.first + i;
+            let ch = first + i;
             if audio {
                 let input = io.inp(i + 1);
                 if w.log_touches {
                     // SAFETY: no other reference to the channel is held
                     // (the world's own buses are other memory).
                     if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
-                        out_audio::<REPLACE>(out, touched, counter, input);
+                        out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
                         continue;
                     }
                     log_write(w, true, REPLACE, ch, input);
@@ -613,7 +643,7 @@ impl<const REPLACE: bool> Out<REPLACE> {
                     }
                 }
                 let (out, touched) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
-                out_audio::<REPLACE>(out, touched, counter, input);
+                out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
             } else {
                 let x = io.in0(i + 1);
                 if w.log_touches {

@@ -169,21 +169,38 @@ pub struct DirectBuses {
     pub control_touched: *mut i32,
     pub control_count: usize,
     /// Per bus channel (audio buses, then control buses): the item whose
-    /// writes go straight to it, `u32::MAX` for none.
+    /// writes go straight to it, `u32::MAX` for none, or
+    /// [`DirectBuses::IN_ORDER`].
     pub owner: *const u32,
     /// The item now running on this world's thread.
     pub item: u32,
+    /// Whether every earlier item's writes are on the buses already: the
+    /// running item then writes the `IN_ORDER` channels straight too.
+    pub in_order: bool,
 }
 
 // SAFETY: set by the engine only while a parallel group runs, pointing at
 // the main world's buses (alive and unmoved meanwhile) and at a table the
 // group only reads; a channel is written only through the one world whose
-// running item the table names, and read by no other thread meanwhile.
+// running item the table names (or, for `IN_ORDER` channels, whose item
+// runs in order, of which there is one at a time), and read by no other
+// thread meanwhile.
 unsafe impl Send for DirectBuses {}
 // SAFETY: as for `Send`, just above.
 unsafe impl Sync for DirectBuses {}
 
 impl DirectBuses {
+    /// An `owner` entry for a channel that several items write and no
+    /// synth of the group reads: whichever item runs when all the items
+    /// before it have their writes on the buses writes it in place (it
+    /// comes next in the order the writes must be made).
+    pub const IN_ORDER: u32 = u32::MAX - 1;
+
+    #[inline]
+    fn takes(&self, owner: u32) -> bool {
+        owner == self.item || (self.in_order && owner == Self::IN_ORDER)
+    }
+
     /// Audio bus `bus`'s block and touch stamp, if the running item owns it.
     ///
     /// # Safety
@@ -198,7 +215,7 @@ impl DirectBuses {
         // audio and control bus; the channel is this item's alone while it
         // runs (the type's contract), so nothing else borrows its memory.
         unsafe {
-            (*self.owner.add(bus) == self.item).then(|| {
+            self.takes(*self.owner.add(bus)).then(|| {
                 (std::slice::from_raw_parts_mut(self.audio.add(bus * block_size), block_size), &mut *self.audio_touched.add(bus))
             })
         }
@@ -217,7 +234,7 @@ impl DirectBuses {
         // SAFETY: as in `audio_bus`; control buses follow the audio buses
         // in the owner table.
         unsafe {
-            (*self.owner.add(self.audio_count + bus) == self.item)
+            self.takes(*self.owner.add(self.audio_count + bus))
                 .then(|| (&mut *self.control.add(bus), &mut *self.control_touched.add(bus)))
         }
     }

@@ -256,6 +256,23 @@ impl SlotWriter<'_> {
         Ok(())
     }
 
+    /// [`add_in_place`](Self::add_in_place) for several contributions,
+    /// `(target, start, len)` each, in order; false if some did not fit
+    /// (those are left out).
+    pub fn add_all_in_place(&mut self, contributions: impl Iterator<Item = (u32, usize, usize)>) -> bool {
+        let max_entries = self.buffers.max_entries;
+        let log = self.log();
+        let mut kept = true;
+        for (target, start, len) in contributions {
+            if log.entries.len() >= max_entries || start + len > log.samples.len() {
+                kept = false;
+                continue;
+            }
+            log.entries.push(Contribution { target, start: start as u32, len: len as u32 });
+        }
+        kept
+    }
+
     /// Adds this slot's pending contributions to `target` onto `out`, in
     /// write order, as the bus would hold them in a sequential run.
     pub fn add_pending(&mut self, target: u32, out: &mut [f32]) {

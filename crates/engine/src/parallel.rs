@@ -1790,15 +1790,18 @@ impl Job<'_> {
         let mut kept = !w.touch_overflow;
         // The writes to keep (`MAX_WRITES_PER_ITEM` fit the mask).
         let mut keep = 0u64;
+        // Each bus's owner in one look: owned, or unread (`owns`, `unread`).
+        let free = !self.jobs.write_any && !self.jobs.read_any;
         for (k, t) in w.touch_log.iter().enumerate() {
             let (target, samples) = (target_of(t), logged(w, t));
-            if self.jobs.owns(item, !t.audio, t.bus) {
+            let e = self.jobs.owner.get(self.jobs.bus_slot(!t.audio, t.bus as usize)).filter(|e| free && e.0 == self.jobs.stamp);
+            if e.is_some_and(|e| e.1 == item) {
                 // No other item touches this bus: write it now rather than
                 // at the replay (the same writes in the same order).
                 // SAFETY: the world outlives the group, and only this item
                 // reads or writes the bus while the group runs (`owns`).
                 unsafe { self.buses.apply(target, samples) };
-            } else if in_order && self.jobs.unread(target) {
+            } else if in_order && e.is_some_and(|e| !e.2) {
                 // Next in item order on the unread buses (`commit`): no
                 // need to keep the write for later.
                 // SAFETY: the world outlives the group; while this item is
@@ -1814,18 +1817,14 @@ impl Job<'_> {
         }
         // The slot takes the log's storage as it is, rather than a copy of
         // the samples, and gives its own empty storage to the world.
-        let adopted = slot.adopt(&mut w.touch_data);
-        let data = if adopted { None } else { Some(&w.touch_data) };
-        while keep != 0 {
-            let k = keep.trailing_zeros() as usize;
-            keep &= keep - 1;
-            let t = &w.touch_log[k];
-            let len = if t.audio { w.block_size } else { 1 };
-            kept &= match data {
-                None => slot.add_in_place(target_of(t), t.at as usize, len),
-                Some(data) => slot.add(target_of(t), &data[t.at as usize..t.at as usize + len]),
-            }
-            .is_ok();
+        let bs = w.block_size;
+        let len = |t: &BusTouch| if t.audio { bs } else { 1 };
+        let kept_writes = (0..w.touch_log.len()).filter(|&k| keep & (1 << k) != 0).map(|k| &w.touch_log[k]);
+        if slot.adopt(&mut w.touch_data) {
+            return slot.add_all_in_place(kept_writes.map(|t| (target_of(t), t.at as usize, len(t)))) && kept;
+        }
+        for t in kept_writes {
+            kept &= slot.add(target_of(t), &w.touch_data[t.at as usize..t.at as usize + len(t)]).is_ok();
         }
         kept
     }

@@ -623,6 +623,27 @@ impl<const REPLACE: bool> Out<REPLACE> {
         // check each again.
         let prefix = self.channels.update(audio, fbus, channels, nb);
         let (first, valid) = (self.channels.bus.first, self.channels.valid);
+        if audio && prefix && w.log_touches {
+            // A worker's world, the usual case: each passing channel
+            // straight to a bus the item may write, else to the log.
+            let direct = w.direct;
+            for i in 0..valid {
+                let ch = first + i;
+                let input = io.inp(i + 1);
+                // SAFETY: no other reference to the channel is held (the
+                // world's own buses are other memory).
+                if let Some((out, touched)) = direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
+                    out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
+                    continue;
+                }
+                log_write(w, true, REPLACE, ch, input);
+                if !w.touch_only {
+                    let (out, touched) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
+                    out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
+                }
+            }
+            return;
+        }
         for i in 0..channels {
             if !(if prefix { i < valid } else { self.channels.passes(audio, fbus, i, nb) }) {
                 continue;

@@ -67,8 +67,10 @@ fn control_value(cx: &UnitCtx<'_>, index: usize) -> f32 {
 /// private world, whose log has room reserved; a write that does not fit
 /// is dropped and the log marked full, and the engine then treats the
 /// block as incomplete).
+/// `WIDE`: the usual block is copied by AVX2 moves (only where the CPU
+/// has it).
 #[inline(always)]
-fn log_write(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize, input: &[f32]) {
+fn log_write<const WIDE: bool>(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize, input: &[f32]) {
     let len = if audio { w.block_size } else { 1 };
     if w.touch_log.len() == w.touch_log.capacity() || w.touch_data.len() + len > w.touch_data.capacity() {
         w.touch_overflow = true;
@@ -77,10 +79,73 @@ fn log_write(w: &mut crate::world::World, audio: bool, replace: bool, bus: usize
     let at = w.touch_data.len() as u32;
     match input.first_chunk::<64>().filter(|_| len == 64) {
         // The usual block as one fixed-length copy: straight vector moves.
-        Some(x) => w.touch_data.extend_from_slice(x),
+        Some(x) => push_block::<WIDE>(&mut w.touch_data, x),
         None => log_samples(&mut w.touch_data, input, len),
     }
     w.touch_log.push(crate::world::BusTouch { audio, replace, bus: bus as u32, at });
+}
+
+/// Appends a block of 64 samples to the log, with room for it.
+#[inline(always)]
+fn push_block<const WIDE: bool>(data: &mut Vec<f32>, x: &[f32; 64]) {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        let at = data.len();
+        let spare = data.spare_capacity_mut();
+        if spare.len() >= 64 {
+            // SAFETY: the CPU has AVX2 (`WIDE`); the spare room holds the 64
+            // samples written, which `set_len` then takes in.
+            unsafe {
+                block_avx2::<false>(spare.as_mut_ptr().cast(), x.as_ptr());
+                data.set_len(at + 64);
+            }
+            return;
+        }
+    }
+    data.extend_from_slice(x);
+}
+
+/// 64 samples onto `out` (`ADD`) or into it, eight a step: each sum is the
+/// one a sample at a time makes.
+///
+/// # Safety
+/// The CPU has AVX2; `x` is readable and `out` writable (and readable with
+/// `ADD`) for 64 samples, and they do not overlap.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn block_avx2<const ADD: bool>(out: *mut f32, x: *const f32) {
+    use std::arch::x86_64::{_mm256_add_ps, _mm256_loadu_ps, _mm256_storeu_ps};
+    for k in (0..64).step_by(8) {
+        // SAFETY: `k + 8 <= 64`, inside both blocks (the contract).
+        unsafe {
+            let v = _mm256_loadu_ps(x.add(k));
+            let v = if ADD { _mm256_add_ps(_mm256_loadu_ps(out.add(k)), v) } else { v };
+            _mm256_storeu_ps(out.add(k), v);
+        }
+    }
+}
+
+/// `out_audio` for the logged path: the usual block by `block_avx2` with
+/// `WIDE`, anything else as `out_audio_at`.
+#[inline(always)]
+fn out_audio_logged<const REPLACE: bool, const WIDE: bool>(out: &mut [f32], touched: &mut i32, counter: i32, input: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        if let (Ok(o), Some(x)) = (<&mut [f32; 64]>::try_from(&mut *out), input.first_chunk::<64>()) {
+            // SAFETY: the CPU has AVX2 (`WIDE`); two distinct blocks of 64.
+            unsafe {
+                if !REPLACE && *touched == counter {
+                    block_avx2::<true>(o.as_mut_ptr(), x.as_ptr());
+                } else {
+                    block_avx2::<false>(o.as_mut_ptr(), x.as_ptr());
+                    *touched = counter;
+                }
+            }
+            return;
+        }
+    }
+    out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
 }
 
 /// `log_write`'s copy for other lengths, out of line: the usual block's
@@ -633,13 +698,13 @@ impl<const REPLACE: bool> Out<REPLACE> {
                 // SAFETY: no other reference to the channel is held (the
                 // world's own buses are other memory).
                 if let Some((out, touched)) = direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
-                    out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
+                    out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
                     continue;
                 }
-                log_write(w, true, REPLACE, ch, input);
+                log_write::<WIDE>(w, true, REPLACE, ch, input);
                 if !w.touch_only {
                     let (out, touched) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
-                    out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
+                    out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
                 }
             }
             return;
@@ -658,7 +723,7 @@ impl<const REPLACE: bool> Out<REPLACE> {
                         out_audio_at::<REPLACE, WIDE>(out, touched, counter, input);
                         continue;
                     }
-                    log_write(w, true, REPLACE, ch, input);
+                    log_write::<false>(w, true, REPLACE, ch, input);
                     if w.touch_only {
                         continue;
                     }
@@ -673,7 +738,7 @@ impl<const REPLACE: bool> Out<REPLACE> {
                         out_control::<REPLACE>(out, touched, counter, x);
                         continue;
                     }
-                    log_write(w, false, REPLACE, ch, &[x]);
+                    log_write::<false>(w, false, REPLACE, ch, &[x]);
                     if w.touch_only {
                         continue;
                     }

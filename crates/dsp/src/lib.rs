@@ -6,6 +6,7 @@
 //! | [`executor`] | the pinned thread pool that runs a plan once per block |
 //! | [`ready`] | the bounded lock-free stack of ready queue items |
 //! | [`merge`] | per-child contribution logs replayed in child order, for bit-exact bus sums |
+//! | [`in_order`] | finished items applied in item order by whichever thread is free, while later items run |
 //!
 //! The engine walks its node tree (skipping paused nodes), describes it as a
 //! [`queue::FlatTree`] or [`queue::Tree`], compiles it into a plan when the
@@ -55,6 +56,7 @@
 mod sync;
 
 pub mod executor;
+pub mod in_order;
 pub mod merge;
 pub mod queue;
 pub mod ready;

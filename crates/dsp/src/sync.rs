@@ -1,11 +1,11 @@
-//! The atomics the ready stack is built on: `std`'s normally, `loom`'s when
+//! The atomics the ready stack and the in-order commit are built on: `std`'s normally, `loom`'s when
 //! model checking (`--cfg loom`), so one source serves both.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Busy-wait hint; under loom it lets the model schedule another thread.
 #[inline]

@@ -1,13 +1,17 @@
-//! Model checks of the ready stack and the threads' shares of the initially
-//! ready items, under every interleaving loom explores:
+//! Model checks of the ready stack, the threads' shares of the initially
+//! ready items and the in-order commit of finished items, under every
+//! interleaving loom explores:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p magnetar-dsp --release --test loom
 //! ```
 #![cfg(loom)]
 
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom::thread;
+use magnetar_dsp::in_order::InOrder;
 use magnetar_dsp::ready::ReadyStack;
 use magnetar_dsp::shares::Shares;
 
@@ -118,5 +122,114 @@ fn loom_three_threads_racing_for_one_share_claim_each_item_once() {
         let mut all: Vec<u32> = drain_in_threads(shares, 3).concat();
         all.sort();
         assert_eq!(all, vec![0, 1]);
+    });
+}
+
+/// A parallel group in small, as the engine runs one: each item leaves a
+/// result in its slot, and applying an item adds its result to one shared
+/// "bus", which must end up holding every item once, in item order. An
+/// item that finds itself next in order (`committed() == i`) writes the
+/// bus itself and leaves nothing to apply, as the engine's items do.
+struct Group {
+    order: InOrder,
+    slots: Vec<UnsafeCell<Option<usize>>>,
+    bus: UnsafeCell<Vec<usize>>,
+    /// Set while `apply` runs, to catch two threads in it at once (loom's
+    /// cells would also report the bus touched without happens-before).
+    applying: AtomicBool,
+}
+
+impl Group {
+    fn new(items: usize) -> Arc<Group> {
+        let mut order = InOrder::new(items);
+        order.reset(items);
+        Arc::new(Group {
+            order,
+            slots: (0..items).map(|_| UnsafeCell::new(None)).collect(),
+            bus: UnsafeCell::new(Vec::with_capacity(items)),
+            applying: AtomicBool::new(false),
+        })
+    }
+
+    fn finish(&self, i: usize) {
+        let next = self.order.committed() == i;
+        if next {
+            // SAFETY: no one applies an item past `i` until `i` is done,
+            // and what was applied before is visible (Acquire).
+            self.bus.with_mut(|b| unsafe { (*b).push(i) });
+        }
+        // SAFETY: item `i`'s slot is its own until it is done.
+        self.slots[i].with_mut(|s| unsafe { *s = (!next).then_some(i) });
+        self.order.finish(i, |n| self.apply(n));
+    }
+
+    fn apply(&self, n: usize) {
+        assert!(!self.applying.swap(true, Ordering::Relaxed), "apply({n}) while another thread applies");
+        // SAFETY: item `n` is done; only the applying thread reads its slot.
+        if let Some(v) = self.slots[n].with(|s| unsafe { *s }) {
+            // SAFETY: only the applying thread writes the bus now.
+            self.bus.with_mut(|b| unsafe { (*b).push(v) });
+        }
+        self.applying.store(false, Ordering::Relaxed);
+    }
+
+    /// After every item finished and every thread is joined: nothing left
+    /// to apply, everything applied once, in order.
+    fn check(&self, items: usize) {
+        assert_eq!(self.order.committed(), items, "finished items left unapplied");
+        // SAFETY: every thread is joined.
+        let bus = self.bus.with(|b| unsafe { (*b).clone() });
+        assert_eq!(bus, (0..items).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn loom_two_threads_finishing_two_items_apply_both_once_in_order() {
+    loom::model(|| {
+        let group = Group::new(2);
+        let g = Arc::clone(&group);
+        let t = thread::spawn(move || g.finish(1));
+        group.finish(0);
+        t.join().unwrap();
+        group.check(2);
+    });
+}
+
+#[test]
+fn loom_an_item_finished_while_another_thread_applies_is_not_left_behind() {
+    // One thread finishes items 2 and then 0, the other item 1: whichever
+    // order they end in, the last to end may find the flag held.
+    loom::model(|| {
+        let group = Group::new(3);
+        let g = Arc::clone(&group);
+        let t = thread::spawn(move || {
+            g.finish(2);
+            g.finish(0);
+        });
+        group.finish(1);
+        t.join().unwrap();
+        group.check(3);
+    });
+}
+
+#[test]
+fn loom_three_threads_finishing_three_items_apply_each_once_in_order() {
+    let mut model = loom::model::Builder::new();
+    // Three threads: bound the preemptions so the model ends in seconds.
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let group = Group::new(3);
+        let others: Vec<_> = [2, 0]
+            .into_iter()
+            .map(|i| {
+                let g = Arc::clone(&group);
+                thread::spawn(move || g.finish(i))
+            })
+            .collect();
+        group.finish(1);
+        for t in others {
+            t.join().unwrap();
+        }
+        group.check(3);
     });
 }

@@ -1,12 +1,16 @@
 //! Many blocks on two threads over shapes that stress the ready stack and
 //! the block hand-over: wide parallel groups, consecutive parallel groups,
-//! long chains, and tiny plans where the block is over before a helper joins.
+//! long chains, and tiny plans where the block is over before a helper joins;
+//! and the in-order commit of items that finish in random order on more
+//! threads than cores.
 
 mod common;
 
-use common::{constraints, expected_ids, Recorder};
+use common::{constraints, expected_ids, Recorder, Rng};
 use magnetar_dsp::executor::{Executor, ExecutorConfig};
+use magnetar_dsp::in_order::InOrder;
 use magnetar_dsp::queue::{ItemId, Plan, Tree, TreeNode};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 fn par(ids: std::ops::Range<u32>) -> TreeNode {
@@ -42,6 +46,98 @@ fn twenty_thousand_blocks_on_two_threads_run_every_item_once_in_order() {
         if block % 1000 == 999 {
             // Let the helper fall asleep now and then, so wake-ups are exercised.
             std::thread::sleep(Duration::from_micros(300));
+        }
+    }
+}
+
+/// What `InOrder` applies for the stress test below, with checks that do
+/// not rely on the protocol being right: every apply is counted per item,
+/// `next` must be the item applied (or written in place), and `applying`
+/// catches two threads applying at once.
+struct Applied {
+    /// Per item: what its thread left to apply (item + 1), or 0 when it
+    /// found itself next in order and applied itself at once.
+    slots: Vec<AtomicUsize>,
+    counts: Vec<AtomicUsize>,
+    next: AtomicUsize,
+    applying: AtomicBool,
+}
+
+impl Applied {
+    fn take(&self, n: usize, left: usize) {
+        assert_eq!(left, n + 1, "item {n} applied without its result");
+        assert_eq!(self.next.load(Ordering::Relaxed), n, "item {n} applied out of order");
+        self.counts[n].fetch_add(1, Ordering::Relaxed);
+        self.next.store(n + 1, Ordering::Relaxed);
+    }
+
+    fn apply(&self, n: usize) {
+        assert!(!self.applying.swap(true, Ordering::Acquire), "two threads apply at once");
+        let left = self.slots[n].load(Ordering::Relaxed);
+        if left != 0 {
+            self.take(n, left);
+        }
+        // Hold the flag a while, as adding a block to a bus does: items
+        // that end meanwhile find it taken.
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
+        self.applying.store(false, Ordering::Release);
+    }
+}
+
+#[test]
+fn items_finished_in_random_order_on_four_threads_are_applied_once_each_in_order() {
+    const ITEMS: usize = 48;
+    let mut order = InOrder::new(ITEMS);
+    let applied = Applied {
+        slots: (0..ITEMS).map(|_| AtomicUsize::new(0)).collect(),
+        counts: (0..ITEMS).map(|_| AtomicUsize::new(0)).collect(),
+        next: AtomicUsize::new(0),
+        applying: AtomicBool::new(false),
+    };
+    let mut rng = Rng::new(7);
+    let mut perm: Vec<usize> = (0..ITEMS).collect();
+    for round in 0..20_000 {
+        let items = 1 + rng.below(ITEMS as u64) as usize;
+        order.reset(items);
+        applied.next.store(0, Ordering::Relaxed);
+        for c in &applied.counts {
+            c.store(0, Ordering::Relaxed);
+        }
+        // A random finishing order, taken by whichever thread comes next.
+        perm.truncate(0);
+        perm.extend(0..items);
+        for k in (1..items).rev() {
+            perm.swap(k, rng.below(k as u64 + 1) as usize);
+        }
+        let taken = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                let (order, applied, perm, taken) = (&order, &applied, &perm, &taken);
+                scope.spawn(move || {
+                    loop {
+                        let k = taken.fetch_add(1, Ordering::Relaxed);
+                        let Some(&i) = perm.get(k) else { break };
+                        // As the engine's items do: the item next in order
+                        // applies itself at once, the others leave a result.
+                        if order.committed() == i {
+                            applied.take(i, i + 1);
+                            applied.slots[i].store(0, Ordering::Relaxed);
+                        } else {
+                            applied.slots[i].store(i + 1, Ordering::Relaxed);
+                        }
+                        order.finish(i, |n| applied.apply(n));
+                    }
+                    // No last look as an idle thread does: that would
+                    // hide an item that the flag's holder left behind.
+                });
+            }
+        });
+        assert_eq!(order.committed(), items, "round {round}: finished items left unapplied");
+        assert_eq!(applied.next.load(Ordering::Relaxed), items, "round {round}");
+        for (n, c) in applied.counts[..items].iter().enumerate() {
+            assert_eq!(c.load(Ordering::Relaxed), 1, "round {round}: item {n} applied {} times", c.load(Ordering::Relaxed));
         }
     }
 }

@@ -47,12 +47,13 @@ use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, NodeTree};
 use crate::synth::Synth;
 use magnetar_dsp::executor::{Executor, ExecutorConfig, ExecutorError, Work};
+use magnetar_dsp::in_order::InOrder;
 use magnetar_dsp::merge::MergeBuffers;
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{BusTouch, World, MAX_LANES};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 // Writes not applied at once are marked in a 64-bit mask (`Job::add_now`).
@@ -387,7 +388,7 @@ impl GroupJobs {
 
     /// Whether no synth of the group reads the bus of logged write
     /// `target`: its writes may then go to the world's bus before the
-    /// group ends, as long as they go in item order (`Job::commit`).
+    /// group ends, as long as they go in item order (`Job::commit_one`).
     fn unread(&self, target: u32) -> bool {
         let (control, bus, _) = unpack(target);
         let at = self.bus_slot(control, bus);
@@ -1359,13 +1360,10 @@ pub struct Parallel {
     /// Without `exact`: one lock per bus (audio buses, then control buses),
     /// held while an item adds its writes to that bus.
     bus_locks: Box<[AtomicBool]>,
-    /// Per work item: its writes are logged in its merge slot.
-    done: Box<[AtomicBool]>,
-    /// How many items' writes to unread buses are on the buses while the
-    /// group runs (`Job::commit`).
-    committed: AtomicUsize,
-    /// Held by the thread applying finished items' writes (`Job::commit`).
-    commit_lock: AtomicBool,
+    /// Which items' writes are logged in their merge slots, and how many
+    /// items' writes to unread buses are on the buses while the group
+    /// runs (`Job::commit_one`).
+    in_order: InOrder,
     /// Whether a synth of the last group run failed or asked for
     /// something (a done action, a free or run request).
     unsettled: AtomicBool,
@@ -1438,9 +1436,7 @@ impl Parallel {
             } else {
                 (0..like.num_audio_buses() + like.num_control_buses()).map(|_| AtomicBool::new(false)).collect()
             },
-            done: (0..MAX_PARALLEL_ITEMS).map(|_| AtomicBool::new(false)).collect(),
-            committed: AtomicUsize::new(0),
-            commit_lock: AtomicBool::new(false),
+            in_order: InOrder::new(MAX_PARALLEL_ITEMS),
             unsettled: AtomicBool::new(false),
             lost: AtomicBool::new(false),
             groups_run: 0,
@@ -1546,10 +1542,7 @@ impl Parallel {
             unsafe { &mut *cell.get() }.direct = direct;
         }
         self.lost.store(false, Ordering::Relaxed);
-        for d in &self.done[..jobs.items()] {
-            d.store(false, Ordering::Relaxed);
-        }
-        self.committed.store(0, Ordering::Relaxed);
+        self.in_order.reset(jobs.items());
         let job = Job {
             jobs,
             buses,
@@ -1558,9 +1551,7 @@ impl Parallel {
             merge: &self.merge,
             exact: self.exact,
             bus_locks: &self.bus_locks,
-            done: &self.done,
-            committed: &self.committed,
-            commit_lock: &self.commit_lock,
+            in_order: &self.in_order,
             unsettled: &self.unsettled,
             scratch,
             scratch_len,
@@ -1581,7 +1572,7 @@ impl Parallel {
         // The first `committed` items' writes to unread buses are on the
         // buses already; the rest follow in item order.
         let traced = magnetar_rt::trace::now();
-        let committed = self.committed.load(Ordering::Relaxed);
+        let committed = self.in_order.committed();
         let mut replayed = true;
         for slot in 0..jobs.items() {
             let early = slot < committed;
@@ -1610,9 +1601,7 @@ struct Job<'a> {
     merge: &'a MergeBuffers,
     exact: bool,
     bus_locks: &'a [AtomicBool],
-    done: &'a [AtomicBool],
-    committed: &'a AtomicUsize,
-    commit_lock: &'a AtomicBool,
+    in_order: &'a InOrder,
     unsettled: &'a AtomicBool,
     scratch: *mut f32,
     scratch_len: usize,
@@ -1681,10 +1670,10 @@ impl Work for Job<'_> {
         if let Some(d) = w.direct.as_mut() {
             d.item = item.0;
             // Every earlier item's writes to the unread buses are on them
-            // (Acquire: with what they wrote, `commit`), and no later
+            // (Acquire: with what they wrote, `commit_one`), and no later
             // item's can be until this one is done: this item's writes to
             // those buses go to them as it makes them, in order.
-            d.in_order = self.exact && self.committed.load(Ordering::Acquire) == i;
+            d.in_order = self.exact && self.in_order.committed() == i;
         }
         // No synth of this item reads a bus (`GroupJobs::check` refuses a
         // group with a read it cannot tell): its writes need only be
@@ -1714,25 +1703,22 @@ impl Work for Job<'_> {
         // With every earlier item's writes to unread buses applied
         // already, this item's may follow them at once (no one applies a
         // later item's before this one is done).
-        let in_order = self.committed.load(Ordering::Acquire) == i;
+        let in_order = self.in_order.committed() == i;
         let kept = self.log_writes(item.0, w, &mut slot, in_order);
         drop(slot);
         if !kept {
             self.lost.store(true, Ordering::Relaxed);
         }
-        // Whoever sees the flag sees the slot and the buses this item
-        // wrote (`commit`; SeqCst, with the lock's, so that a committer
-        // letting go of the lock sees it, or this thread takes the lock).
-        self.done[i].store(true, Ordering::SeqCst);
-        self.commit();
+        // Whoever applies the item sees the slot and the buses it wrote.
+        self.in_order.finish(i, |n| self.commit_one(n));
     }
 
     /// A thread with nothing to run while others finish their items
-    /// applies those that ended (`commit`): the replay after the group
+    /// applies those that ended (`commit_one`): the replay after the group
     /// then has only what ended last left to do.
     fn idle(&self, _worker: usize) {
         if self.exact {
-            self.commit();
+            self.in_order.commit(|n| self.commit_one(n));
         }
     }
 }
@@ -1802,7 +1788,7 @@ impl Job<'_> {
                 // reads or writes the bus while the group runs (`owns`).
                 unsafe { self.buses.apply(target, samples) };
             } else if in_order && e.is_some_and(|e| !e.2) {
-                // Next in item order on the unread buses (`commit`): no
+                // Next in item order on the unread buses (`commit_one`): no
                 // need to keep the write for later.
                 // SAFETY: the world outlives the group; while this item is
                 // next in order and not done, no other thread writes an
@@ -1829,53 +1815,29 @@ impl Job<'_> {
         kept
     }
 
-    /// After each item, on whichever thread ran it: applies the logged
-    /// writes of the finished items, in item order from the first not
-    /// applied yet and up to the first not finished, to the buses no synth
-    /// of the group reads. What is left, the replay after the group
-    /// applies; meanwhile the other threads go on with the group. One
-    /// thread at a time does it: a thread that finds another at it leaves
-    /// it the work (the lock is only tried, never waited for).
-    fn commit(&self) {
-        let items = self.jobs.items();
-        loop {
-            if self.commit_lock.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).is_err() {
-                return;
+    /// After each item, on whichever thread ran it (`InOrder::finish`):
+    /// the logged writes of the finished items are applied, in item order
+    /// from the first not applied yet and up to the first not finished, to
+    /// the buses no synth of the group reads. What is left, the replay
+    /// after the group applies; meanwhile the other threads go on with the
+    /// group. One thread at a time does it, and a thread that finds
+    /// another at it leaves it the work. This applies item `n`.
+    fn commit_one(&self, n: usize) {
+        let apply_unread = |target: u32, samples: &[f32]| {
+            if self.jobs.unread(target) {
+                // SAFETY: the world outlives the group; an unread bus that
+                // several items write is written only by the thread
+                // applying finished items (`InOrder`) and the item next in
+                // order (which is not done, so not being applied), and no
+                // item reads it.
+                unsafe { self.buses.apply(target, samples) };
             }
-            let n = self.commit_held(items);
-            self.commit_lock.store(false, Ordering::SeqCst);
-            // An item that ended while the lock was held found it taken.
-            if !(n < items && self.done[n].load(Ordering::SeqCst)) {
-                return;
-            }
+        };
+        // SAFETY: item n is done and its writer gone; its slot is claimed
+        // again only by the replay after the group.
+        let seen = unsafe { self.merge.visit(n, apply_unread) };
+        if seen.is_err() {
+            self.lost.store(true, Ordering::Relaxed);
         }
-    }
-
-    /// `commit` with the lock held; returns the items now committed.
-    fn commit_held(&self, items: usize) -> usize {
-        let mut n = self.committed.load(Ordering::Relaxed);
-        // Acquire: pairs with the store of the item's `done`.
-        while n < items && self.done[n].load(Ordering::Acquire) {
-            let apply_unread = |target: u32, samples: &[f32]| {
-                if self.jobs.unread(target) {
-                    // SAFETY: the world outlives the group; an unread bus
-                    // that several items write is written only by the
-                    // holder of the commit lock and the item next in order
-                    // (which is not done, so not being applied), and no
-                    // item reads it.
-                    unsafe { self.buses.apply(target, samples) };
-                }
-            };
-            // SAFETY: item n is done and its writer gone; its slot is
-            // claimed again only by the replay after the group.
-            let seen = unsafe { self.merge.visit(n, apply_unread) };
-            if seen.is_err() {
-                self.lost.store(true, Ordering::Relaxed);
-            }
-            n += 1;
-            // Release: an item that starts in order sees these writes.
-            self.committed.store(n, Ordering::Release);
-        }
-        n
     }
 }

@@ -226,6 +226,28 @@ pub struct GroupJobs {
     pub chooser: crate::spread::Chooser,
 }
 
+/// `GroupJobs::owner` as the items of a group see it while they run,
+/// taken once for all of an item's writes (`GroupJobs::direct`).
+#[derive(Clone, Copy)]
+struct DirectTable<'a> {
+    owner: &'a [(u32, u32, bool)],
+    stamp: u32,
+    audio_buses: usize,
+}
+
+impl DirectTable<'_> {
+    /// For a bus noted this block, the item whose synths touch it
+    /// (`SHARED` when several do) and whether any synth reads it. The item
+    /// it names may write the bus itself, in any order with the other
+    /// items (`GroupJobs::owns`); writes to a bus no synth reads may go to
+    /// it in item order (`GroupJobs::unread`).
+    #[inline]
+    fn entry(self, control: bool, bus: usize) -> Option<(u32, bool)> {
+        let &(stamp, item, read) = self.owner.get(bus + if control { self.audio_buses } else { 0 })?;
+        (stamp == self.stamp).then_some((item, read))
+    }
+}
+
 /// What a parallel group's walk does with a child (`GroupJobs::child_way`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ChildWay {
@@ -378,12 +400,29 @@ impl GroupJobs {
         }
     }
 
+    /// The table that tells which writes may go to the world's buses
+    /// while the group runs (`DirectTable::entry`); none when the bus of a
+    /// read or a write could not be told in advance.
+    #[inline]
+    fn direct(&self) -> Option<DirectTable<'_>> {
+        (!self.write_any && !self.read_any).then_some(DirectTable {
+            owner: &self.owner,
+            stamp: self.stamp,
+            audio_buses: self.audio_buses,
+        })
+    }
+
+    /// One look at the table (`DirectTable::entry`), for a single write.
+    #[inline]
+    fn direct_entry(&self, control: bool, bus: usize) -> Option<(u32, bool)> {
+        self.direct()?.entry(control, bus)
+    }
+
     /// Whether item `item` is the only one whose synths touch this bus:
     /// no other item reads or writes it, so the item may write the world's
     /// bus itself while the group runs, in any order with the other items.
     fn owns(&self, item: u32, control: bool, bus: u32) -> bool {
-        let at = self.bus_slot(control, bus as usize);
-        !self.write_any && !self.read_any && self.owner.get(at).is_some_and(|e| (e.0, e.1) == (self.stamp, item))
+        self.direct_entry(control, bus as usize).is_some_and(|(owner, _)| owner == item)
     }
 
     /// Whether no synth of the group reads the bus of logged write
@@ -391,8 +430,7 @@ impl GroupJobs {
     /// group ends, as long as they go in item order (`Job::commit_one`).
     fn unread(&self, target: u32) -> bool {
         let (control, bus, _) = unpack(target);
-        let at = self.bus_slot(control, bus);
-        !self.write_any && !self.read_any && self.owner.get(at).is_some_and(|e| e.0 == self.stamp && !e.2)
+        self.direct_entry(control, bus).is_some_and(|(_, read)| !read)
     }
 
     /// The group these jobs were worked out for, if they are kept.
@@ -1776,18 +1814,18 @@ impl Job<'_> {
         let mut kept = !w.touch_overflow;
         // The writes to keep (`MAX_WRITES_PER_ITEM` fit the mask).
         let mut keep = 0u64;
-        // Each bus's owner in one look: owned, or unread (`owns`, `unread`).
-        let free = !self.jobs.write_any && !self.jobs.read_any;
+        let direct = self.jobs.direct();
         for (k, t) in w.touch_log.iter().enumerate() {
             let (target, samples) = (target_of(t), logged(w, t));
-            let e = self.jobs.owner.get(self.jobs.bus_slot(!t.audio, t.bus as usize)).filter(|e| free && e.0 == self.jobs.stamp);
-            if e.is_some_and(|e| e.1 == item) {
+            // Owned, or unread (`owns`, `unread`), in one look.
+            let e = direct.and_then(|d| d.entry(!t.audio, t.bus as usize));
+            if e.is_some_and(|(owner, _)| owner == item) {
                 // No other item touches this bus: write it now rather than
                 // at the replay (the same writes in the same order).
                 // SAFETY: the world outlives the group, and only this item
                 // reads or writes the bus while the group runs (`owns`).
                 unsafe { self.buses.apply(target, samples) };
-            } else if in_order && e.is_some_and(|e| !e.2) {
+            } else if in_order && e.is_some_and(|(_, read)| !read) {
                 // Next in item order on the unread buses (`commit_one`): no
                 // need to keep the write for later.
                 // SAFETY: the world outlives the group; while this item is

@@ -148,10 +148,10 @@ pub(crate) fn batch_lanes<U: LaneUnit>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
 }
 
 /// A unit whose batches keep each member's wires resolved to addresses
-/// (its `Lane`) from one block to the next, as the section batches do:
-/// they change only when the synth's wires move (another scratch area, when
-/// the synth takes another place in a lane batch or another thread), which
-/// `Wires::place` tells. What a lane holds is fixed for the unit's life
+/// (its `Lane`) from one block to the next (two-pole sections, SinOsc):
+/// they change only when the synth's wires move (another scratch area,
+/// when the synth takes another place in a lane batch or another thread),
+/// which `Wires::place` tells. What a lane holds is fixed for the unit's life
 /// besides its wires (its input rates, say), so it is kept with them.
 pub trait KeptLaneUnit: Construct {
     /// One member: its unit and where its wires are.
@@ -199,6 +199,12 @@ pub struct KeptBatch<U: KeptLaneUnit> {
 unsafe impl<U: KeptLaneUnit> Send for KeptBatch<U> {}
 
 impl<U: KeptLaneUnit> KeptBatch<U> {
+    /// The members, in order.
+    #[cfg(test)]
+    pub(crate) fn members(&self) -> &[U] {
+        &self.members
+    }
+
     /// Resolves the members' wires again if `io` is not where they were
     /// resolved last.
     #[inline]

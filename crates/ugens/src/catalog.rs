@@ -150,23 +150,23 @@ fn filters(r: &mut Registry) {
     r.add_lanes("Ringz", twopole::section_lanes::<twopole::RingzDesign>);
     // Several of one section in one synth (a filter bank on one source) run
     // as one step, by the same kernels.
-    r.add_batch("LPF", lane_batchable, section_batch::new_section_batch::<twopole::LpfDesign>);
-    r.add_batch("HPF", lane_batchable, section_batch::new_section_batch::<twopole::HpfDesign>);
-    r.add_batch("BPF", lane_batchable, section_batch::new_section_batch::<twopole::BpfDesign>);
-    r.add_batch("BRF", lane_batchable, section_batch::new_section_batch::<twopole::BrfDesign>);
-    r.add_batch("RLPF", lane_batchable, section_batch::new_section_batch::<twopole::RlpfDesign>);
-    r.add_batch("RHPF", lane_batchable, section_batch::new_section_batch::<twopole::RhpfDesign>);
-    r.add_batch("Resonz", lane_batchable, section_batch::new_section_batch::<twopole::ResonzDesign>);
-    r.add_batch("Ringz", lane_batchable, section_batch::new_section_batch::<twopole::RingzDesign>);
+    r.add_batch("LPF", lane_batchable, new_kept_batch::<twopole::Section<twopole::LpfDesign>>);
+    r.add_batch("HPF", lane_batchable, new_kept_batch::<twopole::Section<twopole::HpfDesign>>);
+    r.add_batch("BPF", lane_batchable, new_kept_batch::<twopole::Section<twopole::BpfDesign>>);
+    r.add_batch("BRF", lane_batchable, new_kept_batch::<twopole::Section<twopole::BrfDesign>>);
+    r.add_batch("RLPF", lane_batchable, new_kept_batch::<twopole::Section<twopole::RlpfDesign>>);
+    r.add_batch("RHPF", lane_batchable, new_kept_batch::<twopole::Section<twopole::RhpfDesign>>);
+    r.add_batch("Resonz", lane_batchable, new_kept_batch::<twopole::Section<twopole::ResonzDesign>>);
+    r.add_batch("Ringz", lane_batchable, new_kept_batch::<twopole::Section<twopole::RingzDesign>>);
     // The batch steps of several synths, their members sixteen at a time.
-    r.add_batch_lanes("LPF", section_batch::section_batch_lanes::<twopole::LpfDesign>);
-    r.add_batch_lanes("HPF", section_batch::section_batch_lanes::<twopole::HpfDesign>);
-    r.add_batch_lanes("BPF", section_batch::section_batch_lanes::<twopole::BpfDesign>);
-    r.add_batch_lanes("BRF", section_batch::section_batch_lanes::<twopole::BrfDesign>);
-    r.add_batch_lanes("RLPF", section_batch::section_batch_lanes::<twopole::RlpfDesign>);
-    r.add_batch_lanes("RHPF", section_batch::section_batch_lanes::<twopole::RhpfDesign>);
-    r.add_batch_lanes("Resonz", section_batch::section_batch_lanes::<twopole::ResonzDesign>);
-    r.add_batch_lanes("Ringz", section_batch::section_batch_lanes::<twopole::RingzDesign>);
+    r.add_batch_lanes("LPF", kept_batch_lanes::<twopole::Section<twopole::LpfDesign>>);
+    r.add_batch_lanes("HPF", kept_batch_lanes::<twopole::Section<twopole::HpfDesign>>);
+    r.add_batch_lanes("BPF", kept_batch_lanes::<twopole::Section<twopole::BpfDesign>>);
+    r.add_batch_lanes("BRF", kept_batch_lanes::<twopole::Section<twopole::BrfDesign>>);
+    r.add_batch_lanes("RLPF", kept_batch_lanes::<twopole::Section<twopole::RlpfDesign>>);
+    r.add_batch_lanes("RHPF", kept_batch_lanes::<twopole::Section<twopole::RhpfDesign>>);
+    r.add_batch_lanes("Resonz", kept_batch_lanes::<twopole::Section<twopole::ResonzDesign>>);
+    r.add_batch_lanes("Ringz", kept_batch_lanes::<twopole::Section<twopole::RingzDesign>>);
     r.add::<Hpf>("HPF").pure().outputs(1);
     r.add::<Bpf>("BPF").pure().outputs(1);
     r.add::<Brf>("BRF").pure().outputs(1);

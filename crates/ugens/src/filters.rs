@@ -15,7 +15,6 @@ mod lanes4;
 mod lags;
 mod onepole;
 pub(crate) mod twopole;
-pub(crate) mod section_batch;
 mod sections;
 mod median;
 pub(crate) mod nonlinear;
@@ -47,3 +46,5 @@ pub use twopole::{Bpf, Brf, Formlet, Hpf, Lpf, Resonz, Rhpf, MidEq, Ringz, Rlpf,
 mod tests;
 #[cfg(test)]
 mod tests_more;
+#[cfg(test)]
+mod tests_section_batch;

@@ -906,7 +906,7 @@ pub(crate) fn new_fsinosc_batch(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mu
 /// identical; running the lanes side by side hides the latency of the
 /// recurrence, which is what bounds a lone oscillator.
 ///
-/// Like a section batch (`crate::filters::section_batch`), the batch keeps
+/// Like a kept batch (`crate::batch::KeptBatch`), the batch keeps
 /// its oscillators' wires resolved (`FsinWires`) from one block to the
 /// next: they change only when the synth's wires move (another scratch
 /// area, when the synth takes another place in a lane batch or another

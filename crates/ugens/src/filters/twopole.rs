@@ -84,14 +84,20 @@ impl<D: Design> Section<D> {
     fn next_single(&mut self, io: &mut Wires<'_>, rate: &RateInfo) {
         let x = crate::common::signal::in0(io, 0);
         let (p, _) = Self::read_params(io);
-        if self.changed(&p) {
-            self.c = D::coefs(&p, rate, true);
-            self.params = p;
+        io.out(0)[0] = self.single_step(x, &p, rate);
+    }
+
+    /// The one-sample form on input `x` and parameters `p`: the output.
+    #[inline(always)]
+    fn single_step(&mut self, x: f32, p: &[f32; 3], rate: &RateInfo) -> f32 {
+        if self.changed(p) {
+            self.c = D::coefs(p, rate, true);
+            self.params = *p;
         }
         let (s0, y) = D::tick(x as f64, &self.c, self.s1, self.s2);
-        io.out(0)[0] = y as f32;
         let s1 = self.s1;
         self.finish(s0, s1);
+        y as f32
     }
 }
 
@@ -184,7 +190,7 @@ static NO_PARAM: f32 = 0.0;
 /// One lane of the section kernels: its unit and that unit's wires,
 /// resolved to addresses. A batch keeps its members' lanes from one block
 /// to the next while its wires stay in place (`Wires::place`).
-pub(crate) struct SecLane<D: Design> {
+pub struct SecLane<D: Design> {
     pub(crate) unit: *mut Section<D>,
     /// Input 0, as `In::new` reads it.
     pub(crate) inp: RawIn,
@@ -221,6 +227,50 @@ impl<D: Design> SecLane<D> {
             }
         });
         SecLane { unit, inp: In::new(io, 0).to_raw(), params, out: io.out_ptr(0) }
+    }
+
+    /// The lane's one-sample form, as its unit's `run` takes it in a
+    /// one-sample block.
+    ///
+    /// # Safety
+    /// As for one lane of [`section_run`].
+    unsafe fn run_single(&self, rate: &RateInfo) {
+        let mut p = [0.0f32; 3];
+        for (k, v) in p.iter_mut().enumerate().take(D::NP) {
+            // SAFETY: a parameter's wire, or `NO_PARAM` (the caller's contract).
+            *v = unsafe { *self.params[k] };
+        }
+        // SAFETY: the input is this block's (the caller's contract).
+        let x = unsafe { In::from_raw(self.inp) }.first();
+        // SAFETY: the unit is live and borrowed for the call alone, its
+        // output this block's and its own (the caller's contract).
+        unsafe { *self.out = (*self.unit).single_step(x, &p, rate) };
+    }
+}
+
+/// A bank of one section inside one synth (six `Ringz` on one source) is
+/// a batch that keeps its members' lanes (`crate::batch::KeptBatch`).
+impl<D: Design> crate::batch::KeptLaneUnit for Section<D> {
+    type Lane = SecLane<D>;
+    const EMPTY: SecLane<D> = SecLane::EMPTY;
+
+    unsafe fn resolve(io: &mut Wires<'_>, unit: *mut Self) -> SecLane<D> {
+        SecLane::resolve(io, unit)
+    }
+
+    unsafe fn run_kept(lanes: &[SecLane<D>], rate: &RateInfo) {
+        // In one-sample blocks a filter with a one-sample form takes its
+        // new coefficients at once (scsynth's `_next_1`), which the section
+        // kernel does not do.
+        if D::SINGLE && rate.buf_length == 1 {
+            for lane in lanes {
+                // SAFETY: the caller's contract, lane by lane.
+                unsafe { lane.run_single(rate) };
+            }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { section_run(lanes, rate) };
+        }
     }
 }
 

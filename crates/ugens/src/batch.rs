@@ -311,3 +311,69 @@ pub(crate) fn kept_batch_lanes<U: KeptLaneUnit>(lanes: &mut Lanes<'_>, rate: &Ra
     // SAFETY: as above.
     unsafe { queue.flush(rate) };
 }
+
+/// What the kept batches' tests (`filters::tests_section_batch`,
+/// `osc::tests_kept`) share: synths whose batches join and leave a lane
+/// batch and change places from block to block.
+#[cfg(test)]
+pub(crate) mod tests_kept_support {
+    use super::{kept_batch_lanes, KeptLaneUnit};
+    use crate::unit::{Lanes, Unit, UnitCtx, WireRef, Wires};
+
+    /// Each of `synths` synths' place (its scratch slice) at block `b`:
+    /// the lane batch's synths (`order`) first, in order, then the others,
+    /// one slice further on on odd blocks.
+    pub(crate) fn places(order: &[usize], synths: usize, b: usize) -> Vec<usize> {
+        let mut places = vec![usize::MAX; synths];
+        for (p, &s) in order.iter().enumerate() {
+            places[s] = p;
+        }
+        let rest = places.iter_mut().filter(|p| **p == usize::MAX);
+        for (at, place) in (order.len() + 1 + b % 2..).zip(rest) {
+            *place = at;
+        }
+        places
+    }
+
+    /// The synths' wires: synth s's own array `own[s]`, its scratch the
+    /// slice of `slice` samples at its place, its wire lists `ins[s]` and
+    /// `outs[s]`.
+    pub(crate) struct SynthWires<'a> {
+        pub(crate) own: &'a mut [Vec<f32>],
+        pub(crate) scratch: &'a mut [f32],
+        pub(crate) slice: usize,
+        pub(crate) ins: &'a [Vec<WireRef>],
+        pub(crate) outs: &'a [Vec<WireRef>],
+    }
+
+    /// One block: the batches of the synths in `order` through
+    /// `kept_batch_lanes`, in that order, then the others alone, each
+    /// synth's scratch at slice `places[s]`.
+    pub(crate) fn run_block<U: KeptLaneUnit>(
+        batches: &mut [Box<dyn Unit>],
+        order: &[usize],
+        places: &[usize],
+        w: SynthWires<'_>,
+        cx: &mut UnitCtx<'_>,
+    ) {
+        let n = cx.rate.buf_length;
+        let (own, scratch) = (w.own.as_mut_ptr(), w.scratch.as_mut_ptr());
+        let wires = |s: usize| {
+            assert!((places[s] + 1) * w.slice <= w.scratch.len(), "a place outside the scratch");
+            // SAFETY: the test's arrays hold every wire named, each synth's
+            // scratch slice is its own, and one view per synth is used.
+            unsafe { Wires::new((*own.add(s)).as_mut_ptr(), scratch.add(places[s] * w.slice), &w.ins[s], &w.outs[s], n, n) }
+        };
+        {
+            let mut units: Vec<Option<&mut Box<dyn Unit>>> = batches.iter_mut().map(Some).collect();
+            let mut lanes = Lanes::new();
+            for &s in order {
+                lanes.push(units[s].take().unwrap().as_mut(), wires(s));
+            }
+            kept_batch_lanes::<U>(&mut lanes, cx.rate);
+        }
+        for s in (0..batches.len()).filter(|s| !order.contains(s)) {
+            batches[s].next(&mut wires(s), cx);
+        }
+    }
+}

@@ -3,9 +3,10 @@
 //! blocks, every member computes what its unit alone does, bit for bit.
 
 use super::SinOsc;
-use crate::batch::{kept_batch_lanes, new_kept_batch};
+use crate::batch::new_kept_batch;
+use crate::batch::tests_kept_support::{places, run_block, SynthWires};
 use crate::testing::test_world;
-use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires, NO_UNIT, SCRATCH};
+use crate::unit::{Construct, Rate, RateInfo, Unit, UnitCtx, UnitSpec, WireRef, Wires, NO_UNIT, SCRATCH};
 use crate::world::SynthCtx;
 
 /// Members per synth: enough together to cross the kernel's sixteen lanes.
@@ -132,38 +133,11 @@ fn sinosc_batches_keep_their_wires(n: usize) {
         );
     }
     for (b, order) in ORDER.iter().enumerate() {
-        // Places: the batch's synths in order, then the others.
-        let mut places = vec![usize::MAX; MEMBERS.len()];
-        for (p, &s) in order.iter().enumerate() {
-            places[s] = p;
-        }
-        let rest = places.iter_mut().filter(|p| **p == usize::MAX);
-        for (at, place) in (order.len() + 1 + b % 2..).zip(rest) {
-            *place = at;
-        }
+        let places = places(order, MEMBERS.len(), b);
         fill(b + 1, &places, &mut own, &mut scratch, &mut alone_wires);
-        let scratch_at = |s: usize, scratch: &mut Vec<f32>| {
-            // SAFETY: slice `places[s]` lies inside the scratch.
-            unsafe { scratch.as_mut_ptr().add(places[s] * sl) }
-        };
-        {
-            let mut units: Vec<Option<&mut Box<dyn Unit>>> = batches.iter_mut().map(Some).collect();
-            let mut lanes = Lanes::new();
-            for &s in order.iter() {
-                let at = scratch_at(s, &mut scratch);
-                // SAFETY: as above; every synth's scratch slice is its own.
-                let io = unsafe { Wires::new(own[s].as_mut_ptr(), at, &ins[s], &outs[s], n, n) };
-                lanes.push(units[s].take().unwrap().as_mut(), io);
-            }
-            kept_batch_lanes::<SinOsc>(&mut lanes, &rate);
-        }
-        for s in (0..MEMBERS.len()).filter(|s| !order.contains(s)) {
-            let at = scratch_at(s, &mut scratch);
-            // SAFETY: as above.
-            let mut io = unsafe { Wires::new(own[s].as_mut_ptr(), at, &ins[s], &outs[s], n, n) };
-            let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
-            batches[s].next(&mut io, &mut cx);
-        }
+        let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
+        let w = SynthWires { own: &mut own, scratch: &mut scratch, slice: sl, ins: &ins, outs: &outs };
+        run_block::<SinOsc>(&mut batches, order, &places, w, &mut cx);
         for s in 0..MEMBERS.len() {
             for j in 0..MEMBERS[s] {
                 let w = alone_wires[s][j].as_mut_ptr();

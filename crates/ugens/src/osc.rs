@@ -1150,9 +1150,6 @@ struct FsinChunk {
     len: usize,
     /// Every quad queued has all its outputs.
     full: bool,
-    /// Stands in for a missing quad of a half-filled group: zeros in, zeros
-    /// out, output dropped.
-    pad: FsinQuad,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -1163,7 +1160,6 @@ impl FsinChunk {
             out: [std::ptr::null_mut(); fsin_x8::WIDTH],
             len: 0,
             full: true,
-            pad: FsinQuad::default(),
         }
     }
 
@@ -1196,31 +1192,22 @@ impl FsinChunk {
     /// As for `add`, for every quad queued.
     #[target_feature(enable = "avx2")]
     unsafe fn run(&mut self, n: usize) {
-        let len = self.len;
-        if len == 0 {
-            return;
-        }
-        // At most one place is padding: the second of one group, or the
-        // fourth of two.
-        let pad: *mut FsinQuad = &mut self.pad;
-        for v in len..fsin_x8::QUADS {
-            self.quads[v] = pad;
-            self.out[4 * v..4 * v + 4].fill(std::ptr::null_mut());
-        }
-        // SAFETY: AVX2 is present; the quads computed (the first two, or
-        // all four) are distinct: queued units' own, and the pad at most
-        // once; each non-null output is one oscillator's own, valid for the
-        // block's n samples (the contract). Every output of the groups
-        // computed is there when no padding is among them and every quad
-        // queued had all of its.
+        // SAFETY: AVX2 is present; the quads queued are distinct, the
+        // queued units' own; each non-null output of theirs is one
+        // oscillator's own, valid for the block's n samples (the
+        // contract), and every one is there when every quad queued had
+        // all of its.
         unsafe {
-            let groups = if len > 2 { 2 } else { 1 };
-            let all = self.full && len == 2 * groups;
-            match (groups, all) {
+            match (self.len, self.full) {
+                (0, _) => return,
+                (1, true) => fsin_x8::run::<1, true>(&self.quads, &self.out, n),
+                (1, false) => fsin_x8::run::<1, false>(&self.quads, &self.out, n),
                 (2, true) => fsin_x8::run::<2, true>(&self.quads, &self.out, n),
                 (2, false) => fsin_x8::run::<2, false>(&self.quads, &self.out, n),
-                (_, true) => fsin_x8::run::<1, true>(&self.quads, &self.out, n),
-                (_, false) => fsin_x8::run::<1, false>(&self.quads, &self.out, n),
+                (3, true) => fsin_x8::run::<3, true>(&self.quads, &self.out, n),
+                (3, false) => fsin_x8::run::<3, false>(&self.quads, &self.out, n),
+                (_, true) => fsin_x8::run::<4, true>(&self.quads, &self.out, n),
+                (_, false) => fsin_x8::run::<4, false>(&self.quads, &self.out, n),
             }
         }
         self.len = 0;

@@ -458,18 +458,19 @@ impl Synth {
 
     /// Whether the def's leading control steps (`GraphDef::control_prefix`)
     /// would write what their wires hold now: every `Control` output among
-    /// them holds, bit for bit, the unmapped control it copies. Their other
-    /// outputs were computed from those values in the same block as they
-    /// were last written (a synth computes the steps together, or fails
-    /// and computes no more).
+    /// them holds, bit for bit, the control it copies. Their other outputs
+    /// were computed from those values in the same block as they were last
+    /// written (a synth computes the steps together, or fails and computes
+    /// no more). For a synth in a lane batch, none of whose controls is
+    /// mapped (`may_share_lanes` checked that for the block), so the values
+    /// alone are compared.
     #[inline(always)]
     pub(crate) fn controls_as_computed(&self) -> bool {
-        let (controls, map) = (&self.ctx.controls, &self.ctx.control_map);
+        debug_assert!(self.ctx.control_map.iter().all(|m| *m == ControlMap::Own), "a mapped control in a lane batch");
+        let controls = &self.ctx.controls;
         self.def.prefix_controls.iter().all(|&(c, w)| {
-            let c = c as usize;
-            let now = controls.get(c).copied().unwrap_or(0.0);
-            map.get(c).is_none_or(|m| *m == ControlMap::Own)
-                && self.wires.get(w as usize).is_some_and(|v| v.to_bits() == now.to_bits())
+            let now = controls.get(c as usize).copied().unwrap_or(0.0);
+            self.wires.get(w as usize).is_some_and(|v| v.to_bits() == now.to_bits())
         })
     }
 

@@ -1015,7 +1015,7 @@ impl FSinOscBatch {
     #[inline(always)]
     fn follow(&mut self, io: &mut Wires<'_>) {
         let place = io.place();
-        if self.place != Some(place) {
+        if !self.place.is_some_and(|p| p == place) {
             self.resolve(io, place);
         }
     }

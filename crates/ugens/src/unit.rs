@@ -145,6 +145,9 @@ pub struct UnitSpec<'a> {
 }
 
 /// A unit's inputs and outputs for one call.
+// In declaration order, the fields are laid out as `place` lists them,
+// which makes taking a place a copy of consecutive words.
+#[repr(C)]
 pub struct Wires<'a> {
     /// The synth's own array and the scratch area, indexed by a wire's
     /// [`SCRATCH`] bit: picking one is then a load, not a branch.

@@ -787,7 +787,7 @@ pub(crate) fn out_lanes<const REPLACE: bool>(lanes: &mut Lanes<'_>, _rate: &Rate
         unsafe { out_lanes_avx2::<REPLACE>(lanes, w) };
         return;
     }
-    out_lanes_in::<REPLACE>(lanes, w);
+    out_lanes_in::<REPLACE, false>(lanes, w);
 }
 
 /// `out_lanes_in` compiled for AVX2: eight samples a step, each sum unchanged.
@@ -797,13 +797,19 @@ pub(crate) fn out_lanes<const REPLACE: bool>(lanes: &mut Lanes<'_>, _rate: &Rate
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn out_lanes_avx2<const REPLACE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
-    out_lanes_in::<REPLACE>(lanes, w);
+    out_lanes_in::<REPLACE, true>(lanes, w);
 }
 
+/// `WIDE`: the logged path copies and mixes by `block_avx2` (only where
+/// the CPU has AVX2).
 #[inline(always)]
-fn out_lanes_in<const REPLACE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
+fn out_lanes_in<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
+    if w.log_touches {
+        out_lanes_logged::<REPLACE, WIDE>(lanes, w);
+        return;
+    }
     let nb = w.num_audio_buses();
-    let (bs, counter, direct) = (w.block_size, w.buf_counter, !w.log_touches);
+    let (bs, counter) = (w.block_size, w.buf_counter);
     for l in 0..lanes.len.min(MAX_LANES) {
         // A lane that is not filled or not this unit leaves the step
         // uncomputed rather than panic (as the other lane kernels do).
@@ -811,7 +817,7 @@ fn out_lanes_in<const REPLACE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world
         let Some(u) = downcast_unit::<Out<REPLACE>>(&mut **unit) else { return };
         // One audio channel to a bus that takes it, in the world's own
         // buses (the common case), here; anything else as the unit alone.
-        if u.audio && direct && io.num_inputs() == 2 && u.channels.update(true, io.in0(0), 1, nb) && u.channels.valid == 1 {
+        if u.audio && io.num_inputs() == 2 && u.channels.update(true, io.in0(0), 1, nb) && u.channels.valid == 1 {
             let ch = u.channels.bus.first;
             let (Some(out), Some(t)) = (w.audio_bus.get_mut(ch * bs..ch * bs + bs), w.audio_touched.get_mut(ch)) else {
                 return;
@@ -819,6 +825,40 @@ fn out_lanes_in<const REPLACE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world
             out_audio::<REPLACE>(out, t, counter, io.inp(1));
         } else {
             u.next_in(io, w);
+        }
+    }
+}
+
+/// `out_lanes_in` in a worker's private world: one audio channel to a bus
+/// that takes it goes, as `Out::next_logged` sends it, straight to a bus
+/// the running item may write, else to the log and (unless the world's
+/// buses are not read) to the world's bus; anything else as the unit alone.
+#[inline(always)]
+fn out_lanes_logged<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
+    let nb = w.num_audio_buses();
+    let (bs, counter, direct, touch_only) = (w.block_size, w.buf_counter, w.direct, w.touch_only);
+    for l in 0..lanes.len.min(MAX_LANES) {
+        // As in `out_lanes_in`.
+        let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { return };
+        let Some(u) = downcast_unit::<Out<REPLACE>>(&mut **unit) else { return };
+        if !(u.audio && io.num_inputs() == 2 && u.channels.update(true, io.in0(0), 1, nb) && u.channels.valid == 1) {
+            u.next_in(io, w);
+            continue;
+        }
+        let ch = u.channels.bus.first;
+        let input = io.inp(1);
+        // SAFETY: no other reference to the channel is held (the world's
+        // own buses are other memory).
+        if let Some((out, touched)) = direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
+            out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
+            continue;
+        }
+        log_write::<WIDE>(w, true, REPLACE, ch, input);
+        if !touch_only {
+            let (Some(out), Some(t)) = (w.audio_bus.get_mut(ch * bs..ch * bs + bs), w.audio_touched.get_mut(ch)) else {
+                return;
+            };
+            out_audio_logged::<REPLACE, WIDE>(out, t, counter, input);
         }
     }
 }

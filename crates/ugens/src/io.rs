@@ -626,14 +626,16 @@ fn out_audio_at<const REPLACE: bool, const WIDE: bool>(out: &mut [f32], touched:
 }
 
 impl<const REPLACE: bool> Out<REPLACE> {
-    /// The audio path; `WIDE`: the channels are written by the AVX2 build
-    /// of `out_audio` (only where the CPU has it).
+    /// The audio path in a world that does not log (`next_in` sends a
+    /// worker's world to `next_logged`); `WIDE`: the channels are written
+    /// by the AVX2 build of `out_audio` (only where the CPU has it).
     #[inline(never)]
     fn next_audio<const WIDE: bool>(&mut self, io: &mut Wires<'_>, w: &mut crate::world::World) {
         let fbus = io.in0(0);
         let channels = io.num_inputs().saturating_sub(1);
         let nb = w.num_audio_buses();
-        if !self.channels.update(true, fbus, channels, nb) || w.log_touches {
+        debug_assert!(!w.log_touches, "a logging world's Out takes the logged path");
+        if !self.channels.update(true, fbus, channels, nb) {
             self.next_logged::<WIDE>(io, w);
             return;
         }
@@ -691,13 +693,12 @@ impl<const REPLACE: bool> Out<REPLACE> {
         if audio && prefix && w.log_touches {
             // A worker's world, the usual case: each passing channel
             // straight to a bus the item may write, else to the log.
-            let direct = w.direct;
             for i in 0..valid {
                 let ch = first + i;
                 let input = io.inp(i + 1);
                 // SAFETY: no other reference to the channel is held (the
                 // world's own buses are other memory).
-                if let Some((out, touched)) = direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
+                if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
                     out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
                     continue;
                 }
@@ -762,10 +763,13 @@ impl<const REPLACE: bool> Out<REPLACE> {
             self.next_control(io, w);
             return;
         }
-        if self.wide {
-            self.next_audio::<true>(io, w);
-        } else {
-            self.next_audio::<false>(io, w);
+        // A worker's world goes to the logged path at once, rather than
+        // through the checks of the usual one.
+        match (self.wide, w.log_touches) {
+            (true, false) => self.next_audio::<true>(io, w),
+            (false, false) => self.next_audio::<false>(io, w),
+            (true, true) => self.next_logged::<true>(io, w),
+            (false, true) => self.next_logged::<false>(io, w),
         }
     }
 }

@@ -694,19 +694,7 @@ impl<const REPLACE: bool> Out<REPLACE> {
             // A worker's world, the usual case: each passing channel
             // straight to a bus the item may write, else to the log.
             for i in 0..valid {
-                let ch = first + i;
-                let input = io.inp(i + 1);
-                // SAFETY: no other reference to the channel is held (the
-                // world's own buses are other memory).
-                if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
-                    out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
-                    continue;
-                }
-                log_write::<WIDE>(w, true, REPLACE, ch, input);
-                if !w.touch_only {
-                    let (out, touched) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
-                    out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
-                }
+                write_logged_audio::<REPLACE, WIDE>(w, first + i, io.inp(i + 1));
             }
             return;
         }
@@ -840,7 +828,6 @@ fn out_lanes_in<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>, w:
 #[inline(always)]
 fn out_lanes_logged<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
     let nb = w.num_audio_buses();
-    let (bs, counter, direct, touch_only) = (w.block_size, w.buf_counter, w.direct, w.touch_only);
     for l in 0..lanes.len.min(MAX_LANES) {
         // As in `out_lanes_in`.
         let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { return };
@@ -849,21 +836,27 @@ fn out_lanes_logged<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>
             u.next_in(io, w);
             continue;
         }
-        let ch = u.channels.bus.first;
-        let input = io.inp(1);
-        // SAFETY: no other reference to the channel is held (the world's
-        // own buses are other memory).
-        if let Some((out, touched)) = direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
-            out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
-            continue;
-        }
-        log_write::<WIDE>(w, true, REPLACE, ch, input);
-        if !touch_only {
-            let (Some(out), Some(t)) = (w.audio_bus.get_mut(ch * bs..ch * bs + bs), w.audio_touched.get_mut(ch)) else {
-                return;
-            };
-            out_audio_logged::<REPLACE, WIDE>(out, t, counter, input);
-        }
+        write_logged_audio::<REPLACE, WIDE>(w, u.channels.bus.first, io.inp(1));
+    }
+}
+
+/// One passing audio channel of an `Out` in a worker's private world (the
+/// unit's logged path and the lane kernel's): straight to a bus the running
+/// item may write, else into the log and, unless the world's buses are not
+/// read, onto the world's bus.
+#[inline(always)]
+fn write_logged_audio<const REPLACE: bool, const WIDE: bool>(w: &mut crate::world::World, ch: usize, input: &[f32]) {
+    let (bs, counter) = (w.block_size, w.buf_counter);
+    // SAFETY: no other reference to the channel is held (the world's own
+    // buses are other memory).
+    if let Some((out, touched)) = w.direct.as_ref().and_then(|d| unsafe { d.audio_bus(ch, bs) }) {
+        out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
+        return;
+    }
+    log_write::<WIDE>(w, true, REPLACE, ch, input);
+    if !w.touch_only {
+        let (out, touched) = (&mut w.audio_bus[ch * bs..ch * bs + bs], &mut w.audio_touched[ch]);
+        out_audio_logged::<REPLACE, WIDE>(out, touched, counter, input);
     }
 }
 

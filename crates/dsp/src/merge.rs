@@ -247,13 +247,11 @@ impl SlotWriter<'_> {
     /// Records that the `len` samples from `start` of this slot's storage
     /// (taken with [`adopt`](Self::adopt)) are to be added to bus `target`.
     pub fn add_in_place(&mut self, target: u32, start: usize, len: usize) -> Result<(), MergeError> {
-        let (max_entries, slot) = (self.buffers.max_entries, self.slot);
-        let log = self.log();
-        if log.entries.len() >= max_entries || start + len > log.samples.len() {
-            return Err(MergeError::SlotFull(slot));
+        if self.add_all_in_place(std::iter::once((target, start, len))) {
+            Ok(())
+        } else {
+            Err(MergeError::SlotFull(self.slot))
         }
-        log.entries.push(Contribution { target, start: start as u32, len: len as u32 });
-        Ok(())
     }
 
     /// [`add_in_place`](Self::add_in_place) for several contributions,

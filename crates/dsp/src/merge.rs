@@ -181,6 +181,39 @@ impl MergeBuffers {
         Ok(())
     }
 
+    /// [`visit`](Self::visit), handing consecutive contributions to one
+    /// target that lie one after another in the slot's storage and have
+    /// one length together, as `sink(target, len, samples)` with `samples`
+    /// holding them in write order (`len` samples each): so that a sink can
+    /// add many writes to one bus in one pass, the same sums in the same
+    /// order.
+    ///
+    /// # Safety
+    /// As [`visit`](Self::visit).
+    pub unsafe fn visit_runs(&self, slot: usize, sink: impl FnMut(u32, usize, &[f32])) -> Result<(), MergeError> {
+        let s = self.slots.get(slot).ok_or(MergeError::NoSuchSlot(slot))?;
+        if s.busy.load(Ordering::Acquire) {
+            return Err(MergeError::SlotBusy(slot));
+        }
+        // SAFETY: as in `visit`.
+        let log = unsafe { &*s.log.get() };
+        runs(log, sink);
+        Ok(())
+    }
+
+    /// [`replay`](Self::replay) by runs, as [`visit_runs`](Self::visit_runs)
+    /// hands them.
+    pub fn replay_runs(&self, slots: Range<usize>, mut sink: impl FnMut(u32, usize, &[f32])) -> Result<(), MergeError> {
+        for slot in slots {
+            let mut w = self.writer(slot)?;
+            let log = w.log();
+            runs(log, &mut sink);
+            log.entries.clear();
+            log.samples.clear();
+        }
+        Ok(())
+    }
+
     /// Appends the contributions of `slots` (in order) to slot `into`, then
     /// empties them: the merge of a parallel group nested in a child of an
     /// outer one.
@@ -193,6 +226,22 @@ impl MergeBuffers {
             }
         })?;
         result
+    }
+}
+
+/// Hands `log`'s contributions to `sink` by runs (see
+/// `MergeBuffers::visit_runs`).
+fn runs(log: &Log, mut sink: impl FnMut(u32, usize, &[f32])) {
+    let mut entries = log.entries.iter().peekable();
+    while let Some(first) = entries.next() {
+        let (start, len) = (first.start as usize, first.len as usize);
+        let mut end = start + len;
+        let follows =
+            |c: &&Contribution, end: usize| c.target == first.target && c.len == first.len && c.start as usize == end;
+        while let Some(c) = entries.next_if(|c| follows(c, end)) {
+            end += c.len as usize;
+        }
+        sink(first.target, len, &log.samples[start..end]);
     }
 }
 
@@ -382,6 +431,36 @@ mod tests {
         // SAFETY: as above; slot 0 is held, which visit reports.
         assert_eq!(unsafe { merge.visit(0, |_, _| ()) }, Err(MergeError::SlotBusy(0)));
         drop(held);
+    }
+
+    #[test]
+    fn runs_gather_consecutive_writes_to_one_target_that_lie_together() {
+        let merge = MergeBuffers::new(2, 8, 16);
+        let mut logged = Vec::with_capacity(16);
+        logged.extend_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+        let mut w = merge.writer(0).unwrap();
+        assert!(w.adopt(&mut logged));
+        // Two of bus 3 together, one of bus 4, one of bus 3 again, one of
+        // bus 3 of another length, one of bus 3 out of place.
+        let writes = [(3, 0, 2), (3, 2, 2), (4, 4, 2), (3, 6, 2), (3, 8, 1), (3, 0, 1)];
+        assert!(w.add_all_in_place(writes.into_iter()));
+        drop(w);
+        let mut seen = Vec::new();
+        // SAFETY: the writer is dropped; this thread wrote the slot.
+        unsafe { merge.visit_runs(0, |t, n, s| seen.push((t, n, s.to_vec()))) }.unwrap();
+        let expected = [
+            (3, 2, vec![1.0, 2.0, 3.0, 4.0]),
+            (4, 2, vec![5.0, 6.0]),
+            (3, 2, vec![7.0, 8.0]),
+            (3, 1, vec![9.0]),
+            (3, 1, vec![1.0]),
+        ];
+        assert_eq!(seen, expected);
+        let mut replayed = Vec::new();
+        merge.replay_runs(0..2, |t, n, s| replayed.push((t, n, s.to_vec()))).unwrap();
+        assert_eq!(replayed, expected);
+        // SAFETY: as above.
+        unsafe { merge.visit_runs(0, |_, _, _| panic!("the replay emptied the slot")) }.unwrap();
     }
 
     #[test]

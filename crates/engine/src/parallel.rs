@@ -1241,15 +1241,6 @@ impl GroupJobs {
     }
 }
 
-/// Applies one logged write to a world's buses, as the writing unit did:
-/// a mixing write adds to a bus written this block and sets any other; a
-/// replacing write sets.
-fn apply(world: &mut World, target: u32, samples: &[f32]) {
-    // SAFETY: the world is borrowed mutably for the call: no one else uses
-    // its buses meanwhile.
-    unsafe { MainBuses::of(world).apply(target, samples) }
-}
-
 /// One logged write onto one bus: adds to it if it was written this block
 /// (`touched == counter`) and the write mixes, sets it otherwise. `wide`:
 /// the CPU has AVX2.
@@ -1297,6 +1288,79 @@ unsafe fn add_avx2(out: &mut [f32], samples: &[f32]) {
     add(out, samples);
 }
 
+/// Several logged writes onto one bus, in order (`samples` holds them one
+/// after another, `len` samples each): what `mix` makes of them one by one,
+/// in one pass over the bus. The same sums in the same order: each sample
+/// of the bus adds the writes' samples in write order.
+#[inline(always)]
+fn mix_run(out: &mut [f32], touched: &mut i32, counter: i32, replace: bool, len: usize, samples: &[f32], wide: bool) {
+    if len != out.len() || samples.len() == len {
+        // Anything but whole blocks of the bus (or a single write): one by
+        // one.
+        for block in samples.chunks_exact(len.max(1)) {
+            mix(out, touched, counter, replace, block, wide);
+        }
+        return;
+    }
+    let mut blocks = samples.chunks_exact(len);
+    if replace {
+        // Each sets the bus: the last one stays.
+        if let Some(last) = blocks.next_back() {
+            out.copy_from_slice(last);
+            *touched = counter;
+        }
+        return;
+    }
+    if *touched != counter {
+        let Some(first) = blocks.next() else { return };
+        out.copy_from_slice(first);
+        *touched = counter;
+    }
+    let rest = &samples[samples.len() - blocks.len() * len..];
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        if let Ok(o) = <&mut [f32; 64]>::try_from(&mut *out) {
+            // SAFETY: `wide` is set only where the CPU has AVX2.
+            unsafe { add_blocks_avx2(o, rest) };
+            return;
+        }
+    }
+    for block in rest.chunks_exact(len) {
+        add(out, block);
+    }
+}
+
+/// Adds the blocks of 64 samples in `blocks` onto `out`, one after another,
+/// with the bus held in registers meanwhile: for each sample the sums of
+/// `add` applied block by block.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn add_blocks_avx2(out: &mut [f32; 64], blocks: &[f32]) {
+    use std::arch::x86_64::{_mm256_add_ps, _mm256_loadu_ps, _mm256_storeu_ps};
+    let o = out.as_mut_ptr();
+    // SAFETY: every offset below is inside `out` (64 samples) or inside
+    // one block of 64 samples of `blocks`.
+    unsafe {
+        let mut acc = [_mm256_loadu_ps(o); 8];
+        for (k, a) in acc.iter_mut().enumerate().skip(1) {
+            *a = _mm256_loadu_ps(o.add(8 * k));
+        }
+        for block in blocks.chunks_exact(64) {
+            let x = block.as_ptr();
+            for (k, a) in acc.iter_mut().enumerate() {
+                *a = _mm256_add_ps(*a, _mm256_loadu_ps(x.add(8 * k)));
+            }
+        }
+        for (k, a) in acc.iter().enumerate() {
+            _mm256_storeu_ps(o.add(8 * k), *a);
+        }
+    }
+}
+
 /// Whether the CPU has AVX2, for `mix`.
 fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -1341,8 +1405,10 @@ impl MainBuses {
         }
     }
 
-    /// Applies one logged write (see `apply`); writes past the last bus
-    /// are left out, as the writing unit leaves them out.
+    /// Applies one logged write to the buses, as the writing unit did: a
+    /// mixing write adds to a bus written this block and sets any other; a
+    /// replacing write sets. Writes past the last bus are left out, as the
+    /// writing unit leaves them out.
     ///
     /// # Safety
     /// The world must outlive the call with its bus storage unmoved, and
@@ -1361,6 +1427,29 @@ impl MainBuses {
                 let bs = self.block_size;
                 let out = std::slice::from_raw_parts_mut(self.audio.add(bus * bs), bs);
                 mix(out, &mut *self.audio_touched.add(bus), self.counter, replace, samples, self.wide);
+            }
+        }
+    }
+
+    /// Applies several logged writes to one target, one after another
+    /// (`samples` holds them in order, `len` samples each): what `apply`
+    /// makes of them one by one.
+    ///
+    /// # Safety
+    /// As `apply`.
+    unsafe fn apply_run(&self, target: u32, len: usize, samples: &[f32]) {
+        let (control, bus, replace) = unpack(target);
+        // SAFETY: as in `apply`.
+        unsafe {
+            if control {
+                if bus < self.control_count {
+                    let out = std::slice::from_raw_parts_mut(self.control.add(bus), 1);
+                    mix_run(out, &mut *self.control_touched.add(bus), self.counter, replace, len, samples, false);
+                }
+            } else if bus < self.audio_count {
+                let bs = self.block_size;
+                let out = std::slice::from_raw_parts_mut(self.audio.add(bus * bs), bs);
+                mix_run(out, &mut *self.audio_touched.add(bus), self.counter, replace, len, samples, self.wide);
             }
         }
     }
@@ -1616,10 +1705,10 @@ impl Parallel {
             let early = slot < committed;
             replayed &= self
                 .merge
-                .replay(slot..slot + 1, |target, samples| {
+                .replay_runs(slot..slot + 1, |target, len, samples| {
                     if !(early && jobs.unread(target)) {
                         // SAFETY: the group is over; the world is ours.
-                        unsafe { buses.apply(target, samples) }
+                        unsafe { buses.apply_run(target, len, samples) }
                     }
                 })
                 .is_ok();
@@ -1687,17 +1776,19 @@ impl Work for Job<'_> {
         // Otherwise they are on the bus already (and later ones are not:
         // the writers of what an item reads all run before or after it).
         let inits = if self.exact { self.jobs.item_inits(i) } else { &[] };
+        let private = if inits.is_empty() { None } else { Some(MainBuses::of(w)) };
         for &(_, earlier) in inits {
+            let hear = |target: u32, len: usize, samples: &[f32]| {
+                if let Some(buses) = private.filter(|_| read(target)) {
+                    // SAFETY: this thread's own world, borrowed for the
+                    // item; nothing else reaches its buses meanwhile.
+                    unsafe { buses.apply_run(target, len, samples) };
+                }
+            };
             // SAFETY: the earlier item wrote the buses this one reads, so
             // the queue ran it before this one (`GroupJobs::check`), and its
             // slot is only claimed again by the replay after the group.
-            let seen = unsafe {
-                self.merge.visit(earlier as usize, |target, samples| {
-                    if read(target) {
-                        apply(w, target, samples);
-                    }
-                })
-            };
+            let seen = unsafe { self.merge.visit_runs(earlier as usize, hear) };
             if seen.is_err() {
                 self.lost.store(true, Ordering::Relaxed);
             }
@@ -1815,8 +1906,18 @@ impl Job<'_> {
         // The writes to keep (`MAX_WRITES_PER_ITEM` fit the mask).
         let mut keep = 0u64;
         let direct = self.jobs.direct();
-        for (k, t) in w.touch_log.iter().enumerate() {
-            let (target, samples) = (target_of(t), logged(w, t));
+        let log = &w.touch_log;
+        let mut k = 0;
+        while k < log.len() {
+            let t = &log[k];
+            let (target, len) = (target_of(t), if t.audio { w.block_size } else { 1 });
+            // The writes that follow to the same bus, logged next to this
+            // one: all go the same way, in one pass over the bus.
+            let (start, mut end) = (t.at as usize, k + 1);
+            while end < log.len() && target_of(&log[end]) == target && log[end].at as usize == start + (end - k) * len {
+                end += 1;
+            }
+            let samples = &w.touch_data[start..start + (end - k) * len];
             // Owned, or unread (`owns`, `unread`), in one look.
             let e = direct.and_then(|d| d.entry(!t.audio, t.bus as usize));
             if e.is_some_and(|(owner, _)| owner == item) {
@@ -1824,17 +1925,19 @@ impl Job<'_> {
                 // at the replay (the same writes in the same order).
                 // SAFETY: the world outlives the group, and only this item
                 // reads or writes the bus while the group runs (`owns`).
-                unsafe { self.buses.apply(target, samples) };
+                unsafe { self.buses.apply_run(target, len, samples) };
             } else if in_order && e.is_some_and(|(_, read)| !read) {
                 // Next in item order on the unread buses (`commit_one`): no
                 // need to keep the write for later.
                 // SAFETY: the world outlives the group; while this item is
                 // next in order and not done, no other thread writes an
                 // unread bus that several items write, and no item reads it.
-                unsafe { self.buses.apply(target, samples) };
+                unsafe { self.buses.apply_run(target, len, samples) };
             } else {
-                keep |= 1 << k;
+                // Writes k..end (at most 64 in all, `MAX_WRITES_PER_ITEM`).
+                keep |= (u64::MAX >> (64 - (end - k))) << k;
             }
+            k = end;
         }
         if keep == 0 {
             return kept;
@@ -1861,19 +1964,19 @@ impl Job<'_> {
     /// group. One thread at a time does it, and a thread that finds
     /// another at it leaves it the work. This applies item `n`.
     fn commit_one(&self, n: usize) {
-        let apply_unread = |target: u32, samples: &[f32]| {
+        let apply_unread = |target: u32, len: usize, samples: &[f32]| {
             if self.jobs.unread(target) {
                 // SAFETY: the world outlives the group; an unread bus that
                 // several items write is written only by the thread
                 // applying finished items (`InOrder`) and the item next in
                 // order (which is not done, so not being applied), and no
                 // item reads it.
-                unsafe { self.buses.apply(target, samples) };
+                unsafe { self.buses.apply_run(target, len, samples) };
             }
         };
         // SAFETY: item n is done and its writer gone; its slot is claimed
         // again only by the replay after the group.
-        let seen = unsafe { self.merge.visit(n, apply_unread) };
+        let seen = unsafe { self.merge.visit_runs(n, apply_unread) };
         if seen.is_err() {
             self.lost.store(true, Ordering::Relaxed);
         }

@@ -83,6 +83,11 @@ pub trait Work: Sync {
     /// applying their results in order, instead of after the block.
     #[inline]
     fn idle(&self, _worker: usize) {}
+
+    /// Called once as thread `worker` leaves the block, every item having
+    /// run: room for applying what `idle` left to other threads.
+    #[inline]
+    fn leave(&self, _worker: usize) {}
 }
 
 /// How long an idle helper spins between blocks before it sleeps.
@@ -181,6 +186,7 @@ struct Job {
     work: *const (),
     run: unsafe fn(*const (), ItemId, usize),
     idle: unsafe fn(*const (), usize),
+    leave: unsafe fn(*const (), usize),
     /// The caller's floating-point controls, which helpers adopt.
     fp: u32,
 }
@@ -240,6 +246,15 @@ unsafe fn run_erased<W: Work>(work: *const (), item: ItemId, worker: usize) {
 unsafe fn idle_erased<W: Work>(work: *const (), worker: usize) {
     // SAFETY: as in run_erased.
     unsafe { (*work.cast::<W>()).idle(worker) }
+}
+
+/// Calls `W::leave` on an erased `&W`.
+///
+/// # Safety
+/// As [`run_erased`].
+unsafe fn leave_erased<W: Work>(work: *const (), worker: usize) {
+    // SAFETY: as in run_erased.
+    unsafe { (*work.cast::<W>()).leave(worker) }
 }
 
 unsafe fn run_nothing(_: *const (), _: ItemId, _: usize) {}
@@ -314,7 +329,14 @@ impl Executor {
             shares: Shares::new(config.threads),
             shutdown: AtomicBool::new(false),
             linger: AtomicBool::new(true),
-            job: UnsafeCell::new(Job { plan: std::ptr::null(), work: std::ptr::null(), run: run_nothing, idle: idle_nothing, fp: 0 }),
+            job: UnsafeCell::new(Job {
+                plan: std::ptr::null(),
+                work: std::ptr::null(),
+                run: run_nothing,
+                idle: idle_nothing,
+                leave: idle_nothing,
+                fp: 0,
+            }),
             spin: config.spin,
             patience: config.patience,
         });
@@ -436,6 +458,7 @@ impl Executor {
                     work: (work as *const W).cast(),
                     run: run_erased::<W>,
                     idle: idle_erased::<W>,
+                    leave: leave_erased::<W>,
                     fp: fp_controls(),
                 };
             }
@@ -459,6 +482,7 @@ impl Executor {
             Some(&mut waited),
             |item, worker| work.run(item, worker),
             |worker| work.idle(worker),
+            |worker| work.leave(worker),
         );
         if helpers {
             sh.open.store(false, Ordering::SeqCst);
@@ -572,6 +596,7 @@ fn work_loop(
     mut waited: Option<&mut Duration>,
     run: impl Fn(ItemId, usize),
     idle: impl Fn(usize),
+    leave: impl Fn(usize),
 ) -> u32 {
     let mut ran = 0u32;
     // When this thread last ran out of work, if it is measuring its waits.
@@ -616,6 +641,7 @@ fn work_loop(
                 if let (Some(w), Some(at)) = (waited.as_deref_mut(), idle_at) {
                     *w += at.elapsed();
                 }
+                leave(worker);
                 return ran;
             }
             idle(worker);
@@ -764,6 +790,10 @@ fn join_block(sh: &Shared, worker: usize, served: u64) -> Option<(u64, u32)> {
                 |w| {
                     // SAFETY: as above.
                     unsafe { (job.idle)(job.work, w) }
+                },
+                |w| {
+                    // SAFETY: as above.
+                    unsafe { (job.leave)(job.work, w) }
                 },
             );
             std::mem::forget(guard);

@@ -2,24 +2,40 @@
 //!
 //! The items of a parallel group end in any order, on any thread, but some
 //! of what they leave (their writes to shared buses) must be applied in item
-//! order. [`InOrder`] lets whichever thread finishes an item apply every
-//! finished item from the first not applied yet up to the first not
-//! finished, so that little is left for the end of the group, without any
-//! thread ever waiting:
+//! order. [`InOrder`] lets a thread that finishes an item apply the
+//! finished items from the first not applied yet on, so that little is
+//! left for the end of the group, without any thread ever waiting:
 //!
 //! * A flag is held by the thread applying. A thread that finishes an item
 //!   only tries it: if another thread holds it, that one is left the work.
+//! * While items are still running, a thread applies only the items it
+//!   finished itself ([`finish`], [`commit`] with `Some(worker)`), and
+//!   stops at the first one that another thread finished, or that is not
+//!   finished: what an item leaves is in its own thread's cache, and
+//!   applying it there moves only the bus, not the item's logged samples,
+//!   between cores (and the storage they are logged in does not move back
+//!   when the thread logs into it again). The item's thread applies it at
+//!   its next look.
+//! * A thread leaving the run ([`commit`] with `None`) applies whatever is
+//!   finished, whoever finished it.
 //! * The holder applies items in order, lets go of the flag, and looks
-//!   again whether the next item finished meanwhile: an item that ended
-//!   while the flag was held found it taken, and nobody else would apply it
-//!   (the lost wake-up). If it did, the holder tries the flag again.
+//!   again whether the next item finished meanwhile, one it may apply: an
+//!   item that ended while the flag was held found it taken, and nobody else
+//!   would apply it (the lost wake-up). If it did, the holder tries the
+//!   flag again.
 //!
 //! The finishing thread's "item done" then "try the flag" and the holder's
 //! "let go of the flag" then "is the next item done" are the two halves of
 //! a Dekker pair: each side's store is followed by a sequentially
 //! consistent fence before its access of the other side's word, so at
 //! least one side sees the other's store: either the finisher finds the
-//! flag free, or the holder finds the item done.
+//! flag free, or the holder finds the item done. A holder that applies only
+//! its own items may leave an item that another thread finished meanwhile;
+//! that holder itself leaves the run later, applying anything, so once
+//! every thread has left, every finished item is applied.
+//!
+//! [`finish`]: InOrder::finish
+//! [`commit`]: InOrder::commit
 //!
 //! ```
 //! use magnetar_dsp::in_order::InOrder;
@@ -27,11 +43,12 @@
 //! let mut order = InOrder::new(3);
 //! order.reset(3);
 //! let mut applied = Vec::new();
-//! order.finish(1, |n| applied.push(n));
+//! order.finish(1, 0, |n| applied.push(n));
 //! assert!(applied.is_empty()); // item 0 is not done: nothing may go yet
-//! order.finish(0, |n| applied.push(n));
+//! order.finish(0, 0, |n| applied.push(n));
 //! assert_eq!(applied, [0, 1]);
-//! assert_eq!(order.committed(), 2);
+//! order.finish(2, 1, |n| applied.push(n));
+//! assert_eq!(order.committed(), 3);
 //! ```
 
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering};
@@ -46,6 +63,8 @@ pub struct InOrder {
     committed: AtomicUsize,
     /// Per item: finished, its results ready to be applied.
     done: Box<[AtomicBool]>,
+    /// Per item: the thread that finished it (set before `done`).
+    by: Box<[AtomicUsize]>,
     /// Items in this run.
     items: usize,
 }
@@ -57,6 +76,7 @@ impl InOrder {
             flag: AtomicBool::new(false),
             committed: AtomicUsize::new(0),
             done: (0..capacity).map(|_| AtomicBool::new(false)).collect(),
+            by: (0..capacity).map(|_| AtomicUsize::new(0)).collect(),
             items: 0,
         }
     }
@@ -94,50 +114,60 @@ impl InOrder {
         self.committed.load(Ordering::Acquire)
     }
 
-    /// Marks item `item` finished, then applies what it can ([`commit`]).
-    /// What the caller did before the call is visible to whichever thread
-    /// applies the item.
+    /// Marks item `item` finished by thread `worker`, then applies what
+    /// that thread may ([`commit`] with `Some(worker)`). What the caller
+    /// did before the call is visible to whichever thread applies the item.
     ///
     /// [`commit`]: InOrder::commit
     #[inline]
-    pub fn finish(&self, item: usize, apply: impl FnMut(usize)) {
+    pub fn finish(&self, item: usize, worker: usize, apply: impl FnMut(usize)) {
         debug_assert!(item < self.items);
+        // Relaxed: published by the store of `done` below.
+        self.by[item].store(worker, Ordering::Relaxed);
         // Release: whoever sees the flag sees what the item left. The
         // fence is this side's half of the Dekker pair (module docs).
         self.done[item].store(true, Ordering::Release);
         fence(Ordering::SeqCst);
-        self.commit(apply);
+        self.commit(Some(worker), apply);
     }
 
     /// Unless another thread is at it, calls `apply(n)` for each finished
     /// item `n` not applied yet, in item order, up to the first item not
-    /// finished. `apply` never runs on two threads at once, and sees what
-    /// item `n`'s thread did before finishing it.
+    /// finished, or with `mine == Some(worker)` the first one that a thread
+    /// other than `worker` finished. `apply` never runs on two threads at
+    /// once, and sees what item `n`'s thread did before finishing it.
     #[inline]
-    pub fn commit(&self, mut apply: impl FnMut(usize)) {
+    pub fn commit(&self, mine: Option<usize>, mut apply: impl FnMut(usize)) {
         loop {
             if self.flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
                 return;
             }
-            let n = self.commit_held(&mut apply);
+            let n = self.commit_held(mine, &mut apply);
             self.flag.store(false, Ordering::Release);
             // An item that finished while the flag was held found it
             // taken: look again, past the holder's half of the Dekker pair.
             fence(Ordering::SeqCst);
-            if !(n < self.items && self.done[n].load(Ordering::Relaxed)) {
+            if !(n < self.items && self.ready(n, mine)) {
                 return;
             }
         }
     }
 
+    /// Whether item `n` is finished, and by `mine` if given. Acquire:
+    /// pairs with the store of the item's `done`, so that its finisher is
+    /// seen too, and what it left.
+    #[inline]
+    fn ready(&self, n: usize, mine: Option<usize>) -> bool {
+        self.done[n].load(Ordering::Acquire) && mine.map_or(true, |w| self.by[n].load(Ordering::Relaxed) == w)
+    }
+
     /// `commit` with the flag held; returns the items now applied.
     #[inline]
-    fn commit_held(&self, apply: &mut impl FnMut(usize)) -> usize {
+    fn commit_held(&self, mine: Option<usize>, apply: &mut impl FnMut(usize)) -> usize {
         // Relaxed: only the flag's holder stores it, and the flag orders
         // one holder's store before the next holder's load.
         let mut n = self.committed.load(Ordering::Relaxed);
-        // Acquire: pairs with the store of the item's `done`.
-        while n < self.items && self.done[n].load(Ordering::Acquire) {
+        while n < self.items && self.ready(n, mine) {
             apply(n);
             n += 1;
             // Release: an item that starts in order sees what was applied.
@@ -156,14 +186,37 @@ mod tests {
         let mut order = InOrder::new(4);
         order.reset(4);
         let mut applied = Vec::new();
-        order.finish(2, |n| applied.push(n));
-        order.finish(1, |n| applied.push(n));
+        order.finish(2, 0, |n| applied.push(n));
+        order.finish(1, 0, |n| applied.push(n));
         assert!(applied.is_empty());
         assert_eq!(order.committed(), 0);
-        order.finish(0, |n| applied.push(n));
+        order.finish(0, 0, |n| applied.push(n));
         assert_eq!(applied, [0, 1, 2]);
-        order.finish(3, |n| applied.push(n));
+        order.finish(3, 0, |n| applied.push(n));
         assert_eq!(applied, [0, 1, 2, 3]);
+        assert_eq!(order.committed(), 4);
+    }
+
+    #[test]
+    fn a_thread_applies_only_its_own_items_until_it_leaves() {
+        let mut order = InOrder::new(4);
+        order.reset(4);
+        let mut applied = Vec::new();
+        order.finish(1, 1, |n| applied.push((n, 1)));
+        order.finish(2, 0, |n| applied.push((n, 0)));
+        order.finish(0, 0, |n| applied.push((n, 0)));
+        // Item 1 is thread 1's: thread 0 stops there.
+        assert_eq!(applied, [(0, 0)]);
+        order.commit(Some(0), |n| applied.push((n, 0)));
+        assert_eq!(applied, [(0, 0)]);
+        // Thread 1 applies its own, then stops at thread 0's.
+        order.commit(Some(1), |n| applied.push((n, 1)));
+        assert_eq!(applied, [(0, 0), (1, 1)]);
+        order.finish(3, 1, |n| applied.push((n, 1)));
+        assert_eq!(applied, [(0, 0), (1, 1)]);
+        // Leaving, thread 1 applies what is left, whoever finished it.
+        order.commit(None, |n| applied.push((n, 1)));
+        assert_eq!(applied, [(0, 0), (1, 1), (2, 1), (3, 1)]);
         assert_eq!(order.committed(), 4);
     }
 
@@ -171,16 +224,16 @@ mod tests {
     fn reset_starts_a_run_with_nothing_finished() {
         let mut order = InOrder::new(3);
         order.reset(3);
-        order.finish(0, |_| {});
-        order.finish(1, |_| {});
+        order.finish(0, 0, |_| {});
+        order.finish(1, 0, |_| {});
         order.reset(2);
         assert_eq!(order.committed(), 0);
         let mut applied = Vec::new();
-        order.finish(1, |n| applied.push(n));
+        order.finish(1, 0, |n| applied.push(n));
         assert!(applied.is_empty());
-        order.commit(|n| applied.push(n));
+        order.commit(None, |n| applied.push(n));
         assert!(applied.is_empty());
-        order.finish(0, |n| applied.push(n));
+        order.finish(0, 0, |n| applied.push(n));
         assert_eq!(applied, [0, 1]);
     }
 }

@@ -133,6 +133,8 @@ fn loom_three_threads_racing_for_one_share_claim_each_item_once() {
 struct Group {
     order: InOrder,
     slots: Vec<UnsafeCell<Option<usize>>>,
+    /// Per item: the thread that finished it.
+    by: Vec<UnsafeCell<usize>>,
     bus: UnsafeCell<Vec<usize>>,
     /// Set while `apply` runs, to catch two threads in it at once (loom's
     /// cells would also report the bus touched without happens-before).
@@ -146,12 +148,14 @@ impl Group {
         Arc::new(Group {
             order,
             slots: (0..items).map(|_| UnsafeCell::new(None)).collect(),
+            by: (0..items).map(|_| UnsafeCell::new(usize::MAX)).collect(),
             bus: UnsafeCell::new(Vec::with_capacity(items)),
             applying: AtomicBool::new(false),
         })
     }
 
-    fn finish(&self, i: usize) {
+    /// Thread `worker` finishes item `i`.
+    fn finish(&self, i: usize, worker: usize) {
         let next = self.order.committed() == i;
         if next {
             // SAFETY: no one applies an item past `i` until `i` is done,
@@ -160,11 +164,23 @@ impl Group {
         }
         // SAFETY: item `i`'s slot is its own until it is done.
         self.slots[i].with_mut(|s| unsafe { *s = (!next).then_some(i) });
-        self.order.finish(i, |n| self.apply(n));
+        // SAFETY: as the slot.
+        self.by[i].with_mut(|b| unsafe { *b = worker });
+        self.order.finish(i, worker, |n| self.apply(n, worker, true));
     }
 
-    fn apply(&self, n: usize) {
+    /// Thread `worker` leaves, having finished its items.
+    fn leave(&self, worker: usize) {
+        self.order.commit(None, |n| self.apply(n, worker, false));
+    }
+
+    /// Thread `worker` applies item `n`: while items run (`mine`), only
+    /// one it finished itself.
+    fn apply(&self, n: usize, worker: usize, mine: bool) {
         assert!(!self.applying.swap(true, Ordering::Relaxed), "apply({n}) while another thread applies");
+        // SAFETY: item `n` is done, its finisher seen (Acquire).
+        let by = self.by[n].with(|b| unsafe { *b });
+        assert!(!mine || by == worker, "item {n} of thread {by} applied by thread {worker} while items ran");
         // SAFETY: item `n` is done; only the applying thread reads its slot.
         if let Some(v) = self.slots[n].with(|s| unsafe { *s }) {
             // SAFETY: only the applying thread writes the bus now.
@@ -173,8 +189,8 @@ impl Group {
         self.applying.store(false, Ordering::Relaxed);
     }
 
-    /// After every item finished and every thread is joined: nothing left
-    /// to apply, everything applied once, in order.
+    /// After every item finished and every thread left and is joined:
+    /// nothing left to apply, everything applied once, in order.
     fn check(&self, items: usize) {
         assert_eq!(self.order.committed(), items, "finished items left unapplied");
         // SAFETY: every thread is joined.
@@ -188,8 +204,12 @@ fn loom_two_threads_finishing_two_items_apply_both_once_in_order() {
     loom::model(|| {
         let group = Group::new(2);
         let g = Arc::clone(&group);
-        let t = thread::spawn(move || g.finish(1));
-        group.finish(0);
+        let t = thread::spawn(move || {
+            g.finish(1, 1);
+            g.leave(1);
+        });
+        group.finish(0, 0);
+        group.leave(0);
         t.join().unwrap();
         group.check(2);
     });
@@ -203,10 +223,12 @@ fn loom_an_item_finished_while_another_thread_applies_is_not_left_behind() {
         let group = Group::new(3);
         let g = Arc::clone(&group);
         let t = thread::spawn(move || {
-            g.finish(2);
-            g.finish(0);
+            g.finish(2, 1);
+            g.finish(0, 1);
+            g.leave(1);
         });
-        group.finish(1);
+        group.finish(1, 0);
+        group.leave(0);
         t.join().unwrap();
         group.check(3);
     });
@@ -221,15 +243,41 @@ fn loom_three_threads_finishing_three_items_apply_each_once_in_order() {
         let group = Group::new(3);
         let others: Vec<_> = [2, 0]
             .into_iter()
-            .map(|i| {
+            .enumerate()
+            .map(|(k, i)| {
                 let g = Arc::clone(&group);
-                thread::spawn(move || g.finish(i))
+                thread::spawn(move || {
+                    g.finish(i, k + 1);
+                    g.leave(k + 1);
+                })
             })
             .collect();
-        group.finish(1);
+        group.finish(1, 0);
+        group.leave(0);
         for t in others {
             t.join().unwrap();
         }
+        group.check(3);
+    });
+}
+
+#[test]
+fn loom_items_a_thread_left_to_their_own_threads_are_applied_once_all_leave() {
+    // Thread 0 finishes items 0 and 2, thread 1 item 1 and then looks
+    // again as an idle thread: while items run each applies only its own,
+    // so items 1 and 2 may wait for each other's thread; leaving applies them.
+    loom::model(|| {
+        let group = Group::new(3);
+        let g = Arc::clone(&group);
+        let t = thread::spawn(move || {
+            g.finish(1, 1);
+            g.order.commit(Some(1), |n| g.apply(n, 1, true));
+            g.leave(1);
+        });
+        group.finish(0, 0);
+        group.finish(2, 0);
+        group.leave(0);
+        t.join().unwrap();
         group.check(3);
     });
 }

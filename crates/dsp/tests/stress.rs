@@ -58,6 +58,8 @@ struct Applied {
     /// Per item: what its thread left to apply (item + 1), or 0 when it
     /// found itself next in order and applied itself at once.
     slots: Vec<AtomicUsize>,
+    /// Per item: the thread that ran it.
+    by: Vec<AtomicUsize>,
     counts: Vec<AtomicUsize>,
     next: AtomicUsize,
     applying: AtomicBool,
@@ -71,8 +73,14 @@ impl Applied {
         self.next.store(n + 1, Ordering::Relaxed);
     }
 
-    fn apply(&self, n: usize) {
+    /// Applies item `n` on thread `worker`, which while items run
+    /// (`mine`) applies only the items it ran.
+    fn apply(&self, n: usize, worker: usize, mine: bool) {
         assert!(!self.applying.swap(true, Ordering::Acquire), "two threads apply at once");
+        if mine {
+            let by = self.by[n].load(Ordering::Relaxed);
+            assert_eq!(by, worker, "item {n} applied by another thread while items ran");
+        }
         let left = self.slots[n].load(Ordering::Relaxed);
         if left != 0 {
             self.take(n, left);
@@ -92,6 +100,7 @@ fn items_finished_in_random_order_on_four_threads_are_applied_once_each_in_order
     let mut order = InOrder::new(ITEMS);
     let applied = Applied {
         slots: (0..ITEMS).map(|_| AtomicUsize::new(0)).collect(),
+        by: (0..ITEMS).map(|_| AtomicUsize::new(0)).collect(),
         counts: (0..ITEMS).map(|_| AtomicUsize::new(0)).collect(),
         next: AtomicUsize::new(0),
         applying: AtomicBool::new(false),
@@ -113,7 +122,7 @@ fn items_finished_in_random_order_on_four_threads_are_applied_once_each_in_order
         }
         let taken = AtomicUsize::new(0);
         std::thread::scope(|scope| {
-            for _ in 0..4 {
+            for w in 0..4 {
                 let (order, applied, perm, taken) = (&order, &applied, &perm, &taken);
                 scope.spawn(move || {
                     loop {
@@ -127,10 +136,13 @@ fn items_finished_in_random_order_on_four_threads_are_applied_once_each_in_order
                         } else {
                             applied.slots[i].store(i + 1, Ordering::Relaxed);
                         }
-                        order.finish(i, |n| applied.apply(n));
+                        applied.by[i].store(w, Ordering::Relaxed);
+                        order.finish(i, w, |n| applied.apply(n, w, true));
                     }
-                    // No last look as an idle thread does: that would
-                    // hide an item that the flag's holder left behind.
+                    // No look as an idle thread does, only the last one as
+                    // a thread leaves: more would hide an item that the
+                    // flag's holder left behind.
+                    order.commit(None, |n| applied.apply(n, w, false));
                 });
             }
         });

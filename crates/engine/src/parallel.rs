@@ -1839,15 +1839,24 @@ impl Work for Job<'_> {
             self.lost.store(true, Ordering::Relaxed);
         }
         // Whoever applies the item sees the slot and the buses it wrote.
-        self.in_order.finish(i, |n| self.commit_one(n));
+        self.in_order.finish(i, worker, |n| self.commit_one(n));
     }
 
     /// A thread with nothing to run while others finish their items
-    /// applies those that ended (`commit_one`): the replay after the group
-    /// then has only what ended last left to do.
-    fn idle(&self, _worker: usize) {
+    /// applies those of its own that ended (`commit_one`), when the items
+    /// before them are applied: the replay after the group then has only
+    /// what ended last left to do.
+    fn idle(&self, worker: usize) {
         if self.exact {
-            self.in_order.commit(|n| self.commit_one(n));
+            self.in_order.commit(Some(worker), |n| self.commit_one(n));
+        }
+    }
+
+    /// Every item ran: whatever another thread left is applied now, by
+    /// the first thread to leave, rather than by the replay.
+    fn leave(&self, _worker: usize) {
+        if self.exact {
+            self.in_order.commit(None, |n| self.commit_one(n));
         }
     }
 }

@@ -259,6 +259,14 @@ impl SlotWriter<'_> {
         unsafe { &mut *self.buffers.slots[self.slot].log.get() }
     }
 
+    /// Empties the slot, for a writer that starts it afresh whether or not
+    /// the last replay emptied it.
+    pub fn clear(&mut self) {
+        let log = self.log();
+        log.entries.clear();
+        log.samples.clear();
+    }
+
     /// Records that `samples` are to be added to bus `target`.
     pub fn add(&mut self, target: u32, samples: &[f32]) -> Result<(), MergeError> {
         let (max_entries, max_samples, slot) = (self.buffers.max_entries, self.buffers.max_samples, self.slot);
@@ -402,6 +410,18 @@ mod tests {
         // Storage with less room than the slot's bound is refused.
         let mut small = Vec::with_capacity(4);
         assert!(!merge.writer(0).unwrap().adopt(&mut small));
+    }
+
+    #[test]
+    fn a_cleared_slot_holds_nothing_and_adopts_again() {
+        let merge = MergeBuffers::new(1, 4, 8);
+        merge.writer(0).unwrap().add(3, &[1.0, 2.0]).unwrap();
+        let mut w = merge.writer(0).unwrap();
+        w.clear();
+        let mut logged = Vec::with_capacity(8);
+        assert!(w.adopt(&mut logged));
+        drop(w);
+        merge.replay(0..1, |_, _| panic!("a cleared slot replayed")).unwrap();
     }
 
     #[test]

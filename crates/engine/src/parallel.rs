@@ -53,7 +53,7 @@ use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{BusTouch, World, MAX_LANES};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Instant;
 
 // Writes not applied at once are marked in a 64-bit mask (`Job::add_now`).
@@ -1491,6 +1491,8 @@ pub struct Parallel {
     /// items' writes to unread buses are on the buses while the group
     /// runs (`Job::commit_one`).
     in_order: InOrder,
+    /// Per item: what its merge slot holds for the replay (`Left`).
+    left: Box<[AtomicU8]>,
     /// Whether a synth of the last group run failed or asked for
     /// something (a done action, a free or run request).
     unsettled: AtomicBool,
@@ -1564,6 +1566,7 @@ impl Parallel {
                 (0..like.num_audio_buses() + like.num_control_buses()).map(|_| AtomicBool::new(false)).collect()
             },
             in_order: InOrder::new(MAX_PARALLEL_ITEMS),
+            left: (0..MAX_PARALLEL_ITEMS).map(|_| AtomicU8::new(Left::Read as u8)).collect(),
             unsettled: AtomicBool::new(false),
             lost: AtomicBool::new(false),
             groups_run: 0,
@@ -1679,6 +1682,7 @@ impl Parallel {
             exact: self.exact,
             bus_locks: &self.bus_locks,
             in_order: &self.in_order,
+            left: &self.left,
             unsettled: &self.unsettled,
             scratch,
             scratch_len,
@@ -1703,6 +1707,13 @@ impl Parallel {
         let mut replayed = true;
         for slot in 0..jobs.items() {
             let early = slot < committed;
+            // Relaxed: the block's end orders the items' stores before.
+            let left = self.left[slot].load(Ordering::Relaxed);
+            if left == Left::Nothing as u8 || (early && left == Left::Unread as u8) {
+                // Nothing for the replay: the slot is not even looked at
+                // (its item's thread empties it when it next writes it).
+                continue;
+            }
             replayed &= self
                 .merge
                 .replay_runs(slot..slot + 1, |target, len, samples| {
@@ -1718,6 +1729,19 @@ impl Parallel {
     }
 }
 
+/// What an item left in its merge slot for the replay after the group.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Left {
+    /// No write.
+    Nothing = 0,
+    /// Writes to buses no synth of the group reads, which the in-order
+    /// commit applies once the item is committed.
+    Unread = 1,
+    /// Writes to a bus that a synth of the group reads, or that could not
+    /// be kept: the replay applies them in any case.
+    Read = 2,
+}
+
 struct Job<'a> {
     jobs: &'a GroupJobs,
     /// The world's buses, written only by the items that own them.
@@ -1729,6 +1753,7 @@ struct Job<'a> {
     exact: bool,
     bus_locks: &'a [AtomicBool],
     in_order: &'a InOrder,
+    left: &'a [AtomicU8],
     unsettled: &'a AtomicBool,
     scratch: *mut f32,
     scratch_len: usize,
@@ -1826,15 +1851,20 @@ impl Work for Job<'_> {
             return;
         }
         let Ok(mut slot) = self.merge.writer(i) else {
+            self.left[i].store(Left::Read as u8, Ordering::Relaxed);
             self.lost.store(true, Ordering::Relaxed);
             return;
         };
+        // What the last block left there, unless its replay emptied it.
+        slot.clear();
         // With every earlier item's writes to unread buses applied
         // already, this item's may follow them at once (no one applies a
         // later item's before this one is done).
         let in_order = self.in_order.committed() == i;
-        let kept = self.log_writes(item.0, w, &mut slot, in_order);
+        let (kept, left) = self.log_writes(item.0, w, &mut slot, in_order);
         drop(slot);
+        // Relaxed: the end of the block orders it before the replay.
+        self.left[i].store(if kept { left } else { Left::Read } as u8, Ordering::Relaxed);
         if !kept {
             self.lost.store(true, Ordering::Relaxed);
         }
@@ -1909,9 +1939,17 @@ impl Job<'_> {
 
     /// Keeps item `item`'s logged writes in its slot, but for those to a
     /// bus it owns, and with `in_order` those to unread buses, which go to
-    /// the world's buses now; false if some did not fit.
-    fn log_writes(&self, item: u32, w: &mut World, slot: &mut magnetar_dsp::merge::SlotWriter<'_>, in_order: bool) -> bool {
+    /// the world's buses now; false if some did not fit, and what the slot
+    /// holds for the replay.
+    fn log_writes(
+        &self,
+        item: u32,
+        w: &mut World,
+        slot: &mut magnetar_dsp::merge::SlotWriter<'_>,
+        in_order: bool,
+    ) -> (bool, Left) {
         let mut kept = !w.touch_overflow;
+        let mut left = Left::Nothing;
         // The writes to keep (`MAX_WRITES_PER_ITEM` fit the mask).
         let mut keep = 0u64;
         let direct = self.jobs.direct();
@@ -1945,11 +1983,12 @@ impl Job<'_> {
             } else {
                 // Writes k..end (at most 64 in all, `MAX_WRITES_PER_ITEM`).
                 keep |= (u64::MAX >> (64 - (end - k))) << k;
+                left = left.max(if e.is_some_and(|(_, read)| !read) { Left::Unread } else { Left::Read });
             }
             k = end;
         }
         if keep == 0 {
-            return kept;
+            return (kept, left);
         }
         // The slot takes the log's storage as it is, rather than a copy of
         // the samples, and gives its own empty storage to the world.
@@ -1957,12 +1996,12 @@ impl Job<'_> {
         let len = |t: &BusTouch| if t.audio { bs } else { 1 };
         let kept_writes = (0..w.touch_log.len()).filter(|&k| keep & (1 << k) != 0).map(|k| &w.touch_log[k]);
         if slot.adopt(&mut w.touch_data) {
-            return slot.add_all_in_place(kept_writes.map(|t| (target_of(t), t.at as usize, len(t)))) && kept;
+            return (slot.add_all_in_place(kept_writes.map(|t| (target_of(t), t.at as usize, len(t)))) && kept, left);
         }
         for t in kept_writes {
             kept &= slot.add(target_of(t), &w.touch_data[t.at as usize..t.at as usize + len(t)]).is_ok();
         }
-        kept
+        (kept, left)
     }
 
     /// After each item, on whichever thread ran it (`InOrder::finish`):

@@ -48,3 +48,5 @@ mod tests;
 mod tests_more;
 #[cfg(test)]
 mod tests_section_batch;
+#[cfg(test)]
+mod tests_section_lanes;

@@ -506,9 +506,23 @@ pub fn downcast_unit<T: Unit>(unit: &mut dyn Unit) -> Option<&mut T> {
 pub(crate) fn lane_units<U: Unit>(lanes: &mut Lanes<'_>) -> Option<[*mut U; MAX_LANES]> {
     let mut units: [*mut U; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
     let k = lanes.len;
+    // A unit found to be a `U`: a lane whose unit has its table is a `U`
+    // too (the table holds `unit_type`, which differs from type to type),
+    // found without a call through the table per lane. A lane whose table
+    // is another copy (tables may be duplicated) asks its unit.
+    let mut known: Option<*mut dyn Unit> = None;
     for (l, (unit, io)) in lanes.units.iter_mut().zip(lanes.ios.iter()).take(k).enumerate() {
         io.as_ref()?;
-        units[l] = downcast_unit::<U>(unit.as_deref_mut()?)?;
+        let unit: &mut dyn Unit = unit.as_deref_mut()?;
+        let p: *mut dyn Unit = unit;
+        // `known`'s table with this unit's address: equal to `p` exactly
+        // when the two tables are one.
+        if known.is_some_and(|u| std::ptr::eq(u.with_addr(p.addr()), p)) {
+            units[l] = p.cast::<U>();
+        } else {
+            units[l] = downcast_unit::<U>(unit)?;
+            known = Some(p);
+        }
     }
     Some(units)
 }

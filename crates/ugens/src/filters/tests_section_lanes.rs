@@ -169,3 +169,54 @@ fn section_kernel_timing() {
     let ns = t.elapsed().as_secs_f64() * 1e9 / (k * n * blocks) as f64;
     println!("section kernel: {ns:.3} ns per lane and sample");
 }
+
+/// `lane_units` takes lanes whose units share a table without asking each
+/// unit its type, and still refuses a lane holding another unit, wherever
+/// it is among the lanes.
+#[test]
+fn lane_units_refuse_a_unit_of_another_type() {
+    let n = 8;
+    let rate = RateInfo::full(48_000.0, n);
+    let mut world = test_world(n);
+    let mut synth = SynthCtx::default();
+    let mut done = vec![false; 1];
+    let ins = [INS[0], WireRef { offset: n as u32, ..INS[1] }, WireRef { offset: n as u32 + 1, ..INS[2] }];
+    let outs = [WireRef { offset: n as u32 + 2, rate: Rate::Audio, from_unit: 0 }];
+    let spec = UnitSpec { name: "section", rate: Rate::Audio, special_index: 0, num_inputs: 3, num_outputs: 1, lanes: 1 };
+    for odd in [None, Some(0), Some(1), Some(7), Some(15)] {
+        let k = 16;
+        let mut ws: Vec<Vec<f32>> = (0..k).map(|_| vec![0.5f32; 2 * n + 2]).collect();
+        let mut units: Vec<Box<dyn Unit>> = ws
+            .iter_mut()
+            .enumerate()
+            .map(|(l, w)| {
+                // SAFETY: the array holds every wire named.
+                let mut io = unsafe { Wires::new(w.as_mut_ptr(), w.as_mut_ptr(), &ins, &outs, n, 1) };
+                let mut cx = UnitCtx::new(&mut world, &mut synth, &rate, &mut done, 0);
+                if odd == Some(l) {
+                    Box::new(Section::<ResonzDesign>::new(&spec, &mut io, &mut cx)) as Box<dyn Unit>
+                } else {
+                    Box::new(Section::<RlpfDesign>::new(&spec, &mut io, &mut cx))
+                }
+            })
+            .collect();
+        let addrs: Vec<*const u8> = units.iter().map(|u| (&**u as *const dyn Unit).cast::<u8>()).collect();
+        let mut lanes = crate::unit::Lanes::new();
+        for (l, (u, w)) in units.iter_mut().zip(ws.iter_mut()).enumerate() {
+            lanes.units[l] = Some(&mut **u);
+            // SAFETY: as above.
+            lanes.ios[l] = Some(unsafe { Wires::new(w.as_mut_ptr(), w.as_mut_ptr(), &ins, &outs, n, n) });
+        }
+        lanes.len = k;
+        let got = crate::unit::lane_units::<Section<RlpfDesign>>(&mut lanes);
+        match odd {
+            Some(l) => assert!(got.is_none(), "lane {l} holds a Resonz"),
+            None => {
+                let got = got.expect("every lane an RLPF");
+                for l in 0..k {
+                    assert_eq!(got[l].cast::<u8>().cast_const(), addrs[l], "lane {l}");
+                }
+            }
+        }
+    }
+}

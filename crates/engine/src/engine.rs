@@ -407,6 +407,11 @@ impl Engine {
         self.parallel.as_ref().map_or(0, |p| p.worked_out())
     }
 
+    /// Times consecutive sibling parallel groups ran as one queue.
+    pub fn parallel_groups_fused(&self) -> u64 {
+        self.parallel.as_ref().map_or(0, |p| p.fused())
+    }
+
     /// Times a parallel group's work was changed in place after an edit
     /// (new synths after its last one, synths of it that ended) rather
     /// than worked out from the tree.
@@ -692,6 +697,13 @@ impl Engine {
                         continue;
                     }
                 }
+                // Parallel siblings run side by side, as one queue.
+                if !satellites && !traced {
+                    if let Some(after) = self.calc_fused(c) {
+                        child = after;
+                        continue;
+                    }
+                }
                 let Some(inner_traced) = self.enter_group(c) else {
                     if satellites && self.tree.is_live(c) {
                         self.calc_satellites(c, false);
@@ -783,6 +795,58 @@ impl Engine {
         let Some(ran) = groups.run(group, &mut self.tree, &mut self.world, &mut self.lane_scratch, sl) else {
             return false;
         };
+        self.after_parallel(ran);
+        true
+    }
+
+    /// Whether node `g` may join consecutive sibling parallel groups run
+    /// as one queue (`calc_fused`): a running parallel group without
+    /// satellites, with nothing to print as the walk reaches it.
+    fn fusable(&self, g: NodeIdx) -> bool {
+        let n = self.tree.node(g);
+        n.state == CalcState::Run
+            && n.print_next == PrintNext::Nothing
+            && !self.tree.has_satellites(g)
+            && self.tree.group(g).is_some_and(|gd| gd.parallel)
+    }
+
+    /// Runs running parallel group `first` (without satellites, in an
+    /// untraced group) with the parallel groups that follow it directly
+    /// in its group as one queue (`ParallelGroups::run_fused`), then
+    /// carries out what their synths asked for, in tree order: one
+    /// hand-over to the threads for all of them, and their items fill the
+    /// threads together. What a walk running them one after another
+    /// renders, since they qualify together only when no synth of one
+    /// reads a bus or buffer that a synth of another writes. `Some(next)`,
+    /// the node after the last of them, when they ran; `None`, having
+    /// done nothing, when they do not run so (one group, a new note, a
+    /// shared bus): the walk then enters each as it comes.
+    fn calc_fused(&mut self, first: NodeIdx) -> Option<Option<NodeIdx>> {
+        const MAX_FUSED: usize = 8;
+        if self.parallel.is_none() || self.tracing || !self.fusable(first) {
+            return None;
+        }
+        let mut run = [first; MAX_FUSED];
+        let mut k = 0;
+        let mut at = Some(first);
+        while let Some(g) = at.filter(|&g| k < MAX_FUSED && self.fusable(g)) {
+            run[k] = g;
+            k += 1;
+            at = self.tree.node(g).next;
+        }
+        if k < 2 {
+            return None;
+        }
+        let sl = self.scratch.len();
+        let groups = self.parallel.as_mut()?;
+        let ran = groups.run_fused(&run[..k], &mut self.tree, &mut self.world, &mut self.lane_scratch, sl)?;
+        self.after_parallel(ran);
+        Some(at)
+    }
+
+    /// After a parallel group (or several as one queue) ran: what its
+    /// synths asked for, then its time to the chooser.
+    fn after_parallel(&mut self, ran: crate::parallel_groups::Ran) {
         self.latency.parallel_prepare.record_duration(ran.prepare);
         if !ran.complete {
             self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
@@ -793,7 +857,6 @@ impl Engine {
         if let Some(groups) = self.parallel.as_mut() {
             groups.finish(ran);
         }
-        true
     }
 
     /// After the parallel group just run: ends its synths whose unit

@@ -192,6 +192,9 @@ pub struct GroupJobs {
     /// the scratch size and the thread count. While all four stay the same
     /// the jobs stay true, and the next block reuses them.
     prepared: Option<(NodeIdx, u64, usize, usize)>,
+    /// How many consecutive sibling parallel groups, the key's group
+    /// first, the jobs run as one queue (`prepare_fused`); 1 for one group.
+    unit: usize,
     /// The direct children in their first block that `prepare_as_built`
     /// counts as running.
     first_block: Vec<NodeIdx>,
@@ -304,6 +307,7 @@ impl GroupJobs {
             buffers_written: Vec::with_capacity(MAX_BUFFER_WRITES),
             buffer_any: false,
             prepared: None,
+            unit: 1,
             first_block: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
             ok: false,
             top_chunk: 1,
@@ -342,6 +346,7 @@ impl GroupJobs {
         self.open = None;
         self.flat.clear();
         self.prepared = None;
+        self.unit = 1;
         self.buffers_written.clear();
         self.buffer_any = false;
         for &at in &self.noted {
@@ -435,7 +440,13 @@ impl GroupJobs {
 
     /// The group these jobs were worked out for, if they are kept.
     pub fn prepared_for(&self) -> Option<NodeIdx> {
-        self.prepared.map(|k| k.0)
+        self.prepared.filter(|_| self.unit == 1).map(|k| k.0)
+    }
+
+    /// The first group and the number of groups of jobs kept for several
+    /// consecutive sibling groups (`prepare_fused`).
+    pub fn fused_for(&self) -> Option<(NodeIdx, usize)> {
+        self.prepared.filter(|_| self.unit > 1).map(|k| (k.0, self.unit))
     }
 
     /// Number of work items.
@@ -459,7 +470,7 @@ impl GroupJobs {
     #[inline(never)]
     pub fn prepare(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
         let key = (group, tree.edits(), scratch, threads);
-        if self.prepared == Some(key) {
+        if self.prepared == Some(key) && self.unit == 1 {
             return true;
         }
         if self.update_in_place(tree, group, scratch, threads) {
@@ -511,7 +522,7 @@ impl GroupJobs {
     /// or added elsewhere): `prepare` then works them out from the tree.
     fn update_in_place(&mut self, tree: &mut NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
         let Some((g, since, s, t)) = self.prepared else { return false };
-        if !(self.ok && g == group && s == scratch && t == threads)
+        if !(self.ok && g == group && s == scratch && t == threads && self.unit == 1)
             || self.spans.len() != 1
             || self.read_any
             || self.write_any
@@ -809,7 +820,61 @@ impl GroupJobs {
     /// Whether the jobs worked out last are for `group` as the tree is now,
     /// with the same scratch and threads (then `prepare` reuses them).
     pub fn current(&self, tree: &NodeTree, group: NodeIdx, scratch: usize, threads: usize) -> bool {
-        self.prepared == Some((group, tree.edits(), scratch, threads))
+        self.current_fused(tree, &[group], scratch, threads)
+    }
+
+    /// `current` for the jobs of consecutive sibling groups `groups`
+    /// (`prepare_fused`).
+    pub fn current_fused(&self, tree: &NodeTree, groups: &[NodeIdx], scratch: usize, threads: usize) -> bool {
+        groups.first().is_some_and(|&g| self.prepared == Some((g, tree.edits(), scratch, threads)))
+            && self.unit == groups.len()
+    }
+
+    /// Works out the block of consecutive sibling parallel groups `groups`
+    /// as one queue: a parallel span holding each group's span, in order,
+    /// so that the threads take the items of all of them side by side and
+    /// the group pays one hand-over to the helpers rather than one each.
+    /// The items keep the sequential order (the groups' synths one group
+    /// after another), and so do the replay and the engine's settling after
+    /// it, so the render is what running the groups one after another
+    /// gives. The same conditions as `prepare` hold for every group, and
+    /// `check` refuses a synth reading a bus that a synth of an earlier
+    /// group writes (they may run alongside now): the engine then runs
+    /// the groups one by one, as `prepare` has them. The jobs are not
+    /// changed in place after an edit (`update_in_place` takes one group):
+    /// they are worked out again. For one group, `prepare`.
+    #[inline(never)]
+    pub fn prepare_fused(&mut self, tree: &mut NodeTree, groups: &[NodeIdx], scratch: usize, threads: usize) -> bool {
+        let &[first, ..] = groups else { return false };
+        if groups.len() == 1 {
+            return self.prepare(tree, first, scratch, threads);
+        }
+        if self.current_fused(tree, groups, scratch, threads) {
+            return true;
+        }
+        self.clear();
+        self.worked_out += 1;
+        if !groups.iter().all(|&g| Self::children_may_run(tree, g)) {
+            return false;
+        }
+        self.synth_reads.push(0);
+        // The groups' common span: they may run alongside one another.
+        self.spans.push(Span { parent: 0, par: true, end: 0 });
+        self.flat.begin_par();
+        for &g in groups {
+            if !self.walk(tree, g, 0, true, 2, scratch, threads) {
+                return false;
+            }
+        }
+        self.spans[0].end = self.synths.len() as u32;
+        let ok = self.flat.end().is_ok() && self.check();
+        if ok {
+            self.prepared = Some((first, tree.edits(), scratch, threads));
+            self.unit = groups.len();
+            self.ok = true;
+            self.fill_direct();
+        }
+        ok
     }
 
     /// Whether parallel group `group` would spread (as `prepare`, with at
@@ -866,7 +931,7 @@ impl GroupJobs {
     /// its first block (just added, as a new note is) keeps the group on
     /// one thread for that block: this finds it without walking the synths
     /// before it.
-    fn children_may_run(tree: &NodeTree, group: NodeIdx) -> bool {
+    pub(crate) fn children_may_run(tree: &NodeTree, group: NodeIdx) -> bool {
         let mut child = tree.group(group).and_then(|gd| gd.head);
         while let Some(c) = child {
             if Self::child_way(tree, c) == ChildWay::Refused {

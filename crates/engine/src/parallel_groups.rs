@@ -50,6 +50,13 @@ pub struct ParallelGroups {
     /// the next block: if none is, the helpers sleep between blocks
     /// instead of spinning (`Executor::set_linger`).
     spread_next: bool,
+    /// The consecutive sibling groups (the first, how many, the tree's
+    /// edit count) refused as one queue lately (`run_fused`), the next to
+    /// replace first: not tried again until the tree is edited.
+    fuse_refused: [Option<(NodeIdx, usize, u64)>; 4],
+    fuse_next: usize,
+    /// Runs of several groups as one queue (`run_fused`).
+    fused: u64,
 }
 
 /// A group that [`ParallelGroups::run`] ran, until [`ParallelGroups::finish`].
@@ -84,7 +91,7 @@ impl ParallelGroups {
         let jobs = (0..KEPT_GROUP_JOBS)
             .map(|_| GroupJobs::new(like.num_audio_buses(), like.num_control_buses(), buffers))
             .collect();
-        Ok(ParallelGroups { pool, jobs, policy, spread_next: false })
+        Ok(ParallelGroups { pool, jobs, policy, spread_next: false, fuse_refused: [None; 4], fuse_next: 0, fused: 0 })
     }
 
     /// The threads, for their figures and ids.
@@ -100,6 +107,12 @@ impl ParallelGroups {
     /// Times a group's work was worked out from the tree rather than reused.
     pub fn worked_out(&self) -> u64 {
         self.jobs.iter().map(|j| j.worked_out).sum()
+    }
+
+    /// Times consecutive sibling groups ran as one queue (`run_fused`), on
+    /// the threads or on one.
+    pub fn fused(&self) -> u64 {
+        self.fused
     }
 
     /// Times a group's work was changed in place after an edit
@@ -152,11 +165,63 @@ impl ParallelGroups {
         lane_scratch: &mut [f32],
         scratch_len: usize,
     ) -> Option<Ran> {
+        self.run_unit(&[group], tree, world, lane_scratch, scratch_len)
+    }
+
+    /// Runs consecutive sibling parallel groups `groups` (two or more,
+    /// without satellites, none to be traced or dumped) as one queue
+    /// (`GroupJobs::prepare_fused`), as `run` runs one: `None`, having
+    /// done nothing, when they do not qualify together (a synth of one
+    /// reads what a synth of an earlier one writes, say), or they run on
+    /// one thread for now and were edited; the engine then runs them one
+    /// by one. Their synths are those of `nodes`, in tree order.
+    pub(crate) fn run_fused(
+        &mut self,
+        groups: &[NodeIdx],
+        tree: &mut NodeTree,
+        world: &mut World,
+        lane_scratch: &mut [f32],
+        scratch_len: usize,
+    ) -> Option<Ran> {
+        let &first = groups.first()?;
+        let unit = Some((first, groups.len(), tree.edits()));
+        if groups.len() < 2 || self.policy.never || self.fuse_refused.contains(&unit) {
+            return None;
+        }
+        // A new note (built ahead only for its own group) keeps them apart
+        // for its first block: found before the jobs, kept with their
+        // chooser, are given up.
+        if !groups.iter().all(|&g| GroupJobs::children_may_run(tree, g)) {
+            return None;
+        }
+        let ran = self.run_unit(groups, tree, world, lane_scratch, scratch_len);
+        self.fused += u64::from(ran.is_some());
+        // Jobs kept when they did not run: on one thread for now, edited.
+        let kept = self.jobs.first().is_some_and(|j| j.fused_for() == Some((first, groups.len())));
+        if ran.is_none() && !kept {
+            let at = self.fuse_next % self.fuse_refused.len();
+            self.fuse_refused[at] = unit;
+            self.fuse_next = at + 1;
+        }
+        ran
+    }
+
+    /// `run` for one group, or `run_fused` for several.
+    fn run_unit(
+        &mut self,
+        groups: &[NodeIdx],
+        tree: &mut NodeTree,
+        world: &mut World,
+        lane_scratch: &mut [f32],
+        scratch_len: usize,
+    ) -> Option<Ran> {
         let started = Instant::now();
         let threads = self.pool.threads();
         let fits = self.fits(world, lane_scratch.len(), scratch_len);
+        let &group = groups.first()?;
+        let fused = groups.len() > 1;
         // This group's jobs to the front (a rotation moves no storage).
-        let (at, known) = self.slot_for(group);
+        let (at, known) = if fused { self.slot_for_fused(group, groups.len()) } else { self.slot_for(group) };
         if let Some(kept) = self.jobs.get_mut(..=at) {
             kept.rotate_right(1);
         }
@@ -168,11 +233,11 @@ impl ParallelGroups {
         // edit it runs as a plain group, untimed (`Chooser::skip_one`), and
         // its jobs are worked out again only for the next look at the
         // threads. Its kept jobs stay its own, with its chooser.
-        if known && self.policy.keeps_one(jobs) && !jobs.current(tree, group, scratch_len, threads) {
+        if known && self.policy.keeps_one(jobs) && !jobs.current_fused(tree, groups, scratch_len, threads) {
             jobs.chooser.skip_one();
             return None;
         }
-        let ok = fits && jobs.prepare(tree, group, scratch_len, threads) && jobs.items() >= 2;
+        let ok = fits && jobs.prepare_fused(tree, groups, scratch_len, threads) && jobs.items() >= 2;
         if !ok {
             jobs.clear();
             return None;
@@ -263,6 +328,15 @@ impl ParallelGroups {
     /// recently used ones (false), whose chooser then starts over.
     fn slot_for(&self, group: NodeIdx) -> (usize, bool) {
         match self.jobs.iter().position(|j| j.prepared_for() == Some(group)) {
+            Some(at) => (at, true),
+            None => (self.jobs.len().saturating_sub(1), false),
+        }
+    }
+
+    /// `slot_for` the jobs of `count` consecutive groups from `first`
+    /// (`run_fused`).
+    fn slot_for_fused(&self, first: NodeIdx, count: usize) -> (usize, bool) {
+        match self.jobs.iter().position(|j| j.fused_for() == Some((first, count))) {
             Some(at) => (at, true),
             None => (self.jobs.len().saturating_sub(1), false),
         }

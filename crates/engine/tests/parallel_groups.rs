@@ -207,9 +207,11 @@ fn run_blocks(e: &mut OfflineEngine, blocks: usize) {
     }
 }
 
-/// Parallel groups 1 and 2, one after the other at the root's tail.
+/// Parallel groups 1 and 2 at the root's tail, an empty sequential group
+/// between them (consecutive parallel groups would run as one queue).
 fn two_parallel_groups(e: &mut OfflineEngine) {
     e.perform_message(&OscMessage::new("/p_new", vec![i(1), i(1), i(0)])).unwrap();
+    e.perform_message(&OscMessage::new("/g_new", vec![i(3), i(1), i(0)])).unwrap();
     e.perform_message(&OscMessage::new("/p_new", vec![i(2), i(1), i(0)])).unwrap();
 }
 
@@ -1521,5 +1523,157 @@ fn perform_and_run(engines: &mut [OfflineEngine], edits: &[OscMessage]) {
     }
     for e in engines.iter_mut() {
         e.run_block();
+    }
+}
+
+/// Runs `blocks` blocks of `setup` on one, two and four threads with the
+/// edits `edits` makes before each (the same messages for every engine),
+/// comparing after each block every audio bus, the synth counts a
+/// "counter" writes to control buses 0 and 1, and the node notifications,
+/// bit for bit and in order; returns, for two and four threads, how many
+/// group runs spread and how many of them ran several groups as one queue.
+fn play_fused(
+    setup: &[OscMessage],
+    blocks: usize,
+    mut edits: impl FnMut(usize, &mut Rng) -> Vec<OscMessage>,
+) -> Vec<(u64, u64)> {
+    let mut engines: Vec<OfflineEngine> = [1, 2, 4].iter().map(|&t| engine_with(t, 64, false)).collect();
+    for e in &mut engines {
+        for def in [line_voice_def("ending", 2.0), line_voice_def("pausing", 1.0), counter_def(), feedback_def()] {
+            assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
+        }
+        e.record_events = true;
+        for m in setup {
+            e.perform_message(m).unwrap();
+        }
+    }
+    let mut r = Rng(0x0F05_ED6A_00F5);
+    let before: Vec<(u64, u64)> = engines.iter().map(|e| (e.parallel_groups_run(), e.parallel_groups_fused())).collect();
+    for block in 0..blocks {
+        for m in &edits(block, &mut r) {
+            let answers: Vec<_> = engines.iter_mut().map(|e| e.perform_message(m).map_err(|f| f.message())).collect();
+            assert!(answers.iter().all(|a| *a == answers[0]), "all engines answer {m:?} alike");
+        }
+        for e in &mut engines {
+            e.run_block();
+        }
+        assert_buses_match(&engines, block);
+        let (first, rest) = engines.split_first().unwrap();
+        for (k, e) in rest.iter().enumerate() {
+            let bits = |e: &OfflineEngine| [e.world.control_bus[0].to_bits(), e.world.control_bus[1].to_bits()];
+            assert_eq!(bits(e), bits(first), "block {block}: the synth counts differ on engine {}", k + 1);
+            assert_eq!(e.events, first.events, "block {block}: the notifications differ on engine {}", k + 1);
+        }
+        for e in &mut engines {
+            e.events.clear();
+            e.advance_block_counter();
+        }
+    }
+    assert_eq!(engines[0].parallel_groups_run(), 0);
+    engines
+        .iter()
+        .zip(&before)
+        .skip(1)
+        .map(|(e, b)| (e.parallel_groups_run() - b.0, e.parallel_groups_fused() - b.1))
+        .collect()
+}
+
+/// Three parallel groups one after another at the root's tail, between a
+/// counter and a source of buses 20 and 21 before them and a counter after
+/// them: (stereo) sines on the shared outputs and on buses of their own,
+/// readers of bus 20 in the second; with `feed`, the third group reads bus
+/// 22, which a sine of the first writes, else bus 40, which none writes.
+fn three_parallel_groups(feed: bool) -> Vec<OscMessage> {
+    let mut setup = vec![
+        new_synth("counter", 50, 0, 0, &[("bus", 0.0)]),
+        new_synth("sine", 51, 1, 0, &[("freq", 330.0), ("out", 20.0)]),
+    ];
+    for g in 1..=3 {
+        setup.push(OscMessage::new("/p_new", vec![i(g), i(1), i(0)]));
+    }
+    setup.push(new_synth("counter", 52, 1, 0, &[("bus", 1.0)]));
+    for k in 0..6 {
+        let out = if k < 3 { (k % 2) as f32 } else { 2.0 * k as f32 };
+        setup.push(new_synth("sine", 100 + k, 1, 1, &[("freq", 200.0 + 50.0 * k as f32), ("out", out)]));
+    }
+    setup.push(new_synth("sine", 106, 1, 1, &[("freq", 710.0), ("out", 21.0)]));
+    for k in 0..4 {
+        setup.push(new_synth("reader", 200 + k, 1, 2, &[("in", 20.0), ("out", (k % 2) as f32), ("amp", 0.1 + 0.1 * k as f32)]));
+    }
+    setup.push(new_synth("sine", 204, 1, 2, &[("freq", 900.0), ("out", 30.0)]));
+    for k in 0..3 {
+        setup.push(new_synth("sine", 300 + k, 1, 3, &[("freq", 120.0 + 30.0 * k as f32), ("out", 0.0)]));
+    }
+    let input = if feed { 22.0 } else { 40.0 };
+    setup.push(new_synth("reader", 303, 1, 3, &[("in", input), ("out", 1.0)]));
+    setup
+}
+
+#[test]
+fn consecutive_parallel_groups_run_as_one_queue_and_match_one_thread() {
+    let blocks = 300;
+    for (spread, fused) in play_fused(&three_parallel_groups(false), blocks, |_, _| Vec::new()) {
+        // The first block builds the synths, in order; from the next one
+        // on the three groups run as one queue.
+        assert!(fused + 2 >= blocks as u64, "the groups ran as one queue in only {fused} of {blocks} blocks");
+        assert!(spread <= blocks as u64 + 3, "one run for the three groups: {spread} runs in {blocks} blocks");
+    }
+}
+
+#[test]
+fn a_parallel_group_reading_what_an_earlier_sibling_writes_runs_apart_and_matches_one_thread() {
+    let blocks = 300;
+    for (spread, fused) in play_fused(&three_parallel_groups(true), blocks, |_, _| Vec::new()) {
+        // Reader 303 of the third group hears sine 106 of the first: the
+        // first runs on its own, the second and third as one queue.
+        assert!(fused + 2 >= blocks as u64, "the last two groups ran as one queue in only {fused} of {blocks} blocks");
+        assert!(fused <= blocks as u64);
+        let apart = spread - fused;
+        assert!(apart + 2 >= blocks as u64 && apart <= blocks as u64 + 3, "the first group ran {apart} times on its own");
+    }
+}
+
+/// Notes come and go in all three groups every block (ending and pausing
+/// themselves, freed), the third group's reader now and then hears the
+/// first group's bus and then again not, a group's children are freed, a
+/// group is moved ahead of the others, one is freed and made anew: every
+/// bus, the synth counts and the notifications stay one thread's, and the
+/// groups run as one queue in many blocks.
+#[test]
+fn consecutive_parallel_groups_edited_every_block_match_one_thread() {
+    let (mut next_id, mut frees) = (1000, Vec::new());
+    let blocks = 600;
+    let runs = play_fused(&three_parallel_groups(false), blocks, |block, r| {
+        let mut edits = Vec::new();
+        if block % 2 == 0 {
+            next_id += 1;
+            let life = (10 + r.below(60)) as f32 * 64.0 / 48_000.0;
+            let controls = [("freq", 100.0 + r.below(1500) as f32), ("out", r.below(4) as f32), ("amp", 0.05), ("life", life)];
+            let def = if next_id % 8 == 0 { "pausing" } else { "ending" };
+            if def == "pausing" {
+                frees.push((block + 100, next_id));
+            }
+            let group = 1 + r.below(3) as i32;
+            edits.push(new_synth(def, next_id, r.below(2) as i32, group, &controls));
+        }
+        free_due(&mut frees, block, &mut edits);
+        match block {
+            // The reader hears the first group's sine, then no longer.
+            100 | 400 => edits.push(OscMessage::new("/n_set", vec![i(303), OscArg::Str("in".into()), OscArg::Float(22.0)])),
+            150 | 450 => edits.push(OscMessage::new("/n_set", vec![i(303), OscArg::Str("in".into()), OscArg::Float(40.0)])),
+            200 => edits.push(OscMessage::new("/g_freeAll", vec![i(2)])),
+            250 => edits.push(OscMessage::new("/g_head", vec![i(0), i(3)])),
+            300 => edits.push(OscMessage::new("/n_free", vec![i(2)])),
+            350 => {
+                edits.push(OscMessage::new("/p_new", vec![i(2), i(3), i(1)]));
+                edits.push(new_synth("feedback", 250, 1, 2, &[("freq", 500.0), ("out", 22.0), ("life", 1e4)]));
+            }
+            _ => {}
+        }
+        edits
+    });
+    for (spread, fused) in runs {
+        assert!(fused as usize >= blocks / 4, "the groups ran as one queue in only {fused} of {blocks} blocks");
+        assert!(spread as usize >= blocks / 2, "groups spread in only {spread} of {blocks} blocks");
     }
 }

@@ -1154,6 +1154,17 @@ fn assert_buses_match(engines: &[OfflineEngine], block: usize) {
     }
 }
 
+/// After a block: the synth counts the defs write to control buses 0 and 1,
+/// and the notifications, are those of the first engine (one thread).
+fn assert_counts_and_notes_match(engines: &[OfflineEngine], block: usize) {
+    let (first, rest) = engines.split_first().unwrap();
+    for (k, e) in rest.iter().enumerate() {
+        let bits = |e: &OfflineEngine| [e.world.control_bus[0].to_bits(), e.world.control_bus[1].to_bits()];
+        assert_eq!(bits(e), bits(first), "block {block}: the synth counts differ on engine {}", k + 1);
+        assert_eq!(e.events, first.events, "block {block}: the notifications differ on engine {}", k + 1);
+    }
+}
+
 /// Plays `setup`, then `blocks` blocks with the edits `edits` makes before
 /// each, on one, two and four threads, comparing every audio bus bit for
 /// bit after each block; returns how many blocks the parallel group spread
@@ -1337,12 +1348,8 @@ fn a_group_whose_notes_end_themselves_spreads_and_notifies_as_one_thread_does() 
         free_due(&mut frees, block, &mut edits);
         perform_and_run(&mut engines, &edits);
         assert_buses_match(&engines, block);
-        let (first, rest) = engines.split_first().unwrap();
-        for (k, e) in rest.iter().enumerate() {
-            let bits = |e: &OfflineEngine| [e.world.control_bus[0].to_bits(), e.world.control_bus[1].to_bits()];
-            assert_eq!(bits(e), bits(first), "block {block}: the synth counts differ on engine {}", k + 1);
-            assert_eq!(e.events, first.events, "block {block}: the notifications differ on engine {}", k + 1);
-        }
+        assert_counts_and_notes_match(&engines, block);
+        let first = &engines[0];
         ends += first.events.iter().filter(|n| n.kind == NodeEventKind::End).count();
         offs += first.events.iter().filter(|n| n.kind == NodeEventKind::Off).count();
         counts.insert(first.world.control_bus[1] as i32 - first.world.control_bus[0] as i32);
@@ -1485,12 +1492,7 @@ fn a_group_changed_in_place_as_notes_come_and_go_matches_one_thread_and_its_full
             assert_eq!(e.parallel_in_place_mismatches(), 0, "block {block}: a change in place differs from the full walk");
         }
         assert_buses_match(&engines, block);
-        let (first, rest) = engines.split_first().unwrap();
-        for (k, e) in rest.iter().enumerate() {
-            let bits = |e: &OfflineEngine| [e.world.control_bus[0].to_bits(), e.world.control_bus[1].to_bits()];
-            assert_eq!(bits(e), bits(first), "block {block}: the synth counts differ on engine {}", k + 1);
-            assert_eq!(e.events, first.events, "block {block}: the notifications differ on engine {}", k + 1);
-        }
+        assert_counts_and_notes_match(&engines, block);
         for e in &mut engines {
             e.events.clear();
             e.advance_block_counter();
@@ -1558,12 +1560,7 @@ fn play_fused(
             e.run_block();
         }
         assert_buses_match(&engines, block);
-        let (first, rest) = engines.split_first().unwrap();
-        for (k, e) in rest.iter().enumerate() {
-            let bits = |e: &OfflineEngine| [e.world.control_bus[0].to_bits(), e.world.control_bus[1].to_bits()];
-            assert_eq!(bits(e), bits(first), "block {block}: the synth counts differ on engine {}", k + 1);
-            assert_eq!(e.events, first.events, "block {block}: the notifications differ on engine {}", k + 1);
-        }
+        assert_counts_and_notes_match(&engines, block);
         for e in &mut engines {
             e.events.clear();
             e.advance_block_counter();

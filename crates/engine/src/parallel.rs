@@ -438,15 +438,11 @@ impl GroupJobs {
         self.direct_entry(control, bus).is_some_and(|(_, read)| !read)
     }
 
-    /// The group these jobs were worked out for, if they are kept.
-    pub fn prepared_for(&self) -> Option<NodeIdx> {
-        self.prepared.filter(|_| self.unit == 1).map(|k| k.0)
-    }
-
-    /// The first group and the number of groups of jobs kept for several
-    /// consecutive sibling groups (`prepare_fused`).
-    pub fn fused_for(&self) -> Option<(NodeIdx, usize)> {
-        self.prepared.filter(|_| self.unit > 1).map(|k| (k.0, self.unit))
+    /// The group these jobs were worked out for, if they are kept, and how
+    /// many consecutive sibling groups from it they run as one queue (1
+    /// for that group alone; more for `prepare_fused`).
+    pub fn prepared_for(&self) -> Option<(NodeIdx, usize)> {
+        self.prepared.map(|k| (k.0, self.unit))
     }
 
     /// Number of work items.

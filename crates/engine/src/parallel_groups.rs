@@ -138,7 +138,7 @@ impl ParallelGroups {
     /// for which `may_spread_built` said yes: the group's jobs, worked
     /// out with them running, hold if they all run now.
     pub(crate) fn built_ahead(&mut self, group: NodeIdx, tree: &NodeTree) {
-        let (at, known) = self.slot_for(group);
+        let (at, known) = self.slot_for(group, 1);
         if let Some(jobs) = self.jobs.get_mut(at).filter(|_| known) {
             jobs.built_ahead(tree, group);
         }
@@ -197,7 +197,7 @@ impl ParallelGroups {
         let ran = self.run_unit(groups, tree, world, lane_scratch, scratch_len);
         self.fused += u64::from(ran.is_some());
         // Jobs kept when they did not run: on one thread for now, edited.
-        let kept = self.jobs.first().is_some_and(|j| j.fused_for() == Some((first, groups.len())));
+        let kept = self.jobs.first().is_some_and(|j| j.prepared_for() == Some((first, groups.len())));
         if ran.is_none() && !kept {
             let at = self.fuse_next % self.fuse_refused.len();
             self.fuse_refused[at] = unit;
@@ -219,9 +219,8 @@ impl ParallelGroups {
         let threads = self.pool.threads();
         let fits = self.fits(world, lane_scratch.len(), scratch_len);
         let &group = groups.first()?;
-        let fused = groups.len() > 1;
         // This group's jobs to the front (a rotation moves no storage).
-        let (at, known) = if fused { self.slot_for_fused(group, groups.len()) } else { self.slot_for(group) };
+        let (at, known) = self.slot_for(group, groups.len());
         if let Some(kept) = self.jobs.get_mut(..=at) {
             kept.rotate_right(1);
         }
@@ -305,7 +304,7 @@ impl ParallelGroups {
         }
         // The jobs `run` will take for this group (which `run` then finds
         // as the group's).
-        let (at, known) = self.slot_for(group);
+        let (at, known) = self.slot_for(group, 1);
         let Some(jobs) = self.jobs.get_mut(at) else { return false };
         if known && (jobs.current(tree, group, scratch_len, threads) || self.policy.keeps_one(jobs)) {
             return false;
@@ -324,19 +323,11 @@ impl ParallelGroups {
         self.pool.threads() * scratch_len * MAX_LANES <= lane_scratch_len && self.pool.matches(world)
     }
 
-    /// The jobs for `group`: its own kept ones (true), or else the least
-    /// recently used ones (false), whose chooser then starts over.
-    fn slot_for(&self, group: NodeIdx) -> (usize, bool) {
-        match self.jobs.iter().position(|j| j.prepared_for() == Some(group)) {
-            Some(at) => (at, true),
-            None => (self.jobs.len().saturating_sub(1), false),
-        }
-    }
-
-    /// `slot_for` the jobs of `count` consecutive groups from `first`
-    /// (`run_fused`).
-    fn slot_for_fused(&self, first: NodeIdx, count: usize) -> (usize, bool) {
-        match self.jobs.iter().position(|j| j.fused_for() == Some((first, count))) {
+    /// The jobs for `group`, or for the `count` consecutive sibling groups
+    /// from it run as one queue: their own kept ones (true), or else the
+    /// least recently used ones (false), whose chooser then starts over.
+    fn slot_for(&self, group: NodeIdx, count: usize) -> (usize, bool) {
+        match self.jobs.iter().position(|j| j.prepared_for() == Some((group, count))) {
             Some(at) => (at, true),
             None => (self.jobs.len().saturating_sub(1), false),
         }

@@ -1475,21 +1475,8 @@ impl MainBuses {
     /// The world must outlive the call with its bus storage unmoved, and
     /// no other thread may read or write the target bus meanwhile.
     unsafe fn apply(&self, target: u32, samples: &[f32]) {
-        let (control, bus, replace) = unpack(target);
-        // SAFETY: in range (checked), and the bus is this thread's alone
-        // (the caller's contract).
-        unsafe {
-            if control {
-                if bus < self.control_count {
-                    let out = std::slice::from_raw_parts_mut(self.control.add(bus), 1);
-                    mix(out, &mut *self.control_touched.add(bus), self.counter, replace, samples, false);
-                }
-            } else if bus < self.audio_count {
-                let bs = self.block_size;
-                let out = std::slice::from_raw_parts_mut(self.audio.add(bus * bs), bs);
-                mix(out, &mut *self.audio_touched.add(bus), self.counter, replace, samples, self.wide);
-            }
-        }
+        // SAFETY: the caller's contract.
+        unsafe { self.apply_run(target, samples.len(), samples) }
     }
 
     /// Applies several logged writes to one target, one after another

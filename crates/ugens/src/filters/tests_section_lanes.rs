@@ -25,6 +25,16 @@ const INS: [WireRef; 3] = [
     WireRef { offset: 0, rate: Rate::Control, from_unit: crate::unit::NO_UNIT },
 ];
 
+/// A section unit's wires in a lane's array of `2n + 2` floats (source at
+/// 0, the two parameters at `n` and `n + 1`, output at `n + 2`), and its
+/// spec.
+fn section_wires(n: usize) -> ([WireRef; 3], [WireRef; 1], UnitSpec<'static>) {
+    let ins = [INS[0], WireRef { offset: n as u32, ..INS[1] }, WireRef { offset: n as u32 + 1, ..INS[2] }];
+    let outs = [WireRef { offset: n as u32 + 2, rate: Rate::Audio, from_unit: 0 }];
+    let spec = UnitSpec { name: "section", rate: Rate::Audio, special_index: 0, num_inputs: 3, num_outputs: 1, lanes: 1 };
+    (ins, outs, spec)
+}
+
 /// Lanes `k` through `blocks` blocks of `n` samples; lane l takes its
 /// source from lane `src(l)` (equal sources make vectors whose lanes
 /// share one signal).
@@ -33,11 +43,9 @@ fn lanes_match_alone<D: Design>(k: usize, n: usize, blocks: usize, src: impl Fn(
     let mut world = test_world(n);
     let mut synth = SynthCtx::default();
     let mut done = vec![false; 1];
-    let ins = [INS[0], WireRef { offset: n as u32, ..INS[1] }, WireRef { offset: n as u32 + 1, ..INS[2] }];
-    let outs = [WireRef { offset: n as u32 + 2, rate: Rate::Audio, from_unit: 0 }];
+    let (ins, outs, spec) = section_wires(n);
     // The kernel's lanes read their source from the array of the lane they name.
     let kins = [WireRef { offset: SCRATCH, ..INS[0] }, ins[1], ins[2]];
-    let spec = UnitSpec { name: "section", rate: Rate::Audio, special_index: 0, num_inputs: 3, num_outputs: 1, lanes: 1 };
     let mut seed = 99u32;
     // The kernel's lanes read the sources of the lanes they name, in place.
     let mut kern: Vec<Lane> = (0..k).map(|_| Lane { w: vec![0.0; 2 * n + 2] }).collect();
@@ -131,9 +139,7 @@ fn section_kernel_timing() {
     let mut world = test_world(n);
     let mut synth = SynthCtx::default();
     let mut done = vec![false; 1];
-    let ins = [INS[0], WireRef { offset: n as u32, ..INS[1] }, WireRef { offset: n as u32 + 1, ..INS[2] }];
-    let outs = [WireRef { offset: n as u32 + 2, rate: Rate::Audio, from_unit: 0 }];
-    let spec = UnitSpec { name: "section", rate: Rate::Audio, special_index: 0, num_inputs: 3, num_outputs: 1, lanes: 1 };
+    let (ins, outs, spec) = section_wires(n);
     let mut seed = 5u32;
     let mut ws: Vec<Vec<f32>> = (0..k).map(|_| (0..2 * n + 2).map(|_| noise(&mut seed)).collect()).collect();
     let mut units: Vec<Section<RlpfDesign>> = ws
@@ -180,9 +186,7 @@ fn lane_units_refuse_a_unit_of_another_type() {
     let mut world = test_world(n);
     let mut synth = SynthCtx::default();
     let mut done = vec![false; 1];
-    let ins = [INS[0], WireRef { offset: n as u32, ..INS[1] }, WireRef { offset: n as u32 + 1, ..INS[2] }];
-    let outs = [WireRef { offset: n as u32 + 2, rate: Rate::Audio, from_unit: 0 }];
-    let spec = UnitSpec { name: "section", rate: Rate::Audio, special_index: 0, num_inputs: 3, num_outputs: 1, lanes: 1 };
+    let (ins, outs, spec) = section_wires(n);
     for odd in [None, Some(0), Some(1), Some(7), Some(15)] {
         let k = 16;
         let mut ws: Vec<Vec<f32>> = (0..k).map(|_| vec![0.5f32; 2 * n + 2]).collect();

@@ -8,6 +8,7 @@ down the behaviour magnetar has to mirror.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import struct
@@ -39,6 +40,21 @@ def executables() -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 # JACK dummy backend
 # ---------------------------------------------------------------------------------------------
+
+# libjack binds a client's notification socket at /dev/shm/jack_<client name>_<uid>_0 while the
+# client opens, whatever JACK server it opens on.  Two test processes opening a client of the
+# same name at the same moment (each on its own JACK server) take that path from each other,
+# and both boots fail ("Cannot open SuperCollider client", "couldn't open a client").  So the
+# servers this process boots name their client after the process (-H server:client).
+JACK_CLIENT = f"SuperCollider-{os.getpid()}"
+
+
+def jack_device(env: dict[str, str] | None = None, client: str = JACK_CLIENT) -> str | None:
+    """The -H value for a server started with ``env`` (default: ours): JACK_DEFAULT_SERVER's
+    server and a client name of this process's own; None without a named JACK server."""
+    server = (os.environ if env is None else env).get("JACK_DEFAULT_SERVER")
+    return f"{server}:{client}" if server else None
+
 
 
 class JackDummy:
@@ -147,9 +163,14 @@ class ServerProcess:
     @property
     def args(self) -> list[str]:
         flag = "-u" if self.protocol == "udp" else "-t"
+        device = []
+        if "-H" not in self.extra and Path(self.executable).name != "supernova":
+            named = jack_device(self.env)
+            if named is not None:
+                device = ["-H", named]
         return [
             self.executable, flag, str(self.port),
-            "-R", "0", "-D", "0", "-i", "2", "-o", "2", *self.extra,
+            "-R", "0", "-D", "0", "-i", "2", "-o", "2", *device, *self.extra,
         ]
 
     @property
@@ -166,20 +187,23 @@ class ServerProcess:
         # for a moment (scsynth and magnetar alike), and a port found free may
         # be taken (by a client socket of a parallel test) before the server
         # binds it; neither says anything about the server under test, so
-        # such a boot is tried again, on a new port for the second.
-        for attempt in range(3):
+        # such a boot is tried again, on a new port for the second.  The pause
+        # is random so that two processes that failed together do not retry
+        # together.
+        attempts = 4
+        for attempt in range(attempts):
             try:
                 return self._start_once(timeout)
             except BootError as e:
                 port_taken = self.port_picked and "Address already in use" in str(e)
                 transient = port_taken or "couldn't open a client" in str(e) or "Cannot open SuperCollider client" in str(e)
-                if not transient or attempt == 2:
+                if not transient or attempt == attempts - 1:
                     raise
                 if port_taken:
                     self.port = free_port()
                 self.lines.clear()
                 self.ready.clear()
-                time.sleep(0.5)
+                time.sleep(random.uniform(0.2, 1.2))
         raise AssertionError("unreachable")
 
     def _start_once(self, timeout: float) -> "ServerProcess":

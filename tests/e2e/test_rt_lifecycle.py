@@ -122,10 +122,12 @@ def test_restricted_path_refuses_files_outside(boot, tmp_path):
 def test_supriya_drives_the_server(exe, jack):
     import supriya
 
-    port = __import__("rtserver").free_port()
+    rtserver = __import__("rtserver")
+    port = rtserver.free_port()
+    device = rtserver.jack_device()
     server = supriya.Server()
     try:
-        server.boot(executable=exe, port=port, load_synthdefs=False)
+        server.boot(executable=exe, port=port, load_synthdefs=False, input_device=device, output_device=device)
     except Exception as e:  # noqa: BLE001
         pytest.fail(f"supriya could not boot {exe}: {e}", pytrace=False)
     try:

@@ -114,9 +114,11 @@ def test_supriya_trace_node_and_get_range(exe, jack):
     import supriya
     from supriya import default
 
-    port = __import__("rtserver").free_port()
+    rtserver = __import__("rtserver")
+    port = rtserver.free_port()
+    device = rtserver.jack_device()
     server = supriya.Server()
-    server.boot(executable=exe, port=port)
+    server.boot(executable=exe, port=port, input_device=device, output_device=device)
     try:
         server.add_synthdefs(default)
         server.sync()

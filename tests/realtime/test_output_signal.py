@@ -27,7 +27,7 @@ from rtcheck import (
     until_on_time,
     zero_crossing_frequency,
 )
-from rtserver import OscClient, bundle
+from rtserver import JACK_CLIENT, OscClient, bundle
 
 FREQ = 1000.0
 AMP = 0.25
@@ -117,7 +117,7 @@ def record_tone(driver, magnetar, wav, jack_wav):
         assert jack_rec, "jack_rec (Debian jackd2's example clients) is not installed"
         rec = subprocess.Popen(
             [jack_rec, "-f", str(jack_wav), "-d", str(TONE_SECONDS + 1.5), "-b", "32",
-             "SuperCollider:out_1", "SuperCollider:out_2"],
+             f"{JACK_CLIENT}:out_1", f"{JACK_CLIENT}:out_2"],
             env=server_env(driver), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
         time.sleep(0.2)

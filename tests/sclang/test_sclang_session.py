@@ -30,7 +30,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
-from rtserver import ROOT, SCSYNTH, JackDummy, executables, free_port  # noqa: E402
+from rtserver import JACK_CLIENT, ROOT, SCSYNTH, JackDummy, executables, free_port, jack_device  # noqa: E402
 
 SCLANG = os.environ.get("SCLANG", shutil.which("sclang") or "/usr/bin/sclang")
 SCRIPT = Path(__file__).resolve().parent / "session.scd"
@@ -113,6 +113,8 @@ def run_session(server: str, program: str, jack: JackDummy, workdir: Path) -> Se
         SESSION_OUT=str(out),
         SESSION_TAG=server,
         SESSION_SHM_PEEK=PEEK,
+        # Both servers open their JACK clients at once: names of their own keep them apart.
+        SESSION_DEVICE=jack_device(env, f"{JACK_CLIENT}-{server}"),
     )
     env.pop("SC_SYNTHDEF_PATH", None)
     # A process group of its own: the server sclang starts is stopped with it on a timeout.

@@ -115,8 +115,13 @@ def record_tone(driver, magnetar, wav, jack_wav):
         # A second JACK client records magnetar's ports: the signal really leaves the process.
         jack_rec = shutil.which("jack_rec")
         assert jack_rec, "jack_rec (Debian jackd2's example clients) is not installed"
+        # jack_rec's process callback writes each frame to a ring buffer channel by channel, and
+        # a full buffer drops the rest of a frame, which shifts every later frame across the
+        # channels. A buffer that holds the whole recording cannot fill, however long its
+        # disk thread is kept off the cores.
+        frames = int((TONE_SECONDS + 1.5) * SAMPLE_RATE)
         rec = subprocess.Popen(
-            [jack_rec, "-f", str(jack_wav), "-d", str(TONE_SECONDS + 1.5), "-b", "32",
+            [jack_rec, "-f", str(jack_wav), "-d", str(TONE_SECONDS + 1.5), "-b", "32", "-B", str(frames),
              f"{JACK_CLIENT}:out_1", f"{JACK_CLIENT}:out_2"],
             env=server_env(driver), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
@@ -153,6 +158,7 @@ def test_first_output_plays_the_sine_whole_and_second_is_silent(driver, magnetar
 
     if rec is not None:
         assert rec.returncode == 0, f"jack_rec failed:\n{rec_out}"
+        assert "overrun" not in rec_out, f"jack_rec lost frames:\n{rec_out}"
         captured, sr = soundfile.read(jack_wav, dtype="float64", always_2d=True)
         assert sr == SAMPLE_RATE
         assert not captured[:, 1].any(), "jack_rec heard sound on the second output"

@@ -18,6 +18,11 @@
 //!   its next look.
 //! * A thread leaving the run ([`commit`] with `None`) applies whatever is
 //!   finished, whoever finished it.
+//! * A thread looks before it tries the flag: while the next item is not
+//!   one it may apply, it leaves the flag alone, so that threads polling
+//!   between their items do not hold it when the one finishing the next
+//!   item tries it (that one would then leave its item, and the next item
+//!   its thread runs would not be next in order).
 //! * The holder applies items in order, lets go of the flag, and looks
 //!   again whether the next item finished meanwhile, one it may apply: an
 //!   item that ended while the flag was held found it taken, and nobody else
@@ -139,17 +144,26 @@ impl InOrder {
     #[inline]
     pub fn commit(&self, mine: Option<usize>, mut apply: impl FnMut(usize)) {
         loop {
-            if self.flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
-                return;
-            }
-            let n = self.commit_held(mine, &mut apply);
-            self.flag.store(false, Ordering::Release);
-            // An item that finished while the flag was held found it
-            // taken: look again, past the holder's half of the Dekker pair.
-            fence(Ordering::SeqCst);
+            // A look first, and the flag only when the next item is one
+            // this thread may apply: a thread polling between its items,
+            // or leaving with everything applied, then neither takes the
+            // flag's line from the thread that finishes the next item nor
+            // holds the flag when that thread tries it. Relaxed: a stale
+            // count only defers an item to its thread's next look, or to
+            // the threads leaving (module docs).
+            let n = self.committed.load(Ordering::Relaxed);
             if !(n < self.items && self.ready(n, mine)) {
                 return;
             }
+            if self.flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+                return;
+            }
+            self.commit_held(mine, &mut apply);
+            self.flag.store(false, Ordering::Release);
+            // An item that finished while the flag was held found it
+            // taken: look again (the loop's look), past the holder's half
+            // of the Dekker pair.
+            fence(Ordering::SeqCst);
         }
     }
 
@@ -161,9 +175,9 @@ impl InOrder {
         self.done[n].load(Ordering::Acquire) && mine.map_or(true, |w| self.by[n].load(Ordering::Relaxed) == w)
     }
 
-    /// `commit` with the flag held; returns the items now applied.
+    /// `commit` with the flag held.
     #[inline]
-    fn commit_held(&self, mine: Option<usize>, apply: &mut impl FnMut(usize)) -> usize {
+    fn commit_held(&self, mine: Option<usize>, apply: &mut impl FnMut(usize)) {
         // Relaxed: only the flag's holder stores it, and the flag orders
         // one holder's store before the next holder's load.
         let mut n = self.committed.load(Ordering::Relaxed);
@@ -173,7 +187,6 @@ impl InOrder {
             // Release: an item that starts in order sees what was applied.
             self.committed.store(n, Ordering::Release);
         }
-        n
     }
 }
 

@@ -191,6 +191,21 @@ struct Job {
     fp: u32,
 }
 
+impl Job {
+    /// Whether `other` runs the same work on the same plan. Functions are
+    /// compared by address: one function seen at two addresses only makes
+    /// a job look new (and written again), and two functions at one
+    /// address are one code.
+    fn is(&self, other: &Job) -> bool {
+        std::ptr::eq(self.plan, other.plan)
+            && std::ptr::eq(self.work, other.work)
+            && self.run as usize == other.run as usize
+            && self.idle as usize == other.idle as usize
+            && self.leave as usize == other.leave as usize
+            && self.fp == other.fp
+    }
+}
+
 /// Bits of x86-64's MXCSR that hold no control, only sticky status flags.
 #[cfg(target_arch = "x86_64")]
 const FP_STATUS: u32 = 0x3f;
@@ -436,8 +451,12 @@ impl Executor {
         let sh = &*self.shared;
         let helpers = !self.wake.is_empty();
         if helpers {
-            // The block's helpers spin until it opens.
-            sh.linger.store(true, Ordering::Relaxed);
+            // The block's helpers spin until it opens. Stored only when it
+            // changes (this thread alone stores it): spinning helpers read
+            // its line, and a store would take it from them.
+            if !sh.linger.load(Ordering::Relaxed) {
+                sh.linger.store(true, Ordering::Relaxed);
+            }
             // First, so that the wake-up overlaps with the resets below.
             self.wake_helpers();
         }
@@ -453,7 +472,7 @@ impl Executor {
             // helper reads `job` now; those that check in later see `open`
             // set below (SeqCst, after this write) before reading it.
             unsafe {
-                *sh.job.get() = Job {
+                let job = Job {
                     plan,
                     work: (work as *const W).cast(),
                     run: run_erased::<W>,
@@ -461,6 +480,12 @@ impl Executor {
                     leave: leave_erased::<W>,
                     fp: fp_controls(),
                 };
+                // Written only when it changed: a block of the same plan
+                // and work as the last one (a group run block after block)
+                // leaves the line, which spinning helpers read, with them.
+                if !(*sh.job.get()).is(&job) {
+                    *sh.job.get() = job;
+                }
             }
             sh.block.fetch_add(1, Ordering::Relaxed);
             sh.open.store(true, Ordering::SeqCst);

@@ -18,16 +18,20 @@ pub struct SineTables {
     /// `sine` in wavetable format: pairs (2a - b, b - a) for linear
     /// interpolation with one multiply-add.
     pub wavetable: [f32; 2 * SINE_SIZE],
-    /// `sine[i]` and its step `(sine[i + 1] - sine[i]) / 65536` side by
-    /// side, one 64-bit load: `sine` interpolates at a 16.16 phase as
-    /// `point + step * low16`, which rounds exactly as `a + (b - a) * frac`
-    /// does (the power-of-two scale is exact, and the product is the same
-    /// real number).
-    pub sine_pairs: [[f32; 2]; SINE_SIZE],
-    /// The same for `cosecant`, with a NaN step where either point is
-    /// `BAD_VALUE`, so that an interpolated value is NaN exactly where it is
-    /// unusable.
-    pub cosecant_pairs: [[f32; 2]; SINE_SIZE],
+    /// The first half cycle of `sine`, points 0 to `SINE_SIZE / 2`, for
+    /// the vector kernels: they read the second half as the first negated,
+    /// which is the same point for point (sin is odd, and the table's
+    /// points keep that exactly), and interpolating negated points gives
+    /// the negated value bit for bit (rounding to nearest is symmetric).
+    /// The one exception is the point at `SINE_SIZE / 2` itself, sin(pi),
+    /// which rounds to 1.2e-16 while the point it mirrors, sin(0), is 0:
+    /// the kernels put it back. Half the table stays in the first-level
+    /// cache where a whole one would not.
+    pub sine_half: [f32; SINE_SIZE / 2 + 1],
+    /// The first half cycle of `cosecant` in the same way, with NaN in
+    /// place of `BAD_VALUE`, so that an interpolated value is NaN exactly
+    /// where the scalar code finds a `BAD_VALUE` point.
+    pub cosecant_half: [f32; SINE_SIZE / 2 + 1],
 }
 
 static TABLES: OnceLock<Box<SineTables>> = OnceLock::new();
@@ -43,8 +47,8 @@ fn build() -> Box<SineTables> {
         sine: [0.0; SINE_SIZE + 1],
         cosecant: [0.0; SINE_SIZE + 1],
         wavetable: [0.0; 2 * SINE_SIZE],
-        sine_pairs: [[0.0; 2]; SINE_SIZE],
-        cosecant_pairs: [[0.0; 2]; SINE_SIZE],
+        sine_half: [0.0; SINE_SIZE / 2 + 1],
+        cosecant_half: [0.0; SINE_SIZE / 2 + 1],
     });
     let twopi = std::f64::consts::PI * 2.0;
     let index_to_phase = twopi / SINE_SIZE as f64;
@@ -67,12 +71,9 @@ fn build() -> Box<SineTables> {
         t.cosecant[half - i] = BAD_VALUE;
         t.cosecant[half + i] = BAD_VALUE;
     }
-    let per_unit_of_phase = 1.0 / 65536.0f32;
-    for i in 0..SINE_SIZE {
-        t.sine_pairs[i] = [t.sine[i], (t.sine[i + 1] - t.sine[i]) * per_unit_of_phase];
-        let (c0, c1) = (t.cosecant[i], t.cosecant[i + 1]);
-        let step = if c0 == BAD_VALUE || c1 == BAD_VALUE { f32::NAN } else { (c1 - c0) * per_unit_of_phase };
-        t.cosecant_pairs[i] = [c0, step];
+    for i in 0..=half {
+        t.sine_half[i] = t.sine[i];
+        t.cosecant_half[i] = if t.cosecant[i] == BAD_VALUE { f32::NAN } else { t.cosecant[i] };
     }
     t
 }
@@ -149,6 +150,34 @@ mod tests {
             assert_eq!(t.cosecant[i], BAD_VALUE, "index {i}");
         }
         assert!((t.cosecant[SINE_SIZE / 4] - 1.0).abs() < 1e-6);
+    }
+
+    /// What the vector kernels' half tables rely on: the second half of
+    /// each table is the first negated, point for point, but sin(pi).
+    #[test]
+    fn second_half_cycle_is_the_first_negated_but_sin_pi() {
+        let t = sine_tables();
+        let half = SINE_SIZE / 2;
+        for i in 0..=half {
+            let (s, c) = (t.sine[i + half], t.cosecant[i + half]);
+            if i == 0 {
+                assert!(s > 0.0 && s < 1e-15 && t.sine[0] == 0.0, "sin(pi) {s:e}");
+            } else if i == half {
+                // The guard point, sin(2 pi), is only read as the far end of
+                // an interpolation, where it differs by less than the
+                // rounding of the step (the step tests check that).
+                assert!(s < 0.0 && s > -1e-15, "sin(2 pi) {s:e}");
+            } else {
+                assert_eq!(s.to_bits(), (-t.sine[i]).to_bits(), "sine index {}", i + half);
+            }
+            assert!(
+                c == -t.cosecant[i] || (c == BAD_VALUE && t.cosecant[i] == BAD_VALUE),
+                "cosecant index {}",
+                i + half
+            );
+            assert_eq!(t.sine_half[i].to_bits(), t.sine[i].to_bits());
+            assert_eq!(t.cosecant_half[i].is_nan(), t.cosecant[i] == BAD_VALUE);
+        }
     }
 
     #[test]

@@ -16,39 +16,51 @@ use std::arch::x86_64::*;
 // Lanes are loaded eight at a time from the kernels' lane arrays.
 const _: () = assert!(MAX_LANES % 8 == 0);
 
-/// The table index of eight 16.16 phases and their interpolation weight:
-/// the low 16 bits as a float, `phase_frac` times 65536 (both exact).
-#[inline]
-#[target_feature(enable = "avx2")]
-fn index_weight(phase: __m256i) -> (__m256i, __m256) {
-    let idx = _mm256_and_si256(_mm256_srli_epi32::<16>(phase), _mm256_set1_epi32(SINE_MASK as i32));
-    let weight = _mm256_cvtepi32_ps(_mm256_and_si256(phase, _mm256_set1_epi32(0xFFFF)));
-    (idx, weight)
-}
+/// How far a 16.16 phase's top index bit is from the sign bit.
+const HALF_TO_SIGN: i32 = SINE_MASK.leading_zeros() as i32 - 16;
 
-/// `point + step * weight` for eight lanes from a table of (point, step)
-/// pairs: `lookup13`'s `a + (b - a) * frac`, bit for bit (see
-/// `SineTables::sine_pairs`). Each lane's pair is one 64-bit load, and
-/// two lanes' indices leave the vector in one 64-bit move. On Zen 4 the
-/// Saw and Pulse kernels run about 15% faster so than with two 64-bit
-/// gathers per look-up, and one AVX-512 gather of all eight pairs is
-/// slower than both (`dsf_kernel_speed` measures the kernels).
+/// `a + (b - a) * frac` for eight 16.16 phases, from the half table
+/// `half` (`SineTables::sine_half` or `cosecant_half`): `lookup13`, bit
+/// for bit. Each lane's two points are one unaligned 64-bit load, and two
+/// lanes' indices leave the vector in one 64-bit move (on Zen 4 that is
+/// faster than gathers, 32- or 64-bit, AVX2 or AVX-512). A phase in the
+/// second half of the cycle reads the first half and negates the result;
+/// with `SIN_PI` the one point that the negation does not give, sin(pi),
+/// is put back (the cosecant's is NaN either way). Half tables take 32 KiB
+/// in all where tables of (point, step) pairs took 128 KiB, and the Saw
+/// and Pulse kernels run about 6% faster so (`dsf_kernel_speed`).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn lerp(pairs: &[[f32; 2]; SINE_SIZE], idx: __m256i, weight: __m256) -> __m256 {
-    let base = pairs.as_ptr().cast::<f64>();
-    let (low, high) = (_mm256_castsi256_si128(idx), _mm256_extracti128_si256::<1>(idx));
-    let (i01, i23) = (_mm_cvtsi128_si64(low) as u64, _mm_extract_epi64::<1>(low) as u64);
-    let (i45, i67) = (_mm_cvtsi128_si64(high) as u64, _mm_extract_epi64::<1>(high) as u64);
-    // Loaded so that one shuffle per half yields the lanes in order:
-    // lo = p0 s0 p1 s1 | p4 s4 p5 s5, hi = p2 s2 p3 s3 | p6 s6 p7 s7.
-    // SAFETY: every index is at most SINE_MASK, inside the table of
-    // SINE_SIZE pairs of 8 bytes each.
-    let two = |i: u64| unsafe { _mm_loadh_pd(_mm_load_sd(base.add(i as u32 as usize)), base.add((i >> 32) as usize)) };
-    let join = |a, b| _mm256_castpd_ps(_mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(a), b));
-    let (lo, hi) = (join(two(i01), two(i45)), join(two(i23), two(i67)));
-    let (point, step) = (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi));
-    _mm256_add_ps(point, _mm256_mul_ps(step, weight))
+fn lerp_half<const SIN_PI: bool>(t: &SineTables, half: &[f32; SINE_SIZE / 2 + 1], phase: __m256i) -> __m256 {
+    const HALF_MASK: i32 = SINE_MASK as i32 >> 1;
+    let idx = _mm256_and_si256(_mm256_srli_epi32::<16>(phase), _mm256_set1_epi32(HALF_MASK));
+    // The index's top bit (the half of the cycle) moved to the sign bit.
+    let cycle = _mm256_slli_epi32::<HALF_TO_SIGN>(phase);
+    let negate = _mm256_castsi256_ps(_mm256_and_si256(cycle, _mm256_set1_epi32(i32::MIN)));
+    // phase_frac: the low 16 bits over 65536, both steps exact.
+    let low = _mm256_cvtepi32_ps(_mm256_and_si256(phase, _mm256_set1_epi32(0xFFFF)));
+    let frac = _mm256_mul_ps(low, _mm256_set1_ps(1.0 / 65536.0));
+    let base = half.as_ptr();
+    let (lo, hi) = (_mm256_castsi256_si128(idx), _mm256_extracti128_si256::<1>(idx));
+    let (i01, i23) = (_mm_cvtsi128_si64(lo) as u64, _mm_extract_epi64::<1>(lo) as u64);
+    let (i45, i67) = (_mm_cvtsi128_si64(hi) as u64, _mm_extract_epi64::<1>(hi) as u64);
+    // SAFETY: every index is at most SINE_SIZE / 2 - 1, so both points lie
+    // inside the table of SINE_SIZE / 2 + 1; the loads are unaligned reads.
+    let two_points = |i: usize| unsafe { std::ptr::read_unaligned(base.add(i).cast::<f64>()) };
+    let two_lanes = |i: u64| _mm_set_pd(two_points((i >> 32) as usize), two_points(i as u32 as usize));
+    let join = |x, y| _mm256_castpd_ps(_mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(x), y));
+    // lo = a0 b0 a1 b1 | a4 b4 a5 b5, hi = a2 b2 a3 b3 | a6 b6 a7 b7: one
+    // shuffle per point yields the lanes in order.
+    let (lo, hi) = (join(two_lanes(i01), two_lanes(i45)), join(two_lanes(i23), two_lanes(i67)));
+    let (a, b) = (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi));
+    let value = _mm256_xor_ps(_mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), frac)), negate);
+    if !SIN_PI {
+        return value;
+    }
+    // Exactly index SINE_SIZE / 2, fraction 0: the cycle bits are the sign
+    // bit alone.
+    let at_pi = _mm256_cmpeq_epi32(cycle, _mm256_set1_epi32(i32::MIN));
+    _mm256_blendv_ps(value, _mm256_set1_ps(t.sine[SINE_SIZE / 2]), _mm256_castsi256_ps(at_pi))
 }
 
 /// `dsf_denom` then `dsf_ratio` for eight lanes, handed to `usable` when
@@ -64,17 +76,15 @@ fn dsf<R>(
     usable: impl FnOnce(__m256) -> R,
     mixed: impl FnOnce(__m256, __m256) -> R,
 ) -> R {
-    let (idx, weight) = index_weight(phase);
     // NaN exactly in the lanes whose cosecant points hold BAD_VALUE.
-    let cosecant = lerp(&t.cosecant_pairs, idx, weight);
-    let (nidx, nweight) = index_weight(_mm256_mullo_epi32(phase, n2));
-    let numer = lerp(&t.sine_pairs, nidx, nweight);
+    let cosecant = lerp_half::<false>(t, &t.cosecant_half, phase);
+    let numer = lerp_half::<true>(t, &t.sine_half, _mm256_mullo_epi32(phase, n2));
     let times_cosecant = _mm256_mul_ps(numer, cosecant);
     let bad = _mm256_cmp_ps::<_CMP_UNORD_Q>(cosecant, cosecant);
     if _mm256_testz_ps(bad, bad) != 0 {
         return usable(times_cosecant);
     }
-    let denom = lerp(&t.sine_pairs, idx, weight);
+    let denom = lerp_half::<true>(t, &t.sine_half, phase);
     let magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0), denom);
     let tiny = _mm256_cmp_ps::<_CMP_LT_OQ>(magnitude, _mm256_set1_ps(0.0005));
     let over_sine = _mm256_div_ps(numer, denom);
@@ -241,9 +251,9 @@ pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize
 
 #[cfg(test)]
 mod tests {
-    use crate::common::wavetable::{pair13, phase_frac, sine_tables, BAD_VALUE};
     use super::super::{dsf_denom, dsf_ratio};
     use super::*;
+    use crate::common::wavetable::{lookup13, pair13, phase_frac, sine_tables, BAD_VALUE};
 
     /// Every lane equals the scalar harmonic sum, bit for bit, at every
     /// table index (and fractions within it), including the zeros of the
@@ -270,95 +280,173 @@ mod tests {
         }
     }
 
-    /// The step tables interpolate both tables exactly as the scalar
-    /// `a + (b - a) * frac` does, at every index and every fraction; the
-    /// cosecant is NaN exactly where a point holds `BAD_VALUE`.
-    #[test]
-    fn step_interpolation_matches_the_scalar_lerp_everywhere() {
-        if !std::arch::is_x86_feature_detected!("avx2") {
-            return;
+    /// The scalar interpolations that the half tables must reproduce:
+    /// `lookup13` of the sine, and of the cosecant (NaN where the scalar
+    /// code finds a `BAD_VALUE` point).
+    fn scalar_lerps(t: &SineTables, phase: i32) -> (f32, Option<f32>) {
+        let (c0, c1) = pair13(&t.cosecant, phase);
+        let cosecant = (c0 != BAD_VALUE && c1 != BAD_VALUE).then(|| c0 + (c1 - c0) * phase_frac(phase as u32));
+        (lookup13(&t.sine, phase), cosecant)
+    }
+
+    /// Both half tables interpolated for eight phases.
+    fn half_lerps(t: &SineTables, phases: [i32; 8]) -> ([f32; 8], [f32; 8]) {
+        // SAFETY: the callers check AVX2; loads of a local array.
+        unsafe {
+            let phase = _mm256_loadu_si256(phases.as_ptr().cast());
+            (
+                to_array(lerp_half::<true>(t, &t.sine_half, phase)),
+                to_array(lerp_half::<false>(t, &t.cosecant_half, phase)),
+            )
         }
-        let t = sine_tables();
-        let scalar = |table: &[f32; SINE_SIZE + 1], phase: i32| {
-            let (a, b) = pair13(table, phase);
-            a + (b - a) * phase_frac(phase as u32)
-        };
-        for i in 0..SINE_SIZE as i32 {
-            for low in (0..65536).step_by(8) {
-                let phases: [i32; 8] = std::array::from_fn(|k| (i << 16) | (low + k as i32));
-                let (mut sine, mut cosecant) = ([0f32; 8], [0f32; 8]);
-                // SAFETY: AVX2 checked above; plain stores into local arrays.
-                unsafe {
-                    let (idx, weight) = index_weight(_mm256_loadu_si256(phases.as_ptr().cast()));
-                    _mm256_storeu_ps(sine.as_mut_ptr(), lerp(&t.sine_pairs, idx, weight));
-                    _mm256_storeu_ps(cosecant.as_mut_ptr(), lerp(&t.cosecant_pairs, idx, weight));
-                }
-                for k in 0..8 {
-                    assert_eq!(sine[k].to_bits(), scalar(&t.sine, phases[k]).to_bits(), "phase {:#x}", phases[k]);
-                    let (c0, c1) = pair13(&t.cosecant, phases[k]);
-                    if c0 == BAD_VALUE || c1 == BAD_VALUE {
-                        assert!(cosecant[k].is_nan(), "phase {:#x}", phases[k]);
-                    } else {
-                        let want = scalar(&t.cosecant, phases[k]);
-                        assert_eq!(cosecant[k].to_bits(), want.to_bits(), "phase {:#x}", phases[k]);
-                    }
-                }
+    }
+
+    fn assert_lanes_match(t: &SineTables, phases: [i32; 8]) {
+        let (sine, cosecant) = half_lerps(t, phases);
+        for k in 0..8 {
+            let (want_sine, want_cosecant) = scalar_lerps(t, phases[k]);
+            assert_eq!(sine[k].to_bits(), want_sine.to_bits(), "sine at phase {:#x}", phases[k]);
+            match want_cosecant {
+                None => assert!(cosecant[k].is_nan(), "cosecant at phase {:#x}", phases[k]),
+                Some(c) => assert_eq!(cosecant[k].to_bits(), c.to_bits(), "cosecant at phase {:#x}", phases[k]),
             }
         }
     }
 
-    /// The former look-up, two 64-bit gathers of four pairs each: the
-    /// reference that `lerp`'s scalar loads must reproduce.
-    #[target_feature(enable = "avx2")]
-    fn gather_lerp(pairs: &[[f32; 2]; SINE_SIZE], idx: __m256i, weight: __m256) -> __m256 {
-        let idx = _mm256_permutevar8x32_epi32(idx, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
-        let base = pairs.as_ptr().cast::<f64>();
-        // SAFETY: every index is at most SINE_MASK, inside the table.
-        let (lo, hi) = unsafe {
-            (
-                _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_castsi256_si128(idx))),
-                _mm256_castpd_ps(_mm256_i32gather_pd::<8>(base, _mm256_extracti128_si256::<1>(idx))),
-            )
-        };
-        let (point, step) = (_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi), _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi));
-        _mm256_add_ps(point, _mm256_mul_ps(step, weight))
+    /// The half tables interpolate both tables exactly as the scalar
+    /// `a + (b - a) * frac` does, at every index of the whole cycle and
+    /// every fraction (sin(pi) included); the cosecant is NaN exactly where
+    /// a point holds `BAD_VALUE`.
+    #[test]
+    fn half_tables_match_the_scalar_lerp_everywhere() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let t = sine_tables();
+        for i in 0..SINE_SIZE as i32 {
+            for low in (0..65536).step_by(8) {
+                // The bits above the index vary too: they must not matter.
+                let high = i.wrapping_mul(0x2000_0000 >> 2) & !0x1FFF_FFFF;
+                assert_lanes_match(t, std::array::from_fn(|k| high | (i << 16) | (low + k as i32)));
+            }
+        }
     }
 
-    /// Scalar loads and gathers give the same bits on random phases (each
-    /// lane its own index, so that a lane mix-up would show), in both
-    /// tables.
+    /// The same on random phases, each lane its own index, so that a lane
+    /// mix-up would show.
     #[test]
-    fn scalar_loads_match_the_gathers_on_random_phases() {
+    fn half_tables_match_the_scalar_lerp_on_random_phases() {
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
         let t = sine_tables();
         let mut x = 0x2545_F491u32;
         for _ in 0..200_000 {
-            let phases: [i32; 8] = std::array::from_fn(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as i32
-            });
-            // SAFETY: AVX2 checked above.
-            let (got, want) = unsafe {
-                let (idx, weight) = index_weight(_mm256_loadu_si256(phases.as_ptr().cast()));
-                (
-                    [lerp(&t.sine_pairs, idx, weight), lerp(&t.cosecant_pairs, idx, weight)].map(to_array),
-                    [gather_lerp(&t.sine_pairs, idx, weight), gather_lerp(&t.cosecant_pairs, idx, weight)]
-                        .map(to_array),
-                )
-            };
-            for k in 0..8 {
-                for table in 0..2 {
-                    assert_eq!(
-                        got[table][k].to_bits(),
-                        want[table][k].to_bits(),
-                        "phase {:#x} table {table}",
-                        phases[k]
-                    );
+            assert_lanes_match(
+                t,
+                std::array::from_fn(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x as i32
+                }),
+            );
+        }
+    }
+
+    /// Random Saw and Pulse lanes (phases, frequencies, harmonic counts,
+    /// pulse widths) through the kernels and through the scalar loops of
+    /// `saw_lanes` and `pulse_lanes`: the same bits, sample for sample. Some
+    /// lanes step a power-of-two fraction of a cycle per sample, so that
+    /// they land on sin(pi) and on the cosecant's poles exactly.
+    #[test]
+    fn saw_and_pulse_kernels_match_the_scalar_loops_on_random_lanes() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let t = sine_tables();
+        let mut x = 0x9E37_79B9u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for round in 0..200 {
+            let (m, n) = (1 + round % MAX_LANES, [64, 1, 7, 13][round % 4]);
+            let mut phase: [i32; MAX_LANES] = std::array::from_fn(|_| next() as i32);
+            let mut freq = [0i32; MAX_LANES];
+            let (mut n2, mut scale) = ([0i32; MAX_LANES], [0f32; MAX_LANES]);
+            for j in 0..MAX_LANES {
+                let hz = 20.0 + (next() % 12_000) as f64;
+                freq[j] = (hz / 48000.0 * (1u64 << 29) as f64) as i32;
+                if next() % 4 == 0 {
+                    (phase[j], freq[j]) = ((next() % 8) as i32 * 0x0400_0000, 0x0400_0000 >> (next() % 6));
                 }
+                let harmonics = (24000.0 / hz).max(1.0) as i32;
+                (n2[j], scale[j]) = (2 * harmonics + 1, 0.5 / harmonics as f32);
+            }
+            let rscale: [f32; MAX_LANES] = std::array::from_fn(|j| 1.0 / scale[j] + 1.0);
+            let mut phaseoff: [i32; MAX_LANES] = std::array::from_fn(|_| next() as i32 & 0x1FFF_FFFF);
+            let slope: [i32; MAX_LANES] = std::array::from_fn(|_| (next() as i32) >> 12);
+            let mut y1: [f32; MAX_LANES] = std::array::from_fn(|_| (next() % 1000) as f32 / 1000.0);
+            let mut bufs = vec![[0f32; 64]; MAX_LANES];
+            let out: [*mut f32; MAX_LANES] = std::array::from_fn(|j| bufs[j].as_mut_ptr());
+
+            // The scalar loops, on copies of the state.
+            let (mut sp, mut sy, mut want_saw) = (phase, y1, vec![[0f32; 64]; MAX_LANES]);
+            let (mut pp, mut po, mut py, mut want_pulse) = (phase, phaseoff, y1, vec![[0f32; 64]; MAX_LANES]);
+            for i in 0..n {
+                for j in 0..m {
+                    sy[j] = match dsf_denom(t, sp[j]) {
+                        None => 1.0 + 0.999 * sy[j],
+                        Some(d) => (dsf_ratio(t, sp[j], n2[j], d) - 1.0) * scale[j] + 0.999 * sy[j],
+                    };
+                    want_saw[j][i] = sy[j];
+                    sp[j] = sp[j].wrapping_add(freq[j]);
+                    let pul = |ph: i32| match dsf_denom(t, ph) {
+                        None => rscale[j],
+                        Some(d) => dsf_ratio(t, ph, n2[j], d),
+                    };
+                    let (pul1, pul2) = (pul(pp[j]), pul(pp[j].wrapping_add(po[j])));
+                    py[j] = (pul1 - pul2) * scale[j] + 0.999 * py[j];
+                    want_pulse[j][i] = py[j];
+                    pp[j] = pp[j].wrapping_add(freq[j]);
+                    po[j] = po[j].wrapping_add(slope[j]);
+                }
+            }
+
+            let mut saw_phase = phase;
+            let mut saw_y1 = y1;
+            let lanes =
+                SawLanes { phase: &mut saw_phase, y1: &mut saw_y1, freq: &freq, n2: &n2, scale: &scale, out: &out };
+            // SAFETY: AVX2 checked; each lane's buffer holds 64 >= n samples.
+            unsafe { saw(t, lanes, m, n) };
+            for j in 0..m {
+                for i in 0..n {
+                    assert_eq!(bufs[j][i].to_bits(), want_saw[j][i].to_bits(), "saw round {round} lane {j} sample {i}");
+                }
+                assert_eq!((saw_phase[j], saw_y1[j].to_bits()), (sp[j], sy[j].to_bits()), "saw state, lane {j}");
+            }
+            let lanes = PulseLanes {
+                phase: &mut phase,
+                phaseoff: &mut phaseoff,
+                phaseoff_slope: &slope,
+                y1: &mut y1,
+                freq: &freq,
+                n2: &n2,
+                scale: &scale,
+                rscale: &rscale,
+                out: &out,
+            };
+            // SAFETY: as above.
+            unsafe { pulse(t, lanes, m, n) };
+            for j in 0..m {
+                for i in 0..n {
+                    let (got, want) = (bufs[j][i], want_pulse[j][i]);
+                    assert_eq!(got.to_bits(), want.to_bits(), "pulse round {round} lane {j} sample {i}");
+                }
+                assert_eq!((phase[j], y1[j].to_bits()), (pp[j], py[j].to_bits()), "pulse state, lane {j}");
             }
         }
     }

@@ -1458,9 +1458,12 @@ pub(crate) fn saw_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut n2 = [0i32; MAX_LANES];
     let mut scale = [0f32; MAX_LANES];
     let mut n = 0;
+    let Some(saws) = crate::unit::lane_units::<Saw>(lanes) else { return };
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_mut() else { return };
-        let Some(saw) = lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<Saw>) else { return };
+        // SAFETY: distinct units borrowed mutably through `lanes` for the
+        // whole call, reached through nothing else here.
+        let saw = unsafe { &mut *saws[l] };
         n = io.n();
         let p = saw.h.plan(io.in0(0), rate.sample_rate);
         if p.crossfade {
@@ -1625,11 +1628,11 @@ pub(crate) fn pulse_lanes(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let mut scale = [0f32; MAX_LANES];
     let mut rscale = [0f32; MAX_LANES];
     let mut n = 0;
+    let Some(pulses) = crate::unit::lane_units::<Pulse>(lanes) else { return };
     for l in 0..k {
         let Some(io) = lanes.ios[l].as_mut() else { return };
-        let Some(pulse) = lanes.units[l].as_deref_mut().and_then(crate::unit::downcast_unit::<Pulse>) else {
-            return;
-        };
+        // SAFETY: as in `saw_lanes`.
+        let pulse = unsafe { &mut *pulses[l] };
         n = io.n();
         let (p, off, off_slope) = pulse.begin(io, rate);
         if p.crossfade {

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod chains;
+
 /// Distributions of the graph's hot spots on the audio thread, in ns.
 #[derive(Default)]
 pub struct GraphLatency {
@@ -218,6 +220,11 @@ pub struct Engine {
     /// Threads for parallel groups and the groups' kept work, when more
     /// than one thread was asked for.
     parallel: Option<crate::parallel_groups::ParallelGroups>,
+    /// Parallel groups of chains lately checked (`chains`): the group,
+    /// the tree's edit count then, and whether its chains were found
+    /// independent; the next slot to take.
+    chains_checked: [Option<(NodeIdx, u64, bool)>; 8],
+    chains_next: usize,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
     /// preparation each block (collecting its children and checking their
@@ -291,6 +298,8 @@ impl Engine {
             lockstep: true,
             tracing: false,
             parallel: None,
+            chains_checked: [None; 8],
+            chains_next: 0,
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -711,6 +720,13 @@ impl Engine {
                     child = next;
                     continue;
                 };
+                // With one thread, a parallel group of chains runs them
+                // place by place.
+                let parallel = self.tree.group(c).is_some_and(|g| g.parallel);
+                if !inner_traced && !satellites && parallel && self.calc_chains(c) {
+                    child = next;
+                    continue;
+                }
                 self.walk.push((next, satellites.then_some(c), traced));
                 traced = inner_traced;
                 child = self.tree.group(c).and_then(|g| g.head);
@@ -791,10 +807,20 @@ impl Engine {
     fn calc_parallel(&mut self, group: NodeIdx) -> bool {
         self.build_first_block(group);
         let sl = self.scratch.len();
+        if self.parallel.is_none() {
+            return false;
+        }
+        // A group of chains that may run place by place runs so on this
+        // thread, when it runs on one.
+        let chains = self.chains_ready(group);
         let Some(groups) = self.parallel.as_mut() else { return false };
-        let Some(ran) = groups.run(group, &mut self.tree, &mut self.world, &mut self.lane_scratch, sl) else {
+        let walk = chains.is_some();
+        let Some(ran) = groups.run(group, &mut self.tree, &mut self.world, &mut self.lane_scratch, sl, walk) else {
             return false;
         };
+        if let (true, Some(chains)) = (ran.walk, &chains) {
+            self.run_chains(chains);
+        }
         self.after_parallel(ran);
         true
     }

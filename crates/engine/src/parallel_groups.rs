@@ -75,6 +75,9 @@ pub(crate) struct Ran {
     /// Whether some synth may have failed or asked for something that the
     /// engine carries out after the group (`Engine::settle_group`).
     pub settle: bool,
+    /// The one-thread way, left to the caller: it runs the group's
+    /// children itself (its chains place by place), then `finish`.
+    pub walk: bool,
 }
 
 impl ParallelGroups {
@@ -164,8 +167,9 @@ impl ParallelGroups {
         world: &mut World,
         lane_scratch: &mut [f32],
         scratch_len: usize,
+        walk_one: bool,
     ) -> Option<Ran> {
-        self.run_unit(&[group], tree, world, lane_scratch, scratch_len)
+        self.run_unit(&[group], tree, world, lane_scratch, scratch_len, walk_one)
     }
 
     /// Runs consecutive sibling parallel groups `groups` (two or more,
@@ -194,7 +198,7 @@ impl ParallelGroups {
         if !groups.iter().all(|&g| GroupJobs::children_may_run(tree, g)) {
             return None;
         }
-        let ran = self.run_unit(groups, tree, world, lane_scratch, scratch_len);
+        let ran = self.run_unit(groups, tree, world, lane_scratch, scratch_len, false);
         self.fused += u64::from(ran.is_some());
         // Jobs kept when they did not run: on one thread for now, edited.
         let kept = self.jobs.first().is_some_and(|j| j.prepared_for() == Some((first, groups.len())));
@@ -206,7 +210,8 @@ impl ParallelGroups {
         ran
     }
 
-    /// `run` for one group, or `run_fused` for several.
+    /// `run` for one group, or `run_fused` for several. With `walk_one`,
+    /// the one-thread way is left to the caller (`Ran::walk`).
     fn run_unit(
         &mut self,
         groups: &[NodeIdx],
@@ -214,6 +219,7 @@ impl ParallelGroups {
         world: &mut World,
         lane_scratch: &mut [f32],
         scratch_len: usize,
+        walk_one: bool,
     ) -> Option<Ran> {
         let started = Instant::now();
         let threads = self.pool.threads();
@@ -263,8 +269,14 @@ impl ParallelGroups {
             prepare,
             complete: true,
             settle: true,
+            walk: false,
         };
-        if way == Way::One {
+        if way == Way::One && walk_one {
+            // The caller runs the group's children and carries out what
+            // they asked for.
+            ran.walk = true;
+            ran.settle = false;
+        } else if way == Way::One {
             // The group's synths as one ordered run on this thread, in the
             // sequential order, lane batches and all: the parallel groups
             // inside run here too, their time part of this way's.

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::{def_bytes, i, reader_def, PerformOsc, Rng};
-use magnetar_engine::{EngineOptions, OfflineEngine};
-use magnetar_protocol::{OscArg, OscMessage};
+use common::{def_bytes, engine_with_defs, f, i, reader_def, s, PerformOsc, Rng};
+use magnetar_engine::OfflineEngine;
+use magnetar_protocol::OscMessage;
 
 const AUDIO_BUSES: usize = 64;
 const BLOCKS: usize = 300;
@@ -35,33 +35,9 @@ fn voice_def() -> Vec<u8> {
 /// one thread or two: with `one_way`, parallel groups run on one thread
 /// (as the chooser may have them), else on the threads every block.
 fn engine(lockstep: bool, threads: usize, one_way: bool) -> OfflineEngine {
-    let mut e = OfflineEngine::new(EngineOptions {
-        sample_rate: 48_000.0,
-        block_size: 64,
-        num_audio_buses: AUDIO_BUSES,
-        num_control_buses: 16,
-        num_buffers: 4,
-        num_input_channels: 2,
-        num_output_channels: 2,
-        threads,
-        seed: Some(3),
-        parallel_measured: false,
-        parallel_never: one_way,
-        ..Default::default()
-    });
-    e.lockstep = lockstep;
-    for def in [voice_def(), reader_def()] {
-        assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
-    }
-    e
-}
-
-fn f(v: f32) -> OscArg {
-    OscArg::Float(v)
-}
-
-fn s(v: &str) -> OscArg {
-    OscArg::Str(v.into())
+    engine_with_defs(threads, lockstep, AUDIO_BUSES, &[voice_def(), reader_def()], |o| {
+        o.parallel_never = one_way
+    })
 }
 
 /// Chain `k`: group `100 + k` in parallel group 1, a voice on bus `2 + k`

@@ -9,8 +9,8 @@
 
 mod common;
 
-use common::{def_bytes, fsin_bank_def, i, PerformOsc, Rng};
-use magnetar_engine::{EngineOptions, GraphDef, OfflineEngine};
+use common::{def_bytes, engine_with_defs, f, fsin_bank_def, i, s, PerformOsc, Rng};
+use magnetar_engine::{GraphDef, OfflineEngine};
 use magnetar_protocol::{OscArg, OscMessage};
 use magnetar_ugens::Registry;
 
@@ -57,32 +57,7 @@ fn the_leading_control_steps_are_the_controls_and_the_operators_reading_them() {
 }
 
 fn engine(threads: usize, lockstep: bool) -> OfflineEngine {
-    let mut e = OfflineEngine::new(EngineOptions {
-        sample_rate: 48_000.0,
-        block_size: 64,
-        num_audio_buses: AUDIO_BUSES,
-        num_control_buses: 16,
-        num_buffers: 4,
-        num_input_channels: 2,
-        num_output_channels: 2,
-        threads,
-        seed: Some(3),
-        parallel_measured: false,
-        ..Default::default()
-    });
-    e.lockstep = lockstep;
-    for def in [fsin_bank_def(), wobble_def()] {
-        assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
-    }
-    e
-}
-
-fn f(v: f32) -> OscArg {
-    OscArg::Float(v)
-}
-
-fn s(v: &str) -> OscArg {
-    OscArg::Str(v.into())
+    engine_with_defs(threads, lockstep, AUDIO_BUSES, &[fsin_bank_def(), wobble_def()], |_| {})
 }
 
 fn new_synth(r: &mut Rng, id: i32) -> OscMessage {

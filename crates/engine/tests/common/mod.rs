@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use magnetar_engine::commands::CommandFailure;
-use magnetar_engine::OfflineEngine;
-use magnetar_protocol::{OscMessage, PreparedMessage};
+use magnetar_engine::{EngineOptions, OfflineEngine};
+use magnetar_protocol::{OscArg, OscMessage, PreparedMessage};
 
 /// Performs an OSC message as the server does: prepared (decoded into its
 /// command) first, then performed. The engine itself takes only prepared
@@ -80,8 +80,52 @@ impl Rng {
 }
 
 /// An integer OSC argument.
-pub fn i(v: i32) -> magnetar_protocol::osc::OscArg {
-    magnetar_protocol::osc::OscArg::Int(v)
+pub fn i(v: i32) -> OscArg {
+    OscArg::Int(v)
+}
+
+/// A float OSC argument.
+pub fn f(v: f32) -> OscArg {
+    OscArg::Float(v)
+}
+
+/// A string OSC argument.
+pub fn s(v: &str) -> OscArg {
+    OscArg::Str(v.into())
+}
+
+/// An engine at 48 kHz with 64-sample blocks, 2 inputs and 2 outputs, 4
+/// buffers, `audio_buses` audio and 16 control buses, `threads` threads and
+/// random seed 3, where every parallel group that may spread does (rather
+/// than as the chooser's measurements say), with side-by-side runs on or
+/// off, `tweak` changing any of that, and `defs` added.
+pub fn engine_with_defs(
+    threads: usize,
+    lockstep: bool,
+    audio_buses: usize,
+    defs: &[Vec<u8>],
+    tweak: impl FnOnce(&mut EngineOptions),
+) -> OfflineEngine {
+    let mut opts = EngineOptions {
+        sample_rate: 48_000.0,
+        block_size: 64,
+        num_audio_buses: audio_buses,
+        num_control_buses: 16,
+        num_buffers: 4,
+        num_input_channels: 2,
+        num_output_channels: 2,
+        threads,
+        seed: Some(3),
+        parallel_measured: false,
+        ..Default::default()
+    };
+    tweak(&mut opts);
+    let mut e = OfflineEngine::new(opts);
+    e.lockstep = lockstep;
+    for def in defs {
+        assert!(e.add_synthdefs(def).unwrap().iter().all(|r| r.is_ok()));
+    }
+    e
 }
 
 /// A def "reader": `Out.ar(out, In.ar(in) * amp)`.

@@ -169,17 +169,20 @@ fn instances_read_the_prepared_spectra_in_place_and_the_last_user_lets_them_go()
     assert!(super::nupc::release_unused_spectra() >= 1);
 }
 
+/// Each layout is the best for its CPUs, by the same measured costs. A
+/// smaller head with two CPUs is not promised: when a period class or the
+/// total over the CPUs binds, a layout with a larger head may fit more
+/// instances, and which one wins depends on the costs this machine measured.
 #[test]
-fn with_task_threads_on_another_cpu_the_tuner_keeps_no_more_in_the_unit() {
+fn with_task_threads_on_another_cpu_the_tuner_picks_what_fits_two_cpus_best() {
     use super::nupc_tune::tune_with_cost;
     for &(block, ir_len) in &[(64usize, 48_000usize), (64, 240_000), (256, 48_000), (256, 576_000)] {
         let (one, c1) = tune_with_cost(block, ir_len, 48_000.0, 12, 1).unwrap();
         let (two, c2) = tune_with_cost(block, ir_len, 48_000.0, 12, 2).unwrap();
-        // The head is what the synth's thread computes every block.
-        assert!(two.levels[0].count <= one.levels[0].count, "block {block} IR {ir_len}: {two:?} against {one:?}");
-        assert!(c2.head <= c1.head && c2.score(2) <= c1.score(2), "block {block} IR {ir_len}: {c2:?} against {c1:?}");
+        // The one-CPU layout is among those the two-CPU search weighs.
+        assert!(c2.score(2) <= c1.score(2), "block {block} IR {ir_len}: {two:?} {c2:?} against {one:?} {c1:?}");
         // On one CPU the total decides.
-        assert!(c1.head + c1.tasks <= c2.head + c2.tasks);
+        assert!(c1.score(1) <= c2.score(1), "block {block} IR {ir_len}: {c1:?} against {c2:?}");
     }
 }
 

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-mod chains;
+pub(crate) mod chains;
 
 /// Distributions of the graph's hot spots on the audio thread, in ns.
 #[derive(Default)]
@@ -221,9 +221,9 @@ pub struct Engine {
     /// than one thread was asked for.
     parallel: Option<crate::parallel_groups::ParallelGroups>,
     /// Parallel groups of chains lately checked (`chains`): the group,
-    /// the tree's edit count then, and whether its chains were found
+    /// the tree's edit count then, its chains and whether they were found
     /// independent; the next slot to take.
-    chains_checked: [Option<(NodeIdx, u64, bool)>; 8],
+    chains_checked: Box<[Option<chains::ChainsSeen>]>,
     chains_next: usize,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
@@ -298,7 +298,7 @@ impl Engine {
             lockstep: true,
             tracing: false,
             parallel: None,
-            chains_checked: [None; 8],
+            chains_checked: chains::verdicts(),
             chains_next: 0,
             latency: Default::default(),
             log: Vec::with_capacity(16),
@@ -818,8 +818,8 @@ impl Engine {
         let Some(ran) = groups.run(group, &mut self.tree, &mut self.world, &mut self.lane_scratch, sl, walk) else {
             return false;
         };
-        if let (true, Some(chains)) = (ran.walk, &chains) {
-            self.run_chains(chains);
+        if let (true, Some(at)) = (ran.walk, chains) {
+            self.run_chains(at);
         }
         self.after_parallel(ran);
         true

@@ -21,7 +21,7 @@
 
 use super::Engine;
 use crate::graph_def::BusSource;
-use crate::node_tree::{CalcState, NodeIdx, NodeKind, PrintNext};
+use crate::node_tree::{CalcState, NodeIdx, NodeKind, NodeTree, PrintNext};
 use crate::synth::Synth;
 use magnetar_ugens::{ControlMap, MAX_LANES};
 use std::sync::Arc;
@@ -49,10 +49,35 @@ impl BusUse {
 
 /// The chains of a parallel group: `nodes[k * places + j]` is synth `j`
 /// of chain `k`.
-pub(super) struct Chains {
+#[derive(Clone, Copy)]
+pub(crate) struct Chains {
     nodes: [NodeIdx; MAX_SYNTHS],
-    chains: usize,
-    places: usize,
+    pub(crate) chains: usize,
+    pub(crate) places: usize,
+}
+
+impl Chains {
+    /// Synth `place` of chain `chain`.
+    pub(crate) fn node(&self, chain: usize, place: usize) -> NodeIdx {
+        self.nodes[chain * self.places + place]
+    }
+}
+
+/// What `chains_ready` found for a group since the tree's last edit: its
+/// chains, kept with the verdict, and whether they may run place by place.
+pub(super) struct ChainsSeen {
+    group: NodeIdx,
+    edits: u64,
+    ok: bool,
+    chains: Chains,
+}
+
+/// Groups whose verdict the engine keeps.
+pub(super) const KEPT_VERDICTS: usize = 8;
+
+/// Room for `KEPT_VERDICTS` verdicts, made before the audio thread runs.
+pub(super) fn verdicts() -> Box<[Option<ChainsSeen>]> {
+    (0..KEPT_VERDICTS).map(|_| None).collect()
 }
 
 impl Engine {
@@ -60,51 +85,69 @@ impl Engine {
     /// of chains that may run so (see the module's text). False, having run
     /// nothing, if not.
     pub(super) fn calc_chains(&mut self, group: NodeIdx) -> bool {
-        let Some(chains) = self.chains_ready(group) else { return false };
-        self.run_chains(&chains);
+        let Some(at) = self.chains_ready(group) else { return false };
+        self.run_chains(at);
         true
     }
 
-    /// Parallel group `group`'s chains, if it is made of chains that may
-    /// run place by place.
-    pub(super) fn chains_ready(&mut self, group: NodeIdx) -> Option<Chains> {
+    /// Whether parallel group `group` is made of chains that may run place
+    /// by place: where `run_chains` finds them (a slot of the kept
+    /// verdicts). Collected and checked once after each edit of the tree.
+    pub(super) fn chains_ready(&mut self, group: NodeIdx) -> Option<usize> {
         if !self.lockstep || self.tracing {
             return None;
         }
         // What was found for the group since the tree's last edit: its
         // shape and states, and its synths' controls, are as they were.
         let edits = self.tree.edits();
-        let known = self.chains_checked.iter().flatten().find(|&&(g, e, _)| g == group && e == edits).map(|c| c.2);
-        if known == Some(false) {
-            return None;
+        let known =
+            self.chains_checked.iter().position(|c| c.as_ref().is_some_and(|c| c.group == group && c.edits == edits));
+        if let Some(at) = known {
+            return self.chains_checked[at].as_ref().is_some_and(|c| c.ok).then_some(at);
         }
-        let chains = self.collect_chains(group);
-        let independent = match (&chains, known) {
-            (None, _) => false,
-            (Some(_), Some(ok)) => ok,
-            (Some(c), None) => self.chains_independent(c),
-        };
-        if known.is_none() {
-            let at = self.chains_next % self.chains_checked.len();
-            self.chains_checked[at] = Some((group, edits, independent));
-            self.chains_next = at + 1;
+        let at = self.chains_next % self.chains_checked.len();
+        self.chains_next = at + 1;
+        let found = collect_chains(&self.tree, group);
+        let ok = found.as_ref().is_some_and(|c| chains_independent(&mut self.tree, c));
+        let slot = &mut self.chains_checked[at];
+        match (slot.as_mut(), found) {
+            // In place: the slot's storage is kept, nothing is allocated.
+            (Some(seen), found) => {
+                seen.group = group;
+                seen.edits = edits;
+                seen.ok = ok;
+                seen.chains = found.unwrap_or(seen.chains);
+            }
+            (None, found) => {
+                *slot = Some(ChainsSeen {
+                    group,
+                    edits,
+                    ok,
+                    chains: found.unwrap_or(Chains { nodes: [0; MAX_SYNTHS], chains: 0, places: 0 }),
+                })
+            }
         }
-        chains.filter(|_| independent)
+        ok.then_some(at)
     }
 
-    /// Runs chains found by `chains_ready` place by place, then carries
-    /// out what their synths asked for, in tree order.
-    pub(super) fn run_chains(&mut self, chains: &Chains) {
-        let (n, m) = (chains.chains, chains.places);
+    /// Synth `place` of chain `chain` of the chains kept at `at`.
+    fn chain_node(&self, at: usize, chain: usize, place: usize) -> NodeIdx {
+        self.chains_checked[at].as_ref().map_or(0, |c| c.chains.node(chain, place))
+    }
+
+    /// Runs the chains `chains_ready` found (at `at`) place by place, then
+    /// carries out what their synths asked for, in tree order.
+    pub(super) fn run_chains(&mut self, at: usize) {
+        let Some((n, m)) = self.chains_checked[at].as_ref().map(|c| (c.chains.chains, c.chains.places)) else { return };
         for j in 0..m {
             let mut k = 0;
             while k < n {
-                let first = chains.nodes[k * m + j];
+                let first = self.chain_node(at, k, j);
                 let mut run: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
                 let mut len = 0;
                 if self.lockstep_candidate(first).is_some() {
                     while len < MAX_LANES && k + len < n {
-                        let idx = chains.nodes[(k + len) * m + j];
+                        let idx = self.chain_node(at, k + len, j);
                         if len > 0 && self.lockstep_candidate(idx).is_none() {
                             break;
                         }
@@ -129,114 +172,112 @@ impl Engine {
                 }
             }
         }
-        for &idx in &chains.nodes[..n * m] {
-            let Some(s) = self.tree.synth_to_run(idx) else { continue };
-            if s.has_failed() {
-                self.unit_failed(idx, false);
-            } else if s.has_requests() {
-                self.after_synth(idx);
+        for k in 0..n {
+            for j in 0..m {
+                let idx = self.chain_node(at, k, j);
+                let Some(s) = self.tree.synth_to_run(idx) else { continue };
+                if s.has_failed() {
+                    self.unit_failed(idx, false);
+                } else if s.has_requests() {
+                    self.after_synth(idx);
+                }
             }
         }
     }
+}
 
-    /// The group's children as chains: two or more sequential groups,
-    /// each running and holding only running synths of parallel-safe defs,
-    /// the same defs in the same places, with nothing to print and no
-    /// satellites.
-    fn collect_chains(&self, group: NodeIdx) -> Option<Chains> {
-        let mut c = Chains { nodes: [0; MAX_SYNTHS], chains: 0, places: 0 };
-        let mut defs: [*const crate::graph_def::GraphDef; MAX_PLACES] = [std::ptr::null(); MAX_PLACES];
-        let tree = &self.tree;
-        let mut child = tree.group(group)?.head;
-        let mut len = 0;
-        while let Some(g) = child {
-            let n = tree.node(g);
-            let NodeKind::Group(data) = &n.kind else { return None };
-            if n.state != CalcState::Run
-                || n.print_next != PrintNext::Nothing
-                || data.parallel
-                || tree.has_satellites(g)
-            {
+/// The group's children as chains: two or more sequential groups,
+/// each running and holding only running synths of parallel-safe defs,
+/// the same defs in the same places, with nothing to print and no
+/// satellites.
+pub(crate) fn collect_chains(tree: &NodeTree, group: NodeIdx) -> Option<Chains> {
+    let mut c = Chains { nodes: [0; MAX_SYNTHS], chains: 0, places: 0 };
+    let mut defs: [*const crate::graph_def::GraphDef; MAX_PLACES] = [std::ptr::null(); MAX_PLACES];
+    let mut child = tree.group(group)?.head;
+    let mut len = 0;
+    while let Some(g) = child {
+        let n = tree.node(g);
+        let NodeKind::Group(data) = &n.kind else { return None };
+        if n.state != CalcState::Run || n.print_next != PrintNext::Nothing || data.parallel || tree.has_satellites(g) {
+            return None;
+        }
+        let mut place = 0;
+        let mut at = data.head;
+        while let Some(sx) = at {
+            let sn = tree.node(sx);
+            let NodeKind::Synth(s) = &sn.kind else { return None };
+            let ok = sn.state == CalcState::Run
+                && sn.print_next == PrintNext::Nothing
+                && !tree.has_satellites(sx)
+                && (s.def.parallel || (s.def.parallel_own_rng && s.rgen.is_some()))
+                && s.def.buffer_accesses.is_empty()
+                && s.def.bus_reads.len() < MAX_USES
+                && s.ctx.control_map.iter().all(|m| *m == ControlMap::Own);
+            if !ok || place == MAX_PLACES || len == MAX_SYNTHS {
                 return None;
             }
-            let mut place = 0;
-            let mut at = data.head;
-            while let Some(sx) = at {
-                let sn = tree.node(sx);
-                let NodeKind::Synth(s) = &sn.kind else { return None };
-                let ok = sn.state == CalcState::Run
-                    && sn.print_next == PrintNext::Nothing
-                    && !tree.has_satellites(sx)
-                    && (s.def.parallel || (s.def.parallel_own_rng && s.rgen.is_some()))
-                    && s.def.buffer_accesses.is_empty()
-                    && s.def.bus_reads.len() < MAX_USES
-                    && s.ctx.control_map.iter().all(|m| *m == ControlMap::Own);
-                if !ok || place == MAX_PLACES || len == MAX_SYNTHS {
-                    return None;
-                }
-                let def = Arc::as_ptr(&s.def);
-                if c.chains == 0 {
-                    defs[place] = def;
-                } else if place >= c.places || defs[place] != def {
-                    return None;
-                }
-                c.nodes[len] = sx;
-                len += 1;
-                place += 1;
-                at = sn.next;
-            }
+            let def = Arc::as_ptr(&s.def);
             if c.chains == 0 {
-                c.places = place;
-            } else if place != c.places {
+                defs[place] = def;
+            } else if place >= c.places || defs[place] != def {
                 return None;
             }
-            c.chains += 1;
-            child = n.next;
+            c.nodes[len] = sx;
+            len += 1;
+            place += 1;
+            at = sn.next;
         }
-        (c.chains >= 2 && c.places >= 2).then_some(c)
+        if c.chains == 0 {
+            c.places = place;
+        } else if place != c.places {
+            return None;
+        }
+        c.chains += 1;
+        child = n.next;
     }
+    (c.chains >= 2 && c.places >= 2).then_some(c)
+}
 
-    /// Whether no synth of one chain shares a bus that either writes with a
-    /// synth of another chain in a later place, from the synths' controls
-    /// as they are now.
-    #[cold]
-    fn chains_independent(&mut self, c: &Chains) -> bool {
-        let mut uses = [[BusUse::default(); MAX_USES]; MAX_SYNTHS];
-        let mut counts = [0usize; MAX_SYNTHS];
-        for (l, &idx) in c.nodes[..c.chains * c.places].iter().enumerate() {
-            let Some(s) = self.tree.synth_to_run(idx) else { return false };
-            let value = |src: BusSource| match src {
-                BusSource::Constant(v) => Some(v),
-                BusSource::Control(i) => s.ctx.controls.get(i as usize).copied(),
-                BusSource::Unknown => None,
-            };
-            let accesses = s.def.bus_reads.iter().map(|r| (r, false)).chain(s.def.bus_write.iter().map(|w| (w, true)));
-            for (a, write) in accesses {
-                let Some(v) = value(a.bus).filter(|v| v.is_finite()) else { return false };
-                // The bus as the unit works it out; a negative one is left
-                // to the units (and kept apart here).
-                let first = v as i64;
-                if first < 0 || counts[l] == MAX_USES {
-                    return false;
-                }
-                uses[l][counts[l]] = BusUse { audio: a.audio, write, first, end: first + a.channels as i64 };
-                counts[l] += 1;
+/// Whether no synth of one chain shares a bus that either writes with a
+/// synth of another chain in a later place, from the synths' controls
+/// as they are now.
+#[cold]
+pub(crate) fn chains_independent(tree: &mut NodeTree, c: &Chains) -> bool {
+    let mut uses = [[BusUse::default(); MAX_USES]; MAX_SYNTHS];
+    let mut counts = [0usize; MAX_SYNTHS];
+    for (l, &idx) in c.nodes[..c.chains * c.places].iter().enumerate() {
+        let Some(s) = tree.synth_to_run(idx) else { return false };
+        let value = |src: BusSource| match src {
+            BusSource::Constant(v) => Some(v),
+            BusSource::Control(i) => s.ctx.controls.get(i as usize).copied(),
+            BusSource::Unknown => None,
+        };
+        let accesses = s.def.bus_reads.iter().map(|r| (r, false)).chain(s.def.bus_write.iter().map(|w| (w, true)));
+        for (a, write) in accesses {
+            let Some(v) = value(a.bus).filter(|v| v.is_finite()) else { return false };
+            // The bus as the unit works it out; a negative one is left
+            // to the units (and kept apart here).
+            let first = v as i64;
+            if first < 0 || counts[l] == MAX_USES {
+                return false;
             }
+            uses[l][counts[l]] = BusUse { audio: a.audio, write, first, end: first + a.channels as i64 };
+            counts[l] += 1;
         }
-        let m = c.places;
-        for k in 1..c.chains {
-            for j in 0..m - 1 {
-                let a = &uses[k * m + j][..counts[k * m + j]];
-                for kk in 0..k {
-                    for jj in j + 1..m {
-                        let b = &uses[kk * m + jj][..counts[kk * m + jj]];
-                        if a.iter().any(|x| b.iter().any(|y| x.conflicts(y))) {
-                            return false;
-                        }
+    }
+    let m = c.places;
+    for k in 1..c.chains {
+        for j in 0..m - 1 {
+            let a = &uses[k * m + j][..counts[k * m + j]];
+            for kk in 0..k {
+                for jj in j + 1..m {
+                    let b = &uses[kk * m + jj][..counts[kk * m + jj]];
+                    if a.iter().any(|x| b.iter().any(|y| x.conflicts(y))) {
+                        return false;
                     }
                 }
             }
         }
-        true
     }
+    true
 }

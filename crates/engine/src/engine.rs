@@ -405,6 +405,11 @@ impl Engine {
         self.parallel.as_ref().map_or(0, |p| p.pool().groups_run)
     }
 
+    /// Work items of the parallel group worked out last (for tests).
+    pub fn parallel_items_last(&self) -> usize {
+        self.parallel.as_ref().map_or(0, |p| p.last_items())
+    }
+
     /// How long each DSP queue compilation for a parallel group took (ns).
     pub fn queue_compile_times(&self) -> Option<&Histogram> {
         self.parallel.as_ref().map(|p| p.compile_times())

@@ -7,7 +7,9 @@
 //! a sequential group form one item, the synth children of a parallel group
 //! one item each (or a few per item when there are many), and the queue
 //! compiler turns the groups into successor lists, so a voice's effects run
-//! after it and a parallel group nested in a chain spreads too.
+//! after it and a parallel group nested in a chain spreads too. A parallel
+//! group of chains that may run place by place (`engine::chains`) is cut
+//! into items of several chains each, which run place by place.
 //!
 //! Each thread computes into a private copy of the world's buses. Every bus
 //! write is logged with what it wrote and kept in its item's merge slot;
@@ -76,6 +78,8 @@ const ITEMS_PER_THREAD: usize = 16;
 /// filter sections take four): a lane batch cut by an item boundary is
 /// cut at a multiple of this.
 const LANE_WIDTH: usize = 8;
+/// Synths in an item of chains run place by place (`GroupJobs::chain_items`).
+const MAX_CHAIN_ITEM: usize = 128;
 
 /// The def of a running synth that may run in a lane batch, to tell
 /// whether consecutive children would share one (`schedule::run_ordered`).
@@ -1002,6 +1006,12 @@ impl GroupJobs {
         } else {
             self.flat.begin_seq();
         }
+        if par {
+            if let Some(ok) = self.chain_items(tree, g, span, depth, scratch, threads) {
+                self.spans[span as usize].end = self.synths.len() as u32;
+                return ok && self.flat.end().is_ok();
+            }
+        }
         // A parallel group's synth children go in items of `chunk`; with
         // `whole_batches`, an item does not end inside a lane batch short
         // of the kernels' width (below): only where there are synths
@@ -1098,6 +1108,89 @@ impl GroupJobs {
         }
         self.spans[span as usize].end = self.synths.len() as u32;
         self.flat.end().is_ok()
+    }
+
+    /// Parallel group `g`'s children as items of several chains each, when
+    /// they are chains that may run place by place (`engine::chains`):
+    /// each item's synths run the first synth of each of its chains, then
+    /// the second, and so on, so that the voices and the effects of an
+    /// item's chains run as lane batches, as they do when the group runs on
+    /// one thread. An item holds as many chains as gives each thread two
+    /// items, at most `MAX_LANES`, a multiple of the kernels' eight when it
+    /// has eight or more. The jobs list the synths in tree order (each
+    /// chain a sequential span of its own, for `check` and the settling
+    /// after the group); only the order an item runs them in changes, which
+    /// computes what chain after chain computes since the chains were
+    /// found independent (`chains_independent`), and their writes to one
+    /// bus keep their order. `None`, having added nothing, when the
+    /// children are not such chains, or too few to fill items of two;
+    /// else whether the items could be made.
+    fn chain_items(
+        &mut self,
+        tree: &mut NodeTree,
+        g: NodeIdx,
+        span: u32,
+        depth: usize,
+        scratch: usize,
+        threads: usize,
+    ) -> Option<bool> {
+        use crate::engine::chains::{chains_independent, collect_chains};
+        let c = collect_chains(tree, g)?;
+        let (n, m) = (c.chains, c.places);
+        // Only worth it when a place runs as lane batches.
+        if !(0..m).any(|j| lane_def(tree, c.node(0, j)).is_some()) {
+            return None;
+        }
+        // Every chain writes as many channels; an item keeps them all.
+        let writes: usize = (0..m)
+            .map(|j| {
+                tree.synth_to_run(c.node(0, j))
+                    .and_then(|s| s.def.bus_write.as_ref())
+                    .map_or(0, |w| w.channels as usize)
+            })
+            .sum();
+        let width = (n / (2 * threads)).clamp(1, MAX_LANES);
+        let width = if width >= LANE_WIDTH { width - width % LANE_WIDTH } else { width };
+        let width = width.min(MAX_WRITES_PER_ITEM / writes.max(1));
+        if width < 2 || width * m > MAX_CHAIN_ITEM || !chains_independent(tree, &c) {
+            return None;
+        }
+        if depth + 1 > MAX_NESTING {
+            return Some(false);
+        }
+        let mut k = 0;
+        while k < n {
+            let end = (k + width).min(n);
+            let first = self.synths.len();
+            self.open = Some(first as u32);
+            self.open_writes = 0;
+            for chain in k..end {
+                let inner = self.spans.len() as u32;
+                if self.spans.len() == MAX_GROUPS {
+                    return Some(false);
+                }
+                self.spans.push(Span { parent: span, par: false, end: 0 });
+                for j in 0..m {
+                    if !self.add_synth(tree, c.node(chain, j), inner, scratch) {
+                        return Some(false);
+                    }
+                }
+                self.spans[inner as usize].end = self.synths.len() as u32;
+            }
+            if !self.close_item() {
+                return Some(false);
+            }
+            // The item runs place by place: synth `j` of its chain `l` at
+            // `j * chains + l`.
+            let len = end - k;
+            let mut order = [std::ptr::null_mut(); MAX_CHAIN_ITEM];
+            for (at, &s) in self.synths[first..].iter().enumerate() {
+                order[(at % m) * len + at / m] = s;
+            }
+            self.synths[first..].copy_from_slice(&order[..len * m]);
+            k = end;
+        }
+        Some(true)
     }
 
     /// The item synth `c` joins: the open one, unless the synth's bus
@@ -1282,7 +1375,8 @@ impl GroupJobs {
     }
 
     /// The group's synths in the order a sequential run computes them (the
-    /// items, one after another).
+    /// items, one after another; an item of chains place by place,
+    /// `chain_items`).
     pub(crate) fn synths(&self) -> &[*mut Synth] {
         &self.synths
     }

@@ -345,6 +345,11 @@ impl ParallelGroups {
         }
     }
 
+    /// Work items of the group run last (for tests).
+    pub fn last_items(&self) -> usize {
+        self.jobs.first().map_or(0, |j| j.items())
+    }
+
     /// The synths of the group just run, in tree order: the engine carries
     /// out what they asked for, and ends those whose unit failed.
     pub(crate) fn nodes(&self) -> &[NodeIdx] {

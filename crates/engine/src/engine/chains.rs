@@ -18,6 +18,10 @@
 //! (parallel-safe defs, see `graph_def::units_safe`): what they ask for is
 //! carried out after all of them ran, in tree order, as a sequential run
 //! has it, and nothing a synth asks for changes what another computes.
+//!
+//! On the threads the same chains, found and checked by the same functions
+//! (`collect_chains`, `chains_independent`), go in items of several chains
+//! that run place by place (`parallel::GroupJobs::chain_items`).
 
 use super::Engine;
 use crate::graph_def::BusSource;

@@ -738,27 +738,14 @@ impl Engine {
                 continue;
             }
             // A traced group names each child before it runs: one at a time.
-            if let Some(def) = self.lockstep_candidate(c).filter(|_| !traced) {
-                // Consecutive synths of one lockstep-safe def run side by side.
-                let mut run = [c; MAX_LANES];
-                let mut k = 1;
-                let mut last = c;
-                while k < MAX_LANES {
-                    match self.tree.node(last).next {
-                        Some(nx) if self.lockstep_candidate(nx) == Some(def) => {
-                            run[k] = nx;
-                            k += 1;
-                            last = nx;
-                        }
-                        _ => break,
-                    }
-                }
-                if k >= 2 {
-                    let next = self.tree.node(last).next;
-                    self.calc_lockstep(&run[..k]);
-                    child = next;
-                    continue;
-                }
+            // Consecutive synths of one lockstep-safe def run side by side.
+            let (run, k) =
+                if traced { ([c; MAX_LANES], 0) } else { self.lane_batch(c, |t, last, _| t.node(last).next) };
+            if k >= 2 {
+                let next = self.tree.node(run[k - 1]).next;
+                self.calc_lockstep(&run[..k]);
+                child = next;
+                continue;
             }
             let next = self.tree.node(c).next;
             self.calc_with_satellites(c);
@@ -937,6 +924,42 @@ impl Engine {
         Some(Arc::as_ptr(&s.def))
     }
 
+    /// The lane batch that starts with node `first`: it and the nodes
+    /// `after` names next (from the tree, the batch's last node and its
+    /// length so far), while they are lockstep candidates of its def, up to
+    /// `MAX_LANES`; and its length, 0 when `first` is no candidate. For the
+    /// walk the next node is the next sibling, for chains place by place
+    /// the next chain's synth in the same place.
+    pub(super) fn lane_batch(
+        &self,
+        first: NodeIdx,
+        mut after: impl FnMut(&NodeTree, NodeIdx, usize) -> Option<NodeIdx>,
+    ) -> ([NodeIdx; MAX_LANES], usize) {
+        let mut run = [first; MAX_LANES];
+        let Some(def) = self.lockstep_candidate(first) else { return (run, 0) };
+        let mut k = 1;
+        while k < MAX_LANES {
+            match after(&self.tree, run[k - 1], k) {
+                Some(nx) if self.lockstep_candidate(nx) == Some(def) => {
+                    run[k] = nx;
+                    k += 1;
+                }
+                _ => break,
+            }
+        }
+        (run, k)
+    }
+
+    /// The synths of lane batch `run` (`lane_batch`), `None` if one is not
+    /// a synth (which a lockstep candidate is).
+    pub(super) fn lane_synths(&mut self, run: &[NodeIdx]) -> Option<[*mut Synth; MAX_LANES]> {
+        let mut synths: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
+        for (l, &idx) in run.iter().enumerate() {
+            synths[l] = self.tree.synth_to_run(idx)?;
+        }
+        Some(synths)
+    }
+
     /// Runs synths of one def step by step: step 1 of each, then step 2, ...
     /// Steps with a lane kernel compute all synths at once. Equivalent to
     /// running them one after another for lockstep-safe defs (see
@@ -944,18 +967,14 @@ impl Engine {
     /// per synth, still happens in synth order.
     fn calc_lockstep(&mut self, run: &[NodeIdx]) {
         let k = run.len();
-        let mut synths: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-        for (l, &idx) in run.iter().enumerate() {
-            let Some(s) = self.tree.synth_to_run(idx) else {
-                // Unreachable: lockstep candidates are synths. Were one not,
-                // the run goes one node at a time instead.
-                for &idx in run {
-                    self.calc_node(idx);
-                }
-                return;
-            };
-            synths[l] = s;
-        }
+        let Some(synths) = self.lane_synths(run) else {
+            // Unreachable: lockstep candidates are synths. Were one not,
+            // the run goes one node at a time instead.
+            for &idx in run {
+                self.calc_node(idx);
+            }
+            return;
+        };
         // SAFETY: the pointers are to distinct synths owned by the tree,
         // which is not changed until the run is done; the lane scratch holds
         // `scratch_len * MAX_LANES` samples (checked in lockstep_candidate).

@@ -26,8 +26,7 @@
 use super::Engine;
 use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, NodeTree, PrintNext};
-use crate::synth::Synth;
-use magnetar_ugens::{ControlMap, MAX_LANES};
+use magnetar_ugens::ControlMap;
 use std::sync::Arc;
 
 /// Synths in the chains of one group at most, and places in a chain.
@@ -147,20 +146,9 @@ impl Engine {
             let mut k = 0;
             while k < n {
                 let first = self.chain_node(at, k, j);
-                let mut run: [*mut Synth; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-                let mut len = 0;
-                if self.lockstep_candidate(first).is_some() {
-                    while len < MAX_LANES && k + len < n {
-                        let idx = self.chain_node(at, k + len, j);
-                        if len > 0 && self.lockstep_candidate(idx).is_none() {
-                            break;
-                        }
-                        let Some(s) = self.tree.synth_to_run(idx) else { break };
-                        run[len] = s;
-                        len += 1;
-                    }
-                }
-                if len >= 2 {
+                let (batch, len) = self.lane_batch(first, |_, _, l| (k + l < n).then(|| self.chain_node(at, k + l, j)));
+                let run = if len >= 2 { self.lane_synths(&batch[..len]) } else { None };
+                if let Some(run) = run {
                     // SAFETY: distinct synths owned by the tree, which is
                     // not changed until the run is done; the lane scratch
                     // holds `scratch_len * MAX_LANES` samples of their def

@@ -159,45 +159,6 @@ pub(super) struct SawLanes<'a> {
     pub out: &'a [*mut f32; MAX_LANES],
 }
 
-/// Runs `n` samples of `m` Saw lanes, eight at a time.
-///
-/// # Safety
-/// The CPU has AVX2; `out[j]` for `j < m` is valid for
-/// `n` writes and no other live reference aliases it.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
-    for start in (0..m).step_by(8) {
-        let used = (m - start).min(8);
-        // SAFETY: the slice `start..start + 8` is checked in bounds, and
-        // unaligned loads accept any address.
-        let ld_i = |a: &[i32; MAX_LANES]| unsafe { _mm256_loadu_si256(a[start..start + 8].as_ptr().cast()) };
-        // SAFETY: as for `ld_i`.
-        let ld_f = |a: &[f32; MAX_LANES]| unsafe { _mm256_loadu_ps(a[start..start + 8].as_ptr()) };
-        let (mut phase, freq, n2) = (ld_i(s.phase), ld_i(s.freq), ld_i(s.n2));
-        let (mut y1, scale) = (ld_f(s.y1), ld_f(s.scale));
-        let (one, decay) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.999));
-        let next = || {
-            // The term is chosen before the leak is added (x + leak or
-            // 1 + leak, operands in the scalar order), so that only a
-            // multiply and an add lie between one sample's y1 and the next.
-            let leak = _mm256_mul_ps(decay, y1);
-            let term = |value| _mm256_mul_ps(_mm256_sub_ps(value, one), scale);
-            let term = dsf(t, phase, n2, term, |value, vanished| _mm256_blendv_ps(term(value), one, vanished));
-            y1 = _mm256_add_ps(term, leak);
-            phase = _mm256_add_epi32(phase, freq);
-            y1
-        };
-        // SAFETY: the caller's contract on `out`.
-        unsafe { emit(&s.out[start..start + used], n, next) };
-        // SAFETY: each slice is checked in bounds; unaligned stores accept
-        // any address.
-        unsafe {
-            _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
-            _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
-        }
-    }
-}
-
 /// Per-lane state of a Pulse lane kernel (two saws `phaseoff` apart).
 pub(super) struct PulseLanes<'a> {
     pub phase: &'a mut [i32; MAX_LANES],
@@ -211,40 +172,128 @@ pub(super) struct PulseLanes<'a> {
     pub out: &'a [*mut f32; MAX_LANES],
 }
 
-/// Runs `n` samples of `m` Pulse lanes, eight at a time.
+/// The Saw and Pulse kernels, compiled for the CPU features `$features`:
+/// the same operations on the same eight-lane vectors either way, so the
+/// same bits. With AVX-512 (F and VL) the compiler has 32 vector registers
+/// instead of 16, which keeps the kernels' constants and lane state out of
+/// memory: about 9% faster on Zen 4 (`dsf_kernel_speed`).
+macro_rules! dsf_kernels {
+    ($saw:ident, $pulse:ident, $features:literal) => {
+        /// Runs `n` samples of `m` Saw lanes, eight at a time.
+        ///
+        /// # Safety
+        /// The CPU has the kernel's features; `out[j]` for `j < m` is valid
+        /// for `n` writes and no other live reference aliases it.
+        #[target_feature(enable = $features)]
+        unsafe fn $saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
+            for start in (0..m).step_by(8) {
+                let used = (m - start).min(8);
+                // SAFETY: the slice `start..start + 8` is checked in bounds, and
+                // unaligned loads accept any address.
+                let ld_i = |a: &[i32; MAX_LANES]| unsafe { _mm256_loadu_si256(a[start..start + 8].as_ptr().cast()) };
+                // SAFETY: as for `ld_i`.
+                let ld_f = |a: &[f32; MAX_LANES]| unsafe { _mm256_loadu_ps(a[start..start + 8].as_ptr()) };
+                let (mut phase, freq, n2) = (ld_i(s.phase), ld_i(s.freq), ld_i(s.n2));
+                let (mut y1, scale) = (ld_f(s.y1), ld_f(s.scale));
+                let (one, decay) = (_mm256_set1_ps(1.0), _mm256_set1_ps(0.999));
+                let next = || {
+                    // The term is chosen before the leak is added (x + leak or
+                    // 1 + leak, operands in the scalar order), so that only a
+                    // multiply and an add lie between one sample's y1 and the next.
+                    let leak = _mm256_mul_ps(decay, y1);
+                    let term = |value| _mm256_mul_ps(_mm256_sub_ps(value, one), scale);
+                    let term = dsf(t, phase, n2, term, |value, vanished| _mm256_blendv_ps(term(value), one, vanished));
+                    y1 = _mm256_add_ps(term, leak);
+                    phase = _mm256_add_epi32(phase, freq);
+                    y1
+                };
+                // SAFETY: the caller's contract on `out`.
+                unsafe { emit(&s.out[start..start + used], n, next) };
+                // SAFETY: each slice is checked in bounds; unaligned stores accept
+                // any address.
+                unsafe {
+                    _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
+                    _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+                }
+            }
+        }
+
+        /// Runs `n` samples of `m` Pulse lanes, eight at a time.
+        ///
+        /// # Safety
+        /// As for the Saw kernel.
+        #[target_feature(enable = $features)]
+        unsafe fn $pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize) {
+            for start in (0..m).step_by(8) {
+                let used = (m - start).min(8);
+                // SAFETY: the slice `start..start + 8` is checked in bounds, and
+                // unaligned loads accept any address.
+                let ld_i = |a: &[i32; MAX_LANES]| unsafe { _mm256_loadu_si256(a[start..start + 8].as_ptr().cast()) };
+                // SAFETY: as for `ld_i`.
+                let ld_f = |a: &[f32; MAX_LANES]| unsafe { _mm256_loadu_ps(a[start..start + 8].as_ptr()) };
+                let (mut phase, mut phaseoff) = (ld_i(s.phase), ld_i(s.phaseoff));
+                let (off_slope, freq, n2) = (ld_i(s.phaseoff_slope), ld_i(s.freq), ld_i(s.n2));
+                let (mut y1, scale, rscale) = (ld_f(s.y1), ld_f(s.scale), ld_f(s.rscale));
+                let decay = _mm256_set1_ps(0.999);
+                let next = || {
+                    let pul = |ph| dsf(t, ph, n2, |value| value, |value, vanished| _mm256_blendv_ps(value, rscale, vanished));
+                    let pul1 = pul(phase);
+                    let pul2 = pul(_mm256_add_epi32(phase, phaseoff));
+                    y1 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(pul1, pul2), scale), _mm256_mul_ps(decay, y1));
+                    phase = _mm256_add_epi32(phase, freq);
+                    phaseoff = _mm256_add_epi32(phaseoff, off_slope);
+                    y1
+                };
+                // SAFETY: the caller's contract on `out`.
+                unsafe { emit(&s.out[start..start + used], n, next) };
+                // SAFETY: each slice is checked in bounds; unaligned stores accept
+                // any address.
+                unsafe {
+                    _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
+                    _mm256_storeu_si256(s.phaseoff[start..start + 8].as_mut_ptr().cast(), phaseoff);
+                    _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+                }
+            }
+        }
+    };
+}
+
+dsf_kernels!(saw_avx2, pulse_avx2, "avx2");
+dsf_kernels!(saw_avx512, pulse_avx512, "avx2,avx512f,avx512vl");
+
+/// Whether the CPU has what the AVX-512 builds of the kernels use.
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl")
+}
+
+/// Runs `n` samples of `m` Saw lanes, eight at a time, with AVX-512's
+/// registers where the CPU has them.
+///
+/// # Safety
+/// The CPU has AVX2; `out[j]` for `j < m` is valid for
+/// `n` writes and no other live reference aliases it.
+pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
+    // SAFETY: the caller's contract, and the features checked.
+    unsafe {
+        if has_avx512() {
+            saw_avx512(t, s, m, n)
+        } else {
+            saw_avx2(t, s, m, n)
+        }
+    }
+}
+
+/// Runs `n` samples of `m` Pulse lanes, as `saw` does Saw lanes.
 ///
 /// # Safety
 /// As for `saw`.
-#[target_feature(enable = "avx2")]
 pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize) {
-    for start in (0..m).step_by(8) {
-        let used = (m - start).min(8);
-        // SAFETY: the slice `start..start + 8` is checked in bounds, and
-        // unaligned loads accept any address.
-        let ld_i = |a: &[i32; MAX_LANES]| unsafe { _mm256_loadu_si256(a[start..start + 8].as_ptr().cast()) };
-        // SAFETY: as for `ld_i`.
-        let ld_f = |a: &[f32; MAX_LANES]| unsafe { _mm256_loadu_ps(a[start..start + 8].as_ptr()) };
-        let (mut phase, mut phaseoff) = (ld_i(s.phase), ld_i(s.phaseoff));
-        let (off_slope, freq, n2) = (ld_i(s.phaseoff_slope), ld_i(s.freq), ld_i(s.n2));
-        let (mut y1, scale, rscale) = (ld_f(s.y1), ld_f(s.scale), ld_f(s.rscale));
-        let decay = _mm256_set1_ps(0.999);
-        let next = || {
-            let pul = |ph| dsf(t, ph, n2, |value| value, |value, vanished| _mm256_blendv_ps(value, rscale, vanished));
-            let pul1 = pul(phase);
-            let pul2 = pul(_mm256_add_epi32(phase, phaseoff));
-            y1 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(pul1, pul2), scale), _mm256_mul_ps(decay, y1));
-            phase = _mm256_add_epi32(phase, freq);
-            phaseoff = _mm256_add_epi32(phaseoff, off_slope);
-            y1
-        };
-        // SAFETY: the caller's contract on `out`.
-        unsafe { emit(&s.out[start..start + used], n, next) };
-        // SAFETY: each slice is checked in bounds; unaligned stores accept
-        // any address.
-        unsafe {
-            _mm256_storeu_si256(s.phase[start..start + 8].as_mut_ptr().cast(), phase);
-            _mm256_storeu_si256(s.phaseoff[start..start + 8].as_mut_ptr().cast(), phaseoff);
-            _mm256_storeu_ps(s.y1[start..start + 8].as_mut_ptr(), y1);
+    // SAFETY: the caller's contract, and the features checked.
+    unsafe {
+        if has_avx512() {
+            pulse_avx512(t, s, m, n)
+        } else {
+            pulse_avx2(t, s, m, n)
         }
     }
 }
@@ -387,9 +436,9 @@ mod tests {
                 (n2[j], scale[j]) = (2 * harmonics + 1, 0.5 / harmonics as f32);
             }
             let rscale: [f32; MAX_LANES] = std::array::from_fn(|j| 1.0 / scale[j] + 1.0);
-            let mut phaseoff: [i32; MAX_LANES] = std::array::from_fn(|_| next() as i32 & 0x1FFF_FFFF);
+            let phaseoff: [i32; MAX_LANES] = std::array::from_fn(|_| next() as i32 & 0x1FFF_FFFF);
             let slope: [i32; MAX_LANES] = std::array::from_fn(|_| (next() as i32) >> 12);
-            let mut y1: [f32; MAX_LANES] = std::array::from_fn(|_| (next() % 1000) as f32 / 1000.0);
+            let y1: [f32; MAX_LANES] = std::array::from_fn(|_| (next() % 1000) as f32 / 1000.0);
             let mut bufs = vec![[0f32; 64]; MAX_LANES];
             let out: [*mut f32; MAX_LANES] = std::array::from_fn(|j| bufs[j].as_mut_ptr());
 
@@ -416,39 +465,57 @@ mod tests {
                 }
             }
 
-            let mut saw_phase = phase;
-            let mut saw_y1 = y1;
-            let lanes =
-                SawLanes { phase: &mut saw_phase, y1: &mut saw_y1, freq: &freq, n2: &n2, scale: &scale, out: &out };
-            // SAFETY: AVX2 checked; each lane's buffer holds 64 >= n samples.
-            unsafe { saw(t, lanes, m, n) };
-            for j in 0..m {
-                for i in 0..n {
-                    assert_eq!(bufs[j][i].to_bits(), want_saw[j][i].to_bits(), "saw round {round} lane {j} sample {i}");
+            for (build, (saw, pulse)) in builds() {
+                let mut saw_phase = phase;
+                let mut saw_y1 = y1;
+                let lanes =
+                    SawLanes { phase: &mut saw_phase, y1: &mut saw_y1, freq: &freq, n2: &n2, scale: &scale, out: &out };
+                // SAFETY: the build's features checked; each lane's buffer
+                // holds 64 >= n samples.
+                unsafe { saw(t, lanes, m, n) };
+                for j in 0..m {
+                    for i in 0..n {
+                        let (got, want) = (bufs[j][i], want_saw[j][i]);
+                        assert_eq!(got.to_bits(), want.to_bits(), "{build} saw round {round} lane {j} sample {i}");
+                    }
+                    assert_eq!((saw_phase[j], saw_y1[j].to_bits()), (sp[j], sy[j].to_bits()), "{build} saw state, lane {j}");
                 }
-                assert_eq!((saw_phase[j], saw_y1[j].to_bits()), (sp[j], sy[j].to_bits()), "saw state, lane {j}");
-            }
-            let lanes = PulseLanes {
-                phase: &mut phase,
-                phaseoff: &mut phaseoff,
-                phaseoff_slope: &slope,
-                y1: &mut y1,
-                freq: &freq,
-                n2: &n2,
-                scale: &scale,
-                rscale: &rscale,
-                out: &out,
-            };
-            // SAFETY: as above.
-            unsafe { pulse(t, lanes, m, n) };
-            for j in 0..m {
-                for i in 0..n {
-                    let (got, want) = (bufs[j][i], want_pulse[j][i]);
-                    assert_eq!(got.to_bits(), want.to_bits(), "pulse round {round} lane {j} sample {i}");
+                let (mut pulse_phase, mut pulse_off, mut pulse_y1) = (phase, phaseoff, y1);
+                let lanes = PulseLanes {
+                    phase: &mut pulse_phase,
+                    phaseoff: &mut pulse_off,
+                    phaseoff_slope: &slope,
+                    y1: &mut pulse_y1,
+                    freq: &freq,
+                    n2: &n2,
+                    scale: &scale,
+                    rscale: &rscale,
+                    out: &out,
+                };
+                // SAFETY: as above.
+                unsafe { pulse(t, lanes, m, n) };
+                for j in 0..m {
+                    for i in 0..n {
+                        let (got, want) = (bufs[j][i], want_pulse[j][i]);
+                        assert_eq!(got.to_bits(), want.to_bits(), "{build} pulse round {round} lane {j} sample {i}");
+                    }
+                    let state = (pulse_phase[j], pulse_off[j], pulse_y1[j].to_bits());
+                    assert_eq!(state, (pp[j], po[j], py[j].to_bits()), "{build} pulse state, lane {j}");
                 }
-                assert_eq!((phase[j], y1[j].to_bits()), (pp[j], py[j].to_bits()), "pulse state, lane {j}");
             }
         }
+    }
+
+    type SawKernel = unsafe fn(&SineTables, SawLanes<'_>, usize, usize);
+    type PulseKernel = unsafe fn(&SineTables, PulseLanes<'_>, usize, usize);
+
+    /// The builds of the Saw and Pulse kernels that this CPU runs, named.
+    pub(super) fn builds() -> Vec<(&'static str, (SawKernel, PulseKernel))> {
+        let mut b: Vec<(&'static str, (SawKernel, PulseKernel))> = vec![("avx2", (saw_avx2, pulse_avx2))];
+        if has_avx512() {
+            b.push(("avx512", (saw_avx512, pulse_avx512)));
+        }
+        b
     }
 
     fn to_array(v: __m256) -> [f32; 8] {
@@ -539,34 +606,41 @@ mod speed {
         let slope = [0i32; MAX_LANES];
         let rscale: [f32; MAX_LANES] = std::array::from_fn(|j| 1.0 / scale[j] + 1.0);
         let per_lane_sample = |t0: Instant| t0.elapsed().as_nanos() as f64 / (blocks * n * MAX_LANES) as f64;
-        let mut best = [f64::MAX; 2];
+        // The builds take turns, so that a busy machine disturbs them alike.
+        let builds = super::tests::builds();
+        let mut best = vec![[f64::MAX; 2]; builds.len()];
         for _ in 0..200 {
-            let t0 = Instant::now();
-            for _ in 0..blocks {
-                let s = SawLanes { phase: &mut phase, y1: &mut y1, freq: &freq, n2: &n2, scale: &scale, out: &out };
-                // SAFETY: AVX2 checked; 64 samples per lane buffer.
-                unsafe { saw(t, s, MAX_LANES, n) };
+            for (b, (_, (saw, pulse))) in builds.iter().enumerate() {
+                let t0 = Instant::now();
+                for _ in 0..blocks {
+                    let s = SawLanes { phase: &mut phase, y1: &mut y1, freq: &freq, n2: &n2, scale: &scale, out: &out };
+                    // SAFETY: the build's features checked; 64 samples per
+                    // lane buffer.
+                    unsafe { saw(t, s, MAX_LANES, n) };
+                }
+                best[b][0] = best[b][0].min(per_lane_sample(t0));
+                let t0 = Instant::now();
+                for _ in 0..blocks {
+                    let s = PulseLanes {
+                        phase: &mut phase,
+                        phaseoff: &mut phaseoff,
+                        phaseoff_slope: &slope,
+                        y1: &mut y1,
+                        freq: &freq,
+                        n2: &n2,
+                        scale: &scale,
+                        rscale: &rscale,
+                        out: &out,
+                    };
+                    // SAFETY: as above.
+                    unsafe { pulse(t, s, MAX_LANES, n) };
+                }
+                best[b][1] = best[b][1].min(per_lane_sample(t0));
+                std::hint::black_box(&bufs);
             }
-            best[0] = best[0].min(per_lane_sample(t0));
-            let t0 = Instant::now();
-            for _ in 0..blocks {
-                let s = PulseLanes {
-                    phase: &mut phase,
-                    phaseoff: &mut phaseoff,
-                    phaseoff_slope: &slope,
-                    y1: &mut y1,
-                    freq: &freq,
-                    n2: &n2,
-                    scale: &scale,
-                    rscale: &rscale,
-                    out: &out,
-                };
-                // SAFETY: as above.
-                unsafe { pulse(t, s, MAX_LANES, n) };
-            }
-            best[1] = best[1].min(per_lane_sample(t0));
-            std::hint::black_box(&bufs);
         }
-        println!("saw {:.3} ns per lane-sample, pulse {:.3}", best[0], best[1]);
+        for ((name, _), [saw, pulse]) in builds.iter().zip(&best) {
+            println!("{name}: saw {saw:.3} ns per lane-sample, pulse {pulse:.3}");
+        }
     }
 }

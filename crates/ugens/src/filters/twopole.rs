@@ -453,17 +453,141 @@ unsafe fn section_ticks_x4<D: Design>(
 #[cfg(target_arch = "x86_64")]
 const TILE: usize = 8;
 
-/// Lanes `base..base + 4 * V` (those below k) through the whole block, `V`
-/// vectors of four side by side.
-///
-/// Inputs and outputs pass through tiles of [`TILE`] samples, transposed
-/// eight lanes at a time, so that each sample costs one vector load and
-/// one vector store per four lanes rather than one scalar access per lane.
+/// `section_vector`, built for the CPU features `$features`: with
+/// AVX-512 (F and VL) the compiler has 32 vector registers, enough for
+/// sixteen lanes' coefficients, glides and state, instead of 16 (the same
+/// operations on the same vectors either way, so the same bits).
+#[cfg(target_arch = "x86_64")]
+macro_rules! section_vector_for {
+    ($name:ident, $features:literal) => {
+        /// Lanes `base..base + 4 * V` (those below k) through the whole block, `V`
+        /// vectors of four side by side.
+        ///
+        /// Inputs and outputs pass through tiles of [`TILE`] samples, transposed
+        /// eight lanes at a time, so that each sample costs one vector load and
+        /// one vector store per four lanes rather than one scalar access per lane.
+        ///
+        /// # Safety
+        /// As for `section_ticks_x4`, and base + 4 * V <= MAX_LANES.
+        #[target_feature(enable = $features)]
+        unsafe fn $name<D: Design, const V: usize>(
+            lanes: SectionLanes<'_, '_>,
+            base: usize,
+            s1: &mut [f64; MAX_LANES],
+            s2: &mut [f64; MAX_LANES],
+            lp: Loops,
+        ) {
+            use super::lanes4::F64x4;
+            use std::arch::x86_64::*;
+            let SectionLanes { k, inp, out, c, slope, changed, shared } = lanes;
+            let end = k.min(base + 4 * V);
+            let moving = changed[base..end].iter().any(|&b| b);
+            // Lanes b..b + 4 of a MAX_LANES array as one vector.
+            macro_rules! quad {
+                ($a:expr, $v:expr) => {{
+                    let b = base + 4 * $v;
+                    let a: &[f64; MAX_LANES] = $a;
+                    // SAFETY: four doubles of a MAX_LANES array, b + 4 <= MAX_LANES
+                    // (the caller's contract); AVX2 by the caller's contract.
+                    F64x4(unsafe { _mm256_loadu_pd(a[b..b + 4].as_ptr()) })
+                }};
+            }
+            let zero = F64x4(_mm256_setzero_pd());
+            let mut cv = [[zero; 3]; V];
+            // The glide is read only when some lane moves (its loops alone use it).
+            let mut sv = [[zero; 3]; V];
+            let mut mask = [_mm256_setzero_pd(); V];
+            let mut y1 = [zero; V];
+            let mut y2 = [zero; V];
+            for v in 0..V {
+                for kk in 0..3 {
+                    cv[v][kk] = quad!(&c[kk], v);
+                }
+                y1[v] = quad!(s1, v);
+                y2[v] = quad!(s2, v);
+                if moving {
+                    for kk in 0..3 {
+                        sv[v][kk] = quad!(&slope[kk], v);
+                    }
+                    let b = base + 4 * v;
+                    let m = |l: usize| -i64::from(changed[l]);
+                    mask[v] = _mm256_castsi256_pd(_mm256_setr_epi64x(m(b), m(b + 1), m(b + 2), m(b + 3)));
+                }
+            }
+            let shared_in = inp[base];
+            // Groups of eight lanes (the last may be half used when V is odd).
+            let groups = V.div_ceil(2);
+            let n = 3 * lp.loops + lp.remain;
+            // Samples up to here belong to whole groups of three, after each of
+            // which the coefficients step (scsynth's filter loop).
+            let stepped = 3 * lp.loops;
+            // Where every lane reads a whole audio block, whole tiles load straight
+            // from the lanes' inputs (padding lanes past `end` read lane `base`'s,
+            // and their results are dropped).
+            let mut src = [std::ptr::null::<f32>(); 16];
+            let mut direct = true;
+            for (j, p) in src.iter_mut().enumerate().take(8 * groups) {
+                if base + j < end {
+                    match inp[base + j].audio() {
+                        Some(a) if a.len() >= n => *p = a.as_ptr(),
+                        _ => direct = false,
+                    }
+                }
+            }
+            for j in (end - base)..8 * groups {
+                src[j] = src[0];
+            }
+            if direct && n % 4 == 0 {
+                // Whole audio blocks: no tiles (`quad_pass`).
+                let q = Quads { n, stepped, base, end, out, src: &src, sv: &sv, mask: &mask };
+                // SAFETY: forwarded contract; `direct` and n % 4 == 0, as it asks.
+                unsafe {
+                    if moving {
+                        quads::<D, V, true>(&q, &cv, &mut y1, &mut y2);
+                    } else {
+                        quads::<D, V, false>(&q, &cv, &mut y1, &mut y2);
+                    }
+                }
+            } else {
+                // `direct` matters only to lanes that do not share their source.
+                let direct = direct && !shared;
+                let blk = Block { n, stepped, base, end, groups, inp, out, src: &src, direct, shared_in: &shared_in, sv: &sv, mask: &mask };
+                // The lanes' source and whether coefficients glide are fixed for the
+                // block: each combination gets a loop without those tests.
+                // SAFETY: forwarded contract (AVX2 present; the outputs).
+                unsafe {
+                    match (shared, moving) {
+                        (true, true) => run_tiles::<D, V, true, true>(&blk, &mut cv, &mut y1, &mut y2),
+                        (true, false) => run_tiles::<D, V, true, false>(&blk, &mut cv, &mut y1, &mut y2),
+                        (false, true) => run_tiles::<D, V, false, true>(&blk, &mut cv, &mut y1, &mut y2),
+                        (false, false) => run_tiles::<D, V, false, false>(&blk, &mut cv, &mut y1, &mut y2),
+                    }
+                }
+            }
+            for v in 0..V {
+                let b = base + 4 * v;
+                // SAFETY: four doubles into MAX_LANES arrays, b + 4 <= MAX_LANES.
+                unsafe {
+                    _mm256_storeu_pd(s1[b..b + 4].as_mut_ptr(), y1[v].0);
+                    _mm256_storeu_pd(s2[b..b + 4].as_mut_ptr(), y2[v].0);
+                }
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+section_vector_for!(section_vector_avx2, "avx2");
+#[cfg(target_arch = "x86_64")]
+section_vector_for!(section_vector_avx512, "avx2,avx512f,avx512vl");
+
+/// Lanes `base..base + 4 * V` through the whole block, with AVX-512's
+/// registers where the CPU has them.
 ///
 /// # Safety
 /// As for `section_ticks_x4`, and base + 4 * V <= MAX_LANES.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn section_vector<D: Design, const V: usize>(
     lanes: SectionLanes<'_, '_>,
     base: usize,
@@ -471,99 +595,12 @@ unsafe fn section_vector<D: Design, const V: usize>(
     s2: &mut [f64; MAX_LANES],
     lp: Loops,
 ) {
-    use super::lanes4::F64x4;
-    use std::arch::x86_64::*;
-    let SectionLanes { k, inp, out, c, slope, changed, shared } = lanes;
-    let end = k.min(base + 4 * V);
-    let moving = changed[base..end].iter().any(|&b| b);
-    // Lanes b..b + 4 of a MAX_LANES array as one vector.
-    macro_rules! quad {
-        ($a:expr, $v:expr) => {{
-            let b = base + 4 * $v;
-            let a: &[f64; MAX_LANES] = $a;
-            // SAFETY: four doubles of a MAX_LANES array, b + 4 <= MAX_LANES
-            // (the caller's contract); AVX2 by the caller's contract.
-            F64x4(unsafe { _mm256_loadu_pd(a[b..b + 4].as_ptr()) })
-        }};
-    }
-    let zero = F64x4(_mm256_setzero_pd());
-    let mut cv = [[zero; 3]; V];
-    // The glide is read only when some lane moves (its loops alone use it).
-    let mut sv = [[zero; 3]; V];
-    let mut mask = [_mm256_setzero_pd(); V];
-    let mut y1 = [zero; V];
-    let mut y2 = [zero; V];
-    for v in 0..V {
-        for kk in 0..3 {
-            cv[v][kk] = quad!(&c[kk], v);
-        }
-        y1[v] = quad!(s1, v);
-        y2[v] = quad!(s2, v);
-        if moving {
-            for kk in 0..3 {
-                sv[v][kk] = quad!(&slope[kk], v);
-            }
-            let b = base + 4 * v;
-            let m = |l: usize| -i64::from(changed[l]);
-            mask[v] = _mm256_castsi256_pd(_mm256_setr_epi64x(m(b), m(b + 1), m(b + 2), m(b + 3)));
-        }
-    }
-    let shared_in = inp[base];
-    // Groups of eight lanes (the last may be half used when V is odd).
-    let groups = V.div_ceil(2);
-    let n = 3 * lp.loops + lp.remain;
-    // Samples up to here belong to whole groups of three, after each of
-    // which the coefficients step (scsynth's filter loop).
-    let stepped = 3 * lp.loops;
-    // Where every lane reads a whole audio block, whole tiles load straight
-    // from the lanes' inputs (padding lanes past `end` read lane `base`'s,
-    // and their results are dropped).
-    let mut src = [std::ptr::null::<f32>(); 16];
-    let mut direct = true;
-    for (j, p) in src.iter_mut().enumerate().take(8 * groups) {
-        if base + j < end {
-            match inp[base + j].audio() {
-                Some(a) if a.len() >= n => *p = a.as_ptr(),
-                _ => direct = false,
-            }
-        }
-    }
-    for j in (end - base)..8 * groups {
-        src[j] = src[0];
-    }
-    if direct && n % 4 == 0 {
-        // Whole audio blocks: no tiles (`quad_pass`).
-        let q = Quads { n, stepped, base, end, out, src: &src, sv: &sv, mask: &mask };
-        // SAFETY: forwarded contract; `direct` and n % 4 == 0, as it asks.
-        unsafe {
-            if moving {
-                quads::<D, V, true>(&q, &cv, &mut y1, &mut y2);
-            } else {
-                quads::<D, V, false>(&q, &cv, &mut y1, &mut y2);
-            }
-        }
-    } else {
-        // `direct` matters only to lanes that do not share their source.
-        let direct = direct && !shared;
-        let blk = Block { n, stepped, base, end, groups, inp, out, src: &src, direct, shared_in: &shared_in, sv: &sv, mask: &mask };
-        // The lanes' source and whether coefficients glide are fixed for the
-        // block: each combination gets a loop without those tests.
-        // SAFETY: forwarded contract (AVX2 present; the outputs).
-        unsafe {
-            match (shared, moving) {
-                (true, true) => run_tiles::<D, V, true, true>(&blk, &mut cv, &mut y1, &mut y2),
-                (true, false) => run_tiles::<D, V, true, false>(&blk, &mut cv, &mut y1, &mut y2),
-                (false, true) => run_tiles::<D, V, false, true>(&blk, &mut cv, &mut y1, &mut y2),
-                (false, false) => run_tiles::<D, V, false, false>(&blk, &mut cv, &mut y1, &mut y2),
-            }
-        }
-    }
-    for v in 0..V {
-        let b = base + 4 * v;
-        // SAFETY: four doubles into MAX_LANES arrays, b + 4 <= MAX_LANES.
-        unsafe {
-            _mm256_storeu_pd(s1[b..b + 4].as_mut_ptr(), y1[v].0);
-            _mm256_storeu_pd(s2[b..b + 4].as_mut_ptr(), y2[v].0);
+    // SAFETY: the caller's contract, and the features checked.
+    unsafe {
+        if crate::vector::avx512_registers() {
+            section_vector_avx512::<D, V>(lanes, base, s1, s2, lp)
+        } else {
+            section_vector_avx2::<D, V>(lanes, base, s1, s2, lp)
         }
     }
 }

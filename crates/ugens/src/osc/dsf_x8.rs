@@ -261,11 +261,6 @@ macro_rules! dsf_kernels {
 dsf_kernels!(saw_avx2, pulse_avx2, "avx2");
 dsf_kernels!(saw_avx512, pulse_avx512, "avx2,avx512f,avx512vl");
 
-/// Whether the CPU has what the AVX-512 builds of the kernels use.
-fn has_avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl")
-}
-
 /// Runs `n` samples of `m` Saw lanes, eight at a time, with AVX-512's
 /// registers where the CPU has them.
 ///
@@ -275,7 +270,7 @@ fn has_avx512() -> bool {
 pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
     // SAFETY: the caller's contract, and the features checked.
     unsafe {
-        if has_avx512() {
+        if crate::vector::avx512_registers() {
             saw_avx512(t, s, m, n)
         } else {
             saw_avx2(t, s, m, n)
@@ -290,7 +285,7 @@ pub(super) unsafe fn saw(t: &SineTables, s: SawLanes<'_>, m: usize, n: usize) {
 pub(super) unsafe fn pulse(t: &SineTables, s: PulseLanes<'_>, m: usize, n: usize) {
     // SAFETY: the caller's contract, and the features checked.
     unsafe {
-        if has_avx512() {
+        if crate::vector::avx512_registers() {
             pulse_avx512(t, s, m, n)
         } else {
             pulse_avx2(t, s, m, n)
@@ -512,7 +507,7 @@ mod tests {
     /// The builds of the Saw and Pulse kernels that this CPU runs, named.
     pub(super) fn builds() -> Vec<(&'static str, (SawKernel, PulseKernel))> {
         let mut b: Vec<(&'static str, (SawKernel, PulseKernel))> = vec![("avx2", (saw_avx2, pulse_avx2))];
-        if has_avx512() {
+        if crate::vector::avx512_registers() {
             b.push(("avx512", (saw_avx512, pulse_avx512)));
         }
         b

@@ -387,6 +387,10 @@ impl GraphDef {
         }
         let has_demand = protos.iter().any(|p| p.rate == Rate::Demand);
         let foreign = protos.iter().any(|p| p.effects.foreign);
+        if foreign {
+            // Here, on the control thread, before any synth of the def exists.
+            magnetar_ugens::registry::prepare_foreign();
+        }
 
         let mut params = HashMap::new();
         let mut sorted: Vec<(String, u32)> = def.param_names.iter().map(|p| (p.name.clone(), p.index)).collect();

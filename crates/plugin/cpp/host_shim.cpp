@@ -9,6 +9,7 @@
 // so that spectra match bit for bit) and the layout figures the Rust
 // structs are checked against.
 
+#include <atomic>
 #include <cmath>
 #include <cstdarg>
 #include <cstddef>
@@ -208,8 +209,10 @@ long mg_layout(int what) {
 // A transform is one chunk from the plugin's allocator: the header, then a
 // work buffer two floats longer than the frame (FFTW's r2c output holds
 // n/2 + 1 complex values), aligned for FFTW's vector code. Windows and
-// plans for every size up to 2^15 are made at start-up
-// (`mg_fft_prepare`), off the audio thread; larger sizes are refused.
+// plans for every size up to 2^15 are made once (`mg_fft_prepare`), off
+// the audio thread, before any plugin code that may ask for a transform
+// runs (see `prepare_fft` on the Rust side); larger sizes are refused, and
+// so is every size before then.
 
 namespace {
 
@@ -226,7 +229,8 @@ struct Transform {
 float* windows[2][kLog2Max + 1];
 fftwf_plan forward_plans[kLog2Max + 1];
 fftwf_plan backward_plans[kLog2Max + 1];
-bool prepared = false;
+// Set, with release order, once the windows and plans are all made.
+std::atomic<bool> prepared{false};
 
 unsigned int log2_ceil(size_t n) {
     unsigned int k = 0;
@@ -249,11 +253,11 @@ void apply_window(float* data, const Transform* t) {
 
 } // namespace
 
-// Makes the windows and plans; called once before any plugin runs.
+// Makes the windows and plans. The caller calls it once at most (a Rust
+// `Once`), and never on the audio thread: FFTW's planner is not thread-safe.
 void mg_fft_prepare(void) {
-    if (prepared)
+    if (prepared.load(std::memory_order_acquire))
         return;
-    prepared = true;
     // The constants are single-precision values widened to double, as
     // scsynth computes its windows.
     const float half_turn = 3.1415926535898f;
@@ -281,13 +285,14 @@ void mg_fft_prepare(void) {
     }
     fftwf_free(a);
     fftwf_free(b);
+    prepared.store(true, std::memory_order_release);
 }
 
 static scfft* mg_fft_create(size_t full, size_t win, SCFFT_WindowFunction window, float* in, float* out,
                             SCFFT_Direction direction, SCFFT_Allocator& alloc) {
     unsigned int log2full = log2_ceil(full);
     unsigned int log2win = log2_ceil(win);
-    if (!prepared || log2full < kLog2Min || log2full > kLog2Max || win > full || log2win < kLog2Min)
+    if (!prepared.load(std::memory_order_acquire) || log2full < kLog2Min || log2full > kLog2Max || win > full || log2win < kLog2Min)
         return nullptr;
     const size_t align = 128;
     size_t bytes = sizeof(Transform) + (full + 2) * sizeof(float) + align;

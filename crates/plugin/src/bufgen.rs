@@ -70,6 +70,8 @@ pub fn run(name: &str, world: &mut magnetar_ugens::World, index: usize, args: &[
     if index >= world.buffers.len() {
         return Some(Err(BufGenError::BufferOutOfRange(index)));
     }
+    // Generators run off the audio thread, where the FFT plans may be made.
+    crate::prepare_fft();
     let cworld = crate::unit::sync_world(world, true);
     // SAFETY: the C world's non-real-time mirror holds one entry per buffer of `world`.
     let cbuf = unsafe { (*cworld).snd_bufs_non_real_time_mirror.add(index) };

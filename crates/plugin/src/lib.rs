@@ -44,7 +44,7 @@ pub use print::flush as flush_prints;
 
 use magnetar_ugens::Registry;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
 
 /// A unit a plugin defined with `DefineUnit`.
 pub(crate) struct UnitDef {
@@ -88,10 +88,29 @@ pub(crate) fn host() -> Option<&'static Host> {
 /// on with the next. Call once, at boot, before any registry is built.
 pub fn load(options: &Options) -> LoadReport {
     let (host, report) = loader::load_all(options);
+    if !host.commands.is_empty() {
+        // A plugin's `/cmd` runs on the audio thread, which cannot plan.
+        prepare_fft();
+    }
     if HOST.set(host).is_err() {
         eprintln!("plugins: already loaded; the second load is ignored");
     }
     report
+}
+
+/// Makes the windows and FFTW plans of the interface's FFT helpers
+/// (`scfft_create` and the rest), once; a transform asked for before then
+/// is refused. Planning every size up to 2^15 costs about 300 million
+/// instructions (some 30 ms), so it waits for the first plugin code that
+/// may ask for one: a def with a plugin unit being compiled (see
+/// `magnetar_ugens::registry::set_foreign_prepare`), a buffer generator,
+/// or, at load, any plugin command. Never on the audio thread: FFTW's
+/// planner allocates and is not thread-safe (the `Once` keeps a second
+/// caller waiting until the plans are made).
+pub fn prepare_fft() {
+    static PLANS: Once = Once::new();
+    // SAFETY: the shim's planning, off the audio thread, once.
+    PLANS.call_once(|| unsafe { ffi::mg_fft_prepare() });
 }
 
 /// Registers the loaded plugin units in `registry`: each name magnetar

@@ -59,11 +59,9 @@ pub(crate) fn build() -> &'static InterfaceTable {
         f_release_scope_buffer: Some(release_scope_buffer),
     });
     // SAFETY: the table is fully initialised; the shim writes `Print` and
-    // the FFT helpers into it, and makes the FFT plans, before any plugin sees it.
-    unsafe {
-        ffi::mg_fill_table(&mut *t);
-        ffi::mg_fft_prepare();
-    }
+    // the FFT helpers into it before any plugin sees it. The FFT plans come
+    // later (`crate::prepare_fft`).
+    unsafe { ffi::mg_fill_table(&mut *t) };
     Box::leak(t)
 }
 

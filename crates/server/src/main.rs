@@ -92,6 +92,7 @@ fn load_plugins(cli: &Cli) {
     };
     magnetar_plugin::load(&options);
     magnetar_ugens::registry::set_extension(magnetar_plugin::install);
+    magnetar_ugens::registry::set_foreign_prepare(magnetar_plugin::prepare_fft);
     magnetar_engine::plugin_hooks::set_plugin_command_handler(plugin_command);
     magnetar_engine::plugin_hooks::set_buf_gen_handler(plugin_buf_gen);
 }

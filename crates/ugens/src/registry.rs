@@ -36,6 +36,25 @@ pub fn set_extension(f: fn(&mut Registry)) -> bool {
     EXTENSION.set(f).is_ok()
 }
 
+/// Readies what foreign units need before their first instance (the
+/// plugin host's FFT plans); set once, at boot.
+static FOREIGN_PREPARE: OnceLock<fn()> = OnceLock::new();
+
+/// Installs `f` as what [`prepare_foreign`] runs; a second call is ignored
+/// and returns false.
+pub fn set_foreign_prepare(f: fn()) -> bool {
+    FOREIGN_PREPARE.set(f).is_ok()
+}
+
+/// Runs what [`set_foreign_prepare`] installed, if anything: called off the
+/// audio thread when a def that uses foreign units is compiled, before any
+/// of them is built. May take long the first time.
+pub fn prepare_foreign() {
+    if let Some(prepare) = FOREIGN_PREPARE.get() {
+        prepare();
+    }
+}
+
 fn build<T: Construct>(spec: &UnitSpec<'_>, io: &mut Wires<'_>, cx: &mut UnitCtx<'_>) -> Box<dyn Unit> {
     Box::new(T::new(spec, io, cx))
 }

@@ -214,6 +214,8 @@ pub struct Engine {
     lane_scratch: Vec<f32>,
     /// Whether consecutive synths of one def may run side by side.
     pub lockstep: bool,
+    /// Groups that lane batches of the walk ran on out of or into.
+    lane_group_crossings: u64,
     /// `/n_trace` or `/g_dumpTree` marked nodes for this block: parallel
     /// groups then run on one thread, so that the text prints in tree order.
     pub(crate) tracing: bool,
@@ -285,6 +287,7 @@ impl Engine {
             pool_reserve: None,
             pool_headroom: 0,
             walk: Vec::with_capacity(max_nodes + 1),
+            lane_group_crossings: 0,
             // Room for a bundle's worth of failures in one block.
             unit_failures: Vec::with_capacity(1024),
             record_events: false,
@@ -408,6 +411,13 @@ impl Engine {
     /// Work items of the parallel group worked out last (for tests).
     pub fn parallel_items_last(&self) -> usize {
         self.parallel.as_ref().map_or(0, |p| p.last_items())
+    }
+
+    /// Groups that lane batches of the sequential walk ran on out of (from
+    /// their last child to what follows them) or into (to their first
+    /// child), so far.
+    pub fn lane_group_crossings(&self) -> u64 {
+        self.lane_group_crossings
     }
 
     /// How long each DSP queue compilation for a parallel group took (ns).
@@ -739,8 +749,7 @@ impl Engine {
             }
             // A traced group names each child before it runs: one at a time.
             // Consecutive synths of one lockstep-safe def run side by side.
-            let (run, k) =
-                if traced { ([c; MAX_LANES], 0) } else { self.lane_batch(c, |t, last, _| t.node(last).next) };
+            let (run, k) = if traced { ([c; MAX_LANES], 0) } else { self.walk_lane_batch(c, base) };
             if k >= 2 {
                 let next = self.tree.node(run[k - 1]).next;
                 self.calc_lockstep(&run[..k]);
@@ -908,6 +917,7 @@ impl Engine {
     /// The def of a synth that may join a lockstep run: running, its def
     /// lockstep-safe (or safe but for random numbers, drawn from the
     /// synth's own generator), and none of its controls mapped to a bus.
+    #[inline]
     fn lockstep_candidate(&self, idx: NodeIdx) -> Option<*const GraphDef> {
         let node = self.tree.node(idx);
         if !self.lockstep
@@ -948,6 +958,106 @@ impl Engine {
             }
         }
         (run, k)
+    }
+
+    /// The walk's lane batch that starts with node `c` (`lane_batch`, and
+    /// its length), in sequential order across groups: from a group's last
+    /// child on to what follows the group, or its group's (satellites after
+    /// a group, or a trace, stop the batch), and into the first child of a
+    /// group `plain_group_head` admits. The walk's stack is left as if the
+    /// walk had come to the batch's last synth: the groups left are popped,
+    /// those entered pushed. `base` is the stack's height where the group
+    /// being walked began.
+    fn walk_lane_batch(&mut self, c: NodeIdx, base: usize) -> ([NodeIdx; MAX_LANES], usize) {
+        let (mut run, mut k) = self.lane_batch(c, |t, last, _| t.node(last).next);
+        // Most batches end at a synth of another kind, where the walk stays.
+        let stays = |e: &Self, last: NodeIdx| e.tree.node(last).next.is_some_and(|nx| !e.tree.node(nx).is_group());
+        if k == 0 || k == MAX_LANES || stays(self, run[k - 1]) {
+            return (run, k);
+        }
+        let Some(def) = self.lockstep_candidate(c) else { return (run, k) };
+        // Groups the batch went on out of or into.
+        let mut crossed = 0;
+        while k < MAX_LANES {
+            let next = self.tree.node(run[k - 1]).next;
+            if let Some(nx) = next.filter(|&nx| self.lockstep_candidate(nx) == Some(def)) {
+                run[k] = nx;
+                k += 1;
+                continue;
+            }
+            let member = match next {
+                Some(nx) => self.group_member(nx, def),
+                // After a group's last child the walk goes on after the
+                // group, or after its group if it was the last child there
+                // too, ...
+                None => {
+                    let mut up = self.walk.len();
+                    while up > base && matches!(self.walk[up - 1], (None, None, false)) {
+                        up -= 1;
+                    }
+                    match self.walk.get(up.wrapping_sub(1)).filter(|_| up > base) {
+                        Some(&(Some(after), None, false)) => {
+                            let member = if self.lockstep_candidate(after) == Some(def) {
+                                Some((after, None))
+                            } else {
+                                self.group_member(after, def)
+                            };
+                            if member.is_some() {
+                                crossed += self.walk.len() - (up - 1);
+                                self.walk.truncate(up - 1);
+                            }
+                            member
+                        }
+                        _ => None,
+                    }
+                }
+            };
+            let Some((member, entered)) = member else { break };
+            if let Some(g) = entered {
+                // As the walk enters a group (`plain_group_head` made sure
+                // that doing so has no other effect): its remaining children
+                // follow the batch, then its siblings after it.
+                let after = self.tree.node(g).next;
+                self.walk.push((after, None, false));
+                crossed += 1;
+            }
+            run[k] = member;
+            k += 1;
+        }
+        if k >= 2 {
+            self.lane_group_crossings += crossed as u64;
+        }
+        (run, k)
+    }
+
+    /// When `nx`, the node a sequential run goes to next, is a group the
+    /// walk enters with no other effect and its first child a synth of `def`
+    /// that may join a lane batch: that child, and the group.
+    fn group_member(&self, nx: NodeIdx, def: *const GraphDef) -> Option<(NodeIdx, Option<NodeIdx>)> {
+        let head = self.plain_group_head(nx)?;
+        (self.lockstep_candidate(head) == Some(def)).then_some((head, Some(nx)))
+    }
+
+    /// The first child of `idx` when `idx` is a running sequential group
+    /// that the walk enters with no effect but walking its children: no
+    /// satellites, nothing to print, room on the walk's stack, and no other
+    /// way to run it (only parallel groups have one). The synths of a lane
+    /// batch may then run on from a group's last children into this one's
+    /// first, which is where a sequential run goes next.
+    fn plain_group_head(&self, idx: NodeIdx) -> Option<NodeIdx> {
+        let node = self.tree.node(idx);
+        if node.state != CalcState::Run
+            || node.print_next != PrintNext::Nothing
+            || self.tree.has_satellites(idx)
+            || self.walk.len() == self.walk.capacity()
+        {
+            return None;
+        }
+        let g = self.tree.group(idx)?;
+        if g.parallel {
+            return None;
+        }
+        g.head
     }
 
     /// The synths of lane batch `run` (`lane_batch`), `None` if one is not

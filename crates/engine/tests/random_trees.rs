@@ -204,18 +204,21 @@ fn random_trees_render_the_same_samples_on_one_two_and_four_threads() {
     let mut spread = 0;
     for seed in 1..=8u64 {
         let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut synth_by_synth = engine(1, true);
+        synth_by_synth.lockstep = false;
         let mut engines = vec![
             ("-T 1".to_string(), engine(1, true)),
+            ("-T 1, no lane batches".to_string(), synth_by_synth),
             ("-T 2".to_string(), engine(2, true)),
             ("-T 2, every group spread".to_string(), engine(2, false)),
             ("-T 2, every group on one thread".to_string(), engine_with(2, true, true)),
             ("-T 4".to_string(), engine(4, true)),
             ("-T 4, every group spread".to_string(), engine(4, false)),
         ];
-        assert_eq!(engines[2].1.threads(), 2, "the test needs helper threads");
+        assert_eq!(engines[3].1.threads(), 2, "the test needs helper threads");
         render_alike(seed, &mut engines);
-        assert_eq!(engines[3].1.parallel_groups_run(), 0, "tree {seed:#x}: a group spread with MAGNETAR_SPREAD=never");
-        spread += engines[2].1.parallel_groups_run() + engines[5].1.parallel_groups_run();
+        assert_eq!(engines[4].1.parallel_groups_run(), 0, "tree {seed:#x}: a group spread with MAGNETAR_SPREAD=never");
+        spread += engines[3].1.parallel_groups_run() + engines[6].1.parallel_groups_run();
     }
     assert!(spread > BLOCKS as u64, "the trees' groups ran on several threads in only {spread} blocks");
 }
@@ -257,13 +260,16 @@ fn bus_controls_changed_between_blocks_render_the_same_samples_on_one_two_and_fo
     let mut spread = 0;
     for seed in 1..=6u64 {
         let seed = seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1;
+        let mut synth_by_synth = engine(1, true);
+        synth_by_synth.lockstep = false;
         let mut engines = vec![
             ("-T 1".to_string(), engine(1, true)),
+            ("-T 1, no lane batches".to_string(), synth_by_synth),
             ("-T 2".to_string(), engine(2, true)),
             ("-T 2, every group spread".to_string(), engine(2, false)),
             ("-T 4, every group spread".to_string(), engine(4, false)),
         ];
-        assert_eq!(engines[3].1.threads(), 4, "the test needs helper threads");
+        assert_eq!(engines[4].1.threads(), 4, "the test needs helper threads");
         let tree = random_tree(seed);
         perform_on_all(&mut engines, &tree);
         // (id, def, bus it writes) of every synth, and the groups.
@@ -312,7 +318,7 @@ fn bus_controls_changed_between_blocks_render_the_same_samples_on_one_two_and_fo
             }
             block_alike(&what, block, &mut engines);
         }
-        spread += engines[2].1.parallel_groups_run() + engines[3].1.parallel_groups_run();
+        spread += engines[3].1.parallel_groups_run() + engines[4].1.parallel_groups_run();
     }
     assert!(spread > BLOCKS as u64, "the trees' groups ran on several threads in only {spread} blocks");
 }
@@ -404,4 +410,77 @@ fn reads_and_writes_moved_onto_and_off_buses_written_in_place_match_one_thread()
     let what = "each voice back on a bus of its own";
     let moves: Vec<_> = (0..16).map(|k| set("/n_set", 100 + k, "out", 20.0 + k as f32)).collect();
     assert_eq!(phase(&mut engines, what, &moves, blocks), blocks as u64, "{what}: the group spreads");
+}
+
+/// On one thread, a lane batch of voices runs on where a sequential run
+/// goes next: into the first child of a sequential group after them, and
+/// out of a group after its last child. What it renders is what synth after
+/// synth renders, bit for bit, block after block, while a group is paused
+/// and resumed, its first voices freed (a reader then comes first) and
+/// replaced by a new one. A reader, a paused group and a parallel group
+/// stop a run.
+#[test]
+fn a_lane_batch_runs_on_into_and_out_of_sequential_groups() {
+    let mut synth_by_synth = engine(1, true);
+    synth_by_synth.lockstep = false;
+    let mut engines = vec![("lane batches".to_string(), engine(1, true)), ("synth by synth".to_string(), synth_by_synth)];
+    let voice = |id: i32, target: i32, out: f32| new_synth("voice", id, target, &[("freq", 50.0 + 13.0 * id as f32), ("out", out)]);
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(0), i(0)])];
+    // Batch A: voices on buses of their own and on a shared one, on into
+    // group 2, whose reader then hears its first voice.
+    for k in 0..5 {
+        setup.push(voice(100 + k, 1, if k % 2 == 0 { 0.0 } else { 10.0 + k as f32 }));
+    }
+    setup.push(OscMessage::new("/g_new", vec![i(2), i(1), i(1)]));
+    setup.push(voice(200, 2, 40.0));
+    setup.push(voice(201, 2, 0.0));
+    setup.push(new_synth("reader", 202, 2, &[("in", 40.0), ("out", 1.0)]));
+    // Voices 300..302 stop at group 3's reader. Batch B: group 3's last
+    // voice, out of it into group 6, into group 8 in that, out of both to
+    // the voices after group 6, up to parallel group 5.
+    for k in 0..3 {
+        setup.push(voice(300 + k, 1, 20.0 + k as f32));
+    }
+    setup.push(OscMessage::new("/g_new", vec![i(3), i(1), i(1)]));
+    setup.push(new_synth("reader", 400, 3, &[("in", 22.0), ("out", 0.0)]));
+    setup.push(voice(401, 3, 1.0));
+    setup.push(OscMessage::new("/g_new", vec![i(6), i(1), i(1)]));
+    setup.push(voice(700, 6, 0.0));
+    setup.push(OscMessage::new("/g_new", vec![i(8), i(1), i(6)]));
+    setup.push(voice(701, 8, 41.0));
+    setup.push(voice(702, 1, 1.0));
+    setup.push(voice(703, 1, 42.0));
+    setup.push(OscMessage::new("/p_new", vec![i(5), i(1), i(1)]));
+    setup.push(voice(600, 5, 0.0));
+    setup.push(new_synth("reader", 601, 1, &[("in", 41.0), ("out", 1.0)]));
+    let blocks = 40u64;
+    let run = |engines: &mut Vec<(String, OfflineEngine)>, what: &str, messages: &[OscMessage]| {
+        perform_on_all(engines, messages);
+        let before = engines[0].1.lane_group_crossings();
+        for block in 0..blocks as usize {
+            block_alike(what, block, engines);
+        }
+        assert_eq!(engines[1].1.lane_group_crossings(), 0, "{what}: no batches synth by synth");
+        engines[0].1.lane_group_crossings() - before
+    };
+    // Batch A enters one group, B leaves one, enters two and leaves both.
+    // In its first block a synth is built alone: no batches then.
+    assert_eq!(run(&mut engines, "batches A and B", &setup), 6 * (blocks - 1));
+    let pause = OscMessage::new("/n_run", vec![i(2), i(0)]);
+    assert_eq!(run(&mut engines, "group 2 paused", &[pause]), 5 * blocks, "a paused group is not entered");
+    let resume = OscMessage::new("/n_run", vec![i(2), i(1)]);
+    assert_eq!(run(&mut engines, "group 2 resumed", &[resume]), 6 * blocks);
+    let free = [OscMessage::new("/n_free", vec![i(200)]), OscMessage::new("/n_free", vec![i(201)])];
+    assert_eq!(run(&mut engines, "group 2 starting with its reader", &free), 5 * blocks, "a reader stops batch A");
+    let at_head = |def: &str, id: i32, group: i32, out: f32| {
+        let args = vec![s_arg(def), i(id), i(0), i(group), s_arg("freq"), OscArg::Float(345.0), s_arg("out"), OscArg::Float(out)];
+        OscMessage::new("/s_new", args)
+    };
+    let head = [at_head("voice", 210, 2, 40.0), at_head("sine", 211, 3, 5.0)];
+    let what = "a new voice at the head of group 2, a sine at the head of group 3";
+    assert_eq!(run(&mut engines, what, &head), 6 * blocks - 1, "the new voice joins from its second block");
+}
+
+fn s_arg(v: &str) -> OscArg {
+    OscArg::Str(v.into())
 }

@@ -120,10 +120,24 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
         return;
     }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
+    // Names and kinds from the directory listing itself: a stat per entry
+    // only for symbolic links (followed, as `Path::is_dir` does), and names
+    // sorted as such rather than as whole paths (the same order, in one
+    // directory). The extension folders hold help files by the hundred.
+    let mut entries: Vec<(std::ffi::OsString, bool)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let is_dir = match e.file_type() {
+                Ok(kind) if !kind.is_symlink() => kind.is_dir(),
+                _ => e.path().is_dir(),
+            };
+            Some((e.file_name(), is_dir))
+        })
+        .collect();
+    entries.sort_unstable();
+    for (name, is_dir) in entries {
+        let p = dir.join(name);
+        if is_dir {
             collect(&p, out);
         } else if p.extension().is_some_and(|e| e == "so" || e == "scx") {
             out.push(p);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{def_bytes, i, reader_def, Rng, PerformOsc};
+use common::{def_bytes, engine_with_defs, i, reader_def, sine_def, Rng, PerformOsc};
 use magnetar_engine::{EngineOptions, NodeEventKind, OfflineEngine};
 use magnetar_protocol::{OscArg, OscMessage};
 
@@ -24,28 +24,15 @@ fn engine_with(threads: usize, audio_buses: usize, rgen_per_synth: bool) -> Offl
 }
 
 fn engine_where(threads: usize, audio_buses: usize, tweak: impl FnOnce(&mut EngineOptions)) -> OfflineEngine {
-    let mut opts = EngineOptions {
-        sample_rate: 48_000.0,
-        block_size: 64,
-        num_audio_buses: audio_buses,
-        num_control_buses: 64,
-        num_buffers: 8,
-        num_input_channels: 2,
-        num_output_channels: 2,
-        threads,
-        seed: Some(7),
-        // These tests are about the threaded path: every group that may spread does.
-        parallel_measured: false,
-        ..Default::default()
-    };
-    tweak(&mut opts);
-    let mut e = OfflineEngine::new(opts);
-    let def = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap();
-    let installed = e.add_synthdefs(&def).unwrap();
-    assert!(installed.iter().all(|r| r.is_ok()));
-    for def in [reader_def(), player_def(), recorder_def()] {
-        assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
-    }
+    let defs = [sine_def(), reader_def(), player_def(), recorder_def()];
+    // These tests are about the threaded path: every group that may spread
+    // does (as `engine_with_defs` has it).
+    let mut e = engine_with_defs(threads, true, audio_buses, &defs, |o| {
+        o.num_control_buses = 64;
+        o.num_buffers = 8;
+        o.seed = Some(7);
+        tweak(o);
+    });
     // Buffers 0-3: a different ramp shape in each, for players.
     for (k, buf) in e.world.buffers.iter_mut().take(4).enumerate() {
         *buf = magnetar_ugens::SndBuf::new(1000 + 300 * k as u32, 1, 48_000.0);

@@ -8,8 +8,8 @@
 
 mod common;
 
-use common::{def_bytes, i, reader_def, Rng, PerformOsc};
-use magnetar_engine::{OfflineEngine, EngineOptions};
+use common::{def_bytes, engine_with_defs, i, reader_def, sine_def, Rng, PerformOsc};
+use magnetar_engine::OfflineEngine;
 use magnetar_protocol::{OscArg, OscMessage};
 
 const AUDIO_BUSES: usize = 96;
@@ -41,25 +41,12 @@ fn engine(threads: usize, measured: bool) -> OfflineEngine {
 
 /// `never`: every parallel group on one thread, with the helpers started.
 fn engine_with(threads: usize, measured: bool, never: bool) -> OfflineEngine {
-    let mut e = OfflineEngine::new(EngineOptions {
-        sample_rate: 48_000.0,
-        block_size: 64,
-        num_audio_buses: AUDIO_BUSES,
-        num_control_buses: 64,
-        num_buffers: 4,
-        num_input_channels: 2,
-        num_output_channels: 2,
-        threads,
-        seed: Some(11),
-        parallel_measured: measured,
-        parallel_never: never,
-        ..Default::default()
-    });
-    let sine = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap();
-    for def in [sine, voice_def(), reader_def()] {
-        assert!(e.add_synthdefs(&def).unwrap().iter().all(|r| r.is_ok()));
-    }
-    e
+    engine_with_defs(threads, true, AUDIO_BUSES, &[sine_def(), voice_def(), reader_def()], |o| {
+        o.num_control_buses = 64;
+        o.seed = Some(11);
+        o.parallel_measured = measured;
+        o.parallel_never = never;
+    })
 }
 
 /// A bus to write: one of a few shared by many writers, or one of its own.

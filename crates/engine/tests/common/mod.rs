@@ -128,6 +128,11 @@ pub fn engine_with_defs(
     e
 }
 
+/// The synthdef crate's "sine" fixture, as bytes.
+pub fn sine_def() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../synthdef/tests/fixtures/sine.scsyndef")).unwrap()
+}
+
 /// A def "reader": `Out.ar(out, In.ar(in) * amp)`.
 pub fn reader_def() -> Vec<u8> {
     def_bytes(

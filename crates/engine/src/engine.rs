@@ -934,100 +934,99 @@ impl Engine {
         Some(Arc::as_ptr(&s.def))
     }
 
+    /// Whether node `idx` may join a lane batch of `def`, which
+    /// `lockstep_candidate` gave for the batch's first synth: whether
+    /// `lockstep_candidate(idx) == Some(def)`, without again checking what
+    /// depends on the def alone. A synth of another def fails first.
+    #[inline]
+    fn lane_member(&self, idx: NodeIdx, def: *const GraphDef) -> bool {
+        let node = self.tree.node(idx);
+        let NodeKind::Synth(s) = &node.kind else { return false };
+        std::ptr::eq(Arc::as_ptr(&s.def), def)
+            && node.state == CalcState::Run
+            && node.print_next == PrintNext::Nothing
+            && node.sat_before.is_empty()
+            && node.sat_after.is_empty()
+            && crate::schedule::may_share_lanes(s)
+    }
+
     /// The lane batch that starts with node `first`: it and the nodes
-    /// `after` names next (from the tree, the batch's last node and its
-    /// length so far), while they are lockstep candidates of its def, up to
-    /// `MAX_LANES`; and its length, 0 when `first` is no candidate. For the
-    /// walk the next node is the next sibling, for chains place by place
-    /// the next chain's synth in the same place.
+    /// `after` names next (from the engine, the batch's last node, its
+    /// length so far and its def: a `lane_member` of that def, or `None`
+    /// where the batch ends), up to `MAX_LANES`; and its length, 0
+    /// when `first` is no candidate. For the walk the next node is the one a
+    /// sequential run goes to (`walk_next`), for chains place by place the
+    /// next chain's synth in the same place.
     pub(super) fn lane_batch(
-        &self,
+        &mut self,
         first: NodeIdx,
-        mut after: impl FnMut(&NodeTree, NodeIdx, usize) -> Option<NodeIdx>,
+        mut after: impl FnMut(&mut Self, NodeIdx, usize, *const GraphDef) -> Option<NodeIdx>,
     ) -> ([NodeIdx; MAX_LANES], usize) {
         let mut run = [first; MAX_LANES];
         let Some(def) = self.lockstep_candidate(first) else { return (run, 0) };
         let mut k = 1;
         while k < MAX_LANES {
-            match after(&self.tree, run[k - 1], k) {
-                Some(nx) if self.lockstep_candidate(nx) == Some(def) => {
-                    run[k] = nx;
-                    k += 1;
-                }
-                _ => break,
-            }
+            let Some(nx) = after(self, run[k - 1], k, def) else { break };
+            run[k] = nx;
+            k += 1;
         }
         (run, k)
     }
 
     /// The walk's lane batch that starts with node `c` (`lane_batch`, and
-    /// its length), in sequential order across groups: from a group's last
-    /// child on to what follows the group, or its group's (satellites after
-    /// a group, or a trace, stop the batch), and into the first child of a
-    /// group `plain_group_head` admits. The walk's stack is left as if the
-    /// walk had come to the batch's last synth: the groups left are popped,
-    /// those entered pushed. `base` is the stack's height where the group
-    /// being walked began.
+    /// its length), in sequential order across groups (`walk_next`). The
+    /// walk's stack is left as if the walk had come to the batch's last
+    /// synth: the groups left are popped, those entered pushed. `base` is
+    /// the stack's height where the group being walked began.
     fn walk_lane_batch(&mut self, c: NodeIdx, base: usize) -> ([NodeIdx; MAX_LANES], usize) {
-        let (mut run, mut k) = self.lane_batch(c, |t, last, _| t.node(last).next);
-        // Most batches end at a synth of another kind, where the walk stays.
-        let stays = |e: &Self, last: NodeIdx| e.tree.node(last).next.is_some_and(|nx| !e.tree.node(nx).is_group());
-        if k == 0 || k == MAX_LANES || stays(self, run[k - 1]) {
-            return (run, k);
-        }
-        let Some(def) = self.lockstep_candidate(c) else { return (run, k) };
         // Groups the batch went on out of or into.
         let mut crossed = 0;
-        while k < MAX_LANES {
-            let next = self.tree.node(run[k - 1]).next;
-            if let Some(nx) = next.filter(|&nx| self.lockstep_candidate(nx) == Some(def)) {
-                run[k] = nx;
-                k += 1;
-                continue;
-            }
-            let member = match next {
-                Some(nx) => self.group_member(nx, def),
-                // After a group's last child the walk goes on after the
-                // group, or after its group if it was the last child there
-                // too, ...
-                None => {
-                    let mut up = self.walk.len();
-                    while up > base && matches!(self.walk[up - 1], (None, None, false)) {
-                        up -= 1;
-                    }
-                    match self.walk.get(up.wrapping_sub(1)).filter(|_| up > base) {
-                        Some(&(Some(after), None, false)) => {
-                            let member = if self.lockstep_candidate(after) == Some(def) {
-                                Some((after, None))
-                            } else {
-                                self.group_member(after, def)
-                            };
-                            if member.is_some() {
-                                crossed += self.walk.len() - (up - 1);
-                                self.walk.truncate(up - 1);
-                            }
-                            member
-                        }
-                        _ => None,
-                    }
+        let batch = self.lane_batch(c, |e, last, _, def| e.walk_next(last, def, base, &mut crossed));
+        self.lane_group_crossings += crossed as u64;
+        batch
+    }
+
+    /// The node after `last` in a lane batch of the walk whose def is
+    /// `def`, if a synth of `def` that may join it comes next in sequential
+    /// order: the next sibling, or from a group's last child on to what
+    /// follows the group, or its group's (satellites after a group, or a
+    /// trace, stop the batch), or the first child of a group
+    /// `plain_group_head` admits. The walk's stack is changed as the walk
+    /// would change it on the way there, and the groups so left or entered
+    /// are added to `crossed`.
+    #[inline]
+    fn walk_next(&mut self, last: NodeIdx, def: *const GraphDef, base: usize, crossed: &mut usize) -> Option<NodeIdx> {
+        let (member, entered) = match self.tree.node(last).next {
+            Some(nx) if self.lane_member(nx, def) => return Some(nx),
+            // Most batches end at a synth of another def, where the walk
+            // stays.
+            Some(nx) if !self.tree.node(nx).is_group() => return None,
+            Some(nx) => self.group_member(nx, def)?,
+            // After a group's last child the walk goes on after the group,
+            // or after its group if it was the last child there too, ...
+            None => {
+                let mut up = self.walk.len();
+                while up > base && matches!(self.walk[up - 1], (None, None, false)) {
+                    up -= 1;
                 }
-            };
-            let Some((member, entered)) = member else { break };
-            if let Some(g) = entered {
-                // As the walk enters a group (`plain_group_head` made sure
-                // that doing so has no other effect): its remaining children
-                // follow the batch, then its siblings after it.
-                let after = self.tree.node(g).next;
-                self.walk.push((after, None, false));
-                crossed += 1;
+                let &(Some(after), None, false) = self.walk.get(up.wrapping_sub(1)).filter(|_| up > base)? else {
+                    return None;
+                };
+                let member = if self.lane_member(after, def) { (after, None) } else { self.group_member(after, def)? };
+                *crossed += self.walk.len() - (up - 1);
+                self.walk.truncate(up - 1);
+                member
             }
-            run[k] = member;
-            k += 1;
+        };
+        if let Some(g) = entered {
+            // As the walk enters a group (`plain_group_head` made sure that
+            // doing so has no other effect): its remaining children follow
+            // the batch, then its siblings after it.
+            let after = self.tree.node(g).next;
+            self.walk.push((after, None, false));
+            *crossed += 1;
         }
-        if k >= 2 {
-            self.lane_group_crossings += crossed as u64;
-        }
-        (run, k)
+        Some(member)
     }
 
     /// When `nx`, the node a sequential run goes to next, is a group the
@@ -1035,7 +1034,7 @@ impl Engine {
     /// that may join a lane batch: that child, and the group.
     fn group_member(&self, nx: NodeIdx, def: *const GraphDef) -> Option<(NodeIdx, Option<NodeIdx>)> {
         let head = self.plain_group_head(nx)?;
-        (self.lockstep_candidate(head) == Some(def)).then_some((head, Some(nx)))
+        self.lane_member(head, def).then_some((head, Some(nx)))
     }
 
     /// The first child of `idx` when `idx` is a running sequential group

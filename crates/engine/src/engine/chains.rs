@@ -146,7 +146,9 @@ impl Engine {
             let mut k = 0;
             while k < n {
                 let first = self.chain_node(at, k, j);
-                let (batch, len) = self.lane_batch(first, |_, _, l| (k + l < n).then(|| self.chain_node(at, k + l, j)));
+                let (batch, len) = self.lane_batch(first, |e, _, l, def| {
+                    (k + l < n).then(|| e.chain_node(at, k + l, j)).filter(|&nx| e.lane_member(nx, def))
+                });
                 let run = if len >= 2 { self.lane_synths(&batch[..len]) } else { None };
                 if let Some(run) = run {
                     // SAFETY: distinct synths owned by the tree, which is

@@ -253,11 +253,11 @@ void apply_window(float* data, const Transform* t) {
 
 } // namespace
 
-// Makes the windows and plans. The caller calls it once at most (a Rust
-// `Once`), and never on the audio thread: FFTW's planner is not thread-safe.
+// Makes the windows and plans. Its one caller (`prepare_fft`, behind a Rust
+// `Once`) calls it once at most, and never on the audio thread: FFTW's
+// planner is not thread-safe. `prepared` only tells `mg_fft_create` that
+// the plans are there.
 void mg_fft_prepare(void) {
-    if (prepared.load(std::memory_order_acquire))
-        return;
     // The constants are single-precision values widened to double, as
     // scsynth computes its windows.
     const float half_turn = 3.1415926535898f;

@@ -206,8 +206,9 @@ fn calc_steps_of(steps: &[Step], units: &[UnitDef]) -> Vec<u32> {
 /// The longest run of calc steps, from the first, whose outputs are a
 /// function of the synth's controls alone, and the controls' places: each
 /// step a control-rate `Control` (the server's own), or a run of
-/// control-rate operators (`fuse::Fusion::ControlOps`) reading only
-/// constants and the outputs of steps before it in the run.
+/// control-rate operators (`fuse::Fusion::ControlOps`), or one such
+/// operator alone in its step, reading only constants and the outputs of
+/// steps before it in the run.
 ///
 /// Each block computes these steps together, one after another, and
 /// nothing else writes their wires. So while every `Control` output of the
@@ -233,7 +234,13 @@ fn control_prefix(
             && units[u].rate == Rate::Control
             && !protos[u].effects.foreign
             && matches!(fusions.get(si as usize), Some(fuse::Fusion::Plain));
-        let ops = matches!(fusions.get(si as usize), Some(fuse::Fusion::ControlOps(_)))
+        // A run of operators, or one such operator alone in a plain step.
+        let op_step = match fusions.get(si as usize) {
+            Some(fuse::Fusion::ControlOps(_)) => true,
+            Some(fuse::Fusion::Plain) => step.lanes == 1 && fuse::lone_control_op(protos, u).is_some(),
+            _ => false,
+        };
+        let ops = op_step
             && step.inputs.iter().all(|w| own(w) && (w.from_unit == NO_UNIT || written.contains(&w.from_unit)));
         if !(control || ops) || step.audio || step.sum_tree.is_some() || !step.outputs.iter().all(own) {
             break;

@@ -41,6 +41,25 @@ fn wobble_def() -> Vec<u8> {
     )
 }
 
+/// "lone": one control-rate product of a control, alone in its step (no
+/// run of operators), beside the audio units that read the control.
+fn lone_def() -> Vec<u8> {
+    def_bytes(
+        "lone",
+        &[1.01, 0.3, 0.01],
+        &[("freq", 100.0), ("bus", 0.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("Saw", 2, &[(0, 0)], &[2], 0),
+            ("BinaryOpUGen", 1, &[(0, 0), (-1, 0)], &[1], 2),
+            ("Pulse", 2, &[(2, 0), (-1, 1)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (3, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(4, 0), (-1, 2)], &[2], 2),
+            ("Out", 2, &[(0, 1), (5, 0)], &[], 0),
+        ],
+    )
+}
+
 #[test]
 fn the_leading_control_steps_are_the_controls_and_the_operators_reading_them() {
     let compile = |bytes: &[u8]| {
@@ -54,14 +73,21 @@ fn the_leading_control_steps_are_the_controls_and_the_operators_reading_them() {
     let wobble = compile(&wobble_def());
     assert!(wobble.control_prefix <= 1, "a product reads the LFSaw: {}", wobble.control_prefix);
     assert_eq!(wobble.prefix_controls.len(), 2 * wobble.control_prefix);
+    let lone = compile(&lone_def());
+    assert!(lone.lockstep);
+    assert_eq!(lone.control_prefix, 2, "the Control and the product alone in its step");
 }
 
 fn engine(threads: usize, lockstep: bool) -> OfflineEngine {
-    engine_with_defs(threads, lockstep, AUDIO_BUSES, &[fsin_bank_def(), wobble_def()], |_| {})
+    engine_with_defs(threads, lockstep, AUDIO_BUSES, &[fsin_bank_def(), wobble_def(), lone_def()], |_| {})
 }
 
 fn new_synth(r: &mut Rng, id: i32) -> OscMessage {
-    let def = if r.below(5) == 0 { "wobble" } else { "bank" };
+    let def = match r.below(5) {
+        0 => "wobble",
+        1 => "lone",
+        _ => "bank",
+    };
     let bus = if r.below(3) == 0 { r.below(4) } else { 8 + (id as u64 % 40) };
     OscMessage::new("/s_new", vec![s(def), i(id), i(1), i(1), s("freq"), f(50.0 + r.below(2000) as f32), s("bus"), f(bus as f32)])
 }

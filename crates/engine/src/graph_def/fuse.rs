@@ -44,9 +44,20 @@ fn sum_node(protos: &[Proto<'_>], alone: &[bool], i: usize) -> bool {
 /// operator has one, reading constants and control or scalar wires, alone
 /// in its step.
 fn control_op(protos: &[Proto<'_>], alone: &[bool], i: usize) -> Option<UnitCtor> {
+    if alone[i] {
+        lone_control_op(protos, i)
+    } else {
+        None
+    }
+}
+
+/// [`control_op`] for a unit known to be alone in its step: the
+/// constructor of a run of its operator, if it may join one. Such a unit
+/// alone in a plain step computes its one value from its inputs and
+/// nothing else, as a run does.
+pub(super) fn lone_control_op(protos: &[Proto<'_>], i: usize) -> Option<UnitCtor> {
     let p = &protos[i];
-    let fits = alone[i]
-        && p.spec.name == "BinaryOpUGen"
+    let fits = p.spec.name == "BinaryOpUGen"
         && p.pure
         && !p.effects.foreign
         && p.rate == Rate::Control

@@ -505,15 +505,16 @@ pub fn downcast_unit<T: Unit>(unit: &mut dyn Unit) -> Option<&mut T> {
 #[inline]
 pub(crate) fn lane_units<U: Unit>(lanes: &mut Lanes<'_>) -> Option<[*mut U; MAX_LANES]> {
     let mut units: [*mut U; MAX_LANES] = [std::ptr::null_mut(); MAX_LANES];
-    let k = lanes.len;
     // A unit found to be a `U`: a lane whose unit has its table is a `U`
     // too (the table holds `unit_type`, which differs from type to type),
     // found without a call through the table per lane. A lane whose table
-    // is another copy (tables may be duplicated) asks its unit.
+    // is another copy (tables may be duplicated) asks its unit. (A plain
+    // count up to a bound the arrays hold: a chain of iterators over the
+    // three arrays cost the kernels three times the instructions per lane.)
     let mut known: Option<*mut dyn Unit> = None;
-    for (l, (unit, io)) in lanes.units.iter_mut().zip(lanes.ios.iter()).take(k).enumerate() {
-        io.as_ref()?;
-        let unit: &mut dyn Unit = unit.as_deref_mut()?;
+    for l in 0..lanes.len.min(MAX_LANES) {
+        lanes.ios[l].as_ref()?;
+        let unit: &mut dyn Unit = lanes.units[l].as_deref_mut()?;
         let p: *mut dyn Unit = unit;
         // `known`'s table with this unit's address: equal to `p` exactly
         // when the two tables are one.

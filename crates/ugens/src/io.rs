@@ -14,7 +14,7 @@ mod tests_lanes;
 pub use bus_read::{InTrig, LagIn};
 
 use crate::common::signal::zap_f32;
-use crate::unit::{downcast_unit, Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
+use crate::unit::{Construct, Lanes, Rate, RateInfo, Unit, UnitCtx, UnitSpec, Wires, MAX_LANES};
 use crate::world::ControlMap;
 
 const LOG001: f64 = -6.907_755_278_982_137; // ln(0.001)
@@ -802,11 +802,15 @@ fn out_lanes_in<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>, w:
     }
     let nb = w.num_audio_buses();
     let (bs, counter) = (w.block_size, w.buf_counter);
+    // A lane that is not filled or not this unit leaves the step
+    // uncomputed rather than panic (as the other lane kernels do). The
+    // units' type is looked up once for the lanes that share a table.
+    let Some(units) = crate::unit::lane_units::<Out<REPLACE>>(lanes) else { return };
     for l in 0..lanes.len.min(MAX_LANES) {
-        // A lane that is not filled or not this unit leaves the step
-        // uncomputed rather than panic (as the other lane kernels do).
-        let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { return };
-        let Some(u) = downcast_unit::<Out<REPLACE>>(&mut **unit) else { return };
+        // SAFETY: the pointers came from distinct units borrowed mutably
+        // through `lanes` for the whole call.
+        let u = unsafe { &mut *units[l] };
+        let Some(io) = lanes.ios[l].as_mut() else { return };
         // One audio channel to a bus that takes it, in the world's own
         // buses (the common case), here; anything else as the unit alone.
         if u.audio && io.num_inputs() == 2 && u.channels.update(true, io.in0(0), 1, nb) && u.channels.valid == 1 {
@@ -828,10 +832,12 @@ fn out_lanes_in<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>, w:
 #[inline(always)]
 fn out_lanes_logged<const REPLACE: bool, const WIDE: bool>(lanes: &mut Lanes<'_>, w: &mut crate::world::World) {
     let nb = w.num_audio_buses();
+    // As in `out_lanes_in`.
+    let Some(units) = crate::unit::lane_units::<Out<REPLACE>>(lanes) else { return };
     for l in 0..lanes.len.min(MAX_LANES) {
-        // As in `out_lanes_in`.
-        let (Some(io), Some(unit)) = (lanes.ios[l].as_mut(), lanes.units[l].as_mut()) else { return };
-        let Some(u) = downcast_unit::<Out<REPLACE>>(&mut **unit) else { return };
+        // SAFETY: as in `out_lanes_in`.
+        let u = unsafe { &mut *units[l] };
+        let Some(io) = lanes.ios[l].as_mut() else { return };
         if !(u.audio && io.num_inputs() == 2 && u.channels.update(true, io.in0(0), 1, nb) && u.channels.valid == 1) {
             u.next_in(io, w);
             continue;

@@ -913,6 +913,21 @@ unsafe fn binary_lanes_avx2<O: BinOp>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
 #[inline(always)]
 fn binary_lanes_in<O: BinOp>(lanes: &mut Lanes<'_>, rate: &RateInfo) {
     let sf = rate.slope_factor;
+    // Every lane a block operator (the common case): its type is looked up
+    // once for the lanes that share its table, not through each unit.
+    if let Some(units) = crate::unit::lane_units::<BinaryOp<O>>(lanes) {
+        for l in 0..lanes.len.min(MAX_LANES) {
+            // SAFETY: the pointers came from distinct units borrowed
+            // mutably through `lanes` for the whole call.
+            let u = unsafe { &mut *units[l] };
+            let Some(io) = lanes.ios[l].as_mut() else { return };
+            if u.calc == Calc::Demand {
+                return;
+            }
+            u.run_block(io, sf);
+        }
+        return;
+    }
     for l in 0..lanes.len.min(MAX_LANES) {
         // A lane that is not filled or not this operator's unit leaves the
         // step uncomputed rather than panic (as the other lane kernels do).

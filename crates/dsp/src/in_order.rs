@@ -57,38 +57,50 @@
 //! ```
 
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering};
+use crossbeam_utils::CachePadded;
 
 /// The in-order application of up to `capacity` items' results, reset
 /// before each run of items (see the module documentation).
+///
+/// What the threads write while items run lies on cache lines of its own
+/// (128 bytes, a pair of lines that x86 fetches together): the flag with
+/// the count (written together, by the applying thread), and each item's
+/// word (written once, by its finisher). Had they shared lines with one
+/// another or with the fields only read, every write would take the line
+/// from the threads polling between their items, and their next look would
+/// take it back, a transfer between cores each way.
 #[derive(Debug)]
 pub struct InOrder {
+    /// The applying thread's words.
+    head: CachePadded<Head>,
+    /// Per item: 0 while it runs, else 1 + the thread that finished it, its
+    /// results ready to be applied.
+    finished: Box<[CachePadded<AtomicUsize>]>,
+    /// Items in this run.
+    items: usize,
+}
+
+#[derive(Debug)]
+struct Head {
     /// Held by the thread applying finished items.
     flag: AtomicBool,
     /// How many items, from the first, are applied.
     committed: AtomicUsize,
-    /// Per item: finished, its results ready to be applied.
-    done: Box<[AtomicBool]>,
-    /// Per item: the thread that finished it (set before `done`).
-    by: Box<[AtomicUsize]>,
-    /// Items in this run.
-    items: usize,
 }
 
 impl InOrder {
     /// Room for runs of up to `capacity` items; the only allocation.
     pub fn new(capacity: usize) -> Self {
         Self {
-            flag: AtomicBool::new(false),
-            committed: AtomicUsize::new(0),
-            done: (0..capacity).map(|_| AtomicBool::new(false)).collect(),
-            by: (0..capacity).map(|_| AtomicUsize::new(0)).collect(),
+            head: CachePadded::new(Head { flag: AtomicBool::new(false), committed: AtomicUsize::new(0) }),
+            finished: (0..capacity).map(|_| CachePadded::new(AtomicUsize::new(0))).collect(),
             items: 0,
         }
     }
 
     /// The most items a run may have.
     pub fn capacity(&self) -> usize {
-        self.done.len()
+        self.finished.len()
     }
 
     /// Starts a run of `items` items, none finished or applied. Between
@@ -97,11 +109,11 @@ impl InOrder {
     /// # Panics
     /// If `items` exceeds the capacity.
     pub fn reset(&mut self, items: usize) {
-        assert!(items <= self.done.len(), "{items} items for an in-order capacity of {}", self.done.len());
-        for d in &self.done[..items] {
-            d.store(false, Ordering::Relaxed);
+        assert!(items <= self.finished.len(), "{items} items for an in-order capacity of {}", self.finished.len());
+        for f in &self.finished[..items] {
+            f.store(0, Ordering::Relaxed);
         }
-        self.committed.store(0, Ordering::Relaxed);
+        self.head.committed.store(0, Ordering::Relaxed);
         self.items = items;
     }
 
@@ -116,7 +128,7 @@ impl InOrder {
     /// applied before it, so it may do at once what applying it would do.
     #[inline]
     pub fn committed(&self) -> usize {
-        self.committed.load(Ordering::Acquire)
+        self.head.committed.load(Ordering::Acquire)
     }
 
     /// Marks item `item` finished by thread `worker`, then applies what
@@ -127,11 +139,10 @@ impl InOrder {
     #[inline]
     pub fn finish(&self, item: usize, worker: usize, apply: impl FnMut(usize)) {
         debug_assert!(item < self.items);
-        // Relaxed: published by the store of `done` below.
-        self.by[item].store(worker, Ordering::Relaxed);
-        // Release: whoever sees the flag sees what the item left. The
-        // fence is this side's half of the Dekker pair (module docs).
-        self.done[item].store(true, Ordering::Release);
+        // Release: whoever sees the item finished sees what it left, and
+        // by whom. The fence is this side's half of the Dekker pair
+        // (module docs).
+        self.finished[item].store(worker + 1, Ordering::Release);
         fence(Ordering::SeqCst);
         self.commit(Some(worker), apply);
     }
@@ -151,15 +162,15 @@ impl InOrder {
             // holds the flag when that thread tries it. Relaxed: a stale
             // count only defers an item to its thread's next look, or to
             // the threads leaving (module docs).
-            let n = self.committed.load(Ordering::Relaxed);
+            let n = self.head.committed.load(Ordering::Relaxed);
             if !(n < self.items && self.ready(n, mine)) {
                 return;
             }
-            if self.flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            if self.head.flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
                 return;
             }
             self.commit_held(mine, &mut apply);
-            self.flag.store(false, Ordering::Release);
+            self.head.flag.store(false, Ordering::Release);
             // An item that finished while the flag was held found it
             // taken: look again (the loop's look), past the holder's half
             // of the Dekker pair.
@@ -168,11 +179,12 @@ impl InOrder {
     }
 
     /// Whether item `n` is finished, and by `mine` if given. Acquire:
-    /// pairs with the store of the item's `done`, so that its finisher is
-    /// seen too, and what it left.
+    /// pairs with the store of the item's word, so that what it left is
+    /// seen too.
     #[inline]
     fn ready(&self, n: usize, mine: Option<usize>) -> bool {
-        self.done[n].load(Ordering::Acquire) && mine.map_or(true, |w| self.by[n].load(Ordering::Relaxed) == w)
+        let by = self.finished[n].load(Ordering::Acquire);
+        by != 0 && mine.map_or(true, |w| by == w + 1)
     }
 
     /// `commit` with the flag held.
@@ -180,12 +192,12 @@ impl InOrder {
     fn commit_held(&self, mine: Option<usize>, apply: &mut impl FnMut(usize)) {
         // Relaxed: only the flag's holder stores it, and the flag orders
         // one holder's store before the next holder's load.
-        let mut n = self.committed.load(Ordering::Relaxed);
+        let mut n = self.head.committed.load(Ordering::Relaxed);
         while n < self.items && self.ready(n, mine) {
             apply(n);
             n += 1;
             // Release: an item that starts in order sees what was applied.
-            self.committed.store(n, Ordering::Release);
+            self.head.committed.store(n, Ordering::Release);
         }
     }
 }

@@ -53,7 +53,7 @@
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Why a slot operation was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,6 +85,9 @@ struct Log {
 #[derive(Debug)]
 struct Slot {
     busy: AtomicBool,
+    /// What the slot's writer noted for the reader after the run
+    /// ([`MergeBuffers::set_note`]).
+    note: AtomicU8,
     log: UnsafeCell<Log>,
 }
 
@@ -113,6 +116,7 @@ impl MergeBuffers {
             .map(|_| {
                 CachePadded::new(Slot {
                     busy: AtomicBool::new(false),
+                    note: AtomicU8::new(0),
                     log: UnsafeCell::new(Log {
                         entries: Vec::with_capacity(max_entries),
                         samples: Vec::with_capacity(max_samples),
@@ -141,6 +145,24 @@ impl MergeBuffers {
             return Err(MergeError::SlotBusy(slot));
         }
         Ok(SlotWriter { buffers: self, slot })
+    }
+
+    /// Leaves `note` with slot `slot` (if there is one), for whoever reads
+    /// the slot after the run: a summary of what it holds, say. It lies on
+    /// the slot's own cache lines, which the thread that writes the slot
+    /// holds anyway, where a table of notes would be written by every thread
+    /// at once. Relaxed: what orders the run's end before the reader orders
+    /// this store too.
+    pub fn set_note(&self, slot: usize, note: u8) {
+        if let Some(s) = self.slots.get(slot) {
+            s.note.store(note, Ordering::Relaxed);
+        }
+    }
+
+    /// The last note left with slot `slot` (0 until one is), or `None`
+    /// if there is no such slot.
+    pub fn note(&self, slot: usize) -> Option<u8> {
+        self.slots.get(slot).map(|s| s.note.load(Ordering::Relaxed))
     }
 
     /// Hands every contribution of `slots`, slot by slot in index order and
@@ -377,6 +399,16 @@ mod tests {
         drop(w);
         assert!(merge.writer(0).is_ok());
         assert_eq!(merge.writer(5).unwrap_err(), MergeError::NoSuchSlot(5));
+    }
+
+    #[test]
+    fn a_slot_keeps_the_last_note_left_with_it() {
+        let merge = MergeBuffers::new(2, 1, 1);
+        assert_eq!(merge.note(1), Some(0));
+        merge.set_note(1, 2);
+        merge.set_note(1, 1);
+        merge.set_note(5, 1);
+        assert_eq!((merge.note(0), merge.note(1), merge.note(5)), (Some(0), Some(1), None));
     }
 
     #[test]

@@ -48,6 +48,7 @@
 use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, NodeTree};
 use crate::synth::Synth;
+use crossbeam_utils::CachePadded;
 use magnetar_dsp::executor::{Executor, ExecutorConfig, ExecutorError, Work};
 use magnetar_dsp::in_order::InOrder;
 use magnetar_dsp::merge::MergeBuffers;
@@ -55,7 +56,7 @@ use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{BusTouch, World, MAX_LANES};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 // Writes not applied at once are marked in a 64-bit mask (`Job::add_now`).
@@ -1631,14 +1632,16 @@ pub struct Parallel {
     bus_locks: Box<[AtomicBool]>,
     /// Which items' writes are logged in their merge slots, and how many
     /// items' writes to unread buses are on the buses while the group
-    /// runs (`Job::commit_one`).
+    /// runs (`Job::commit_one`). Each item notes with its merge slot what
+    /// the slot holds for the replay (`Left`).
     in_order: InOrder,
-    /// Per item: what its merge slot holds for the replay (`Left`).
-    left: Box<[AtomicU8]>,
     /// Whether a synth of the last group run failed or asked for
-    /// something (a done action, a free or run request).
-    unsettled: AtomicBool,
-    lost: AtomicBool,
+    /// something (a done action, a free or run request). On lines of its
+    /// own, as is `lost`: the audio thread clears them at every group, and
+    /// the fields beside them (which the items read) would then move to
+    /// its core every block.
+    unsettled: CachePadded<AtomicBool>,
+    lost: CachePadded<AtomicBool>,
     /// Groups run on several threads so far.
     pub groups_run: u64,
     /// Queues compiled so far (a group whose subtree kept its shape since
@@ -1708,9 +1711,8 @@ impl Parallel {
                 (0..like.num_audio_buses() + like.num_control_buses()).map(|_| AtomicBool::new(false)).collect()
             },
             in_order: InOrder::new(MAX_PARALLEL_ITEMS),
-            left: (0..MAX_PARALLEL_ITEMS).map(|_| AtomicU8::new(Left::Read as u8)).collect(),
-            unsettled: AtomicBool::new(false),
-            lost: AtomicBool::new(false),
+            unsettled: CachePadded::new(AtomicBool::new(false)),
+            lost: CachePadded::new(AtomicBool::new(false)),
             groups_run: 0,
             plans_compiled: 0,
             compile_times: Box::new(Histogram::new()),
@@ -1815,7 +1817,9 @@ impl Parallel {
         }
         self.lost.store(false, Ordering::Relaxed);
         self.in_order.reset(jobs.items());
-        let job = Job {
+        // On cache lines of its own: the helpers read it at every item and
+        // poll, and this thread's stack beside it is written all the time.
+        let job = CachePadded::new(Job {
             jobs,
             buses,
             main: world,
@@ -1824,13 +1828,12 @@ impl Parallel {
             exact: self.exact,
             bus_locks: &self.bus_locks,
             in_order: &self.in_order,
-            left: &self.left,
             unsettled: &self.unsettled,
             scratch,
             scratch_len,
             lost: &self.lost,
-        };
-        self.executor.run_block(&self.plans[0].1, &job);
+        });
+        self.executor.run_block(&self.plans[0].1, &*job);
         self.groups_run += 1;
         for cell in &self.privates {
             // SAFETY: the block is over; each world is only ours again.
@@ -1849,8 +1852,8 @@ impl Parallel {
         let mut replayed = true;
         for slot in 0..jobs.items() {
             let early = slot < committed;
-            // Relaxed: the block's end orders the items' stores before.
-            let left = self.left[slot].load(Ordering::Relaxed);
+            // The block's end orders the items' notes before.
+            let left = self.merge.note(slot).unwrap_or(Left::Read as u8);
             if left == Left::Nothing as u8 || (early && left == Left::Unread as u8) {
                 // Nothing for the replay: the slot is not even looked at
                 // (its item's thread empties it when it next writes it).
@@ -1895,7 +1898,6 @@ struct Job<'a> {
     exact: bool,
     bus_locks: &'a [AtomicBool],
     in_order: &'a InOrder,
-    left: &'a [AtomicU8],
     unsettled: &'a AtomicBool,
     scratch: *mut f32,
     scratch_len: usize,
@@ -1993,7 +1995,7 @@ impl Work for Job<'_> {
             return;
         }
         let Ok(mut slot) = self.merge.writer(i) else {
-            self.left[i].store(Left::Read as u8, Ordering::Relaxed);
+            self.merge.set_note(i, Left::Read as u8);
             self.lost.store(true, Ordering::Relaxed);
             return;
         };
@@ -2005,8 +2007,8 @@ impl Work for Job<'_> {
         let in_order = self.in_order.committed() == i;
         let (kept, left) = self.log_writes(item.0, w, &mut slot, in_order);
         drop(slot);
-        // Relaxed: the end of the block orders it before the replay.
-        self.left[i].store(if kept { left } else { Left::Read } as u8, Ordering::Relaxed);
+        // The end of the block orders it before the replay.
+        self.merge.set_note(i, if kept { left } else { Left::Read } as u8);
         if !kept {
             self.lost.store(true, Ordering::Relaxed);
         }

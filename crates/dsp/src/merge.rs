@@ -36,7 +36,7 @@
 //! ```
 //! use magnetar_dsp::merge::MergeBuffers;
 //!
-//! let merge = MergeBuffers::new(2, 4, 16);
+//! let merge = MergeBuffers::new(2, 4, 16, 2);
 //! // Children run in any order, each into its own slot.
 //! merge.writer(1).unwrap().add(0, &[0.25; 4]).unwrap();
 //! merge.writer(0).unwrap().add(0, &[0.5; 4]).unwrap();
@@ -76,10 +76,98 @@ struct Contribution {
     len: u32,
 }
 
+/// One slot's log. Its room lies in the buffers' one block; its samples lie
+/// there too, or in storage taken from a writer ([`SlotWriter::adopt`]).
 #[derive(Debug)]
 struct Log {
-    entries: Vec<Contribution>,
-    samples: Vec<f32>,
+    /// Room for `max_entries` contributions in the block, the first `len`
+    /// of them written.
+    entries: *mut Contribution,
+    len: usize,
+    /// Room for `max_samples` samples in the block, the first `used` of
+    /// them written while the samples lie here.
+    room: *mut f32,
+    used: usize,
+    /// Storage given in exchange for a writer's (empty but for the time
+    /// between `adopt` and the slot's next clearing, when it holds the
+    /// samples): room for `max_samples` in the slots that exchange, none in
+    /// the others.
+    taken: Vec<f32>,
+    /// Whether the samples lie in `taken`.
+    adopted: bool,
+}
+
+impl Log {
+    fn entries(&self) -> &[Contribution] {
+        // SAFETY: the slot's room in the block, of which the first `len`
+        // entries are written; whoever reaches the log holds the slot or
+        // reads it under `visit`'s contract.
+        unsafe { std::slice::from_raw_parts(self.entries, self.len) }
+    }
+
+    fn samples(&self) -> &[f32] {
+        if self.adopted {
+            &self.taken
+        } else {
+            // SAFETY: as in `entries`, the first `used` samples of the room.
+            unsafe { std::slice::from_raw_parts(self.room, self.used) }
+        }
+    }
+
+    fn sample_count(&self) -> usize {
+        if self.adopted {
+            self.taken.len()
+        } else {
+            self.used
+        }
+    }
+
+    /// Appends a contribution; the caller checked the room.
+    fn push(&mut self, c: Contribution, max_entries: usize) {
+        assert!(self.len < max_entries, "merge slot entries past their room");
+        // SAFETY: within the slot's room (checked), which only the writer
+        // holding the slot writes.
+        unsafe { self.entries.add(self.len).write(c) };
+        self.len += 1;
+    }
+
+    /// Appends samples; the caller checked the room.
+    fn extend(&mut self, samples: &[f32], max_samples: usize) {
+        if self.adopted {
+            // Within the capacity (at least `max_samples`, checked): it never grows.
+            self.taken.extend_from_slice(samples);
+        } else {
+            assert!(self.used + samples.len() <= max_samples, "merge slot samples past their room");
+            // SAFETY: as in `push`; the room and `samples` (the caller's) are apart.
+            unsafe { std::ptr::copy_nonoverlapping(samples.as_ptr(), self.room.add(self.used), samples.len()) };
+            self.used += samples.len();
+        }
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+        self.used = 0;
+        self.taken.clear();
+        self.adopted = false;
+    }
+}
+
+/// The room of every slot's log, allocated at once (separate allocations
+/// would each touch a page at start-up, a fault apiece, where this one is
+/// touched only where written).
+#[derive(Debug)]
+struct Block {
+    base: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.layout.size() > 0 {
+            // SAFETY: allocated in `MergeBuffers::new` with this layout.
+            unsafe { std::alloc::dealloc(self.base, self.layout) };
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -100,31 +188,81 @@ pub struct MergeBuffers {
     slots: Box<[CachePadded<Slot>]>,
     max_entries: usize,
     max_samples: usize,
+    /// Holds every log's room; the logs point into it.
+    _block: Block,
 }
 
 // SAFETY: a slot's log is written only through a `SlotWriter` (or replay /
 // forward, which claim the slot the same way), and claiming is an atomic
 // swap of `busy`, so at most one thread writes a log at a time; `visit`
-// only reads, under a contract that no writer is active meanwhile.
+// only reads, under a contract that no writer is active meanwhile. The
+// logs' pointers lead only into the block, which the buffers own.
 unsafe impl Sync for MergeBuffers {}
+// SAFETY: as above; the block moves with the buffers (it is not on a stack).
+unsafe impl Send for MergeBuffers {}
 
 impl MergeBuffers {
     /// `slots` slots, each holding up to `max_entries` contributions and
-    /// `max_samples` samples in total.
-    pub fn new(slots: usize, max_entries: usize, max_samples: usize) -> Self {
+    /// `max_samples` samples in total; the first `exchanging` of them may
+    /// take a writer's storage in exchange for their own
+    /// ([`SlotWriter::adopt`]), the others copy what they are given. The
+    /// slots' room is one allocation, touched only where written; each
+    /// exchanging slot's storage is one more.
+    ///
+    /// # Panics
+    /// If the room does not fit the address space.
+    pub fn new(slots: usize, max_entries: usize, max_samples: usize, exchanging: usize) -> Self {
+        // Each slot's room on lines of its own: threads write neighbouring
+        // slots at the same time.
+        let line = 128;
+        let round = |bytes: usize| bytes.div_ceil(line) * line;
+        let entry_bytes = round(max_entries * std::mem::size_of::<Contribution>());
+        let stride = entry_bytes + round(max_samples * std::mem::size_of::<f32>());
+        let size = slots.checked_mul(stride).and_then(|b| b.checked_add(line));
+        #[allow(clippy::expect_used)]
+        let layout = std::alloc::Layout::from_size_align(size.filter(|_| stride > 0).unwrap_or(0), 16)
+            .expect("merge buffers larger than the address space");
+        let base = if layout.size() == 0 {
+            std::ptr::NonNull::<u8>::dangling().as_ptr()
+        } else {
+            // SAFETY: a layout of non-zero size. Not zeroed: nothing is read
+            // that was not written, and memory never written is never touched.
+            let p = unsafe { std::alloc::alloc(layout) };
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            p
+        };
+        let block = Block { base, layout };
+        // The first whole line (the allocation is 16-byte aligned).
+        let start = (line - base as usize % line) % line;
         let slots = (0..slots)
-            .map(|_| {
+            .map(|k| {
+                let (entries, room) = if layout.size() == 0 {
+                    (std::ptr::NonNull::dangling().as_ptr(), std::ptr::NonNull::dangling().as_ptr())
+                } else {
+                    // SAFETY: `start + k * stride` plus the slot's room lies
+                    // in the allocation (`line` bytes more than `slots * stride`).
+                    unsafe {
+                        let at = base.add(start + k * stride);
+                        (at.cast::<Contribution>(), at.add(entry_bytes).cast::<f32>())
+                    }
+                };
                 CachePadded::new(Slot {
                     busy: AtomicBool::new(false),
                     note: AtomicU8::new(0),
                     log: UnsafeCell::new(Log {
-                        entries: Vec::with_capacity(max_entries),
-                        samples: Vec::with_capacity(max_samples),
+                        entries,
+                        len: 0,
+                        room,
+                        used: 0,
+                        taken: if k < exchanging { Vec::with_capacity(max_samples) } else { Vec::new() },
+                        adopted: false,
                     }),
                 })
             })
             .collect();
-        Self { slots, max_entries, max_samples }
+        Self { slots, max_entries, max_samples, _block: block }
     }
 
     /// Number of slots.
@@ -172,11 +310,11 @@ impl MergeBuffers {
         for slot in slots {
             let mut w = self.writer(slot)?;
             let log = w.log();
-            for c in &log.entries {
-                sink(c.target, &log.samples[c.start as usize..(c.start + c.len) as usize]);
+            let samples = log.samples();
+            for c in log.entries() {
+                sink(c.target, &samples[c.start as usize..(c.start + c.len) as usize]);
             }
-            log.entries.clear();
-            log.samples.clear();
+            log.clear();
         }
         Ok(())
     }
@@ -197,8 +335,9 @@ impl MergeBuffers {
         // SAFETY: the caller guarantees no writer holds or claims the slot
         // meanwhile, so the log is only read.
         let log = unsafe { &*s.log.get() };
-        for c in &log.entries {
-            sink(c.target, &log.samples[c.start as usize..(c.start + c.len) as usize]);
+        let samples = log.samples();
+        for c in log.entries() {
+            sink(c.target, &samples[c.start as usize..(c.start + c.len) as usize]);
         }
         Ok(())
     }
@@ -230,8 +369,7 @@ impl MergeBuffers {
             let mut w = self.writer(slot)?;
             let log = w.log();
             runs(log, &mut sink);
-            log.entries.clear();
-            log.samples.clear();
+            log.clear();
         }
         Ok(())
     }
@@ -254,7 +392,8 @@ impl MergeBuffers {
 /// Hands `log`'s contributions to `sink` by runs (see
 /// `MergeBuffers::visit_runs`).
 fn runs(log: &Log, mut sink: impl FnMut(u32, usize, &[f32])) {
-    let mut entries = log.entries.iter().peekable();
+    let all = log.samples();
+    let mut entries = log.entries().iter().peekable();
     while let Some(first) = entries.next() {
         let (start, len) = (first.start as usize, first.len as usize);
         let mut end = start + len;
@@ -263,7 +402,7 @@ fn runs(log: &Log, mut sink: impl FnMut(u32, usize, &[f32])) {
         while let Some(c) = entries.next_if(|c| follows(c, end)) {
             end += c.len as usize;
         }
-        sink(first.target, len, &log.samples[start..end]);
+        sink(first.target, len, &all[start..end]);
     }
 }
 
@@ -284,21 +423,19 @@ impl SlotWriter<'_> {
     /// Empties the slot, for a writer that starts it afresh whether or not
     /// the last replay emptied it.
     pub fn clear(&mut self) {
-        let log = self.log();
-        log.entries.clear();
-        log.samples.clear();
+        self.log().clear();
     }
 
     /// Records that `samples` are to be added to bus `target`.
     pub fn add(&mut self, target: u32, samples: &[f32]) -> Result<(), MergeError> {
         let (max_entries, max_samples, slot) = (self.buffers.max_entries, self.buffers.max_samples, self.slot);
         let log = self.log();
-        if log.entries.len() >= max_entries || log.samples.len() + samples.len() > max_samples {
+        if log.len >= max_entries || log.sample_count() + samples.len() > max_samples {
             return Err(MergeError::SlotFull(slot));
         }
-        let start = log.samples.len() as u32;
-        log.samples.extend_from_slice(samples);
-        log.entries.push(Contribution { target, start, len: samples.len() as u32 });
+        let start = log.sample_count() as u32;
+        log.extend(samples, max_samples);
+        log.push(Contribution { target, start, len: samples.len() as u32 }, max_entries);
         Ok(())
     }
 
@@ -312,13 +449,14 @@ impl SlotWriter<'_> {
     pub fn adopt(&mut self, samples: &mut Vec<f32>) -> bool {
         let max_samples = self.buffers.max_samples;
         let log = self.log();
-        let fits = log.entries.is_empty()
-            && log.samples.is_empty()
+        let fits = log.len == 0
+            && log.sample_count() == 0
             && samples.capacity() >= max_samples
             && samples.len() <= max_samples
-            && log.samples.capacity() >= samples.capacity();
+            && log.taken.capacity() >= samples.capacity();
         if fits {
-            std::mem::swap(&mut log.samples, samples);
+            std::mem::swap(&mut log.taken, samples);
+            log.adopted = true;
         }
         fits
     }
@@ -341,11 +479,11 @@ impl SlotWriter<'_> {
         let log = self.log();
         let mut kept = true;
         for (target, start, len) in contributions {
-            if log.entries.len() >= max_entries || start + len > log.samples.len() {
+            if log.len >= max_entries || start + len > log.sample_count() {
                 kept = false;
                 continue;
             }
-            log.entries.push(Contribution { target, start: start as u32, len: len as u32 });
+            log.push(Contribution { target, start: start as u32, len: len as u32 }, max_entries);
         }
         kept
     }
@@ -354,8 +492,9 @@ impl SlotWriter<'_> {
     /// write order, as the bus would hold them in a sequential run.
     pub fn add_pending(&mut self, target: u32, out: &mut [f32]) {
         let log = self.log();
-        for c in log.entries.iter().filter(|c| c.target == target) {
-            let samples = &log.samples[c.start as usize..(c.start + c.len) as usize];
+        let all = log.samples();
+        for c in log.entries().iter().filter(|c| c.target == target) {
+            let samples = &all[c.start as usize..(c.start + c.len) as usize];
             for (o, s) in out.iter_mut().zip(samples) {
                 *o += s;
             }
@@ -376,7 +515,7 @@ mod tests {
 
     #[test]
     fn replay_adds_contributions_in_slot_order_whatever_order_they_were_written() {
-        let merge = MergeBuffers::new(3, 4, 64);
+        let merge = MergeBuffers::new(3, 4, 64, 3);
         let values = [1.0e8f32, 1.0, -1.0e8];
         for slot in [2, 0, 1] {
             merge.writer(slot).unwrap().add(7, &[values[slot]]).unwrap();
@@ -393,7 +532,7 @@ mod tests {
 
     #[test]
     fn a_slot_cannot_be_claimed_twice_at_once() {
-        let merge = MergeBuffers::new(1, 1, 1);
+        let merge = MergeBuffers::new(1, 1, 1, 1);
         let w = merge.writer(0).unwrap();
         assert_eq!(merge.writer(0).unwrap_err(), MergeError::SlotBusy(0));
         drop(w);
@@ -403,7 +542,7 @@ mod tests {
 
     #[test]
     fn a_slot_keeps_the_last_note_left_with_it() {
-        let merge = MergeBuffers::new(2, 1, 1);
+        let merge = MergeBuffers::new(2, 1, 1, 2);
         assert_eq!(merge.note(1), Some(0));
         merge.set_note(1, 2);
         merge.set_note(1, 1);
@@ -413,7 +552,7 @@ mod tests {
 
     #[test]
     fn a_full_slot_refuses_more_instead_of_growing() {
-        let merge = MergeBuffers::new(1, 2, 4);
+        let merge = MergeBuffers::new(1, 2, 4, 1);
         let mut w = merge.writer(0).unwrap();
         w.add(0, &[1.0; 3]).unwrap();
         assert_eq!(w.add(0, &[1.0; 2]), Err(MergeError::SlotFull(0)));
@@ -423,7 +562,7 @@ mod tests {
 
     #[test]
     fn adopted_samples_replay_in_place_and_the_slot_gives_back_storage_that_never_grows() {
-        let merge = MergeBuffers::new(1, 4, 8);
+        let merge = MergeBuffers::new(1, 4, 8, 1);
         let mut logged = Vec::with_capacity(8);
         logged.extend_from_slice(&[1.0f32, 2.0, 3.0, 4.0]);
         let mut w = merge.writer(0).unwrap();
@@ -445,8 +584,34 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_that_does_not_exchange_copies_instead_and_replays_the_same() {
+        // Slot 0 exchanges, slot 1 does not.
+        let merge = MergeBuffers::new(2, 4, 8, 1);
+        let mut logged = Vec::with_capacity(8);
+        logged.extend_from_slice(&[1.0f32, 2.0]);
+        let mut w = merge.writer(1).unwrap();
+        assert!(!w.adopt(&mut logged));
+        assert_eq!(logged, [1.0, 2.0]);
+        w.add(3, &logged).unwrap();
+        w.add(4, &[5.0; 6]).unwrap();
+        assert_eq!(w.add(4, &[5.0]), Err(MergeError::SlotFull(1)));
+        let mut bus = [0.5f32, 0.5];
+        w.add_pending(3, &mut bus);
+        assert_eq!(bus, [1.5, 2.5]);
+        drop(w);
+        let mut w = merge.writer(0).unwrap();
+        assert!(w.adopt(&mut logged));
+        w.add_in_place(3, 0, 2).unwrap();
+        drop(w);
+        let mut seen = Vec::new();
+        merge.replay(0..2, |t, s| seen.push((t, s.to_vec()))).unwrap();
+        assert_eq!(seen, [(3, vec![1.0, 2.0]), (3, vec![1.0, 2.0]), (4, vec![5.0; 6])]);
+        merge.replay(0..2, |_, _| panic!("the replay emptied the slots")).unwrap();
+    }
+
+    #[test]
     fn a_cleared_slot_holds_nothing_and_adopts_again() {
-        let merge = MergeBuffers::new(1, 4, 8);
+        let merge = MergeBuffers::new(1, 4, 8, 1);
         merge.writer(0).unwrap().add(3, &[1.0, 2.0]).unwrap();
         let mut w = merge.writer(0).unwrap();
         w.clear();
@@ -458,7 +623,7 @@ mod tests {
 
     #[test]
     fn a_child_reads_its_own_pending_writes() {
-        let merge = MergeBuffers::new(1, 4, 8);
+        let merge = MergeBuffers::new(1, 4, 8, 1);
         let mut w = merge.writer(0).unwrap();
         w.add(3, &[0.5, 0.5]).unwrap();
         w.add(4, &[9.0, 9.0]).unwrap();
@@ -470,7 +635,7 @@ mod tests {
 
     #[test]
     fn a_finished_slot_can_be_visited_without_emptying_it() {
-        let merge = MergeBuffers::new(2, 4, 8);
+        let merge = MergeBuffers::new(2, 4, 8, 2);
         merge.writer(1).unwrap().add(5, &[1.0, 2.0]).unwrap();
         merge.writer(1).unwrap().add(6, &[3.0]).unwrap();
         let mut seen = Vec::new();
@@ -487,7 +652,7 @@ mod tests {
 
     #[test]
     fn runs_gather_consecutive_writes_to_one_target_that_lie_together() {
-        let merge = MergeBuffers::new(2, 8, 16);
+        let merge = MergeBuffers::new(2, 8, 16, 2);
         let mut logged = Vec::with_capacity(16);
         logged.extend_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
         let mut w = merge.writer(0).unwrap();
@@ -518,7 +683,7 @@ mod tests {
     #[test]
     fn forward_keeps_the_sequential_order_across_nested_groups() {
         // Outer child 0 = Seq[x, Par[y, z]]: slot 0; inner slots 1, 2.
-        let merge = MergeBuffers::new(3, 8, 8);
+        let merge = MergeBuffers::new(3, 8, 8, 3);
         merge.writer(2).unwrap().add(0, &[3.0]).unwrap();
         merge.writer(0).unwrap().add(0, &[1.0]).unwrap();
         merge.writer(1).unwrap().add(0, &[2.0]).unwrap();

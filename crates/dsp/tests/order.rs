@@ -229,7 +229,7 @@ fn parallel_sums_equal_sequential_sums_bit_for_bit() {
         plan.compile_into(&rewritten).unwrap();
         let mut mixer = Mixer {
             roles,
-            merge: MergeBuffers::new(slots, 256, 256 * LEN),
+            merge: MergeBuffers::new(slots, 256, 256 * LEN, slots),
             bus: (0..BUSES).map(|_| std::array::from_fn(|_| AtomicU32::new(0))).collect(),
             block: 0,
         };

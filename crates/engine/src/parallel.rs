@@ -81,6 +81,12 @@ const ITEMS_PER_THREAD: usize = 16;
 const LANE_WIDTH: usize = 8;
 /// Synths in an item of chains run place by place (`GroupJobs::chain_items`).
 const MAX_CHAIN_ITEM: usize = 128;
+/// Items per thread whose merge slots take the thread's log storage in
+/// exchange for their own, rather than a copy of the samples kept for the
+/// replay (`MergeBuffers::new`): twice what a group is cut into, so that
+/// only items past those of two fused groups copy. Each such slot's storage
+/// is an allocation of its own, which the start-up pays a page fault for.
+const EXCHANGING_ITEMS_PER_THREAD: usize = 2 * ITEMS_PER_THREAD;
 
 /// The def of a running synth that may run in a lane batch, to tell
 /// whether consecutive children would share one (`schedule::run_ordered`).
@@ -1700,9 +1706,10 @@ impl Parallel {
                 .collect(),
             privates,
             merge: if exact {
-                MergeBuffers::new(MAX_PARALLEL_ITEMS, MAX_WRITES_PER_ITEM, MAX_WRITES_PER_ITEM * bs)
+                let exchanging = (EXCHANGING_ITEMS_PER_THREAD * threads).min(MAX_PARALLEL_ITEMS);
+                MergeBuffers::new(MAX_PARALLEL_ITEMS, MAX_WRITES_PER_ITEM, MAX_WRITES_PER_ITEM * bs, exchanging)
             } else {
-                MergeBuffers::new(0, 0, 0)
+                MergeBuffers::new(0, 0, 0, 0)
             },
             exact,
             bus_locks: if exact {

@@ -1609,7 +1609,11 @@ impl MainBuses {
 /// logged bus write moves the log's length), and two worlds sharing a line
 /// at their boundary would make those writes transfers between cores.
 #[repr(align(128))]
-struct Private(UnsafeCell<World>);
+struct Private(UnsafeCell<World>, SetUp);
+
+/// The group a private world was last set up for (`Job::run`), touched
+/// only by the world's thread.
+struct SetUp(std::cell::Cell<u64>);
 
 impl std::ops::Deref for Private {
     type Target = UnsafeCell<World>;
@@ -1695,7 +1699,7 @@ impl Parallel {
                 w.log_touches = true;
                 w.touch_log = Vec::with_capacity(MAX_WRITES_PER_ITEM);
                 w.touch_data = Vec::with_capacity(MAX_WRITES_PER_ITEM * bs);
-                Private(UnsafeCell::new(w))
+                Private(UnsafeCell::new(w), SetUp(std::cell::Cell::new(0)))
             })
             .collect();
         let nodes = MAX_PARALLEL_ITEMS + MAX_GROUPS;
@@ -1789,17 +1793,24 @@ impl Parallel {
                 self.compile_times.record_duration(started.elapsed());
             }
         }
-        for cell in &self.privates {
-            // SAFETY: no block is running yet; each world is only ours here.
-            let w = unsafe { &mut *cell.get() };
-            w.buf_counter = world.buf_counter;
-            w.full_rate = world.full_rate;
-            w.buf_rate = world.buf_rate;
+        // Each thread sets up its own world for the group as it runs its
+        // first item, and clears what points into the world as it leaves
+        // (`Job::run`, `Job::leave`): were this thread to write the helpers'
+        // worlds before and after every group, the lines it wrote would move
+        // to its core and back to theirs at every group.
+        let loan = {
+            // SAFETY: no block is running; the audio thread's own world.
+            let w = unsafe { &mut *self.privates[0].get() };
             // Synths may read buffers, and write those no other item uses
             // (`GroupJobs::check`); no command runs until the group is done.
-            // SAFETY: the loan ends below, before `world` is used again.
+            // SAFETY: the loan is copied into the worlds of the threads
+            // that run items, each of which ends it as it leaves the block,
+            // before `run_block` returns and `world` is used again.
             unsafe { w.lend_buffers(world) };
-        }
+            let loan = w.lent_buffers;
+            w.end_loan();
+            loan
+        };
         let buses = MainBuses::of(world);
         let direct = magnetar_ugens::DirectBuses {
             audio: buses.audio,
@@ -1817,16 +1828,14 @@ impl Parallel {
             && jobs.control_buses == direct.control_count
             && jobs.direct_owner.len() == direct.audio_count + direct.control_count)
             .then_some(direct);
-        for cell in &self.privates {
-            // SAFETY: as above. The table and the buses outlive the block;
-            // `direct` is taken back below.
-            unsafe { &mut *cell.get() }.direct = direct;
-        }
         self.lost.store(false, Ordering::Relaxed);
         self.in_order.reset(jobs.items());
         // On cache lines of its own: the helpers read it at every item and
         // poll, and this thread's stack beside it is written all the time.
         let job = CachePadded::new(Job {
+            group: self.groups_run + 1,
+            loan,
+            direct,
             jobs,
             buses,
             main: world,
@@ -1842,12 +1851,6 @@ impl Parallel {
         });
         self.executor.run_block(&self.plans[0].1, &*job);
         self.groups_run += 1;
-        for cell in &self.privates {
-            // SAFETY: the block is over; each world is only ours again.
-            let w = unsafe { &mut *cell.get() };
-            w.end_loan();
-            w.direct = None;
-        }
         if !self.exact {
             // Every write went to the buses as its item ended.
             return !self.lost.load(Ordering::Relaxed);
@@ -1895,6 +1898,11 @@ enum Left {
 }
 
 struct Job<'a> {
+    /// The group's number (from 1), and what each thread sets up its world
+    /// with as it runs its first item of the group.
+    group: u64,
+    loan: magnetar_ugens::world::LentBuffers,
+    direct: Option<magnetar_ugens::DirectBuses>,
     jobs: &'a GroupJobs,
     /// The world's buses, written only by the items that own them.
     buses: MainBuses,
@@ -1912,7 +1920,7 @@ struct Job<'a> {
 }
 
 // SAFETY: items hold distinct synths and each worker index owns one private
-// world and one scratch slice; the executor runs each item exactly once,
+// world (with its set-up stamp) and one scratch slice; the executor runs each item exactly once,
 // after the items it depends on; meanwhile the main world's buses are only
 // read, but for those one item owns (or, without `exact`, writes under
 // their locks), and a buffer is written only by the one item that uses it.
@@ -1928,6 +1936,18 @@ impl Work for Job<'_> {
         let w = unsafe { &mut *self.privates[worker].get() };
         // SAFETY: nothing writes the main world until the group is done.
         let main = unsafe { &*self.main };
+        let set_up = &self.privates[worker].1 .0;
+        if set_up.get() != self.group {
+            set_up.set(self.group);
+            w.buf_counter = main.buf_counter;
+            w.full_rate = main.full_rate;
+            w.buf_rate = main.buf_rate;
+            // The world's loan lasts until this thread leaves the block
+            // (`leave`), before the audio thread uses its buffers again.
+            w.lent_buffers = self.loan;
+            // The table and the buses outlive the block.
+            w.direct = self.direct;
+        }
         // SAFETY: thread `worker`'s own slice of the scratch area.
         let scratch =
             unsafe { std::slice::from_raw_parts_mut(self.scratch.add(worker * self.scratch_len), self.scratch_len) };
@@ -2035,10 +2055,15 @@ impl Work for Job<'_> {
 
     /// Every item ran: whatever another thread left is applied now, by
     /// the first thread to leave, rather than by the replay.
-    fn leave(&self, _worker: usize) {
+    fn leave(&self, worker: usize) {
         if self.exact {
             self.in_order.commit(None, |n| self.commit_one(n));
         }
+        // SAFETY: only the thread with index `worker` uses this world.
+        let w = unsafe { &mut *self.privates[worker].get() };
+        // What points into the main world goes with the block.
+        w.end_loan();
+        w.direct = None;
     }
 }
 

@@ -10,14 +10,6 @@ use magnetar_ugens::{
 use std::ops::Range;
 use std::sync::Arc;
 
-/// On cache lines of its own (128 bytes, a pair of lines that x86 fetches
-/// together): a running synth writes its fields every block (the step it is
-/// at), and synths made one after another lie side by side on the heap, each
-/// next to the first thing the following one allocated (its wires, which its
-/// control-rate units write every block). On the threads of a parallel group
-/// neighbouring synths often run on different cores, and a shared line would
-/// move between them at every step.
-#[repr(align(128))]
 pub struct Synth {
     pub def: Arc<GraphDef>,
     pub ctx: SynthCtx,

@@ -55,8 +55,8 @@ struct PoolState {
     /// The last [`largest_free_block`] measured on the pool's thread, for
     /// other threads to read.
     largest_free: AtomicUsize,
-    deferred_tx: mpsc::Sender<(usize, usize)>,
-    deferred_rx: UnsafeCell<mpsc::Receiver<(usize, usize)>>,
+    deferred_tx: mpsc::Sender<(usize, Layout)>,
+    deferred_rx: UnsafeCell<mpsc::Receiver<(usize, Layout)>>,
 }
 
 // SAFETY: the TLSF header and the deferred receiver are only touched by the
@@ -188,10 +188,10 @@ pub fn drain_deferred_frees(max: usize) -> usize {
     let rx = unsafe { &mut *p.deferred_rx.get() };
     let mut n = 0;
     while n < max {
-        let Some((addr, size)) = rx.pop() else { break };
+        let Some((addr, layout)) = rx.pop() else { break };
         // SAFETY: the address came from this pool and was freed exactly once
         // (by the thread that queued it); we are the pool's thread.
-        unsafe { pool_free(p, addr as *mut u8, size) };
+        unsafe { pool_free(p, addr as *mut u8, layout) };
         n += 1;
     }
     n
@@ -323,15 +323,17 @@ unsafe fn pool_alloc(p: &PoolState, layout: Layout) -> *mut u8 {
 }
 
 /// # Safety
-/// Must run on the pool's thread, with a block this pool allocated.
-unsafe fn pool_free(p: &PoolState, ptr: *mut u8, size: usize) {
+/// Must run on the pool's thread, with a block this pool allocated with
+/// `layout`.
+unsafe fn pool_free(p: &PoolState, ptr: *mut u8, layout: Layout) {
     // SAFETY: the caller is the pool's only thread.
     let tlsf = unsafe { &mut *p.tlsf.get() };
-    // SAFETY: the block came from this pool (caller's contract); rlsf needs
-    // the alignment only to find the block header, and any power of two no
-    // larger than the one used works for it.
-    unsafe { tlsf.deallocate(NonNull::new_unchecked(ptr), 1) };
-    p.used.fetch_sub(accounted(size), Ordering::Relaxed);
+    // SAFETY: the block came from this pool with this layout (caller's
+    // contract). rlsf finds the header of a block aligned to its granule or
+    // more through a pointer stored before it, and of a less aligned one
+    // right before it: it must be told the alignment the block was made with.
+    unsafe { tlsf.deallocate(NonNull::new_unchecked(ptr), layout.align()) };
+    p.used.fetch_sub(accounted(layout.size()), Ordering::Relaxed);
 }
 
 /// The global allocator that routes the pool's thread to the pool.
@@ -398,8 +400,8 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for RoutingAlloc<A> {
             if addr >= p.base && addr < p.base + p.len {
                 if in_pool() {
                     // SAFETY: a pool block, freed on the pool's thread.
-                    unsafe { pool_free(p, ptr, layout.size()) };
-                } else if p.deferred_tx.push((addr, layout.size())).is_err() {
+                    unsafe { pool_free(p, ptr, layout) };
+                } else if p.deferred_tx.push((addr, layout)).is_err() {
                     p.leaked.fetch_add(1, Ordering::Relaxed);
                 }
                 return;
@@ -424,6 +426,8 @@ mod tests {
         assert!(matches!(install_pool(1 << 20), Err(PoolError::AlreadyInstalled)));
         let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
         let (back_tx, back_rx) = std::sync::mpsc::channel::<usize>();
+        let (tx_aligned, rx_aligned) = std::sync::mpsc::channel();
+        let (back_aligned_tx, back_aligned) = std::sync::mpsc::channel::<bool>();
         let audio = std::thread::spawn(move || {
             // SAFETY: this is the only thread that enters the pool.
             unsafe { enter_pool() };
@@ -447,6 +451,40 @@ mod tests {
             }
             assert_eq!(drained, 1);
             assert_eq!(used_before_drain - status().used, accounted(1000), "the block went back to the pool");
+            // Blocks aligned beyond the pool's granule (cache-padded
+            // atomics, boxed structs aligned to their lines) go back whole,
+            // freed here or through the queue, and the pool stays usable.
+            #[repr(align(128))]
+            struct Lines([u8; 200]);
+            let used_before = status().used;
+            for round in 0..64u8 {
+                let kept: Vec<Box<Lines>> = (0..8).map(|i| Box::new(Lines([round ^ i; 200]))).collect();
+                for (i, b) in kept.iter().enumerate() {
+                    assert_eq!(b.as_ref() as *const Lines as usize % 128, 0);
+                    assert!(b.0.iter().all(|&x| x == round ^ i as u8));
+                }
+                drop(kept);
+            }
+            assert_eq!(status().used, used_before, "every aligned block went back to the pool");
+            tx_aligned.send(Box::new(Lines([9; 200]))).unwrap();
+            assert!(back_aligned.recv().unwrap());
+            let used_before_drain = status().used;
+            let mut drained = 0;
+            for _ in 0..100 {
+                drained += drain_deferred_frees(16);
+                if drained > 0 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            assert_eq!(drained, 1);
+            let size = std::mem::size_of::<Lines>();
+            assert_eq!(
+                used_before_drain - status().used,
+                accounted(size),
+                "an aligned block freed elsewhere came back"
+            );
+            assert_eq!(status().misses, 0);
             // A size chosen at run time is refused, not served elsewhere.
             assert!(magnetar_rt::fallible::try_filled(0u8, 4 << 20).is_err());
             assert_eq!((status().misses, status().refused), (0, 1));
@@ -464,6 +502,9 @@ mod tests {
         let addr = v.as_ptr() as usize;
         drop(v);
         back_tx.send(addr).unwrap();
+        let aligned = rx_aligned.recv().unwrap();
+        drop(aligned);
+        back_aligned_tx.send(true).unwrap();
         audio.join().unwrap();
     }
 }

@@ -28,6 +28,26 @@ extern "C" {
 
 use magnetar_rt::guard::note_c_heap_op as note;
 
+/// Keeps glibc's threshold for serving a block by its own mapping at its
+/// starting value (128 KiB) instead of letting it rise to the size of the
+/// largest mapped block freed so far (plugin loading and wavetable set-up
+/// free a few). Above the threshold `calloc` hands out the kernel's fresh
+/// pages, untouched until used; below it, from memory the heap already
+/// touched, it clears every byte. The tables sized by the bus and buffer
+/// counts (the threads' private worlds' buses, the parallel groups' per-bus
+/// tables), most of which a render never uses, then cost no page faults
+/// at start-up. Only for non-real-time rendering: a real-time server locks
+/// and touches its memory up front (`mlockall`), and there a mapping per
+/// block would add system calls for threads that free large blocks.
+pub fn fixed_mmap_threshold() {
+    // glibc's default (`DEFAULT_MMAP_THRESHOLD_MIN`); setting it, whatever
+    // the value, stops the dynamic adjustment.
+    const THRESHOLD: c_int = 128 * 1024;
+    // SAFETY: a plain setting of glibc's allocator, made before any thread
+    // but this one runs; a refusal (0) leaves the default, which is fine.
+    unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, THRESHOLD) };
+}
+
 /// glibc's `malloc` guarantees this alignment (x86-64: 16).
 const MIN_ALIGN: usize = 16;
 

@@ -40,6 +40,9 @@ fn main() {
     if std::env::var_os("MAGNETAR_SCALAR_KERNELS").is_some_and(|v| v == "1") {
         magnetar_ugens::vector::set_scalar_only(true);
     }
+    if cli.nrt.is_some() {
+        c_heap::fixed_mmap_threshold();
+    }
     load_plugins(&cli);
     // The DSP threads' timeline (README: tracing).
     let tracing = std::env::var_os("MAGNETAR_TRACE").filter(|p| !p.is_empty());

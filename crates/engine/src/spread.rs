@@ -28,6 +28,17 @@
 //! percent of the gain, never a loss against one thread. The chosen way is
 //! measured over its stretch between two looks (its last `SAMPLES` blocks
 //! for the median), the other over a probe that grows with the stretch.
+//!
+//! One probe can be unlucky: a busy spell that slows the one-thread probe
+//! would keep the threads, and the next look comes only after a stretch
+//! twice as long. A look therefore takes the one-thread way's cost as the
+//! lower of its last two measurements (a stall only ever adds time), so
+//! that one unlucky measurement of it never keeps or gives the threads;
+//! the lean is to one thread, whose cost is that of `-T 1`.
+//!
+//! A one-thread stretch's blocks are not timed (`keeps_one`), no clock
+//! read, but for its last `TIMED` blocks, which measure it for the next
+//! look.
 
 /// Blocks of the other way in a probe, at least (after one left out: the
 /// first block of a run warms the caches of the other way).
@@ -40,6 +51,9 @@ const FIRST_INTERVAL: u32 = 32;
 const MAX_INTERVAL: u32 = 4096;
 /// Blocks whose times the median is taken over: the most recent ones.
 const SAMPLES: usize = 64;
+/// Blocks at the end of a one-thread stretch that are timed (after one
+/// left out), the others not.
+const TIMED: u32 = PROBE + 1;
 /// The threads are taken when they cost less than this share of one
 /// thread's block; one thread is taken back when it costs less than this
 /// share of the threads' (hysteresis between the two).
@@ -114,6 +128,9 @@ pub struct Chooser {
     /// stretch, and of the spread way when last measured.
     chosen_cost: Option<u64>,
     spread_cost: Option<u64>,
+    /// Cost of the one-thread way when last measured (a stretch or a
+    /// probe), while the group's size holds.
+    one_cost: Option<u64>,
     interval: u32,
     /// Whether a look has chosen a way yet (the first stretch runs on the
     /// threads, without having been chosen).
@@ -141,6 +158,7 @@ impl Chooser {
             tally: Tally::new(),
             chosen_cost: None,
             spread_cost: None,
+            one_cost: None,
             interval: FIRST_INTERVAL,
             settled: false,
             items: 0,
@@ -163,6 +181,7 @@ impl Chooser {
         if items > 2 * self.items || 2 * items < self.items {
             self.items = items;
             self.interval = FIRST_INTERVAL;
+            self.one_cost = None;
             if !self.probing {
                 self.left = self.left.min(FIRST_INTERVAL);
             }
@@ -220,6 +239,11 @@ impl Chooser {
             return;
         };
         let (spread, one) = if way == Way::Spread { (cost, chosen_cost) } else { (chosen_cost, cost) };
+        // One thread's cost: the lower of its last two measurements.
+        let one = match self.one_cost.replace(one) {
+            Some(before) => one.min(before),
+            None => one,
+        };
         // The threads are kept while not slower, taken only when clearly
         // faster; the first look takes them as if from one thread.
         let keep_spread = self.chosen == Way::Spread && self.settled;
@@ -230,7 +254,10 @@ impl Chooser {
         };
         let best = if spread_wins { Way::Spread } else { Way::One };
         if best != self.chosen {
+            // The stretch to come compares with this look's cost of its
+            // way until it has measured its own.
             self.chosen = best;
+            self.chosen_cost = Some(if best == Way::One { one } else { spread });
             self.switches += 1;
         }
         self.settled = true;
@@ -238,14 +265,16 @@ impl Chooser {
         self.start_stretch();
     }
 
-    /// Whether blocks run on one thread until the next look.
+    /// Whether this block runs on one thread, untimed: a one-thread
+    /// stretch, but for its last `TIMED` blocks.
     pub fn keeps_one(&self) -> bool {
-        !self.probing && self.chosen == Way::One
+        !self.probing && self.chosen == Way::One && self.left > TIMED
     }
 
-    /// Notes a block of a one-thread stretch (`keeps_one`) that ran
-    /// without being timed. The stretch's cost is then what its timed
-    /// blocks measured, or, with none, the last cost measured.
+    /// Notes a block of a one-thread stretch that ran without being timed
+    /// (`keeps_one`, or the jobs were edited). The stretch's cost is then
+    /// what its timed blocks measured, or, with none, the last cost
+    /// measured.
     pub fn skip_one(&mut self) {
         self.left = self.left.saturating_sub(1);
         if self.left == 0 {
@@ -427,6 +456,63 @@ mod tests {
             assert_eq!(c.chosen(), Way::Spread, "seed {seed}");
             assert!(n[Way::One as usize] < 20_000 / 20, "seed {seed}: one-thread blocks: {n:?}");
         }
+    }
+
+    #[test]
+    fn one_slow_measurement_of_one_thread_does_not_give_the_threads_a_long_stretch() {
+        // One thread is faster (22 µs against 27), and the looks have
+        // grown rare. Then a busy spell slows the one-thread blocks that
+        // measure one stretch (the last 64 before a look), once: the next
+        // look still sees one thread as the faster, from the measurement
+        // before, rather than taking the threads until the look after.
+        let mut c = Chooser::new();
+        run(&mut c, 40_000, 27_000, 22_000);
+        assert_eq!(c.chosen(), Way::One);
+        assert_eq!(c.interval, MAX_INTERVAL);
+        // To the start of a one-thread stretch.
+        while c.probing || c.left < MAX_INTERVAL / 2 {
+            let w = c.way(2, None);
+            c.record(w, if w == Way::Spread { 27_000 } else { 22_000 }, 0);
+        }
+        let mut n = [0, 0];
+        let mut spell = true;
+        for _ in 0..3 * MAX_INTERVAL {
+            if c.keeps_one() {
+                n[Way::One as usize] += 1;
+                c.skip_one();
+                continue;
+            }
+            let w = c.way(2, None);
+            n[w as usize] += 1;
+            let slow = spell && w == Way::One && !c.probing && c.left <= SAMPLES as u32;
+            spell &= !c.probing;
+            let ns = match w {
+                Way::Spread => 27_000,
+                Way::One if slow => 35_000,
+                Way::One => 22_000,
+            };
+            c.record(w, ns, 0);
+        }
+        assert!(!spell, "the spell never came");
+        assert_eq!(c.chosen(), Way::One);
+        assert!(n[Way::Spread as usize] < 3 * MAX_INTERVAL as usize / 16, "spread blocks: {n:?}");
+    }
+
+    #[test]
+    fn a_one_thread_stretch_is_timed_only_at_its_end() {
+        let mut c = Chooser::new();
+        run(&mut c, 40_000, 27_000, 22_000);
+        while c.probing || c.left < MAX_INTERVAL / 2 {
+            let w = c.way(2, None);
+            c.record(w, if w == Way::Spread { 27_000 } else { 22_000 }, 0);
+        }
+        let mut untimed = 0;
+        while c.keeps_one() {
+            untimed += 1;
+            c.skip_one();
+        }
+        assert!(untimed >= MAX_INTERVAL / 2 - TIMED, "untimed: {untimed}");
+        assert_eq!(c.way(2, None), Way::One);
     }
 
     #[test]

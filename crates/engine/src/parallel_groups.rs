@@ -62,7 +62,9 @@ pub struct ParallelGroups {
 /// A group that [`ParallelGroups::run`] ran, until [`ParallelGroups::finish`].
 pub(crate) struct Ran {
     way: Way,
-    started: Instant,
+    /// When it started running; `None` for a block of a one-thread
+    /// stretch, not timed.
+    started: Option<Instant>,
     traced: u64,
     id: u32,
     items: u32,
@@ -221,38 +223,40 @@ impl ParallelGroups {
         scratch_len: usize,
         walk_one: bool,
     ) -> Option<Ran> {
-        let started = Instant::now();
-        let threads = self.pool.threads();
-        let fits = self.fits(world, lane_scratch.len(), scratch_len);
         let &group = groups.first()?;
         // This group's jobs to the front (a rotation moves no storage).
         let (at, known) = self.slot_for(group, groups.len());
         if let Some(kept) = self.jobs.get_mut(..=at) {
             kept.rotate_right(1);
         }
+        let fits = self.fits(world, lane_scratch.len(), scratch_len);
         let jobs = self.jobs.first_mut()?;
         if !known {
             jobs.chooser.reset();
         }
-        // A group that runs on this thread for now needs no jobs: after an
-        // edit it runs as a plain group, untimed (`Chooser::skip_one`), and
-        // its jobs are worked out again only for the next look at the
+        // A group that runs on this thread for now is not timed
+        // (`Chooser::skip_one`): no clock is read. It needs no jobs: after
+        // an edit it runs as a plain group, and its jobs are worked out
+        // again only for the blocks timed before the next look at the
         // threads. Its kept jobs stay its own, with its chooser.
-        if known && self.policy.keeps_one(jobs) && !jobs.current_fused(tree, groups, scratch_len, threads) {
+        let threads = self.pool.threads();
+        let keep_one = known && self.policy.keeps_one(jobs);
+        if keep_one && !jobs.current_fused(tree, groups, scratch_len, threads) {
             jobs.chooser.skip_one();
             return None;
         }
+        let started = (!keep_one).then(Instant::now);
         let ok = fits && jobs.prepare_fused(tree, groups, scratch_len, threads) && jobs.items() >= 2;
         if !ok {
             jobs.clear();
             return None;
         }
-        let prepare = started.elapsed();
+        let prepare = started.map_or(Duration::ZERO, |s| s.elapsed());
         jobs.chooser.note_items(jobs.items());
         // In real time the one-thread way is tried only while it is sure to
         // end well within the period.
         let budget = self.policy.realtime.then(|| (world.block_size as f64 / world.sample_rate * 0.5e9) as u64);
-        let way = if self.policy.never {
+        let way = if self.policy.never || keep_one {
             Way::One
         } else if self.policy.measured {
             jobs.chooser.way(threads, budget)
@@ -261,7 +265,7 @@ impl ParallelGroups {
         };
         let mut ran = Ran {
             way,
-            started: Instant::now(),
+            started: (!keep_one).then(Instant::now),
             traced: trace::now(),
             id: tree.node(group).id as u32,
             items: jobs.items() as u32,
@@ -369,10 +373,16 @@ impl ParallelGroups {
     pub(crate) fn finish(&mut self, ran: Ran) {
         let kind = if ran.way == Way::One { trace::Kind::GroupOne } else { trace::Kind::GroupSpread };
         trace::span(kind, ran.traced, ran.id, ran.items);
+        let Some(started) = ran.started else {
+            if let Some(jobs) = self.jobs.first_mut() {
+                jobs.chooser.skip_one();
+            }
+            return;
+        };
         // The threads' blocks pay for working out the jobs (after an edit);
         // the one-thread way runs as a plain group then and does not.
         let prepare = if ran.way == Way::One { 0 } else { ran.prepare.as_nanos() as u64 };
-        let ns = ran.started.elapsed().as_nanos() as u64 + prepare;
+        let ns = started.elapsed().as_nanos() as u64 + prepare;
         let wait = if ran.way == Way::One { 0 } else { self.pool.last_wait_ns() };
         let threads = self.pool.threads();
         let Some(jobs) = self.jobs.first_mut() else { return };

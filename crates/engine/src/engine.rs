@@ -874,7 +874,10 @@ impl Engine {
     /// After a parallel group (or several as one queue) ran: what its
     /// synths asked for, then its time to the chooser.
     fn after_parallel(&mut self, ran: crate::parallel_groups::Ran) {
-        self.latency.parallel_prepare.record_duration(ran.prepare);
+        if ran.timed() {
+            // Blocks of a one-thread stretch measure nothing.
+            self.latency.parallel_prepare.record_duration(ran.prepare);
+        }
         if !ran.complete {
             self.log.push("parallel group: bus writes did not fit the merge buffers; block incomplete\n".into());
         }

@@ -82,6 +82,13 @@ pub(crate) struct Ran {
     pub walk: bool,
 }
 
+impl Ran {
+    /// Whether the block was timed (and its preparation with it).
+    pub fn timed(&self) -> bool {
+        self.started.is_some()
+    }
+}
+
 impl ParallelGroups {
     /// Starts `threads` threads (the caller included) for a world like
     /// `like` with `buffers` buffers (see `Parallel::new`).

@@ -331,6 +331,21 @@ mod tests {
         n
     }
 
+    /// One block as the engine runs it: left untimed while the chooser keeps
+    /// one thread without measuring, else run the way it picks, taking
+    /// `ns(chooser, way)` ns; counted in `n`.
+    fn block(c: &mut Chooser, n: &mut [usize; 2], ns: impl FnOnce(&Chooser, Way) -> u64) {
+        if c.keeps_one() {
+            n[Way::One as usize] += 1;
+            c.skip_one();
+            return;
+        }
+        let w = c.way(2, None);
+        n[w as usize] += 1;
+        let t = ns(c, w);
+        c.record(w, t, 0);
+    }
+
     #[test]
     fn a_group_that_runs_faster_on_one_thread_stays_there_but_for_rare_looks() {
         let mut c = Chooser::new();
@@ -359,14 +374,7 @@ mod tests {
         let mut n = [0, 0];
         for spread in [25_000, 10_000] {
             for _ in 0..20_000 {
-                if c.keeps_one() {
-                    n[Way::One as usize] += 1;
-                    c.skip_one();
-                    continue;
-                }
-                let w = c.way(2, None);
-                n[w as usize] += 1;
-                c.record(w, if w == Way::Spread { spread } else { 20_000 }, 0);
+                block(&mut c, &mut n, |_, w| if w == Way::Spread { spread } else { 20_000 });
             }
             let want = if spread == 25_000 { Way::One } else { Way::Spread };
             assert_eq!(c.chosen(), want, "spread blocks of {spread} ns: {n:?}");
@@ -477,21 +485,15 @@ mod tests {
         let mut n = [0, 0];
         let mut spell = true;
         for _ in 0..3 * MAX_INTERVAL {
-            if c.keeps_one() {
-                n[Way::One as usize] += 1;
-                c.skip_one();
-                continue;
-            }
-            let w = c.way(2, None);
-            n[w as usize] += 1;
-            let slow = spell && w == Way::One && !c.probing && c.left <= SAMPLES as u32;
-            spell &= !c.probing;
-            let ns = match w {
-                Way::Spread => 27_000,
-                Way::One if slow => 35_000,
-                Way::One => 22_000,
-            };
-            c.record(w, ns, 0);
+            block(&mut c, &mut n, |c, w| {
+                let slow = spell && w == Way::One && !c.probing && c.left <= SAMPLES as u32;
+                spell &= !c.probing;
+                match w {
+                    Way::Spread => 27_000,
+                    Way::One if slow => 35_000,
+                    Way::One => 22_000,
+                }
+            });
         }
         assert!(!spell, "the spell never came");
         assert_eq!(c.chosen(), Way::One);

@@ -428,6 +428,19 @@ mod tests {
         let (back_tx, back_rx) = std::sync::mpsc::channel::<usize>();
         let (tx_aligned, rx_aligned) = std::sync::mpsc::channel();
         let (back_aligned_tx, back_aligned) = std::sync::mpsc::channel::<bool>();
+        // Waits (up to 100 ms) for a block freed elsewhere to reach the
+        // queue, and drains what is there.
+        fn drain_the_queued_free() -> usize {
+            let mut drained = 0;
+            for _ in 0..100 {
+                drained += drain_deferred_frees(16);
+                if drained > 0 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            drained
+        }
         let audio = std::thread::spawn(move || {
             // SAFETY: this is the only thread that enters the pool.
             unsafe { enter_pool() };
@@ -441,14 +454,7 @@ mod tests {
             let freed_addr = back_rx.recv().unwrap();
             assert_eq!(freed_addr, addr);
             let used_before_drain = status().used;
-            let mut drained = 0;
-            for _ in 0..100 {
-                drained += drain_deferred_frees(16);
-                if drained > 0 {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
+            let drained = drain_the_queued_free();
             assert_eq!(drained, 1);
             assert_eq!(used_before_drain - status().used, accounted(1000), "the block went back to the pool");
             // Blocks aligned beyond the pool's granule (cache-padded
@@ -469,14 +475,7 @@ mod tests {
             tx_aligned.send(Box::new(Lines([9; 200]))).unwrap();
             assert!(back_aligned.recv().unwrap());
             let used_before_drain = status().used;
-            let mut drained = 0;
-            for _ in 0..100 {
-                drained += drain_deferred_frees(16);
-                if drained > 0 {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
+            let drained = drain_the_queued_free();
             assert_eq!(drained, 1);
             let size = std::mem::size_of::<Lines>();
             assert_eq!(

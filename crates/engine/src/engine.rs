@@ -922,25 +922,19 @@ impl Engine {
     /// synth's own generator), and none of its controls mapped to a bus.
     #[inline]
     fn lockstep_candidate(&self, idx: NodeIdx) -> Option<*const GraphDef> {
-        let node = self.tree.node(idx);
-        if !self.lockstep
-            || node.state != CalcState::Run
-            || node.print_next != PrintNext::Nothing
-            || self.tree.has_satellites(idx)
-        {
+        if !self.lockstep {
             return None;
         }
         let NodeKind::Synth(s) = &self.tree.node(idx).kind else { return None };
-        if !crate::schedule::may_share_lanes(s) || s.def.scratch_len * MAX_LANES > self.lane_scratch.len() {
-            return None;
-        }
-        Some(Arc::as_ptr(&s.def))
+        let def = Arc::as_ptr(&s.def);
+        (s.def.scratch_len * MAX_LANES <= self.lane_scratch.len() && self.lane_member(idx, def)).then_some(def)
     }
 
     /// Whether node `idx` may join a lane batch of `def`, which
     /// `lockstep_candidate` gave for the batch's first synth: whether
     /// `lockstep_candidate(idx) == Some(def)`, without again checking what
-    /// depends on the def alone. A synth of another def fails first.
+    /// depends on the def alone (`lockstep_candidate` checks the rest
+    /// through this). A synth of another def fails first.
     #[inline]
     fn lane_member(&self, idx: NodeIdx, def: *const GraphDef) -> bool {
         let node = self.tree.node(idx);
@@ -948,8 +942,7 @@ impl Engine {
         std::ptr::eq(Arc::as_ptr(&s.def), def)
             && node.state == CalcState::Run
             && node.print_next == PrintNext::Nothing
-            && node.sat_before.is_empty()
-            && node.sat_after.is_empty()
+            && !self.tree.has_satellites(idx)
             && crate::schedule::may_share_lanes(s)
     }
 

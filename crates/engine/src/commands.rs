@@ -154,7 +154,8 @@ impl Engine {
     fn cmd_u_cmd(&mut self, node: i32, unit: i32, name: &str, args: &ArgBlock) -> CmdResult {
         let idx = self.tree.lookup(node).ok_or(FailReason::NodeNotFound(node))?;
         let world = &mut self.world;
-        let synth = self.tree.synth_to_run(idx).ok_or(FailReason::NotASynth(node))?;
+        // An edit: the command may change the unit as no block does.
+        let synth = self.tree.synth_mut(idx).ok_or(FailReason::NotASynth(node))?;
         synth.unit_command(world, &mut self.scratch, unit, name, args.as_bytes())
     }
 

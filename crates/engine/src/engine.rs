@@ -13,6 +13,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub(crate) mod chains;
+pub(crate) mod plan;
+
+use plan::{Op, Way};
 
 /// Distributions of the graph's hot spots on the audio thread, in ns.
 #[derive(Default)]
@@ -214,6 +217,9 @@ pub struct Engine {
     lane_scratch: Vec<f32>,
     /// Whether consecutive synths of one def may run side by side.
     pub lockstep: bool,
+    /// Whether a block that changes nothing is kept as a plan for the next
+    /// (`plan`); off, every block walks the tree (for comparisons).
+    pub plans: bool,
     /// Groups that lane batches of the walk ran on out of or into.
     lane_group_crossings: u64,
     /// `/n_trace` or `/g_dumpTree` marked nodes for this block: parallel
@@ -227,6 +233,9 @@ pub struct Engine {
     /// independent; the next slot to take.
     chains_checked: Box<[Option<chains::ChainsSeen>]>,
     chains_next: usize,
+    /// What the walk did in the last block that changed nothing, replayed
+    /// while the tree stays as it was (`plan`).
+    plan: plan::Plan,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
     /// preparation each block (collecting its children and checking their
@@ -299,10 +308,12 @@ impl Engine {
             scratch: Vec::new(),
             lane_scratch: Vec::new(),
             lockstep: true,
+            plans: true,
             tracing: false,
             parallel: None,
             chains_checked: chains::verdicts(),
             chains_next: 0,
+            plan: plan::Plan::new(max_nodes),
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -463,6 +474,12 @@ impl Engine {
     }
 
     /// Threads computing parallel groups (1 without helpers).
+    /// Blocks that replayed the plan of the block before (`plan`), and of
+    /// those the blocks whose walk went on from the middle of it.
+    pub fn plan_replays(&self) -> (u64, u64) {
+        (self.plan.replays, self.plan.resumed)
+    }
+
     pub fn threads(&self) -> usize {
         self.parallel.as_ref().map_or(1, |p| p.pool().threads())
     }
@@ -617,7 +634,15 @@ impl Engine {
         let traced = trace::now();
         self.world.num_synths = self.tree.num_synths as u32;
         if self.tree.node(ROOT).state == CalcState::Run {
-            self.calc_group(ROOT);
+            let (edits, lane_len) = (self.tree.edits(), self.lane_scratch.len());
+            if self.plans && !self.tracing && self.plan.holds(edits, lane_len, self.lockstep) {
+                self.replay();
+            } else {
+                // A block that prints is not recorded: it walks otherwise.
+                self.plan.begin(self.plans && !self.tracing);
+                self.calc_group(ROOT);
+                self.plan.end(edits, self.tree.edits(), lane_len, self.lockstep);
+            }
         }
         self.tracing = false;
         if let Some(p) = &mut self.parallel {
@@ -676,15 +701,23 @@ impl Engine {
     /// reserved for `-n` nodes), so a deep tree costs memory, not stack,
     /// traced groups (`/n_trace`) included.
     fn calc_group(&mut self, group: NodeIdx) {
-        let Some(mut traced) = self.enter_group(group) else { return };
+        let Some(traced) = self.enter_group(group) else { return };
         let base = self.walk.len();
-        let mut child = self.tree.group(group).and_then(|g| g.head);
+        let head = self.tree.group(group).and_then(|g| g.head);
+        self.walk_from(head, traced, base);
+    }
+
+    /// The walk of `calc_group` from node `child` on (in a traced group
+    /// when `traced`), until its stack is back at height `base`. Its moves
+    /// go into the block's plan while it is recorded (`plan`).
+    fn walk_from(&mut self, mut child: Option<NodeIdx>, mut traced: bool, base: usize) {
         loop {
             let Some(c) = child else {
                 let Some((next, after, parent_traced)) = (self.walk.len() > base).then(|| self.walk.pop()).flatten()
                 else {
                     return;
                 };
+                self.plan.note(Op::Pop);
                 traced = parent_traced;
                 // A group's satellites after it run once its children have.
                 if let Some(g) = after {
@@ -696,6 +729,7 @@ impl Engine {
                 continue;
             };
             if traced {
+                self.plan.stop();
                 self.trace_child(c);
             }
             let n = self.tree.node(c);
@@ -704,12 +738,14 @@ impl Engine {
                 // Reserved for every node the server may hold; a walk
                 // deeper than that (it cannot be) recurses instead.
                 if self.walk.len() == self.walk.capacity() {
+                    self.plan.stop();
                     self.calc_with_satellites(c);
                     child = next;
                     continue;
                 }
                 let satellites = self.tree.has_satellites(c);
                 if satellites {
+                    self.plan.stop();
                     self.calc_satellites(c, true);
                     if !self.tree.is_live(c) || self.tree.node(c).state != CalcState::Run {
                         // A satellite before it ended or paused it.
@@ -721,30 +757,9 @@ impl Engine {
                         continue;
                     }
                 }
-                // Parallel siblings run side by side, as one queue.
-                if !satellites && !traced {
-                    if let Some(after) = self.calc_fused(c) {
-                        child = after;
-                        continue;
-                    }
-                }
-                let Some(inner_traced) = self.enter_group(c) else {
-                    if satellites && self.tree.is_live(c) {
-                        self.calc_satellites(c, false);
-                    }
-                    child = next;
-                    continue;
-                };
-                // With one thread, a parallel group of chains runs them
-                // place by place.
-                let parallel = self.tree.group(c).is_some_and(|g| g.parallel);
-                if !inner_traced && !satellites && parallel && self.calc_chains(c) {
-                    child = next;
-                    continue;
-                }
-                self.walk.push((next, satellites.then_some(c), traced));
-                traced = inner_traced;
-                child = self.tree.group(c).and_then(|g| g.head);
+                let way = self.group_way(c, next, traced, satellites);
+                self.plan.note(Op::Group { group: c, next, way });
+                (child, traced) = self.after_way(c, way, traced);
                 continue;
             }
             // A traced group names each child before it runs: one at a time.
@@ -752,13 +767,121 @@ impl Engine {
             let (run, k) = if traced { ([c; MAX_LANES], 0) } else { self.walk_lane_batch(c, base) };
             if k >= 2 {
                 let next = self.tree.node(run[k - 1]).next;
-                self.calc_lockstep(&run[..k]);
+                self.calc_lockstep(&run[..k], next);
                 child = next;
                 continue;
             }
             let next = self.tree.node(c).next;
+            if self.tree.has_satellites(c) {
+                self.plan.stop();
+            }
+            self.plan.note(Op::Node { node: c, next });
             self.calc_with_satellites(c);
             child = next;
+        }
+    }
+
+    /// What the walk does with running group `c` (`next` after it, in a
+    /// traced group when `traced`, with satellites when `satellites`, those
+    /// before it run): parallel siblings run side by side as one queue, a
+    /// parallel group on the threads, or as chains on one thread; otherwise
+    /// it is entered, the walk's stack keeping where to go on after it.
+    fn group_way(&mut self, c: NodeIdx, next: Option<NodeIdx>, traced: bool, satellites: bool) -> Way {
+        // Parallel siblings run side by side, as one queue.
+        if !satellites && !traced {
+            if let Some(after) = self.calc_fused(c) {
+                return Way::Done(after);
+            }
+        }
+        let Some(inner_traced) = self.enter_group(c) else {
+            if satellites && self.tree.is_live(c) {
+                self.calc_satellites(c, false);
+            }
+            return Way::Done(next);
+        };
+        // With one thread, a parallel group of chains runs them place by
+        // place.
+        let parallel = self.tree.group(c).is_some_and(|g| g.parallel);
+        if !inner_traced && !satellites && parallel && self.calc_chains(c) {
+            return Way::Done(next);
+        }
+        self.walk.push((next, satellites.then_some(c), traced));
+        Way::Entered(inner_traced)
+    }
+
+    /// Where the walk goes on after group `c` went `way`, and whether in a
+    /// traced group (`traced`: the group's own).
+    fn after_way(&self, c: NodeIdx, way: Way, traced: bool) -> (Option<NodeIdx>, bool) {
+        match way {
+            Way::Done(at) => (at, traced),
+            Way::Entered(inner) => (self.tree.group(c).and_then(|g| g.head), inner),
+        }
+    }
+
+    /// Replays the block's plan (`plan`): the walk's moves as it made them
+    /// when it last recorded, with the stack moved as it moved it. When a
+    /// move changes the tree, or a group goes another way than it went, the
+    /// walk goes on from there and the plan is dropped.
+    fn replay(&mut self) {
+        let edits = self.tree.edits();
+        self.plan.replays += 1;
+        let mut i = 0;
+        while let Some(&op) = self.plan.ops.get(i) {
+            i += 1;
+            let at = match op {
+                Op::Pop => {
+                    self.walk.pop();
+                    continue;
+                }
+                Op::Truncate(height) => {
+                    self.lane_group_crossings += self.walk.len().saturating_sub(height as usize) as u64;
+                    self.walk.truncate(height as usize);
+                    continue;
+                }
+                Op::Push(after) => {
+                    self.walk.push((after, None, false));
+                    self.lane_group_crossings += 1;
+                    continue;
+                }
+                Op::Node { node, next } => {
+                    self.calc_node(node);
+                    next
+                }
+                Op::Lanes { at, len, next } => {
+                    let (at, len) = (at as usize, len as usize);
+                    let mut synths = [std::ptr::null_mut(); MAX_LANES];
+                    for (s, held) in synths.iter_mut().zip(&self.plan.synths[at..at + len]) {
+                        *s = held.0;
+                    }
+                    let mut nodes = [0; MAX_LANES];
+                    nodes[..len].copy_from_slice(&self.plan.nodes[at..at + len]);
+                    // SAFETY: the plan holds (no node was added, deleted or
+                    // changed since it was recorded), so these are the live,
+                    // distinct, running synths the walk found for `nodes`;
+                    // each ran the whole of its last block, and its controls
+                    // did not change since.
+                    unsafe { self.run_lane_batch(&nodes[..len], &synths[..len], true) };
+                    next
+                }
+                Op::Group { group, next, way } => {
+                    let went = self.group_way(group, next, false, false);
+                    let (at, _) = self.after_way(group, went, false);
+                    if went != way {
+                        self.plan.valid = false;
+                        self.plan.resumed += 1;
+                        let traced = matches!(went, Way::Entered(true));
+                        self.walk_from(at, traced, 0);
+                        return;
+                    }
+                    at
+                }
+            };
+            if self.tree.edits() != edits {
+                self.plan.valid = false;
+                self.plan.resumed += 1;
+                self.walk_from(at, false, 0);
+                return;
+            }
         }
     }
 
@@ -1011,6 +1134,7 @@ impl Engine {
                 let member = if self.lane_member(after, def) { (after, None) } else { self.group_member(after, def)? };
                 *crossed += self.walk.len() - (up - 1);
                 self.walk.truncate(up - 1);
+                self.plan.note(Op::Truncate((up - 1) as u32));
                 member
             }
         };
@@ -1020,6 +1144,7 @@ impl Engine {
             // the batch, then its siblings after it.
             let after = self.tree.node(g).next;
             self.walk.push((after, None, false));
+            self.plan.note(Op::Push(after));
             *crossed += 1;
         }
         Some(member)
@@ -1069,24 +1194,40 @@ impl Engine {
     /// Steps with a lane kernel compute all synths at once. Equivalent to
     /// running them one after another for lockstep-safe defs (see
     /// `graph_def::lockstep_safe`): their only shared effect, one bus write
-    /// per synth, still happens in synth order.
-    fn calc_lockstep(&mut self, run: &[NodeIdx]) {
+    /// per synth, still happens in synth order. The walk then goes on at
+    /// `next` (for the plan).
+    fn calc_lockstep(&mut self, run: &[NodeIdx], next: Option<NodeIdx>) {
         let k = run.len();
         let Some(synths) = self.lane_synths(run) else {
             // Unreachable: lockstep candidates are synths. Were one not,
             // the run goes one node at a time instead.
+            self.plan.stop();
             for &idx in run {
                 self.calc_node(idx);
             }
             return;
         };
+        self.plan.note_lanes(run, &synths[..k], next);
         // SAFETY: the pointers are to distinct synths owned by the tree,
         // which is not changed until the run is done; the lane scratch holds
         // `scratch_len * MAX_LANES` samples (checked in lockstep_candidate).
-        unsafe { crate::schedule::run_lanes(&synths[..k], &mut self.world, self.lane_scratch.as_mut_ptr()) };
-        for (l, &idx) in run.iter().enumerate() {
+        unsafe { self.run_lane_batch(run, &synths[..k], false) };
+    }
+
+    /// Runs lane batch `synths` (the synths of `run`), then ends those
+    /// whose unit failed and carries out what the others asked for, in
+    /// order. `controls_known`: each synth ran its last block whole, and
+    /// its controls did not change since.
+    ///
+    /// # Safety
+    /// As for `schedule::run_lanes`, with the engine's lane scratch, which
+    /// holds `scratch_len * MAX_LANES` samples of the synths' def.
+    unsafe fn run_lane_batch(&mut self, run: &[NodeIdx], synths: &[*mut Synth], controls_known: bool) {
+        // SAFETY: the caller vouches for the synths and the scratch.
+        unsafe { crate::schedule::run_lanes(synths, &mut self.world, self.lane_scratch.as_mut_ptr(), controls_known) };
+        for (&sp, &idx) in synths.iter().zip(run) {
             // SAFETY: as above.
-            let s = unsafe { &*synths[l] };
+            let s = unsafe { &*sp };
             if s.has_failed() {
                 self.unit_failed(idx, false);
             } else if s.has_requests() {

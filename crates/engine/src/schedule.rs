@@ -79,7 +79,7 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
             // SAFETY: as above, and the batch's synths use `end - k` slices
             // of their def's `scratch_len` samples, which the scratch holds
             // (`lane_batch_len`).
-            unsafe { run_lanes(&synths[k..end], world, scratch.as_mut_ptr()) };
+            unsafe { run_lanes(&synths[k..end], world, scratch.as_mut_ptr(), false) };
         } else {
             // SAFETY: as above.
             unsafe { &mut *synths[k] }.calc_contained(world, scratch);
@@ -99,8 +99,11 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
 /// # Safety
 /// `synths` are at most `MAX_LANES` distinct, live, built synths of one def
 /// that nothing else touches meanwhile, and `scratch` holds `synths.len()`
-/// times the def's `scratch_len` samples that nothing else uses.
-pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch: *mut f32) {
+/// times the def's `scratch_len` samples that nothing else uses. With
+/// `controls_known`, every synth ran the whole of its last block and its
+/// controls did not change since: its leading control steps hold what they
+/// would compute, without looking (`Synth::controls_as_computed`).
+pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch: *mut f32, controls_known: bool) {
     let traced = trace::now();
     assert!(synths.len() <= MAX_LANES, "a lane batch of more synths than a kernel takes");
     // Borrowed, not cloned: the synths of a parallel group share one def,
@@ -216,7 +219,8 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
                     for (l, &sp) in live[..n_live].iter().enumerate().skip(from) {
                         at = l;
                         // SAFETY: as above.
-                        let first = if prefix > 0 && unsafe { &*sp }.controls_as_computed() { prefix } else { k };
+                        let kept = prefix > 0 && (controls_known || unsafe { &*sp }.controls_as_computed());
+                        let first = if kept { prefix } else { k };
                         if first < end {
                             // SAFETY: as above; every synth of the batch has this def.
                             // `first..end` are calc steps of that def.

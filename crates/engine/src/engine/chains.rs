@@ -155,7 +155,9 @@ impl Engine {
                     // not changed until the run is done; the lane scratch
                     // holds `scratch_len * MAX_LANES` samples of their def
                     // (`lockstep_candidate`).
-                    unsafe { crate::schedule::run_lanes(&run[..len], &mut self.world, self.lane_scratch.as_mut_ptr()) };
+                    unsafe {
+                        crate::schedule::run_lanes(&run[..len], &mut self.world, self.lane_scratch.as_mut_ptr(), false)
+                    };
                     k += len;
                 } else {
                     if let Some(s) = self.tree.synth_to_run(first) {

@@ -233,8 +233,10 @@ impl ParallelGroups {
         let &group = groups.first()?;
         // This group's jobs to the front (a rotation moves no storage).
         let (at, known) = self.slot_for(group, groups.len());
-        if let Some(kept) = self.jobs.get_mut(..=at) {
-            kept.rotate_right(1);
+        if at > 0 {
+            if let Some(kept) = self.jobs.get_mut(..=at) {
+                kept.rotate_right(1);
+            }
         }
         let fits = self.fits(world, lane_scratch.len(), scratch_len);
         let jobs = self.jobs.first_mut()?;
@@ -248,17 +250,21 @@ impl ParallelGroups {
         // threads. Its kept jobs stay its own, with its chooser.
         let threads = self.pool.threads();
         let keep_one = known && self.policy.keeps_one(jobs);
-        if keep_one && !jobs.current_fused(tree, groups, scratch_len, threads) {
+        let current = keep_one && jobs.current_fused(tree, groups, scratch_len, threads);
+        if keep_one && !current {
             jobs.chooser.skip_one();
             return None;
         }
         let started = (!keep_one).then(Instant::now);
-        let ok = fits && jobs.prepare_fused(tree, groups, scratch_len, threads) && jobs.items() >= 2;
+        // Kept jobs found current need no second look (`prepare_fused`).
+        let ok = fits && (current || jobs.prepare_fused(tree, groups, scratch_len, threads)) && jobs.items() >= 2;
         if !ok {
             jobs.clear();
             return None;
         }
-        let prepare = started.map_or(Duration::ZERO, |s| s.elapsed());
+        // One clock read ends the preparation and starts the run.
+        let ran_from = started.map(|_| Instant::now());
+        let prepare = started.zip(ran_from).map_or(Duration::ZERO, |(s, r)| r.saturating_duration_since(s));
         jobs.chooser.note_items(jobs.items());
         // In real time the one-thread way is tried only while it is sure to
         // end well within the period.
@@ -272,7 +278,7 @@ impl ParallelGroups {
         };
         let mut ran = Ran {
             way,
-            started: (!keep_one).then(Instant::now),
+            started: ran_from,
             traced: trace::now(),
             id: tree.node(group).id as u32,
             items: jobs.items() as u32,
@@ -296,6 +302,12 @@ impl ParallelGroups {
             // most `scratch_len` samples of wires (`GroupJobs::prepare`),
             // which the lane scratch holds `MAX_LANES` times over.
             unsafe { crate::schedule::run_ordered(jobs.synths(), world, lane_scratch) };
+            // Looked at here, through the synths just run, rather than by
+            // the engine through the tree for each of them: in most blocks
+            // none failed or asked for anything.
+            // SAFETY: the group's synths, alive until the engine settles it.
+            ran.settle = !jobs.ended.is_empty()
+                || jobs.synths().iter().any(|&s| unsafe { (*s).has_failed() || (*s).has_requests() });
         } else {
             // Each thread gets an equal share of the lane scratch (room for
             // `MAX_LANES` synths, checked above) for its lane batches.
@@ -322,16 +334,18 @@ impl ParallelGroups {
         scratch_len: usize,
     ) -> bool {
         let threads = self.pool.threads();
-        if !self.fits(world, lane_scratch_len, scratch_len) {
-            return false;
-        }
         // The jobs `run` will take for this group (which `run` then finds
         // as the group's).
         let (at, known) = self.slot_for(group, 1);
-        let Some(jobs) = self.jobs.get_mut(at) else { return false };
+        let Some(jobs) = self.jobs.get(at) else { return false };
+        // Most blocks: nothing was edited since the jobs were worked out.
         if known && (jobs.current(tree, group, scratch_len, threads) || self.policy.keeps_one(jobs)) {
             return false;
         }
+        if !self.fits(world, lane_scratch_len, scratch_len) {
+            return false;
+        }
+        let Some(jobs) = self.jobs.get_mut(at) else { return false };
         let Some(ok) = jobs.prepare_as_built(tree, group, scratch_len, threads) else { return false };
         if !known {
             jobs.chooser.reset();

@@ -7,6 +7,7 @@
 //! | [`ready`] | the bounded lock-free stack of ready queue items |
 //! | [`merge`] | per-child contribution logs replayed in child order, for bit-exact bus sums |
 //! | [`in_order`] | finished items applied in item order by whichever thread is free, while later items run |
+//! | [`pages`] | storage reserved up front on pages of its own, faulted in only where written |
 //!
 //! The engine walks its node tree (skipping paused nodes), describes it as a
 //! [`queue::FlatTree`] or [`queue::Tree`], compiles it into a plan when the
@@ -58,6 +59,7 @@ mod sync;
 pub mod executor;
 pub mod in_order;
 pub mod merge;
+pub mod pages;
 pub mod queue;
 pub mod ready;
 pub mod shares;

@@ -52,6 +52,7 @@ use crossbeam_utils::CachePadded;
 use magnetar_dsp::executor::{Executor, ExecutorConfig, ExecutorError, Work};
 use magnetar_dsp::in_order::InOrder;
 use magnetar_dsp::merge::MergeBuffers;
+use magnetar_dsp::pages::{FixedVec, ZeroTable};
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
 use magnetar_ugens::{BusTouch, World, MAX_LANES};
@@ -144,31 +145,31 @@ struct Access {
 /// see before it runs. Worked out before the block from the tree and the
 /// synths' controls; storage is reserved up front.
 pub struct GroupJobs {
-    synths: Vec<*mut Synth>,
+    synths: FixedVec<*mut Synth>,
     /// The synths' nodes, for their done actions after the group.
-    pub nodes: Vec<NodeIdx>,
+    pub nodes: FixedVec<NodeIdx>,
     /// The synths that ended in an earlier block, each with the number of
     /// synths in `nodes` before it: a sequential walk deletes them as it
     /// reaches them, the engine after the group at the same place in tree
     /// order (`Engine::settle_group`).
-    pub ended: Vec<(u32, NodeIdx)>,
-    synth_span: Vec<u32>,
-    synth_item: Vec<u32>,
+    pub ended: FixedVec<(u32, NodeIdx)>,
+    synth_span: FixedVec<u32>,
+    synth_item: FixedVec<u32>,
     /// Each synth's bus write: its first bus slot (`bus_slot`) and its
     /// channels ((0, 0) for none), for `update_in_place`.
-    synth_write: Vec<(u32, u32)>,
+    synth_write: FixedVec<(u32, u32)>,
     /// Where each synth's reads start in `reads` (and where they end).
-    synth_reads: Vec<u32>,
+    synth_reads: FixedVec<u32>,
     /// (audio, first bus, channels) of every read, synth by synth.
-    reads: Vec<(bool, u32, u32)>,
-    spans: Vec<Span>,
+    reads: FixedVec<(bool, u32, u32)>,
+    spans: FixedVec<Span>,
     /// Each work item's range of synths.
-    items: Vec<(u32, u32)>,
-    accesses: Vec<Access>,
+    items: FixedVec<(u32, u32)>,
+    accesses: FixedVec<Access>,
     /// (reader item, earlier item that wrote what it reads), sorted.
-    inits: Vec<(u32, u32)>,
+    inits: FixedVec<(u32, u32)>,
     /// Where each item's pairs start in `inits` (and where they end).
-    init_at: Vec<u32>,
+    init_at: FixedVec<u32>,
     /// A read or a write whose bus could not be told in advance.
     read_any: bool,
     write_any: bool,
@@ -183,20 +184,22 @@ pub struct GroupJobs {
     /// that last noted it, the one item whose synths read or write it
     /// (`SHARED` when several do), and whether any synth reads it. Stamps
     /// save clearing the table.
-    owner: Vec<(u32, u32, bool)>,
+    owner: ZeroTable<(u32, u32, bool)>,
     stamp: u32,
     /// The bus slots `owner` noted this block, and whether one did not
     /// fit the list (then no bus is written in place).
-    noted: Vec<u32>,
+    noted: FixedVec<u32>,
     noted_full: bool,
     /// Per bus slot: the item whose writes to it go straight to the
     /// world's bus (`NO_ITEM` for none): the only item that touches it,
     /// and no synth of the group reads it (`magnetar_ugens::DirectBuses`).
-    direct_owner: Vec<u32>,
+    /// Held complemented (`!item`, 0 for none) so that a new table is
+    /// zeros, left untouched until a bus is given (`set_direct`).
+    direct_owner: ZeroTable<u32>,
     /// The same for buffers whose samples synths read or write, and the
     /// buffers written (each must belong to one item).
-    buffer_owner: Vec<(u32, u32)>,
-    buffers_written: Vec<u32>,
+    buffer_owner: ZeroTable<(u32, u32)>,
+    buffers_written: FixedVec<u32>,
     /// A buffer read or written whose number could not be told in advance.
     buffer_any: bool,
     /// What the jobs were worked out for: the group, the tree's edit count,
@@ -208,7 +211,7 @@ pub struct GroupJobs {
     unit: usize,
     /// The direct children in their first block that `prepare_as_built`
     /// counts as running.
-    first_block: Vec<NodeIdx>,
+    first_block: FixedVec<NodeIdx>,
     /// Whether the jobs kept qualified when they were worked out.
     ok: bool,
     /// Synths per item in the parallel group itself (its synth children
@@ -221,11 +224,11 @@ pub struct GroupJobs {
     /// running synths after the last of them, the ended synths as the
     /// group holds them now, the items' new numbers, and the buses the
     /// ended synths wrote.
-    gone: Vec<u32>,
-    fresh: Vec<NodeIdx>,
-    ended_next: Vec<(u32, NodeIdx)>,
-    renumber: Vec<u32>,
-    retouch: Vec<u32>,
+    gone: FixedVec<u32>,
+    fresh: FixedVec<NodeIdx>,
+    ended_next: FixedVec<(u32, NodeIdx)>,
+    renumber: FixedVec<u32>,
+    retouch: FixedVec<u32>,
     /// Times the jobs were worked out from the tree (not reused).
     pub worked_out: u64,
     /// Times the jobs were changed in place after an edit instead
@@ -238,6 +241,15 @@ pub struct GroupJobs {
     /// Whether the group runs faster on the threads or on one (kept while
     /// the jobs belong to the same group).
     pub chooser: crate::spread::Chooser,
+}
+
+/// Notes in `GroupJobs::direct_owner` that bus slot `at` goes straight to
+/// the world's bus from `item` (`IN_ORDER` from the item that runs in
+/// order, `NO_ITEM` from none), complemented.
+fn set_direct(direct_owner: &mut [u32], at: u32, item: u32) {
+    if let Some(d) = direct_owner.get_mut(at as usize) {
+        *d = !item;
+    }
 }
 
 /// `GroupJobs::owner` as the items of a group see it while they run,
@@ -289,19 +301,19 @@ unsafe impl Send for GroupJobs {}
 impl GroupJobs {
     pub fn new(audio_buses: usize, control_buses: usize, buffers: usize) -> GroupJobs {
         GroupJobs {
-            synths: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            nodes: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            ended: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            synth_span: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            synth_item: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            synth_write: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            synth_reads: Vec::with_capacity(MAX_PARALLEL_SYNTHS + 1),
-            reads: Vec::with_capacity(MAX_ACCESSES),
-            spans: Vec::with_capacity(MAX_GROUPS),
-            items: Vec::with_capacity(MAX_PARALLEL_ITEMS),
-            accesses: Vec::with_capacity(MAX_ACCESSES),
-            inits: Vec::with_capacity(MAX_INITS),
-            init_at: Vec::with_capacity(MAX_PARALLEL_ITEMS + 1),
+            synths: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            nodes: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            ended: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            synth_span: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            synth_item: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            synth_write: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            synth_reads: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS + 1),
+            reads: FixedVec::with_capacity(MAX_ACCESSES),
+            spans: FixedVec::with_capacity(MAX_GROUPS),
+            items: FixedVec::with_capacity(MAX_PARALLEL_ITEMS),
+            accesses: FixedVec::with_capacity(MAX_ACCESSES),
+            inits: FixedVec::with_capacity(MAX_INITS),
+            init_at: FixedVec::with_capacity(MAX_PARALLEL_ITEMS + 1),
             read_any: false,
             write_any: false,
             open: None,
@@ -309,25 +321,25 @@ impl GroupJobs {
             flat: FlatTree::with_capacity(MAX_PARALLEL_ITEMS + MAX_GROUPS, 0),
             audio_buses,
             control_buses,
-            owner: vec![(0, 0, false); audio_buses + control_buses],
+            owner: ZeroTable::new(audio_buses + control_buses),
             stamp: 1,
-            noted: Vec::with_capacity(MAX_ACCESSES),
+            noted: FixedVec::with_capacity(MAX_ACCESSES),
             noted_full: false,
-            direct_owner: vec![NO_ITEM; audio_buses + control_buses],
-            buffer_owner: vec![(0, 0); buffers],
-            buffers_written: Vec::with_capacity(MAX_BUFFER_WRITES),
+            direct_owner: ZeroTable::new(audio_buses + control_buses),
+            buffer_owner: ZeroTable::new(buffers),
+            buffers_written: FixedVec::with_capacity(MAX_BUFFER_WRITES),
             buffer_any: false,
             prepared: None,
             unit: 1,
-            first_block: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
+            first_block: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
             ok: false,
             top_chunk: 1,
             as_built: false,
-            gone: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            fresh: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            ended_next: Vec::with_capacity(MAX_PARALLEL_SYNTHS),
-            renumber: Vec::with_capacity(MAX_PARALLEL_ITEMS),
-            retouch: Vec::with_capacity(MAX_ACCESSES),
+            gone: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            fresh: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            ended_next: FixedVec::with_capacity(MAX_PARALLEL_SYNTHS),
+            renumber: FixedVec::with_capacity(MAX_PARALLEL_ITEMS),
+            retouch: FixedVec::with_capacity(MAX_ACCESSES),
             worked_out: 0,
             in_place: 0,
             verify: None,
@@ -361,7 +373,7 @@ impl GroupJobs {
         self.buffers_written.clear();
         self.buffer_any = false;
         for &at in &self.noted {
-            self.direct_owner[at as usize] = NO_ITEM;
+            set_direct(&mut self.direct_owner, at, NO_ITEM);
         }
         self.noted.clear();
         self.noted_full = false;
@@ -555,7 +567,7 @@ impl GroupJobs {
         self.accesses.clear();
         for at in &self.noted {
             let item = self.owner[*at as usize].1;
-            self.direct_owner[*at as usize] = if item == SHARED { IN_ORDER } else { item };
+            set_direct(&mut self.direct_owner, *at, if item == SHARED { IN_ORDER } else { item });
         }
         self.spans[0].end = self.synths.len() as u32;
         self.init_at.clear();
@@ -635,16 +647,16 @@ impl GroupJobs {
         let mut written: Vec<u32> = self.synth_write.iter().flat_map(|&(f, c)| f..f + c).collect();
         written.sort_unstable();
         written.dedup();
-        let mut noted = self.noted.clone();
+        let mut noted = self.noted.to_vec();
         noted.sort_unstable();
-        let mut full_noted = full.noted.clone();
+        let mut full_noted = full.noted.to_vec();
         full_noted.sort_unstable();
         written == noted
             && noted == full_noted
             && noted.iter().all(|&at| {
                 let Some(item) = self.writer_of(at) else { return false };
                 let direct = if item == SHARED { IN_ORDER } else { item };
-                self.owner[at as usize] == (self.stamp, item, false) && self.direct_owner[at as usize] == direct
+                self.owner[at as usize] == (self.stamp, item, false) && self.direct_owner[at as usize] == !direct
             })
     }
 
@@ -768,7 +780,7 @@ impl GroupJobs {
                     if let Some(p) = self.noted.iter().position(|&n| n == at) {
                         self.noted.swap_remove(p);
                     }
-                    self.direct_owner[at as usize] = NO_ITEM;
+                    set_direct(&mut self.direct_owner, at, NO_ITEM);
                 }
                 Some(item) => self.owner[at as usize] = (self.stamp, item, false),
             }
@@ -987,7 +999,7 @@ impl GroupJobs {
         for &at in &self.noted {
             let (stamp, item, read) = self.owner[at as usize];
             if stamp == self.stamp && !read {
-                self.direct_owner[at as usize] = if item == SHARED { IN_ORDER } else { item };
+                set_direct(&mut self.direct_owner, at, if item == SHARED { IN_ORDER } else { item });
             }
         }
     }

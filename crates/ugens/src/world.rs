@@ -170,7 +170,8 @@ pub struct DirectBuses {
     pub control_count: usize,
     /// Per bus channel (audio buses, then control buses): the item whose
     /// writes go straight to it, `u32::MAX` for none, or
-    /// [`DirectBuses::IN_ORDER`].
+    /// [`DirectBuses::IN_ORDER`], complemented (`!item`): a table of zeros
+    /// gives no channel to any item, and needs no filling.
     pub owner: *const u32,
     /// The item now running on this world's thread.
     pub item: u32,
@@ -196,8 +197,11 @@ impl DirectBuses {
     /// comes next in the order the writes must be made).
     pub const IN_ORDER: u32 = u32::MAX - 1;
 
+    /// Whether the running item writes in place a channel whose `owner`
+    /// entry is `entry` (complemented).
     #[inline]
-    fn takes(&self, owner: u32) -> bool {
+    fn takes(&self, entry: u32) -> bool {
+        let owner = !entry;
         owner == self.item || (self.in_order && owner == Self::IN_ORDER)
     }
 

@@ -55,6 +55,7 @@ use magnetar_dsp::merge::MergeBuffers;
 use magnetar_dsp::pages::{FixedVec, ZeroTable};
 use magnetar_dsp::queue::{FlatTree, ItemId, Plan};
 use magnetar_rt::histogram::Histogram;
+use magnetar_ugens::world::ControlBuses;
 use magnetar_ugens::{BusTouch, World, MAX_LANES};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1698,16 +1699,26 @@ impl Parallel {
         let bs = like.block_size;
         let privates = (0..threads)
             .map(|_| {
+                let controls = like.num_control_buses();
                 let mut w = World::new(
                     like.sample_rate,
                     bs,
                     like.num_audio_buses(),
-                    like.num_control_buses(),
+                    0,
                     0,
                     like.num_input_channels,
                     like.num_output_channels,
                     0,
                 );
+                // The control buses on zero pages of their own, faulted in
+                // only where an item reads or writes them.
+                let mut buses = ZeroTable::<f32>::new(controls);
+                let first = buses.as_non_null();
+                // SAFETY: `controls` zeroed floats, aligned, that live as
+                // long as the table kept with them, and that only this
+                // world reaches.
+                w.control_bus = unsafe { ControlBuses::external(first, controls, std::sync::Arc::new(buses)) };
+                w.control_touched = vec![-1; controls];
                 w.log_touches = true;
                 w.touch_log = Vec::with_capacity(MAX_WRITES_PER_ITEM);
                 w.touch_data = Vec::with_capacity(MAX_WRITES_PER_ITEM * bs);

@@ -236,6 +236,14 @@ pub struct Engine {
     /// What the walk did in the last block that changed nothing, replayed
     /// while the tree stays as it was (`plan`).
     plan: plan::Plan,
+    /// The tree's edit count at the end of the last block, if nothing was
+    /// edited during it and the whole tree ran (its root running, nothing
+    /// printed): while the count stays there, every running synth ran the
+    /// whole of that block, and its controls did not change since.
+    quiet_at: Option<u64>,
+    /// This block began where `quiet_at` says (`run_block`): lane batches
+    /// skip the controls check (`schedule::run_lanes`).
+    pub(crate) controls_known: bool,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
     /// preparation each block (collecting its children and checking their
@@ -314,6 +322,8 @@ impl Engine {
             chains_checked: chains::verdicts(),
             chains_next: 0,
             plan: plan::Plan::new(max_nodes),
+            quiet_at: None,
+            controls_known: false,
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -633,8 +643,14 @@ impl Engine {
         let started = self.world.gc.is_some().then(std::time::Instant::now);
         let traced = trace::now();
         self.world.num_synths = self.tree.num_synths as u32;
+        let edits = self.tree.edits();
+        self.controls_known = self.quiet_at == Some(edits);
+        if let Some(p) = &mut self.parallel {
+            p.set_controls_known(self.controls_known);
+        }
+        let whole = self.tree.node(ROOT).state == CalcState::Run && !self.tracing;
         if self.tree.node(ROOT).state == CalcState::Run {
-            let (edits, lane_len) = (self.tree.edits(), self.lane_scratch.len());
+            let lane_len = self.lane_scratch.len();
             if self.plans && !self.tracing && self.plan.holds(edits, lane_len, self.lockstep) {
                 self.replay();
             } else {
@@ -645,6 +661,7 @@ impl Engine {
             }
         }
         self.tracing = false;
+        self.quiet_at = (whole && self.tree.edits() == edits).then_some(edits);
         if let Some(p) = &mut self.parallel {
             p.end_block();
         }
@@ -857,10 +874,10 @@ impl Engine {
                     nodes[..len].copy_from_slice(&self.plan.nodes[at..at + len]);
                     // SAFETY: the plan holds (no node was added, deleted or
                     // changed since it was recorded), so these are the live,
-                    // distinct, running synths the walk found for `nodes`;
-                    // each ran the whole of its last block, and its controls
-                    // did not change since.
-                    unsafe { self.run_lane_batch(&nodes[..len], &synths[..len], true) };
+                    // distinct, running synths the walk found for `nodes`.
+                    // The block before changed nothing either, so their
+                    // controls are known (`controls_known`).
+                    unsafe { self.run_lane_batch(&nodes[..len], &synths[..len], self.controls_known) };
                     next
                 }
                 Op::Group { group, next, way } => {
@@ -1211,7 +1228,7 @@ impl Engine {
         // SAFETY: the pointers are to distinct synths owned by the tree,
         // which is not changed until the run is done; the lane scratch holds
         // `scratch_len * MAX_LANES` samples (checked in lockstep_candidate).
-        unsafe { self.run_lane_batch(run, &synths[..k], false) };
+        unsafe { self.run_lane_batch(run, &synths[..k], self.controls_known) };
     }
 
     /// Runs lane batch `synths` (the synths of `run`), then ends those

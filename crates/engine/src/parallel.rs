@@ -1642,6 +1642,10 @@ const CACHED_PLANS: usize = 4;
 
 pub struct Parallel {
     executor: Executor,
+    /// Every synth of this block ran the whole of the block before and its
+    /// controls did not change since (`Engine::run_block`): lane batches
+    /// skip the controls check (`schedule::run_lanes`).
+    pub(crate) controls_known: bool,
     /// (tree, queue) pairs, the most recently used first.
     plans: Vec<(FlatTree, Plan)>,
     /// One private world (buses only matter) per thread, each on cache
@@ -1727,6 +1731,7 @@ impl Parallel {
             .collect();
         let nodes = MAX_PARALLEL_ITEMS + MAX_GROUPS;
         Ok(Parallel {
+            controls_known: false,
             executor,
             plans: (0..CACHED_PLANS)
                 .map(|_| (FlatTree::with_capacity(nodes, 0), Plan::with_capacity(nodes, 4 * nodes)))
@@ -1871,6 +1876,7 @@ impl Parallel {
             scratch,
             scratch_len,
             lost: &self.lost,
+            controls_known: self.controls_known,
         });
         self.executor.run_block(&self.plans[0].1, &*job);
         self.groups_run += 1;
@@ -1940,6 +1946,8 @@ struct Job<'a> {
     scratch: *mut f32,
     scratch_len: usize,
     lost: &'a AtomicBool,
+    /// As `Parallel::controls_known`.
+    controls_known: bool,
 }
 
 // SAFETY: items hold distinct synths and each worker index owns one private
@@ -2031,7 +2039,7 @@ impl Work for Job<'_> {
         // thread; no one else touches it meanwhile (`run_group`), and the
         // scratch slice is this thread's. A failing unit marks its synth
         // failed; the audio thread ends it after the group.
-        unsafe { crate::schedule::run_ordered(self.jobs.item_synths(i), w, scratch) };
+        unsafe { crate::schedule::run_ordered(self.jobs.item_synths(i), w, scratch, self.controls_known) };
         // Looked at here, where the synths are in this thread's cache,
         // rather than by the audio thread for every synth after the group.
         // SAFETY: the item's synths, still this thread's alone.

@@ -106,6 +106,13 @@ impl ParallelGroups {
         Ok(ParallelGroups { pool, jobs, policy, spread_next: false, fuse_refused: [None; 4], fuse_next: 0, fused: 0 })
     }
 
+    /// Tells the groups of this block whether every synth ran the whole of
+    /// the block before and its controls did not change since
+    /// (`Parallel::controls_known`).
+    pub(crate) fn set_controls_known(&mut self, known: bool) {
+        self.pool.controls_known = known;
+    }
+
     /// The threads, for their figures and ids.
     pub fn pool(&self) -> &Parallel {
         &self.pool
@@ -301,7 +308,7 @@ impl ParallelGroups {
             // nothing touches it until the run is done; every synth has at
             // most `scratch_len` samples of wires (`GroupJobs::prepare`),
             // which the lane scratch holds `MAX_LANES` times over.
-            unsafe { crate::schedule::run_ordered(jobs.synths(), world, lane_scratch) };
+            unsafe { crate::schedule::run_ordered(jobs.synths(), world, lane_scratch, self.pool.controls_known) };
             // Looked at here, through the synths just run, rather than by
             // the engine through the tree for each of them: in most blocks
             // none failed or asked for anything.

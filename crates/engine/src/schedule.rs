@@ -69,8 +69,8 @@ unsafe fn lane_batch_len(synths: &[*mut Synth], scratch_len: usize) -> usize {
 /// # Safety
 /// `synths` are distinct, live synths that nothing else touches meanwhile,
 /// each with at most `scratch.len()` samples of wires, and `scratch` is
-/// this thread's alone.
-pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scratch: &mut [f32]) {
+/// this thread's alone. `controls_known` as for [`run_lanes`].
+pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scratch: &mut [f32], controls_known: bool) {
     let mut k = 0;
     while k < synths.len() {
         // SAFETY: the caller vouches for the synths.
@@ -79,7 +79,7 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
             // SAFETY: as above, and the batch's synths use `end - k` slices
             // of their def's `scratch_len` samples, which the scratch holds
             // (`lane_batch_len`).
-            unsafe { run_lanes(&synths[k..end], world, scratch.as_mut_ptr(), false) };
+            unsafe { run_lanes(&synths[k..end], world, scratch.as_mut_ptr(), controls_known) };
         } else {
             // SAFETY: as above.
             unsafe { &mut *synths[k] }.calc_contained(world, scratch);

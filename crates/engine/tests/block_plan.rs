@@ -5,11 +5,14 @@
 //! notifications in the same order, block after block, while synths end
 //! themselves and their neighbours in the middle of a block (done actions
 //! 2 to 15 of `Line`), notes come and go, controls change and nodes pause.
+//! And a block after a block that changed nothing takes the controls of
+//! the synths in lane batches as computed, but not after a block in which
+//! a synth resumed a voice the walk had passed.
 
 mod common;
 
 use common::{def_bytes, engine_with_defs, f, i, s, PerformOsc, Rng};
-use magnetar_engine::{NodeEvent, OfflineEngine};
+use magnetar_engine::{CalcState, NodeEvent, OfflineEngine};
 use magnetar_protocol::OscMessage;
 
 const AUDIO_BUSES: usize = 32;
@@ -54,7 +57,7 @@ fn ender_def() -> Vec<u8> {
 }
 
 fn engine(threads: usize, plans: bool) -> OfflineEngine {
-    let mut e = engine_with_defs(threads, true, AUDIO_BUSES, &[voice_def(), ender_def()], |_| {});
+    let mut e = engine_with_defs(threads, true, AUDIO_BUSES, &[voice_def(), ender_def(), toggler_def()], |_| {});
     e.plans = plans;
     e.record_events = true;
     e
@@ -205,4 +208,71 @@ fn blocks_replayed_from_a_plan_render_and_notify_as_the_walk_does() {
     assert!(replays > (6 * BLOCKS / 2) as u64, "{replays} blocks replayed of {}", 6 * BLOCKS);
     assert!(resumed >= 10, "{resumed} replays went on from the middle");
     assert!(replays_threads > (6 * BLOCKS / 4) as u64, "{replays_threads} blocks replayed on two threads");
+}
+
+/// "toggler": `Pause.kr(LFPulse.kr(rate), id)`: pauses node `id` and
+/// resumes it every half period of the pulse, in the middle of a block,
+/// with no command.
+fn toggler_def() -> Vec<u8> {
+    def_bytes(
+        "toggler",
+        &[0.0, 0.5],
+        &[("id", 0.0), ("rate", 10.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("LFPulse", 1, &[(0, 1), (-1, 0), (-1, 1)], &[1], 0),
+            ("Pause", 1, &[(1, 0), (0, 0)], &[1], 0),
+        ],
+    )
+}
+
+#[test]
+fn a_voice_resumed_after_the_walk_passed_it_computes_the_controls_it_was_given_while_paused() {
+    // A voice in the middle of a lane batch is paused and resumed by a
+    // synth after it, and its frequency set now and then, also while it is
+    // paused. The block that resumes it changed the tree as it ran, so the
+    // next block may not take the voice's controls as computed: its
+    // Control did not run while it was paused and holds the old frequency.
+    let mut engines = [("lanes", engine(1, true)), ("no lanes", engine(1, true))];
+    engines[1].1.lockstep = false;
+    let mut setup = vec![OscMessage::new("/g_new", vec![i(1), i(0), i(0)])];
+    for id in 10..14 {
+        setup.push(OscMessage::new("/s_new", vec![s("voice"), i(id), i(1), i(1), s("freq"), f(110.0 * id as f32)]));
+    }
+    // A period of 20 blocks: paused for 10, running for 10.
+    setup.push(OscMessage::new("/s_new", vec![s("toggler"), i(20), i(1), i(1), s("id"), f(11.0), s("rate"), f(37.5)]));
+    let mut r = Rng(5);
+    let mut set_while_paused = 0;
+    for block in 0..400 {
+        let messages = match block {
+            0 => std::mem::take(&mut setup),
+            _ if block % 7 == 0 => {
+                vec![OscMessage::new("/n_set", vec![i(11), s("freq"), f(200.0 + r.below(800) as f32)])]
+            }
+            _ => Vec::new(),
+        };
+        for msg in &messages {
+            for (_, e) in engines.iter_mut() {
+                e.perform_message(msg).unwrap();
+            }
+        }
+        if block % 7 == 0
+            && engines[0].1.tree.lookup(11).is_some_and(|n| engines[0].1.tree.node(n).state == CalcState::Paused)
+        {
+            set_while_paused += 1;
+        }
+        for (_, e) in engines.iter_mut() {
+            e.run_block();
+        }
+        let bs = engines[0].1.world.block_size;
+        let (a, b) = (&engines[0].1.world, &engines[1].1.world);
+        for bus in 0..6 {
+            let (x, y) = (&a.audio_bus[bus * bs..(bus + 1) * bs], &b.audio_bus[bus * bs..(bus + 1) * bs]);
+            assert!(x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()), "block {block}: bus {bus} differs");
+        }
+        for (_, e) in engines.iter_mut() {
+            e.advance_block_counter();
+        }
+    }
+    assert!(set_while_paused >= 5, "the frequency was set {set_while_paused} times while the voice was paused");
 }

@@ -151,13 +151,12 @@ impl Engine {
                 });
                 let run = if len >= 2 { self.lane_synths(&batch[..len]) } else { None };
                 if let Some(run) = run {
+                    let (world, known) = (&mut self.world, self.controls_known);
                     // SAFETY: distinct synths owned by the tree, which is
                     // not changed until the run is done; the lane scratch
                     // holds `scratch_len * MAX_LANES` samples of their def
                     // (`lockstep_candidate`).
-                    unsafe {
-                        crate::schedule::run_lanes(&run[..len], &mut self.world, self.lane_scratch.as_mut_ptr(), false)
-                    };
+                    unsafe { crate::schedule::run_lanes(&run[..len], world, self.lane_scratch.as_mut_ptr(), known) };
                     k += len;
                 } else {
                     if let Some(s) = self.tree.synth_to_run(first) {

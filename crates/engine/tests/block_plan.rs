@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{def_bytes, engine_with_defs, f, i, s, PerformOsc, Rng};
+use common::{def_bytes, engine_with_defs, f, i, perform_alike, run_block_alike, s, Rng};
 use magnetar_engine::{CalcState, NodeEvent, OfflineEngine};
 use magnetar_protocol::OscMessage;
 
@@ -154,34 +154,10 @@ fn blocks_replayed_from_a_plan_render_and_notify_as_the_walk_does() {
                 _ => Vec::new(),
             };
             for msg in &messages {
-                let answers: Vec<_> =
-                    engines.iter_mut().map(|(_, e)| e.perform_message(msg).map_err(|f| f.message())).collect();
-                assert!(answers.windows(2).all(|w| w[0] == w[1]), "{msg:?}: {answers:?}");
+                perform_alike(&mut engines, msg);
             }
-            for (_, e) in engines.iter_mut() {
-                e.run_block();
-            }
-            let bs = engines[0].1.world.block_size;
+            sound += run_block_alike(&format!("seed {seed}, block {block}"), &mut engines, AUDIO_BUSES);
             let (first, rest) = engines.split_first_mut().unwrap();
-            let a = &first.1.world;
-            for bus in 0..AUDIO_BUSES {
-                let touched = a.audio_touched[bus] == a.buf_counter;
-                let x = &a.audio_bus[bus * bs..(bus + 1) * bs];
-                sound += usize::from(touched && x.iter().any(|&v| v != 0.0));
-                for (name, e) in rest.iter() {
-                    let b = &e.world;
-                    assert_eq!(
-                        touched,
-                        b.audio_touched[bus] == b.buf_counter,
-                        "seed {seed}, block {block}: bus {bus} written by one of plans and {name}"
-                    );
-                    let y = &b.audio_bus[bus * bs..(bus + 1) * bs];
-                    assert!(
-                        !touched || x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()),
-                        "seed {seed}, block {block}: bus {bus} differs between plans and {name}"
-                    );
-                }
-            }
             let events: Vec<NodeEvent> = std::mem::take(&mut first.1.events);
             for (name, e) in rest.iter_mut() {
                 assert_eq!(
@@ -252,24 +228,11 @@ fn a_voice_resumed_after_the_walk_passed_it_computes_the_controls_it_was_given_w
             _ => Vec::new(),
         };
         for msg in &messages {
-            for (_, e) in engines.iter_mut() {
-                e.perform_message(msg).unwrap();
-            }
+            perform_alike(&mut engines, msg);
         }
-        if block % 7 == 0
-            && engines[0].1.tree.lookup(11).is_some_and(|n| engines[0].1.tree.node(n).state == CalcState::Paused)
-        {
-            set_while_paused += 1;
-        }
-        for (_, e) in engines.iter_mut() {
-            e.run_block();
-        }
-        let bs = engines[0].1.world.block_size;
-        let (a, b) = (&engines[0].1.world, &engines[1].1.world);
-        for bus in 0..6 {
-            let (x, y) = (&a.audio_bus[bus * bs..(bus + 1) * bs], &b.audio_bus[bus * bs..(bus + 1) * bs]);
-            assert!(x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()), "block {block}: bus {bus} differs");
-        }
+        let paused = engines[0].1.tree.lookup(11).is_some_and(|n| engines[0].1.tree.node(n).state == CalcState::Paused);
+        set_while_paused += usize::from(block % 7 == 0 && paused);
+        run_block_alike(&format!("block {block}"), &mut engines, 6);
         for (_, e) in engines.iter_mut() {
             e.advance_block_counter();
         }

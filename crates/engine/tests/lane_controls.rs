@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{def_bytes, engine_with_defs, f, fsin_bank_def, i, s, PerformOsc, Rng};
+use common::{def_bytes, engine_with_defs, f, fsin_bank_def, i, perform_alike, run_block_alike, s, PerformOsc, Rng};
 use magnetar_engine::{GraphDef, OfflineEngine};
 use magnetar_protocol::{OscArg, OscMessage};
 use magnetar_ugens::Registry;
@@ -145,33 +145,9 @@ fn controls_changed_between_blocks_render_the_same_with_and_without_lanes() {
                 (0..r.below(4)).flat_map(|_| edit(&mut r, &mut ids, &mut next_id)).collect()
             };
             for msg in &messages {
-                let answers: Vec<_> = engines.iter_mut().map(|(_, e)| e.perform_message(msg).map_err(|f| f.message())).collect();
-                assert!(answers.windows(2).all(|w| w[0] == w[1]), "{msg:?}: {answers:?}");
+                perform_alike(&mut engines, msg);
             }
-            for (_, e) in engines.iter_mut() {
-                e.run_block();
-            }
-            let bs = engines[0].1.world.block_size;
-            let (first, rest) = engines.split_first().unwrap();
-            let a = &first.1.world;
-            for bus in 0..AUDIO_BUSES {
-                let touched = a.audio_touched[bus] == a.buf_counter;
-                let x = &a.audio_bus[bus * bs..(bus + 1) * bs];
-                if touched && x.iter().any(|&v| v != 0.0) {
-                    sound += 1;
-                }
-                for (name, e) in rest {
-                    let b = &e.world;
-                    assert_eq!(touched, b.audio_touched[bus] == b.buf_counter, "seed {seed}, block {block}: bus {bus} written by one of lanes and {name}");
-                    if touched {
-                        let y = &b.audio_bus[bus * bs..(bus + 1) * bs];
-                        assert!(
-                            x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()),
-                            "seed {seed}, block {block}: bus {bus} differs between lanes and {name}"
-                        );
-                    }
-                }
-            }
+            sound += run_block_alike(&format!("seed {seed}, block {block}"), &mut engines, AUDIO_BUSES);
             for (_, e) in engines.iter_mut() {
                 e.advance_block_counter();
             }

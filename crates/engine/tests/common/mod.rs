@@ -171,3 +171,41 @@ pub fn fsin_bank_def() -> Vec<u8> {
         ],
     )
 }
+
+/// Performs `msg` on every engine: they must answer alike (done or the same
+/// failure).
+pub fn perform_alike<N: std::fmt::Display>(engines: &mut [(N, OfflineEngine)], msg: &OscMessage) {
+    let answers: Vec<_> = engines.iter_mut().map(|(_, e)| e.perform_message(msg).map_err(|f| f.message())).collect();
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "{msg:?}: {answers:?}");
+}
+
+/// Runs one block on every engine and compares their first `buses` audio
+/// buses with the first engine's, bit for bit: which were written in the
+/// block and what (`what` names the case in a failure). Returns how many
+/// of them the first engine wrote with sound.
+pub fn run_block_alike<N: std::fmt::Display>(what: &str, engines: &mut [(N, OfflineEngine)], buses: usize) -> usize {
+    for (_, e) in engines.iter_mut() {
+        e.run_block();
+    }
+    let bs = engines[0].1.world.block_size;
+    let (first, rest) = engines.split_first().unwrap();
+    let a = &first.1.world;
+    let mut sound = 0;
+    for bus in 0..buses {
+        let touched = a.audio_touched[bus] == a.buf_counter;
+        let x = &a.audio_bus[bus * bs..(bus + 1) * bs];
+        sound += usize::from(touched && x.iter().any(|&v| v != 0.0));
+        for (name, e) in rest {
+            let b = &e.world;
+            let other = b.audio_touched[bus] == b.buf_counter;
+            assert_eq!(touched, other, "{what}: bus {bus} written by one of {} and {name}", first.0);
+            let y = &b.audio_bus[bus * bs..(bus + 1) * bs];
+            assert!(
+                !touched || x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{what}: bus {bus} differs between {} and {name}",
+                first.0
+            );
+        }
+    }
+    sound
+}

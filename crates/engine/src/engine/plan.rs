@@ -11,8 +11,8 @@
 //! those stay, the walk decides the same, so a block whose walk changed
 //! nothing records its steps and the blocks after it replay them.
 //!
-//! A plan holds the items the runner computes (single synths and lane
-//! batches, whose synths it holds directly) between the walk's moves on its
+//! A plan holds the items the runner computes (single nodes, and lane
+//! batches with their synths held directly) between the walk's moves on its
 //! stack, so that a block that replays it leaves the stack as the walk would
 //! at every point: when an item changes the tree (a synth ends or pauses
 //! itself or another node, a unit fails, a new synth is built), the walk

@@ -483,13 +483,13 @@ impl Engine {
         self.parallel.as_ref().map_or(0, |p| p.pool().plans_compiled)
     }
 
-    /// Threads computing parallel groups (1 without helpers).
     /// Blocks that replayed the plan of the block before (`plan`), and of
     /// those the blocks whose walk went on from the middle of it.
     pub fn plan_replays(&self) -> (u64, u64) {
         (self.plan.replays, self.plan.resumed)
     }
 
+    /// Threads computing parallel groups (1 without helpers).
     pub fn threads(&self) -> usize {
         self.parallel.as_ref().map_or(1, |p| p.pool().threads())
     }

@@ -241,9 +241,10 @@ pub struct Engine {
     /// printed): while the count stays there, every running synth ran the
     /// whole of that block, and its controls did not change since.
     quiet_at: Option<u64>,
-    /// This block began where `quiet_at` says (`run_block`): lane batches
-    /// skip the controls check (`schedule::run_lanes`).
-    pub(crate) controls_known: bool,
+    /// This block began where `quiet_at` says (`run_block`), after a quiet
+    /// block: the walk replays the plan (`plan`), and lane batches skip the
+    /// controls check (`schedule::run_lanes`).
+    pub(crate) quiet: bool,
     /// Time spent on the audio thread by the graph's hot spots (ns): a
     /// synth's first block building its units, and a parallel group's
     /// preparation each block (collecting its children and checking their
@@ -323,7 +324,7 @@ impl Engine {
             chains_next: 0,
             plan: plan::Plan::new(max_nodes),
             quiet_at: None,
-            controls_known: false,
+            quiet: false,
             latency: Default::default(),
             log: Vec::with_capacity(16),
             removed_defs: Vec::with_capacity(16),
@@ -644,20 +645,20 @@ impl Engine {
         let traced = trace::now();
         self.world.num_synths = self.tree.num_synths as u32;
         let edits = self.tree.edits();
-        self.controls_known = self.quiet_at == Some(edits);
+        self.quiet = self.quiet_at == Some(edits);
         if let Some(p) = &mut self.parallel {
-            p.set_controls_known(self.controls_known);
+            p.set_controls_known(self.quiet);
         }
         let whole = self.tree.node(ROOT).state == CalcState::Run && !self.tracing;
         if self.tree.node(ROOT).state == CalcState::Run {
             let lane_len = self.lane_scratch.len();
-            if self.plans && !self.tracing && self.plan.holds(edits, lane_len, self.lockstep) {
+            if self.plans && !self.tracing && self.quiet && self.plan.holds(lane_len, self.lockstep) {
                 self.replay();
             } else {
                 // A block that prints is not recorded: it walks otherwise.
                 self.plan.begin(self.plans && !self.tracing);
                 self.calc_group(ROOT);
-                self.plan.end(edits, self.tree.edits(), lane_len, self.lockstep);
+                self.plan.end(lane_len, self.lockstep);
             }
         }
         self.tracing = false;
@@ -876,8 +877,8 @@ impl Engine {
                     // changed since it was recorded), so these are the live,
                     // distinct, running synths the walk found for `nodes`.
                     // The block before changed nothing either, so their
-                    // controls are known (`controls_known`).
-                    unsafe { self.run_lane_batch(&nodes[..len], &synths[..len], self.controls_known) };
+                    // controls are known (`quiet`).
+                    unsafe { self.run_lane_batch(&nodes[..len], &synths[..len], self.quiet) };
                     next
                 }
                 Op::Group { group, next, way } => {
@@ -1228,7 +1229,7 @@ impl Engine {
         // SAFETY: the pointers are to distinct synths owned by the tree,
         // which is not changed until the run is done; the lane scratch holds
         // `scratch_len * MAX_LANES` samples (checked in lockstep_candidate).
-        unsafe { self.run_lane_batch(run, &synths[..k], self.controls_known) };
+        unsafe { self.run_lane_batch(run, &synths[..k], self.quiet) };
     }
 
     /// Runs lane batch `synths` (the synths of `run`), then ends those

@@ -151,7 +151,7 @@ impl Engine {
                 });
                 let run = if len >= 2 { self.lane_synths(&batch[..len]) } else { None };
                 if let Some(run) = run {
-                    let (world, known) = (&mut self.world, self.controls_known);
+                    let (world, known) = (&mut self.world, self.quiet);
                     // SAFETY: distinct synths owned by the tree, which is
                     // not changed until the run is done; the lane scratch
                     // holds `scratch_len * MAX_LANES` samples of their def

@@ -75,11 +75,12 @@ pub(super) struct Plan {
     pub(super) nodes: Vec<NodeIdx>,
     /// Whether the walk is recording this block.
     pub(super) recording: bool,
-    /// Whether the plan may be replayed when what it was recorded under holds.
+    /// Whether the plan holds a whole walk, which a block after a quiet one
+    /// (`Engine::quiet`: the walk recorded changed nothing, nor did anything
+    /// since) replays while what it was recorded under holds.
     pub(super) valid: bool,
-    /// The tree's edit count, the lane scratch's size and whether synths
-    /// may share lanes, as they were when the plan was recorded.
-    pub(super) edits: u64,
+    /// The lane scratch's size and whether synths may share lanes, as they
+    /// were when the plan was recorded.
     pub(super) lane_len: usize,
     pub(super) lockstep: bool,
     /// Blocks that replayed a plan, and of those the blocks where the walk
@@ -99,7 +100,6 @@ impl Plan {
             nodes: Vec::with_capacity(nodes),
             recording: false,
             valid: false,
-            edits: 0,
             lane_len: 0,
             lockstep: false,
             replays: 0,
@@ -107,10 +107,10 @@ impl Plan {
         }
     }
 
-    /// Whether the plan replays the walk of a tree whose edit count is
-    /// `edits`, with a lane scratch of `lane_len` samples.
-    pub(super) fn holds(&self, edits: u64, lane_len: usize, lockstep: bool) -> bool {
-        self.valid && self.edits == edits && self.lane_len == lane_len && self.lockstep == lockstep
+    /// Whether the plan replays a walk, after a quiet block, with a lane
+    /// scratch of `lane_len` samples.
+    pub(super) fn holds(&self, lane_len: usize, lockstep: bool) -> bool {
+        self.valid && self.lane_len == lane_len && self.lockstep == lockstep
     }
 
     /// Starts recording this block's walk, the plan held so far dropped.
@@ -122,13 +122,10 @@ impl Plan {
         self.recording = record;
     }
 
-    /// Ends the recording: the plan is kept if the whole walk was recorded
-    /// and changed nothing (the tree's edit count was `edits_before` when it
-    /// began and is `edits` now).
-    pub(super) fn end(&mut self, edits_before: u64, edits: u64, lane_len: usize, lockstep: bool) {
-        self.valid = self.recording && edits_before == edits;
+    /// Ends the recording: the plan is kept if the whole walk was recorded.
+    pub(super) fn end(&mut self, lane_len: usize, lockstep: bool) {
+        self.valid = self.recording;
         self.recording = false;
-        self.edits = edits;
         self.lane_len = lane_len;
         self.lockstep = lockstep;
     }

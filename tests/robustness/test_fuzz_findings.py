@@ -194,11 +194,21 @@ def test_a_sync_behind_a_large_b_alloc_takes_no_longer_than_on_scsynth(driver, m
     asynchronous stage of commands under SCHED_FIFO, out of reach of the
     normal-priority processes, and magnetar's control thread ran at normal
     priority. scsynth, started in this run on the same driver's JACK server,
-    is the reference."""
+    is the reference.
+
+    The two servers take turns, up to three rounds: whatever else the machine
+    runs (the suite's other worker) changes from one second to the next, so
+    only a round's two waits are compared with each other. A control thread
+    at normal priority is late in every round."""
     from test_limits import scsynth_beside
 
+    rounds = []
     with scsynth_beside(driver) as (sc, _):
-        reference = sync_after_the_bundle_while_the_machine_is_busy(sc.port)
-    server = magnetar()
-    took = sync_after_the_bundle_while_the_machine_is_busy(server.port)
-    assert took <= 2 * reference + 0.25, f"/synced after {took:.3f} s on magnetar, {reference:.3f} s on scsynth"
+        server = magnetar()
+        for _ in range(3):
+            reference = sync_after_the_bundle_while_the_machine_is_busy(sc.port)
+            took = sync_after_the_bundle_while_the_machine_is_busy(server.port)
+            rounds.append(f"{took:.3f} s on magnetar, {reference:.3f} s on scsynth")
+            if took <= 2 * reference + 0.25:
+                return
+    raise AssertionError("/synced after " + "; ".join(rounds))

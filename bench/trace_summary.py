@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarises a trace written with MAGNETAR_TRACE=file.json: per thread, the share of the
 blocks' time it spent running work (queue items, lane batches, groups on one thread), waiting
-inside a block for other threads, asleep between blocks; steals and wake-ups; block and group
+inside a block for other threads, asleep between blocks; steals and wake-ups; its lane batches'
+median time, the first of each block apart (what its caches lost between blocks); block and group
 times; the critical path of the groups on threads (per group, the busiest thread's items: what -T N
 would take were no thread ever kept waiting by the system, a figure that the machine's load hardly
 changes) and what the groups took beyond it.
@@ -48,6 +49,7 @@ def summarise(events):
     first = min(ts for ts, _ in blocks)
     last = max(ts + d for ts, d in blocks)
     in_blocks = sum(d for _, d in blocks)
+    block_starts = sorted(ts for ts, _ in blocks)
     rows = []
     for tid in sorted(set(spans) | set(instants)):
         s = spans[tid]
@@ -62,6 +64,13 @@ def summarise(events):
         busy = items + outside_items
         wait = sum(d for _, d in s.get("wait", []))
         asleep = sum(d for _, d in s.get("asleep", []))
+        # A thread's first lane batch of a block apart from its later ones: what its caches
+        # lost between blocks shows in the first.
+        first_batch, later_batch, seen = [], [], set()
+        for ts, d in sorted(s.get("lane batch", [])):
+            block = bisect.bisect_right(block_starts, ts)
+            (later_batch if block in seen else first_batch).append(d)
+            seen.add(block)
         rows.append({
             "thread": names.get(tid, f"thread {tid}"),
             "busy_us": busy,
@@ -73,6 +82,8 @@ def summarise(events):
             "items": len(s.get("item", [])),
             "lane_batches": len(s.get("lane batch", [])),
             "steals": instants[tid].get("steal", 0),
+            "first_batch_us": statistics.median(first_batch) if first_batch else 0.0,
+            "later_batch_us": statistics.median(later_batch) if later_batch else 0.0,
         })
     groups = defaultdict(list)
     for t in spans.values():
@@ -115,12 +126,14 @@ def markdown(s):
               f"{s['critical_path']['sum_us'] / 1e3:.1f} ms, per group median "
               f"{s['critical_path']['median_us']:.1f} µs + {s['critical_path']['beyond_median_us']:.1f} µs beyond it"
               if s["critical_path"]["sum_us"] else ""), "",
-           "| thread | busy (share of block time) | waiting in blocks (count) | asleep (wake-ups) | items | lane batches | steals |",
-           "|---|---|---|---|---|---|---|"]
+           "| thread | busy (share of block time) | waiting in blocks (count) | asleep (wake-ups) | items | lane batches "
+           "| lane batch median: first of a block / later | steals |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in s["threads"]:
         out.append(f"| {r['thread']} | {r['busy_us'] / 1e3:.1f} ms ({100 * r['busy_share']:.0f} %) | "
                    f"{r['wait_us'] / 1e3:.1f} ms ({r['waits']}) | {r['asleep_us'] / 1e3:.1f} ms ({r['wakeups']}) | "
-                   f"{r['items']} | {r['lane_batches']} | {r['steals']} |")
+                   f"{r['items']} | {r['lane_batches']} | {r['first_batch_us']:.2f} / {r['later_batch_us']:.2f} µs | "
+                   f"{r['steals']} |")
     return "\n".join(out)
 
 
@@ -153,8 +166,9 @@ def traced_renders(only, seconds, write):
            f"Command: `{command}` ({seconds:g} s at 48 kHz, `-o 2 -a 1024`, each render traced with "
            "`MAGNETAR_TRACE`; the summary is `bench/trace_summary.py`'s: a thread's busy time is its queue items, "
            "and on the thread that runs blocks the blocks' time outside groups on the threads; waiting is time "
-           "inside a block with nothing to run; asleep is a helper parked between blocks). Open a trace in "
-           "`ui.perfetto.dev` to see the same per block."]
+           "inside a block with nothing to run; asleep is a helper parked between blocks; a thread's first lane "
+           "batch of a block is given apart from its later ones). Open a trace in `ui.perfetto.dev` to see the "
+           "same per block."]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         score = tmp / "score.osc"

@@ -167,9 +167,6 @@ fn blocks_replayed_from_a_plan_render_and_notify_as_the_walk_does() {
                 );
             }
             assert_eq!(first.1.tree.num_synths, rest[0].1.tree.num_synths, "seed {seed}, block {block}");
-            for (_, e) in engines.iter_mut() {
-                e.advance_block_counter();
-            }
         }
         let (r1, m1) = engines[0].1.plan_replays();
         replays += r1;
@@ -233,9 +230,6 @@ fn a_voice_resumed_after_the_walk_passed_it_computes_the_controls_it_was_given_w
         let paused = engines[0].1.tree.lookup(11).is_some_and(|n| engines[0].1.tree.node(n).state == CalcState::Paused);
         set_while_paused += usize::from(block % 7 == 0 && paused);
         run_block_alike(&format!("block {block}"), &mut engines, 6);
-        for (_, e) in engines.iter_mut() {
-            e.advance_block_counter();
-        }
     }
     assert!(set_while_paused >= 5, "the frequency was set {set_while_paused} times while the voice was paused");
 }

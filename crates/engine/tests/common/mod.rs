@@ -181,8 +181,9 @@ pub fn perform_alike<N: std::fmt::Display>(engines: &mut [(N, OfflineEngine)], m
 
 /// Runs one block on every engine and compares their first `buses` audio
 /// buses with the first engine's, bit for bit: which were written in the
-/// block and what (`what` names the case in a failure). Returns how many
-/// of them the first engine wrote with sound.
+/// block and what (`what` names the case in a failure); then moves every
+/// engine on to the next block. Returns how many of them the first engine
+/// wrote with sound.
 pub fn run_block_alike<N: std::fmt::Display>(what: &str, engines: &mut [(N, OfflineEngine)], buses: usize) -> usize {
     for (_, e) in engines.iter_mut() {
         e.run_block();
@@ -206,6 +207,9 @@ pub fn run_block_alike<N: std::fmt::Display>(what: &str, engines: &mut [(N, Offl
                 first.0
             );
         }
+    }
+    for (_, e) in engines.iter_mut() {
+        e.advance_block_counter();
     }
     sound
 }

@@ -649,8 +649,9 @@ impl Engine {
         if let Some(p) = &mut self.parallel {
             p.set_controls_known(self.quiet);
         }
-        let whole = self.tree.node(ROOT).state == CalcState::Run && !self.tracing;
-        if self.tree.node(ROOT).state == CalcState::Run {
+        let root_runs = self.tree.node(ROOT).state == CalcState::Run;
+        let whole = root_runs && !self.tracing;
+        if root_runs {
             let lane_len = self.lane_scratch.len();
             if self.plans && !self.tracing && self.quiet && self.plan.holds(lane_len, self.lockstep) {
                 self.replay();

@@ -1243,7 +1243,15 @@ impl Engine {
     /// holds `scratch_len * MAX_LANES` samples of the synths' def.
     unsafe fn run_lane_batch(&mut self, run: &[NodeIdx], synths: &[*mut Synth], controls_known: bool) {
         // SAFETY: the caller vouches for the synths and the scratch.
-        unsafe { crate::schedule::run_lanes(synths, &mut self.world, self.lane_scratch.as_mut_ptr(), controls_known) };
+        unsafe {
+            crate::schedule::run_lanes(
+                synths,
+                &mut self.world,
+                self.lane_scratch.as_mut_ptr(),
+                controls_known,
+                crate::schedule::Walk::Up,
+            )
+        };
         for (&sp, &idx) in synths.iter().zip(run) {
             // SAFETY: as above.
             let s = unsafe { &*sp };

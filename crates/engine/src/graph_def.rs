@@ -90,6 +90,9 @@ pub struct Step {
     /// Its inner nodes read wires the step itself writes; its inputs are
     /// the wires from outside the tree.
     pub sum_tree: Option<magnetar_ugens::ops::sum_tree::SumTree>,
+    /// Whether one of its units writes a bus: in a lane batch, the one step
+    /// whose synths must take their turns in synth order (`run_lanes`).
+    pub writes_bus: bool,
 }
 
 /// A compiled SynthDef, shared by all synths made from it.
@@ -342,10 +345,16 @@ impl GraphDef {
                     inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
                     outputs: members.iter().flat_map(|&m| units[m].outputs.iter().copied()).collect(),
                     sum_tree: None,
+                    writes_bus: false,
                 }
             })
             .collect();
         keep_light_lanes_beside_others(&mut steps, &units, registry);
+        for (step, members) in steps.iter_mut().zip(&groups) {
+            step.writes_bus = members
+                .iter()
+                .any(|&m| protos[m].effects.bus.is_some_and(|b| !matches!(b.how, BusUse::Read { .. } | BusUse::ReadControl)));
+        }
         let calc_steps = calc_steps_of(&steps, &units);
         let (control_prefix, prefix_controls) = control_prefix(&steps, &calc_steps, &units, &protos, &fusions);
         let safe = lockstep_safe(def, &protos);

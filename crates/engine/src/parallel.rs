@@ -47,6 +47,7 @@
 
 use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, NodeTree};
+use crate::schedule::Walk;
 use crate::synth::Synth;
 use crossbeam_utils::CachePadded;
 use magnetar_dsp::executor::{Executor, ExecutorConfig, ExecutorError, Work};
@@ -2035,11 +2036,16 @@ impl Work for Job<'_> {
         // group with a read it cannot tell): its writes need only be
         // logged, not also mixed into this thread's copy of the buses.
         w.touch_only = reads.is_empty() && !self.jobs.read_any;
+        // The first thread's share of the items comes first, its synths
+        // (made one after another) just below the next thread's in memory:
+        // it walks its lane batches down, leaving the next thread's lines
+        // alone (`Walk`). The others walk up, away from the threads before.
+        let walk = if worker == 0 && self.privates.len() > 1 { Walk::Down } else { Walk::Up };
         // SAFETY: each synth belongs to one item, run once per block by one
         // thread; no one else touches it meanwhile (`run_group`), and the
         // scratch slice is this thread's. A failing unit marks its synth
         // failed; the audio thread ends it after the group.
-        unsafe { crate::schedule::run_ordered(self.jobs.item_synths(i), w, scratch, self.controls_known) };
+        unsafe { crate::schedule::run_ordered(self.jobs.item_synths(i), w, scratch, self.controls_known, walk) };
         // Looked at here, where the synths are in this thread's cache,
         // rather than by the audio thread for every synth after the group.
         // SAFETY: the item's synths, still this thread's alone.

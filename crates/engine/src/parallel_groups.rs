@@ -308,7 +308,15 @@ impl ParallelGroups {
             // nothing touches it until the run is done; every synth has at
             // most `scratch_len` samples of wires (`GroupJobs::prepare`),
             // which the lane scratch holds `MAX_LANES` times over.
-            unsafe { crate::schedule::run_ordered(jobs.synths(), world, lane_scratch, self.pool.controls_known) };
+            unsafe {
+                crate::schedule::run_ordered(
+                    jobs.synths(),
+                    world,
+                    lane_scratch,
+                    self.pool.controls_known,
+                    crate::schedule::Walk::Up,
+                )
+            };
             // Looked at here, through the synths just run, rather than by
             // the engine through the tree for each of them: in most blocks
             // none failed or asked for anything.

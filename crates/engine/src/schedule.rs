@@ -22,7 +22,7 @@
 
 use crate::synth::{LaneSlot, Synth};
 use magnetar_rt::trace;
-use magnetar_ugens::{ControlMap, Lanes, World, MAX_LANES};
+use magnetar_ugens::{ControlMap, Lanes, WireRef, World, MAX_LANES};
 use std::sync::Arc;
 
 /// Whether a synth may run in a lane batch with others of its def: its def
@@ -61,6 +61,27 @@ unsafe fn lane_batch_len(synths: &[*mut Synth], scratch_len: usize) -> usize {
     end
 }
 
+/// The order in which a lane batch visits its synths within a step.
+///
+/// Within a step the synths of a batch are independent (they share nothing
+/// but the bus write), so only the step that writes a bus must take them in
+/// synth order; the others may go either way. The way matters on a thread
+/// whose synths lie in memory just below those of another thread (the first
+/// share of a parallel group's items, with synths made one after another):
+/// walking its synths upward, step after step, trains the processor's
+/// prefetcher on the stride from one synth to the next, and the prefetcher
+/// then reads the next synths' lines too, which belong to the other thread.
+/// That thread then waits for each of those lines once more when it writes
+/// it, to take it back. Walking downward, the prefetcher runs ahead into
+/// memory that no other thread writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// In synth order.
+    Up,
+    /// From the last synth to the first, but for the step that writes a bus.
+    Down,
+}
+
 /// Runs an ordered run of synths: in their order, consecutive synths of one
 /// def that may share lanes as lane batches, the others one at a time. A
 /// failing unit marks its synth failed (`Synth::has_failed`); the caller
@@ -69,8 +90,14 @@ unsafe fn lane_batch_len(synths: &[*mut Synth], scratch_len: usize) -> usize {
 /// # Safety
 /// `synths` are distinct, live synths that nothing else touches meanwhile,
 /// each with at most `scratch.len()` samples of wires, and `scratch` is
-/// this thread's alone. `controls_known` as for [`run_lanes`].
-pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scratch: &mut [f32], controls_known: bool) {
+/// this thread's alone. `controls_known` and `walk` as for [`run_lanes`].
+pub(crate) unsafe fn run_ordered(
+    synths: &[*mut Synth],
+    world: &mut World,
+    scratch: &mut [f32],
+    controls_known: bool,
+    walk: Walk,
+) {
     let mut k = 0;
     while k < synths.len() {
         // SAFETY: the caller vouches for the synths.
@@ -79,7 +106,7 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
             // SAFETY: as above, and the batch's synths use `end - k` slices
             // of their def's `scratch_len` samples, which the scratch holds
             // (`lane_batch_len`).
-            unsafe { run_lanes(&synths[k..end], world, scratch.as_mut_ptr(), controls_known) };
+            unsafe { run_lanes(&synths[k..end], world, scratch.as_mut_ptr(), controls_known, walk) };
         } else {
             // SAFETY: as above.
             unsafe { &mut *synths[k] }.calc_contained(world, scratch);
@@ -94,7 +121,10 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
 /// between two kernels run a synth at a time (all of them for synth 1, then
 /// for synth 2, ...), which sets each synth up once for the whole run of
 /// steps and computes the same: the synths share nothing but their one bus
-/// write, which still happens in synth order.
+/// write, which still happens in synth order. Within each other step they
+/// are visited as `walk` says (a lane kernel's lanes then hold them in
+/// that order); with [`Walk::Down`] a step that writes a bus runs alone,
+/// between the runs of steps before and after it.
 ///
 /// # Safety
 /// `synths` are at most `MAX_LANES` distinct, live, built synths of one def
@@ -103,7 +133,57 @@ pub(crate) unsafe fn run_ordered(synths: &[*mut Synth], world: &mut World, scrat
 /// `controls_known`, every synth ran the whole of its last block and its
 /// controls did not change since: its leading control steps hold what they
 /// would compute, without looking (`Synth::controls_as_computed`).
-pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch: *mut f32, controls_known: bool) {
+pub(crate) unsafe fn run_lanes(
+    synths: &[*mut Synth],
+    world: &mut World,
+    scratch: *mut f32,
+    controls_known: bool,
+    walk: Walk,
+) {
+    // SAFETY: the caller vouches for all of it.
+    unsafe {
+        match walk {
+            Walk::Up => run_lanes_walking::<false>(synths, world, scratch, controls_known),
+            Walk::Down => run_lanes_walking::<true>(synths, world, scratch, controls_known),
+        }
+    }
+}
+
+/// Fills the lanes of step `si` with the synths of `slots`, in that order.
+///
+/// # Safety
+/// As for the lanes in `run_lanes_walking`.
+#[inline(always)]
+unsafe fn fill_lanes<'s, 'a>(
+    slots: impl Iterator<Item = &'s LaneSlot>,
+    lanes: &mut Lanes<'a>,
+    si: usize,
+    (inputs, outputs): (&'a [WireRef], &'a [WireRef]),
+    n: usize,
+    bs: usize,
+) {
+    for ((&slot, unit), io) in slots.zip(&mut lanes.units).zip(&mut lanes.ios) {
+        // SAFETY: the caller vouches for the synths, which joined the batch
+        // and are reached through the lanes alone until the kernel returns;
+        // these are step `si`'s wires in the synth's def, and `si` is one of
+        // its steps.
+        *unit = Some(unsafe { slot.unit(si) });
+        // SAFETY: as above.
+        *io = Some(unsafe { slot.wires(inputs, outputs, n, bs) });
+    }
+}
+
+/// `run_lanes`, walking down (`DOWN`) or up.
+///
+/// # Safety
+/// As for `run_lanes`.
+#[inline(always)]
+unsafe fn run_lanes_walking<const DOWN: bool>(
+    synths: &[*mut Synth],
+    world: &mut World,
+    scratch: *mut f32,
+    controls_known: bool,
+) {
     let traced = trace::now();
     assert!(synths.len() <= MAX_LANES, "a lane batch of more synths than a kernel takes");
     // Borrowed, not cloned: the synths of a parallel group share one def,
@@ -128,7 +208,36 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
     let mut n_live = 0;
     // A drawing step's kernel needs every synth's own generator.
     let mut own_rngs = true;
-    for (l, &sp) in synths.iter().enumerate() {
+    if DOWN {
+        // Joined from the last, kept in synth order: bit `l` of `joined`
+        // says that synth `l` joined, into `slots[l]`.
+        const _: () = assert!(MAX_LANES <= u32::BITS as usize);
+        let mut joined = 0u32;
+        for (l, &sp) in synths.iter().enumerate().rev() {
+            // SAFETY: the caller vouches for the synths; synth `l` uses its
+            // own slice of the scratch.
+            let s = unsafe { &mut *sp };
+            own_rngs &= s.rgen.is_some();
+            // SAFETY: as above.
+            if s.has_failed() {
+                continue;
+            }
+            // SAFETY: as above.
+            if let Some(slot) = unsafe { s.join_lanes(scratch.add(l * sl)) } {
+                slots[l] = slot;
+                joined |= 1 << l;
+            }
+        }
+        for (l, &sp) in synths.iter().enumerate() {
+            if joined & (1 << l) != 0 {
+                // `n_live <= l`: a slot moves down, or stays.
+                live[n_live] = sp;
+                slots[n_live] = slots[l];
+                n_live += 1;
+            }
+        }
+    }
+    for (l, &sp) in synths.iter().enumerate().filter(|_| !DOWN) {
         // SAFETY: the caller vouches for the synths; synth `l` uses its own
         // slice of the scratch.
         let s = unsafe { &mut *sp };
@@ -159,23 +268,30 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
         if let Some(kernel) = kernel_of(calc[k]) {
             let rate = if step.audio { &full } else { &block };
             let n = if step.audio { bs } else { 1 };
-            let (inputs, outputs) = (step.inputs.as_slice(), step.outputs.as_slice());
-            for ((&slot, unit), io) in slots[..n_live].iter().zip(&mut lanes.units).zip(&mut lanes.ios) {
-                // SAFETY: the caller vouches for the synths, which joined
-                // the batch above and are reached through the lanes alone
-                // until the kernel returns; these are step `si`'s wires in
-                // the synth's def, and `si` is one of its steps.
-                *unit = Some(unsafe { slot.unit(si) });
-                // SAFETY: as above.
-                *io = Some(unsafe { slot.wires(inputs, outputs, n, bs) });
+            let wires = (step.inputs.as_slice(), step.outputs.as_slice());
+            // Lane `j` holds the synth visited `j`th: the lanes compute
+            // alike, and a kernel that writes a bus writes in lane order.
+            let reversed = DOWN && !step.writes_bus;
+            // SAFETY: the synths joined the batch above.
+            unsafe {
+                if reversed {
+                    fill_lanes(slots[..n_live].iter().rev(), &mut lanes, si, wires, n, bs);
+                } else {
+                    fill_lanes(slots[..n_live].iter(), &mut lanes, si, wires, n, bs);
+                }
             }
             lanes.len = n_live;
             if step.draws {
-                for (&sp, rgen) in live[..n_live].iter().zip(&mut lanes.rgens) {
+                let mut draw = |(&sp, rgen): (&*mut Synth, &mut Option<&mut magnetar_ugens::RGen>)| {
                     // SAFETY: the generator is a field of the synth that
                     // the lanes' parts do not reach; nothing else uses it
                     // during the step.
                     *rgen = unsafe { (*sp).rgen.as_mut() };
+                };
+                if reversed {
+                    live[..n_live].iter().rev().zip(&mut lanes.rgens).for_each(&mut draw);
+                } else {
+                    live[..n_live].iter().zip(&mut lanes.rgens).for_each(&mut draw);
                 }
             }
             // For the kernels of units that write a bus; nothing else
@@ -198,11 +314,17 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
             }
             k += 1;
         } else {
-            // The steps up to the next one with a kernel, a synth at a time.
+            // The steps up to the next one with a kernel, a synth at a time;
+            // walking down, a step that writes a bus is a run of its own, in
+            // synth order.
+            let writes = |si: u32| DOWN && def.steps[si as usize].writes_bus;
             let mut end = k + 1;
-            while end < calc.len() && kernel_of(calc[end]).is_none() {
-                end += 1;
+            if !writes(calc[k]) {
+                while end < calc.len() && kernel_of(calc[end]).is_none() && !writes(calc[end]) {
+                    end += 1;
+                }
             }
+            let reversed = DOWN && !writes(calc[k]);
             // Only steps that draw need a synth's own generator in place.
             let swap_rng = !def.lockstep && calc[k..end].iter().any(|&si| def.steps[si as usize].draws);
             // The def's leading control steps, which a synth whose controls
@@ -216,8 +338,9 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
             while from < n_live {
                 let mut at = from;
                 let ran = crate::contain::contained(|| {
-                    for (l, &sp) in live[..n_live].iter().enumerate().skip(from) {
-                        at = l;
+                    // Visit `i` of the run: synth `sp`.
+                    let mut calc = |(i, &sp): (usize, &*mut Synth)| {
+                        at = i;
                         // SAFETY: as above.
                         let kept = prefix > 0 && (controls_known || unsafe { &*sp }.controls_as_computed());
                         let first = if kept { prefix } else { k };
@@ -226,13 +349,19 @@ pub(crate) unsafe fn run_lanes(synths: &[*mut Synth], world: &mut World, scratch
                             // `first..end` are calc steps of that def.
                             unsafe { (*sp).calc_steps(first..end, swap_rng, &rates, world) };
                         }
+                    };
+                    if reversed {
+                        live[..n_live].iter().rev().enumerate().skip(from).for_each(&mut calc);
+                    } else {
+                        live[..n_live].iter().enumerate().skip(from).for_each(&mut calc);
                     }
                 });
                 if ran.is_ok() {
                     break;
                 }
+                let failed = if reversed { n_live - 1 - at } else { at };
                 // SAFETY: as above.
-                unsafe { &mut *live[at] }.recover(world);
+                unsafe { &mut *live[failed] }.recover(world);
                 failures = true;
                 from = at + 1;
             }

@@ -156,7 +156,15 @@ impl Engine {
                     // not changed until the run is done; the lane scratch
                     // holds `scratch_len * MAX_LANES` samples of their def
                     // (`lockstep_candidate`).
-                    unsafe { crate::schedule::run_lanes(&run[..len], world, self.lane_scratch.as_mut_ptr(), known) };
+                    unsafe {
+                        crate::schedule::run_lanes(
+                            &run[..len],
+                            world,
+                            self.lane_scratch.as_mut_ptr(),
+                            known,
+                            crate::schedule::Walk::Up,
+                        )
+                    };
                     k += len;
                 } else {
                     if let Some(s) = self.tree.synth_to_run(first) {

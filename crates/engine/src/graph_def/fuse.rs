@@ -179,6 +179,7 @@ pub(super) fn fused_step(fusion: &Fusion, members: &[usize], units: &[UnitDef]) 
             inputs: members.iter().flat_map(|&m| units[m].inputs.iter().copied()).collect(),
             outputs,
             sum_tree: None,
+            writes_bus: false,
         }),
         Fusion::SumTree => {
             // The step's inputs are the wires from outside the tree, in the
@@ -210,6 +211,7 @@ pub(super) fn fused_step(fusion: &Fusion, members: &[usize], units: &[UnitDef]) 
                 inputs,
                 outputs,
                 sum_tree: Some(SumTree { nodes }),
+                writes_bus: false,
             })
         }
     }

@@ -208,48 +208,34 @@ unsafe fn run_lanes_walking<const DOWN: bool>(
     let mut n_live = 0;
     // A drawing step's kernel needs every synth's own generator.
     let mut own_rngs = true;
-    if DOWN {
-        // Joined from the last, kept in synth order: bit `l` of `joined`
-        // says that synth `l` joined, into `slots[l]`.
-        const _: () = assert!(MAX_LANES <= u32::BITS as usize);
-        let mut joined = 0u32;
-        for (l, &sp) in synths.iter().enumerate().rev() {
-            // SAFETY: the caller vouches for the synths; synth `l` uses its
-            // own slice of the scratch.
-            let s = unsafe { &mut *sp };
-            own_rngs &= s.rgen.is_some();
-            // SAFETY: as above.
-            if s.has_failed() {
-                continue;
-            }
+    // The synths join in the walk's order and are kept in synth order: bit
+    // `l` of `joined` says that synth `l` joined, into `slots[l]`.
+    const _: () = assert!(MAX_LANES <= u32::BITS as usize);
+    let mut joined = 0u32;
+    let mut join = |(l, &sp): (usize, &*mut Synth)| {
+        // SAFETY: the caller vouches for the synths; synth `l` uses its own
+        // slice of the scratch.
+        let s = unsafe { &mut *sp };
+        own_rngs &= s.rgen.is_some();
+        // SAFETY: as above.
+        if !s.has_failed() {
             // SAFETY: as above.
             if let Some(slot) = unsafe { s.join_lanes(scratch.add(l * sl)) } {
                 slots[l] = slot;
                 joined |= 1 << l;
             }
         }
-        for (l, &sp) in synths.iter().enumerate() {
-            if joined & (1 << l) != 0 {
-                // `n_live <= l`: a slot moves down, or stays.
-                live[n_live] = sp;
-                slots[n_live] = slots[l];
-                n_live += 1;
-            }
-        }
+    };
+    if DOWN {
+        synths.iter().enumerate().rev().for_each(&mut join);
+    } else {
+        synths.iter().enumerate().for_each(&mut join);
     }
-    for (l, &sp) in synths.iter().enumerate().filter(|_| !DOWN) {
-        // SAFETY: the caller vouches for the synths; synth `l` uses its own
-        // slice of the scratch.
-        let s = unsafe { &mut *sp };
-        own_rngs &= s.rgen.is_some();
-        // SAFETY: as above.
-        if s.has_failed() {
-            continue;
-        }
-        // SAFETY: as above.
-        if let Some(slot) = unsafe { s.join_lanes(scratch.add(l * sl)) } {
+    for (l, &sp) in synths.iter().enumerate() {
+        if joined & (1 << l) != 0 {
+            // `n_live <= l`: a slot moves down, or stays.
             live[n_live] = sp;
-            slots[n_live] = slot;
+            slots[n_live] = slots[l];
             n_live += 1;
         }
     }

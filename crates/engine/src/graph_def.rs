@@ -351,9 +351,7 @@ impl GraphDef {
             .collect();
         keep_light_lanes_beside_others(&mut steps, &units, registry);
         for (step, members) in steps.iter_mut().zip(&groups) {
-            step.writes_bus = members
-                .iter()
-                .any(|&m| protos[m].effects.bus.is_some_and(|b| !matches!(b.how, BusUse::Read { .. } | BusUse::ReadControl)));
+            step.writes_bus = members.iter().any(|&m| writes_bus(&protos[m].effects));
         }
         let calc_steps = calc_steps_of(&steps, &units);
         let (control_prefix, prefix_controls) = control_prefix(&steps, &calc_steps, &units, &protos, &fusions);
@@ -775,6 +773,12 @@ fn keep_light_lanes_beside_others(steps: &mut [Step], units: &[UnitDef], registr
     }
 }
 
+/// Whether a unit with these effects writes a bus (mixing, replacing or
+/// offset), rather than only reading one or none.
+fn writes_bus(e: &Effects) -> bool {
+    e.bus.is_some_and(|b| !matches!(b.how, BusUse::Read { .. } | BusUse::ReadControl))
+}
+
 /// Whether consecutive synths of this def may run step by step side by side
 /// (step 1 of every synth, then step 2, ...) instead of synth by synth, with
 /// the same result. True when, besides pure units and units that only
@@ -810,10 +814,9 @@ fn units_safe(def: &sd::SynthDef, protos: &[Proto<'_>], readers: bool, own_rng: 
         if e.foreign {
             return false;
         }
-        let writes_bus = e.bus.is_some_and(|b| !matches!(b.how, BusUse::Read { .. } | BusUse::ReadControl));
         // Scalar-rate units compute once, when the synth is built (its first
         // block, which runs in order): `Rand.ir` draws there, not per block.
-        if p.pure || (p.rate == Rate::Scalar && !writes_bus) {
+        if p.pure || (p.rate == Rate::Scalar && !writes_bus(e)) {
             continue;
         }
         if p.draws {

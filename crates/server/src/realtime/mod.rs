@@ -85,6 +85,17 @@ extern "C" fn on_stop_signal(_sig: libc::c_int) {
     STOP_SIGNALLED.store(true, Ordering::SeqCst);
 }
 
+/// Hands the control thread what the audio thread's ring held on arrival,
+/// no more: an audio thread that refills it as fast as it empties (a flood
+/// of `/tr`) must not keep the control thread from the network, or the
+/// `/sync` it is to answer would never reach the audio thread.
+fn take_from_audio(control: &mut Control, from_audio: &mut spsc::Consumer<FromAudio>) {
+    for _ in 0..from_audio.len() {
+        let Some(m) = from_audio.pop() else { break };
+        control.handle_audio(m);
+    }
+}
+
 fn install_stop_signals() {
     let handler: extern "C" fn(libc::c_int) = on_stop_signal;
     // SAFETY: the handler only performs an atomic store, which is
@@ -268,6 +279,10 @@ pub fn run(cli: &Cli) -> i32 {
     while control.quit.is_none() && !STOP_SIGNALLED.load(Ordering::SeqCst) {
         match net_rx.recv_timeout(CONTROL_POLL) {
             Ok(inc) => {
+                // What the audio thread printed for earlier packets comes
+                // before this packet's `/dumpOSC` line, as in scsynth,
+                // whose audio thread prints at once.
+                take_from_audio(&mut control, &mut from_audio_rx);
                 control.handle_net(inc);
                 // And every packet that came meanwhile (as many as the
                 // channel holds at most): while the audio thread's ring
@@ -275,20 +290,14 @@ pub fn run(cli: &Cli) -> i32 {
                 // one per round.
                 for _ in 0..NET_CAPACITY {
                     let Ok(inc) = net_rx.try_recv() else { break };
+                    take_from_audio(&mut control, &mut from_audio_rx);
                     control.handle_net(inc);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        // What the ring held on arrival, no more: an audio thread that
-        // refills it as fast as it empties (a flood of `/tr`) must not keep
-        // this thread from the network, or the `/sync` it is to answer
-        // would never reach the audio thread.
-        for _ in 0..from_audio_rx.len() {
-            let Some(m) = from_audio_rx.pop() else { break };
-            control.handle_audio(m);
-        }
+        take_from_audio(&mut control, &mut from_audio_rx);
         control.remake_stale_responses();
         // Helpers and task threads follow the audio thread's priority.
         for w in priorities.follow() {

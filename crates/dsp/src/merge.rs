@@ -23,8 +23,9 @@
 //!   write that accumulates into a shared bus) calls
 //!   [`SlotWriter::add`] on slot `k` instead of adding to the bus; `In` of a
 //!   bus adds [`SlotWriter::add_pending`] on top of the bus so that a child
-//!   reads its own earlier writes. `ReplaceOut` is not an accumulation and
-//!   must stay outside parallel groups for exact results.
+//!   reads its own earlier writes. A `ReplaceOut` is logged the same way,
+//!   its target marked as one that sets the bus: the replay applies every
+//!   write in child order, so what it drops and keeps is one thread's.
 //! * The merge item calls [`MergeBuffers::replay`] over the group's slots
 //!   with a closure that adds the samples to the bus (and marks it touched).
 //!   For a parallel group nested inside a child of another one, the merge

@@ -1661,3 +1661,38 @@ fn consecutive_parallel_groups_edited_every_block_match_one_thread() {
         assert!(spread as usize >= blocks / 2, "groups spread in only {spread} of {blocks} blocks");
     }
 }
+
+/// A def "replacer": `ReplaceOut.ar(out, SinOsc.ar(freq) * 0.25)`.
+fn replacer_def() -> Vec<u8> {
+    def_bytes(
+        "replacer",
+        &[0.0, 0.25],
+        &[("freq", 700.0), ("out", 0.0)],
+        &[
+            ("Control", 1, &[], &[1, 1], 0),
+            ("SinOsc", 2, &[(0, 0), (-1, 0)], &[2], 0),
+            ("BinaryOpUGen", 2, &[(1, 0), (-1, 1)], &[2], 2),
+            ("ReplaceOut", 2, &[(0, 1), (2, 0)], &[], 0),
+        ],
+    )
+}
+
+/// A `ReplaceOut` among the `Out`s of a spread group's children: on bus 0
+/// it throws away what the children before it wrote and keeps what the
+/// ones after it add, so the writes of the item that holds it must be
+/// applied in the children's order, whichever thread ran it.
+#[test]
+fn a_replace_out_among_siblings_outs_keeps_what_follows_it_and_drops_what_came_before() {
+    let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
+    for k in 0..33 {
+        let id = 100 + k;
+        if k == 19 {
+            setup.push(new_synth("replacer", id, 1, 1, &[("out", 0.0)]));
+        } else {
+            let controls = [("freq", 150.0 + 37.0 * k as f32), ("amp", 0.02), ("out", (k % 3 / 2) as f32)];
+            setup.push(new_synth("sine", id, 1, 1, &controls));
+        }
+    }
+    let spread = one_vs_two_threads_with_defs(&setup, 200, &[replacer_def()]);
+    assert_spread(spread, 200, "the sines around a ReplaceOut");
+}

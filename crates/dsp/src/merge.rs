@@ -31,8 +31,9 @@
 //!   For a parallel group nested inside a child of another one, the merge
 //!   item instead calls [`MergeBuffers::forward`] into the enclosing slot, so
 //!   the outer replay keeps the sequential order across both levels.
-//! * Exactness holds when no child reads a bus that a sibling writes; such a
-//!   read is unordered in a parallel group anyway.
+//! * Exactness needs a child that reads a bus an earlier sibling writes to
+//!   run after it (the engine orders the two in the queue), and to be given
+//!   that sibling's logged writes first.
 //!
 //! ```
 //! use magnetar_dsp::merge::MergeBuffers;

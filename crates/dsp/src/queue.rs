@@ -23,6 +23,10 @@
 //!   satellites. A satellite whose reference is not in the tree is omitted
 //!   (it shares its reference's life and pause state).
 //! * Empty groups cost nothing; the caller leaves paused nodes out.
+//! * An *order* ([`FlatTree::order`]) makes one item wait for another that
+//!   comes earlier in the tree, where the groups alone would let them run
+//!   side by side (a reader of what a sibling in a parallel group writes):
+//!   one more edge, between the queue items that run them.
 //!
 //! # Storage
 //!
@@ -95,6 +99,10 @@ pub enum CompileError {
     /// More queue items than the executor can index.
     #[error("the tree needs more than {MAX_QUEUE_ITEMS} queue items")]
     TooManyItems,
+    /// An order names an item missing from the tree, or puts an item
+    /// before one that comes earlier in the tree.
+    #[error("item {0} cannot be ordered before item {1}: the tree lacks one or runs them the other way")]
+    Order(u32, u32),
 }
 
 /// Deepest group nesting the compiler accepts (it recurses once per level).
@@ -134,6 +142,8 @@ pub struct FlatTree {
     tokens: Vec<Token>,
     open: Vec<u32>,
     satellites: Vec<Satellite>,
+    /// (before, after): `after` waits for `before` (`order`).
+    orders: Vec<(ItemId, ItemId)>,
 }
 
 impl FlatTree {
@@ -148,7 +158,14 @@ impl FlatTree {
             tokens: Vec::with_capacity(nodes),
             open: Vec::with_capacity(64),
             satellites: Vec::with_capacity(satellites),
+            orders: Vec::new(),
         }
+    }
+
+    /// Room for `orders` orders ([`order`](Self::order)) before they
+    /// allocate.
+    pub fn reserve_orders(&mut self, orders: usize) {
+        self.orders.reserve(orders);
     }
 
     /// Removes everything, keeping the storage.
@@ -156,6 +173,7 @@ impl FlatTree {
         self.tokens.clear();
         self.open.clear();
         self.satellites.clear();
+        self.orders.clear();
     }
 
     /// Makes this tree equal to `other`, reusing this tree's storage (no
@@ -164,6 +182,7 @@ impl FlatTree {
         self.tokens.clone_from(&other.tokens);
         self.open.clone_from(&other.open);
         self.satellites.clone_from(&other.satellites);
+        self.orders.clone_from(&other.orders);
     }
 
     /// Opens a sequential group.
@@ -184,6 +203,18 @@ impl FlatTree {
     /// Adds a leaf to the innermost open group.
     pub fn item(&mut self, id: ItemId) {
         self.tokens.push(Token::Item(id));
+    }
+
+    /// Makes item `after` wait for item `before`, which comes earlier in
+    /// the tree (checked when the tree is compiled), beyond what the
+    /// groups order.
+    pub fn order(&mut self, before: ItemId, after: ItemId) {
+        self.orders.push((before, after));
+    }
+
+    /// The orders given so far, in the order given.
+    pub fn orders(&self) -> &[(ItemId, ItemId)] {
+        &self.orders
     }
 
     /// Attaches a satellite item.
@@ -264,6 +295,8 @@ struct Scratch {
     satellites: Vec<Satellite>,
     /// Fill cursor per queue item while building successor lists.
     cursor: Vec<u32>,
+    /// Per work item id, the queue item that runs it (for orders).
+    queue_of: Vec<u32>,
 }
 
 /// The compiled DSP queue: queue items (runs of work items executed in
@@ -324,6 +357,7 @@ impl Plan {
                 edges: Vec::with_capacity(edges),
                 satellites: Vec::with_capacity(items),
                 cursor: Vec::with_capacity(queue),
+                queue_of: Vec::with_capacity(items),
             },
         };
         plan.clear();
@@ -439,12 +473,51 @@ impl Plan {
             open: None,
             sat_depth: 0,
         };
-        let result = c.seq(0, tree.tokens.len(), 0..0, 0).map(|_| ());
+        let result = c
+            .seq(0, tree.tokens.len(), 0..0, 0)
+            .and_then(|_| self.order_edges(&tree.orders, &mut scratch.queue_of, &mut scratch.edges));
         if result.is_ok() {
             self.link(&scratch.edges, &mut scratch.cursor);
         }
         self.scratch = scratch;
         result
+    }
+
+    /// Adds the edges of `orders`, from the queue item running the first
+    /// item of each to the one running the second, once the tree's items
+    /// are in their queue items. Queue items are made in the tree's order,
+    /// as the tree's own edges go: an order from a later queue item to an
+    /// earlier one could close a cycle, and is refused.
+    fn order_edges(
+        &self,
+        orders: &[(ItemId, ItemId)],
+        queue_of: &mut Vec<u32>,
+        edges: &mut Vec<(u32, u32)>,
+    ) -> Result<(), CompileError> {
+        if orders.is_empty() {
+            return Ok(());
+        }
+        const NONE: u32 = u32::MAX;
+        let ids = self.ids.iter().map(|id| id.0 as usize + 1).max().unwrap_or(0);
+        queue_of.clear();
+        queue_of.resize(ids, NONE);
+        for q in 0..self.item_start.len() - 1 {
+            for id in self.run(q as u32) {
+                queue_of[id.0 as usize] = q as u32;
+            }
+        }
+        let queue = |id: ItemId| queue_of.get(id.0 as usize).copied().unwrap_or(NONE);
+        for &(before, after) in orders {
+            let (from, to) = (queue(before), queue(after));
+            if from == NONE || to == NONE || from > to {
+                return Err(CompileError::Order(before.0, after.0));
+            }
+            // In one run, they run in the tree's order already.
+            if from < to {
+                edges.push((from, to));
+            }
+        }
+        Ok(())
     }
 
     /// Builds successor lists, activation counts and the ready list from
@@ -813,6 +886,50 @@ mod tests {
         let err = plan.compile_into(&Tree { root: Seq(vec![it(1)]), satellites: sats }).unwrap_err();
         assert!(matches!(err, CompileError::SatelliteCycle(_)));
         assert!(plan.is_empty());
+    }
+
+    #[test]
+    fn an_order_makes_a_child_of_a_parallel_group_wait_for_an_earlier_one() {
+        let mut t = FlatTree::new();
+        t.set_tree(&Tree { root: Seq(vec![Par(vec![it(0), it(1), it(2)]), it(3)]), satellites: vec![] }).unwrap();
+        t.order(ItemId(0), ItemId(2));
+        let mut plan = Plan::new();
+        plan.compile_flat(&t).unwrap();
+        assert_eq!(runs(&plan), vec![vec![0], vec![1], vec![2], vec![3]]);
+        assert_eq!(plan.initially_ready(), &[0, 1]);
+        assert_eq!(plan.initial_count(2), 1);
+        assert_eq!(plan.successors(0), &[3, 2]);
+        assert_eq!(plan.initial_count(3), 3);
+        // Item 0 is no sink any more: item 3 and the ordered item wait for it.
+        assert_eq!(plan.sinks(), 1);
+    }
+
+    #[test]
+    fn an_order_inside_one_run_adds_no_edge() {
+        let mut t = FlatTree::new();
+        t.set_tree(&Tree { root: Seq(vec![it(0), it(1), Par(vec![it(2), it(3)])]), satellites: vec![] }).unwrap();
+        t.order(ItemId(0), ItemId(1));
+        let mut plan = Plan::new();
+        plan.compile_flat(&t).unwrap();
+        assert_eq!(plan.edge_count(), 2);
+    }
+
+    #[test]
+    fn an_order_against_the_tree_or_of_a_missing_item_is_refused() {
+        let mut t = FlatTree::new();
+        t.set_tree(&Tree { root: Par(vec![it(0), it(1)]), satellites: vec![] }).unwrap();
+        let mut plan = Plan::new();
+        let mut backwards = t.clone();
+        backwards.order(ItemId(1), ItemId(0));
+        assert_eq!(plan.compile_flat(&backwards), Err(CompileError::Order(1, 0)));
+        assert!(plan.is_empty());
+        let mut missing = t.clone();
+        missing.order(ItemId(0), ItemId(7));
+        assert_eq!(plan.compile_flat(&missing), Err(CompileError::Order(0, 7)));
+        // Cleared, the tree compiles without them.
+        t.order(ItemId(0), ItemId(1));
+        t.clear();
+        assert!(t.orders().is_empty());
     }
 
     #[test]

@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{constraints, expected_ids, random_tree, Recorder, Rng};
+use common::{constraints, expected_ids, leaves, random_tree, Recorder, Rng};
 use magnetar_dsp::executor::{Executor, ExecutorConfig, Work};
 use magnetar_dsp::merge::MergeBuffers;
-use magnetar_dsp::queue::{ItemId, Plan, Tree, TreeNode};
+use magnetar_dsp::queue::{FlatTree, ItemId, Plan, Tree, TreeNode};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -43,6 +43,50 @@ fn order_holds_over_random_trees(threads: usize, trees: u64, blocks_per_tree: u3
         }
     }
     assert!(blocks >= 1000);
+}
+
+/// Random trees (with satellites) and random orders between their leaves,
+/// each from an earlier leaf to a later one: every order holds, with the
+/// tree's own, on every block.
+fn orders_hold_over_random_trees(threads: usize, trees: u64, blocks_per_tree: u32) {
+    let mut rng = Rng::new(threads as u64 * 104_729 + 3);
+    let mut executor = pool(threads);
+    let mut plan = Plan::new();
+    let recorder = Recorder::new(512);
+    let mut flat = FlatTree::new();
+    let mut ordered = 0;
+    for t in 0..trees {
+        let (tree, _) = random_tree(&mut rng, 300, true);
+        flat.set_tree(&tree).unwrap();
+        let mut cons = constraints(&tree);
+        let mut leaves_in_order = Vec::new();
+        leaves(&tree.root, &mut leaves_in_order);
+        if leaves_in_order.len() >= 2 {
+            for _ in 0..1 + rng.below(8) {
+                let a = rng.below(leaves_in_order.len() as u64 - 1) as usize;
+                let b = a + 1 + rng.below((leaves_in_order.len() - a - 1) as u64) as usize;
+                let (a, b) = (leaves_in_order[a], leaves_in_order[b]);
+                flat.order(ItemId(a), ItemId(b));
+                cons.push((vec![a], vec![b]));
+                ordered += 1;
+            }
+        }
+        plan.compile_flat(&flat).unwrap();
+        let expected = expected_ids(&tree);
+        for b in 0..blocks_per_tree {
+            recorder.clear();
+            executor.run_block(&plan, &recorder);
+            if let Err(e) = recorder.check(&expected, &cons) {
+                panic!("tree {t}, block {b}: {e}\ntree: {tree:?}\norders: {:?}", flat.orders());
+            }
+        }
+    }
+    assert!(ordered >= trees);
+}
+
+#[test]
+fn orders_between_leaves_hold_on_every_block_with_two_threads() {
+    orders_hold_over_random_trees(2, 150, 10);
 }
 
 /// Each of two parallel items waits (boundedly) for the other to start.

@@ -40,9 +40,10 @@
 //! writes through `BufWr`, `RecordBuf` and the buffer delays only, no
 //! randomness, one `Out` or `ReplaceOut`, done actions on the synth itself,
 //! local buses, unmapped controls) take this
-//! path, and only in blocks where no synth reads a bus that a synth it may
-//! run alongside writes (their order would decide what it hears) and no
-//! item uses a buffer that another item writes. Any other parallel group
+//! path, and only in blocks where no item uses a buffer that another item
+//! writes. A synth that reads a bus an earlier synth writes, where the
+//! groups would let them run alongside (children of a parallel group), has
+//! its item wait for the writer's in the queue (`GroupJobs::check`). Any other parallel group
 //! runs its children in order, as scsynth does.
 
 use crate::graph_def::BusSource;
@@ -172,6 +173,10 @@ pub struct GroupJobs {
     inits: FixedVec<(u32, u32)>,
     /// Where each item's pairs start in `inits` (and where they end).
     init_at: FixedVec<u32>,
+    /// (earlier item, item) of the `inits` pairs that nothing but an order
+    /// in the queue keeps apart: synths of a parallel group, one writing
+    /// what a later one reads.
+    orders: FixedVec<(u32, u32)>,
     /// A read or a write whose bus could not be told in advance.
     read_any: bool,
     write_any: bool,
@@ -315,12 +320,17 @@ impl GroupJobs {
             items: FixedVec::with_capacity(MAX_PARALLEL_ITEMS),
             accesses: FixedVec::with_capacity(MAX_ACCESSES),
             inits: FixedVec::with_capacity(MAX_INITS),
+            orders: FixedVec::with_capacity(MAX_INITS),
             init_at: FixedVec::with_capacity(MAX_PARALLEL_ITEMS + 1),
             read_any: false,
             write_any: false,
             open: None,
             open_writes: 0,
-            flat: FlatTree::with_capacity(MAX_PARALLEL_ITEMS + MAX_GROUPS, 0),
+            flat: {
+                let mut flat = FlatTree::with_capacity(MAX_PARALLEL_ITEMS + MAX_GROUPS, 0);
+                flat.reserve_orders(MAX_INITS);
+                flat
+            },
             audio_buses,
             control_buses,
             owner: ZeroTable::new(audio_buses + control_buses),
@@ -366,6 +376,7 @@ impl GroupJobs {
         self.items.clear();
         self.accesses.clear();
         self.inits.clear();
+        self.orders.clear();
         self.read_any = false;
         self.write_any = false;
         self.open = None;
@@ -859,9 +870,8 @@ impl GroupJobs {
     /// after another), and so do the replay and the engine's settling after
     /// it, so the render is what running the groups one after another
     /// gives. The same conditions as `prepare` hold for every group, and
-    /// `check` refuses a synth reading a bus that a synth of an earlier
-    /// group writes (they may run alongside now): the engine then runs
-    /// the groups one by one, as `prepare` has them. The jobs are not
+    /// `check` has a synth reading a bus that a synth of an earlier group
+    /// writes wait for it (they may run alongside now). The jobs are not
     /// changed in place after an edit (`update_in_place` takes one group):
     /// they are worked out again. For one group, `prepare`.
     #[inline(never)]
@@ -1332,9 +1342,13 @@ impl GroupJobs {
         }
     }
 
-    /// Checks that no synth reads a bus that a synth it may run alongside
-    /// writes, and lists for each item the earlier items whose writes it
-    /// must see.
+    /// Lists for each item the earlier items whose writes it must see, and
+    /// orders in the queue those that the groups alone would let run
+    /// alongside it (a reader of what an earlier child of a parallel group
+    /// writes waits for it, as in one thread's order). A later writer needs
+    /// no order: what it writes to a bus that a synth of the group reads is
+    /// kept for the replay after the group, so the reader does not hear it,
+    /// whichever runs first.
     fn check(&mut self) -> bool {
         // A buffer written by one item may be used by no other: what the
         // other would read or leave there depends on their order.
@@ -1368,17 +1382,23 @@ impl GroupJobs {
                         continue;
                     }
                     checks += 1;
-                    if checks > MAX_CHECKS || !self.ordered(rs.min(ws), rs.max(ws)) {
+                    if checks > MAX_CHECKS {
                         return false;
                     }
                     let (ri, wi) = (self.synth_item[rs as usize], self.synth_item[ws as usize]);
                     // An earlier writer in another item: the reader's item
-                    // must see what it wrote (a later writer runs after it).
+                    // must see what it wrote, and so run after it.
                     if ws < rs && ri != wi {
                         if self.inits.len() == self.inits.capacity() {
                             return false;
                         }
                         self.inits.push((ri, wi));
+                        if !self.ordered(ws, rs) && self.orders.last() != Some(&(wi, ri)) {
+                            if self.orders.len() == self.orders.capacity() {
+                                return false;
+                            }
+                            self.orders.push((wi, ri));
+                        }
                     }
                 }
             }
@@ -1386,6 +1406,11 @@ impl GroupJobs {
         }
         self.inits.sort_unstable();
         self.inits.dedup();
+        self.orders.sort_unstable();
+        self.orders.dedup();
+        for &(before, after) in self.orders.iter() {
+            self.flat.order(ItemId(before), ItemId(after));
+        }
         let mut at = 0;
         for item in 0..self.items.len() as u32 {
             self.init_at.push(at as u32);
@@ -1735,7 +1760,12 @@ impl Parallel {
             controls_known: false,
             executor,
             plans: (0..CACHED_PLANS)
-                .map(|_| (FlatTree::with_capacity(nodes, 0), Plan::with_capacity(nodes, 4 * nodes)))
+                .map(|_| {
+                    // The orders of `GroupJobs::check`, one edge each.
+                    let mut tree = FlatTree::with_capacity(nodes, 0);
+                    tree.reserve_orders(MAX_INITS);
+                    (tree, Plan::with_capacity(nodes, 4 * nodes + MAX_INITS))
+                })
                 .collect(),
             privates,
             merge: if exact {

@@ -19,6 +19,10 @@ use magnetar_rt::trace;
 use magnetar_ugens::{World, MAX_LANES};
 use std::time::{Duration, Instant};
 
+/// Refused groups remembered (`ParallelGroups::refused`): a tree with
+/// more than this many refused parallel groups works the oldest out again.
+const REFUSALS: usize = 16;
+
 /// How the engine asked parallel groups to run (`EngineOptions`).
 #[derive(Clone, Copy)]
 pub(crate) struct Policy {
@@ -50,11 +54,12 @@ pub struct ParallelGroups {
     /// the next block: if none is, the helpers sleep between blocks
     /// instead of spinning (`Executor::set_linger`).
     spread_next: bool,
-    /// The consecutive sibling groups (the first, how many, the tree's
-    /// edit count) refused as one queue lately (`run_fused`), the next to
-    /// replace first: not tried again until the tree is edited.
-    fuse_refused: [Option<(NodeIdx, usize, u64)>; 4],
-    fuse_next: usize,
+    /// Groups, or consecutive sibling groups as one queue (`run_fused`),
+    /// refused lately (the first, how many, the tree's edit count), and
+    /// the next entry to replace: not worked out again until the tree is
+    /// edited, which counts every change to a node that could decide it.
+    refused: [Option<(NodeIdx, usize, u64)>; REFUSALS],
+    refused_next: usize,
     /// Runs of several groups as one queue (`run_fused`).
     fused: u64,
 }
@@ -103,7 +108,15 @@ impl ParallelGroups {
         let jobs = (0..KEPT_GROUP_JOBS)
             .map(|_| GroupJobs::new(like.num_audio_buses(), like.num_control_buses(), buffers))
             .collect();
-        Ok(ParallelGroups { pool, jobs, policy, spread_next: false, fuse_refused: [None; 4], fuse_next: 0, fused: 0 })
+        Ok(ParallelGroups {
+            pool,
+            jobs,
+            policy,
+            spread_next: false,
+            refused: [None; REFUSALS],
+            refused_next: 0,
+            fused: 0,
+        })
     }
 
     /// Tells the groups of this block whether every synth ran the whole of
@@ -185,7 +198,27 @@ impl ParallelGroups {
         scratch_len: usize,
         walk_one: bool,
     ) -> Option<Ran> {
-        self.run_unit(&[group], tree, world, lane_scratch, scratch_len, walk_one)
+        let unit = Some((group, 1, tree.edits()));
+        if self.refused.contains(&unit) {
+            return None;
+        }
+        let ran = self.run_unit(&[group], tree, world, lane_scratch, scratch_len, walk_one);
+        self.note_refusal(ran.is_none(), unit);
+        ran
+    }
+
+    /// Remembers `unit` as refused if it did not run and left no jobs (a
+    /// group on one thread for now keeps them, with its chooser): a group
+    /// that does not qualify (a def that may not run on the threads, a
+    /// buffer two items use) is then not worked out again in every block.
+    fn note_refusal(&mut self, refused: bool, unit: Option<(NodeIdx, usize, u64)>) {
+        let Some((first, count, _)) = unit else { return };
+        let kept = self.jobs.first().is_some_and(|j| j.prepared_for() == Some((first, count)));
+        if refused && !kept {
+            let at = self.refused_next % self.refused.len();
+            self.refused[at] = unit;
+            self.refused_next = at + 1;
+        }
     }
 
     /// Runs consecutive sibling parallel groups `groups` (two or more,
@@ -205,7 +238,7 @@ impl ParallelGroups {
     ) -> Option<Ran> {
         let &first = groups.first()?;
         let unit = Some((first, groups.len(), tree.edits()));
-        if groups.len() < 2 || self.policy.never || self.fuse_refused.contains(&unit) {
+        if groups.len() < 2 || self.policy.never || self.refused.contains(&unit) {
             return None;
         }
         // A new note (built ahead only for its own group) keeps them apart
@@ -216,13 +249,7 @@ impl ParallelGroups {
         }
         let ran = self.run_unit(groups, tree, world, lane_scratch, scratch_len, false);
         self.fused += u64::from(ran.is_some());
-        // Jobs kept when they did not run: on one thread for now, edited.
-        let kept = self.jobs.first().is_some_and(|j| j.prepared_for() == Some((first, groups.len())));
-        if ran.is_none() && !kept {
-            let at = self.fuse_next % self.fuse_refused.len();
-            self.fuse_refused[at] = unit;
-            self.fuse_next = at + 1;
-        }
+        self.note_refusal(ran.is_none(), unit);
         ran
     }
 

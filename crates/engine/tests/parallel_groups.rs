@@ -261,6 +261,36 @@ fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit_of_its_synths()
     assert_eq!(e.parallel_groups_in_place(), in_place + 2);
 }
 
+/// A group that may not spread (a player of a buffer that a sibling
+/// records) runs in order without its children being looked at again in
+/// every block: only an edit has the engine work it out once more.
+#[test]
+fn a_group_that_may_not_spread_is_worked_out_again_only_after_an_edit() {
+    let mut e = engine(2);
+    let setup = [
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("recorder", 100, 1, 1, &[("buf", 5.0)]),
+        new_synth("recorder", 101, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
+        new_synth("player", 200, 1, 1, &[("buf", 5.0), ("out", 1.0)]),
+    ];
+    for m in &setup {
+        e.perform_message(m).unwrap();
+    }
+    run_blocks(&mut e, 3);
+    let (worked, groups) = (e.parallel_groups_worked_out(), e.parallel_groups_run());
+    run_blocks(&mut e, 200);
+    assert_eq!(e.parallel_groups_run(), groups, "the group runs in order");
+    assert!(e.parallel_groups_worked_out() <= worked + 1, "worked out {} times in 200 blocks", e.parallel_groups_worked_out() - worked);
+    let worked = e.parallel_groups_worked_out();
+    e.perform_message(&OscMessage::new("/n_set", vec![i(101), OscArg::Str("freq".into()), OscArg::Float(330.0)])).unwrap();
+    run_blocks(&mut e, 50);
+    assert_eq!(e.parallel_groups_worked_out(), worked + 1, "an edit: worked out once more");
+    // Moved off the recorded buffer, the player lets the group spread.
+    e.perform_message(&OscMessage::new("/n_set", vec![i(200), OscArg::Str("buf".into()), OscArg::Float(2.0)])).unwrap();
+    run_blocks(&mut e, 50);
+    assert!(e.parallel_groups_run() >= groups + 45, "the group spreads once the player reads a buffer of its own");
+}
+
 #[test]
 fn a_bus_changed_between_blocks_orders_the_reader_after_its_writer_from_the_next_block() {
     let mut one = engine(1);

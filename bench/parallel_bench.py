@@ -86,6 +86,32 @@ def chains(n_chains):
     return make
 
 
+def shared_sources(n_voices, n_effects):
+    """One parallel group: voices writing buses of their own, then effects, each reading one of
+    those buses (as the chains' effects) and sending to 0. An effect hears its voice, so it
+    waits for it; the effects then run side by side."""
+    def voice(b):
+        sig = U.Mix.new([U.Saw.ar(frequency=b["freq"] * (1 + 0.003 * i)) for i in range(8)]) * 0.02
+        U.Out.ar(bus=b["bus"], source=U.RLPF.ar(source=sig, frequency=b["freq"] * 6, reciprocal_of_q=0.3))
+
+    def effect(b):
+        x = U.In.ar(bus=b["bus"], channel_count=1)
+        wet = U.CombC.ar(source=x, maximum_delay_time=0.05, delay_time=b["delay"], decay_time=1.5)
+        for t in (0.0071, 0.0113):
+            wet = U.AllpassN.ar(source=wet, maximum_delay_time=0.02, delay_time=t, decay_time=0.8)
+        U.Out.ar(bus=0, source=wet * 0.02)
+
+    def make(seconds):
+        v, e = build("svoice", voice, freq=100.0, bus=2.0), build("seffect", effect, bus=2.0, delay=0.031)
+        s = Score([v, e]).add(0, msg("/p_new", 1, 0, 0))
+        s.add(0, *(msg("/s_new", "svoice", 1000 + k, 1, 1, "freq", 90.0 + 31 * k, "bus", float(2 + k))
+                   for k in range(n_voices)))
+        s.add(0, *(msg("/s_new", "seffect", 2000 + k, 1, 1, "bus", float(2 + k % n_voices), "delay", 0.011 + 0.0005 * k)
+                   for k in range(n_effects)))
+        return s.end(seconds)
+    return make
+
+
 def noise_voices(n_voices):
     """Noise voices, each drawing random numbers every block: a parallel group of them spreads
     only when every synth has its own generator (magnetar's -g 1; supernova's way). Each voice
@@ -195,6 +221,7 @@ SCORES = {
     "two parallel groups: 64 small, then 4 big": two_groups,
     "32 chains (8-Saw voice -> comb/allpass effect), one parallel group": chains(32),
     "64 noise voices (noise -> 6 Ringz -> RLPF), one parallel group": noise_voices(64),
+    "4 voices and 64 effects reading their buses, one parallel group": shared_sources(4, 64),
     "random tree 1 (voices, chains, nested parallel groups; shared and own buses)": random_tree(1),
     "random tree 6 (voices, chains, nested parallel groups; shared and own buses)": random_tree(6),
     "random tree 3 (voices, chains, nested parallel groups; shared and own buses)": random_tree(3),

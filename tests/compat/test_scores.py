@@ -423,9 +423,9 @@ def test_parallel_group_of_buffer_readers(tmp_path, threads):
 def test_parallel_group_of_buffer_writers(tmp_path, threads):
     """Children of a /p_new group write buffers: loopers recording (RecordBuf, mixing over what
     is there) into a buffer each and playing it back, and tape heads writing with BufWr at a
-    Phasor that a reader plays elsewhere. On two threads the children whose buffers no sibling
-    uses are spread; two loopers sharing a buffer later tie the group to its order. What the
-    children play back from their buffers is what scsynth plays."""
+    Phasor that a reader plays elsewhere. On two threads the children are spread; two loopers
+    sharing a buffer later take turns, the second waiting for the first. What the children play
+    back from their buffers is what scsynth plays."""
     def looper(b):
         U.RecordBuf.ar(buffer_id=b["buf"], preexisting_level=0.5, loop=1, source=U.SinOsc.ar(frequency=b["freq"]) * 0.4)
         U.Out.ar(bus=b["out"], source=U.PlayBuf.ar(channel_count=1, buffer_id=b["buf"], rate=1.0, loop=1) * 0.5)

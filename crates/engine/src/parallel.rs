@@ -39,12 +39,13 @@
 //! `GraphDef::parallel`: bus reads through `In`/`InFeedback`/`LagIn`/`InTrig` only, buffer
 //! writes through `BufWr`, `RecordBuf` and the buffer delays only, no
 //! randomness, one `Out` or `ReplaceOut`, done actions on the synth itself,
-//! local buses, unmapped controls) take this
-//! path, and only in blocks where no item uses a buffer that another item
-//! writes. A synth that reads a bus an earlier synth writes, where the
-//! groups would let them run alongside (children of a parallel group), has
-//! its item wait for the writer's in the queue (`GroupJobs::check`). Any other parallel group
-//! runs its children in order, as scsynth does.
+//! local buses, unmapped controls) take this path, when the buffers they
+//! write can be told before the block. A synth that reads a bus an earlier
+//! synth writes, where the groups would let them run alongside (children of
+//! a parallel group), has its item wait for the writer's in the queue, and
+//! the items that use a buffer one of them writes run one after another
+//! (`GroupJobs::check`). Any other parallel group runs its children in
+//! order, as scsynth does.
 
 use crate::graph_def::BusSource;
 use crate::node_tree::{CalcState, NodeIdx, NodeKind, NodeTree};
@@ -204,9 +205,12 @@ pub struct GroupJobs {
     /// zeros, left untouched until a bus is given (`set_direct`).
     direct_owner: ZeroTable<u32>,
     /// The same for buffers whose samples synths read or write, and the
-    /// buffers written (each must belong to one item).
+    /// buffers written.
     buffer_owner: ZeroTable<(u32, u32)>,
     buffers_written: FixedVec<u32>,
+    /// (buffer, item) of every use of a buffer: the items that use a
+    /// buffer one of them writes run one after another (`check`).
+    buffer_uses: FixedVec<(u32, u32)>,
     /// A buffer read or written whose number could not be told in advance.
     buffer_any: bool,
     /// What the jobs were worked out for: the group, the tree's edit count,
@@ -340,6 +344,7 @@ impl GroupJobs {
             direct_owner: ZeroTable::new(audio_buses + control_buses),
             buffer_owner: ZeroTable::new(buffers),
             buffers_written: FixedVec::with_capacity(MAX_BUFFER_WRITES),
+            buffer_uses: FixedVec::with_capacity(MAX_ACCESSES),
             buffer_any: false,
             prepared: None,
             unit: 1,
@@ -384,6 +389,7 @@ impl GroupJobs {
         self.prepared = None;
         self.unit = 1;
         self.buffers_written.clear();
+        self.buffer_uses.clear();
         self.buffer_any = false;
         for &at in &self.noted {
             set_direct(&mut self.direct_owner, at, NO_ITEM);
@@ -406,6 +412,10 @@ impl GroupJobs {
         } else if e.1 != item {
             e.1 = SHARED;
         }
+        if self.buffer_uses.len() == self.buffer_uses.capacity() {
+            return false;
+        }
+        self.buffer_uses.push((index as u32, item));
         if write {
             if self.buffers_written.len() == self.buffers_written.capacity() {
                 return false;
@@ -1350,13 +1360,32 @@ impl GroupJobs {
     /// kept for the replay after the group, so the reader does not hear it,
     /// whichever runs first.
     fn check(&mut self) -> bool {
-        // A buffer written by one item may be used by no other: what the
-        // other would read or leave there depends on their order.
-        if !self.buffers_written.is_empty()
-            && (self.buffer_any
-                || self.buffers_written.iter().any(|&b| self.buffer_owner[b as usize] == (self.stamp, SHARED)))
-        {
+        // A buffer written by one item and used by others: what they read
+        // or leave there depends on their order, so they run one after
+        // another in the queue, in item order. One whose number cannot be
+        // told ties everything to an order.
+        if !self.buffers_written.is_empty() && self.buffer_any {
             return false;
+        }
+        if self.buffers_written.iter().any(|&b| self.buffer_owner[b as usize] == (self.stamp, SHARED)) {
+            self.buffers_written.sort_unstable();
+            self.buffers_written.dedup();
+            self.buffer_uses.sort_unstable();
+            self.buffer_uses.dedup();
+            let mut last: Option<(u32, u32)> = None;
+            for &(buffer, item) in self.buffer_uses.iter() {
+                let shared_write = self.buffer_owner[buffer as usize] == (self.stamp, SHARED)
+                    && self.buffers_written.binary_search(&buffer).is_ok();
+                if shared_write {
+                    if let Some((_, before)) = last.filter(|&(b, _)| b == buffer) {
+                        if self.orders.len() == self.orders.capacity() {
+                            return false;
+                        }
+                        self.orders.push((before, item));
+                    }
+                    last = Some((buffer, item));
+                }
+            }
         }
         let any_write = self.write_any || self.accesses.iter().any(|a| a.write);
         let any_read = self.read_any || !self.reads.is_empty();

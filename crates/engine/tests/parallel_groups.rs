@@ -261,17 +261,18 @@ fn a_parallel_groups_work_is_worked_out_again_only_after_an_edit_of_its_synths()
     assert_eq!(e.parallel_groups_in_place(), in_place + 2);
 }
 
-/// A group that may not spread (a player of a buffer that a sibling
-/// records) runs in order without its children being looked at again in
-/// every block: only an edit has the engine work it out once more.
+/// A group that may not spread (a reader with a control mapped to a bus)
+/// runs in order without its children being looked at again in every
+/// block: only an edit has the engine work it out once more.
 #[test]
 fn a_group_that_may_not_spread_is_worked_out_again_only_after_an_edit() {
     let mut e = engine(2);
     let setup = [
         OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
-        new_synth("recorder", 100, 1, 1, &[("buf", 5.0)]),
-        new_synth("recorder", 101, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
-        new_synth("player", 200, 1, 1, &[("buf", 5.0), ("out", 1.0)]),
+        new_synth("sine", 100, 1, 1, &[("out", 20.0)]),
+        new_synth("sine", 101, 1, 1, &[("out", 21.0), ("freq", 330.0)]),
+        new_synth("reader", 200, 1, 1, &[("in", 30.0), ("out", 1.0)]),
+        OscMessage::new("/n_map", vec![i(200), OscArg::Str("amp".into()), i(3)]),
     ];
     for m in &setup {
         e.perform_message(m).unwrap();
@@ -285,10 +286,10 @@ fn a_group_that_may_not_spread_is_worked_out_again_only_after_an_edit() {
     e.perform_message(&OscMessage::new("/n_set", vec![i(101), OscArg::Str("freq".into()), OscArg::Float(330.0)])).unwrap();
     run_blocks(&mut e, 50);
     assert_eq!(e.parallel_groups_worked_out(), worked + 1, "an edit: worked out once more");
-    // Moved off the recorded buffer, the player lets the group spread.
-    e.perform_message(&OscMessage::new("/n_set", vec![i(200), OscArg::Str("buf".into()), OscArg::Float(2.0)])).unwrap();
+    // Unmapped, the reader lets the group spread.
+    e.perform_message(&OscMessage::new("/n_map", vec![i(200), OscArg::Str("amp".into()), i(-1)])).unwrap();
     run_blocks(&mut e, 50);
-    assert!(e.parallel_groups_run() >= groups + 45, "the group spreads once the player reads a buffer of its own");
+    assert!(e.parallel_groups_run() >= groups + 45, "the group spreads once the reader's control is its own");
 }
 
 #[test]
@@ -386,14 +387,15 @@ fn recorders_on_buffers_of_their_own_spread_and_leave_every_buffer_as_one_thread
 }
 
 #[test]
-fn recorders_sharing_a_buffer_run_their_group_in_order() {
+fn recorders_sharing_a_buffer_take_turns_and_the_group_spreads() {
     let mut setup = vec![OscMessage::new("/p_new", vec![i(1), i(1), i(0)])];
     for k in 0..4 {
-        // The last two both record into buffer 6: each mixes over what the other left.
+        // The last two both record into buffer 6: each mixes over what the
+        // other left, so the second waits for the first.
         let buf = 4.0 + k.min(2) as f32;
         setup.push(new_synth("recorder", 100 + k, 1, 1, &[("buf", buf), ("out", (k % 2) as f32), ("freq", 200.0 + 110.0 * k as f32)]));
     }
-    assert_eq!(one_vs_two_threads(&setup, 100), 0);
+    assert_spreads(&setup, 100, "the recorders taking turns on a buffer");
 }
 
 /// A def "echo": a comb running its line in its buffer:
@@ -425,19 +427,28 @@ fn buffer_combs_on_buffers_of_their_own_spread_and_match_one_thread() {
 }
 
 #[test]
-fn buffer_combs_sharing_a_buffer_or_read_by_a_player_run_their_group_in_order() {
+fn buffer_combs_sharing_a_buffer_or_read_by_a_player_take_turns_with_them() {
     let shared = vec![
         OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
         new_synth("echo", 100, 1, 1, &[("buf", 5.0)]),
         new_synth("echo", 101, 1, 1, &[("buf", 5.0), ("out", 1.0), ("freq", 410.0)]),
     ];
-    assert_eq!(one_vs_two_threads_with_defs(&shared, 100, &[echo_def()]), 0);
+    assert_spread(one_vs_two_threads_with_defs(&shared, 100, &[echo_def()]), 100, "combs sharing a buffer");
     let played = vec![
         OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
         new_synth("echo", 100, 1, 1, &[("buf", 6.0)]),
         new_synth("player", 200, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
     ];
-    assert_eq!(one_vs_two_threads_with_defs(&played, 100, &[echo_def()]), 0);
+    assert_spread(one_vs_two_threads_with_defs(&played, 100, &[echo_def()]), 100, "a comb and its player");
+    // The player first: it plays what the comb left in the last block,
+    // before the comb runs.
+    let ahead = vec![
+        OscMessage::new("/p_new", vec![i(1), i(1), i(0)]),
+        new_synth("player", 200, 1, 1, &[("buf", 6.0), ("out", 1.0)]),
+        new_synth("echo", 100, 1, 1, &[("buf", 6.0)]),
+        new_synth("echo", 101, 1, 1, &[("buf", 7.0), ("freq", 510.0)]),
+    ];
+    assert_spread(one_vs_two_threads_with_defs(&ahead, 100, &[echo_def()]), 100, "a player ahead of its comb");
 }
 
 /// Group runs spread over two threads for a parallel group of a recorder
@@ -454,14 +465,14 @@ fn recorder_and_player(recorded: f32, played: f32) -> u64 {
 }
 
 #[test]
-fn a_player_of_a_buffer_a_sibling_records_runs_the_group_in_order() {
-    assert_eq!(recorder_and_player(5.0, 5.0), 0);
+fn a_player_of_a_buffer_a_sibling_records_waits_for_it_and_the_group_spreads() {
+    assert_spread(recorder_and_player(5.0, 5.0), 100, "a recorder and its player");
 }
 
 #[test]
 fn a_recorder_given_a_buffer_past_the_last_one_records_into_buffer_0_and_is_ordered_with_its_players() {
     // As in scsynth, buffer 100 of 8 means buffer 0.
-    assert_eq!(recorder_and_player(100.0, 0.0), 0);
+    assert_spread(recorder_and_player(100.0, 0.0), 100, "a recorder of buffer 100 and a player of buffer 0");
 }
 
 /// Runs `blocks` blocks on engines with one and two threads after the same

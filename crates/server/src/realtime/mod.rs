@@ -279,9 +279,12 @@ pub fn run(cli: &Cli) -> i32 {
     while control.quit.is_none() && !STOP_SIGNALLED.load(Ordering::SeqCst) {
         match net_rx.recv_timeout(CONTROL_POLL) {
             Ok(inc) => {
-                // What the audio thread printed for earlier packets comes
-                // before this packet's `/dumpOSC` line, as in scsynth,
-                // whose audio thread prints at once.
+                // What the audio thread printed for the packets of earlier
+                // rounds comes before the `/dumpOSC` lines of this round's,
+                // as in scsynth, whose audio thread prints at once. Once a
+                // round, not once a packet: a burst of packets while the
+                // audio thread floods the ring (`/tr`) would otherwise wait
+                // for the ring to be emptied before each of them.
                 take_from_audio(&mut control, &mut from_audio_rx);
                 control.handle_net(inc);
                 // And every packet that came meanwhile (as many as the
@@ -290,7 +293,6 @@ pub fn run(cli: &Cli) -> i32 {
                 // one per round.
                 for _ in 0..NET_CAPACITY {
                     let Ok(inc) = net_rx.try_recv() else { break };
-                    take_from_audio(&mut control, &mut from_audio_rx);
                     control.handle_net(inc);
                 }
             }

@@ -174,9 +174,10 @@ pub struct GroupJobs {
     inits: FixedVec<(u32, u32)>,
     /// Where each item's pairs start in `inits` (and where they end).
     init_at: FixedVec<u32>,
-    /// (earlier item, item) of the `inits` pairs that nothing but an order
-    /// in the queue keeps apart: synths of a parallel group, one writing
-    /// what a later one reads.
+    /// (earlier item, item) pairs that only an order in the queue keeps
+    /// apart: of the `inits` pairs, those of synths that the groups would
+    /// let run alongside (one writing what a later one reads), and items
+    /// taking turns on a buffer one of them writes.
     orders: FixedVec<(u32, u32)>,
     /// A read or a write whose bus could not be told in advance.
     read_any: bool,

@@ -198,8 +198,8 @@ impl ParallelGroups {
         scratch_len: usize,
         walk_one: bool,
     ) -> Option<Ran> {
-        let unit = Some((group, 1, tree.edits()));
-        if self.refused.contains(&unit) {
+        let unit = (group, 1, tree.edits());
+        if self.refused.contains(&Some(unit)) {
             return None;
         }
         let ran = self.run_unit(&[group], tree, world, lane_scratch, scratch_len, walk_one);
@@ -211,12 +211,12 @@ impl ParallelGroups {
     /// group on one thread for now keeps them, with its chooser): a group
     /// that does not qualify (a def that may not run on the threads, a
     /// buffer two items use) is then not worked out again in every block.
-    fn note_refusal(&mut self, refused: bool, unit: Option<(NodeIdx, usize, u64)>) {
-        let Some((first, count, _)) = unit else { return };
+    fn note_refusal(&mut self, refused: bool, unit: (NodeIdx, usize, u64)) {
+        let (first, count, _) = unit;
         let kept = self.jobs.first().is_some_and(|j| j.prepared_for() == Some((first, count)));
         if refused && !kept {
             let at = self.refused_next % self.refused.len();
-            self.refused[at] = unit;
+            self.refused[at] = Some(unit);
             self.refused_next = at + 1;
         }
     }
@@ -237,8 +237,8 @@ impl ParallelGroups {
         scratch_len: usize,
     ) -> Option<Ran> {
         let &first = groups.first()?;
-        let unit = Some((first, groups.len(), tree.edits()));
-        if groups.len() < 2 || self.policy.never || self.refused.contains(&unit) {
+        let unit = (first, groups.len(), tree.edits());
+        if groups.len() < 2 || self.policy.never || self.refused.contains(&Some(unit)) {
             return None;
         }
         // A new note (built ahead only for its own group) keeps them apart
